@@ -1,0 +1,287 @@
+import { type Charset, canEncode, decodeText, encodeText } from './charset.js';
+import { checksum } from './checksum.js';
+import { formatSip2Date, parseSip2Date, type Sip2DateTime } from './date.js';
+import { Sip2DecodeError, Sip2EncodeError } from './errors.js';
+import {
+  type ExtraFields,
+  type FixedSpec,
+  MESSAGE_SPECS,
+  type MessageSpec,
+  PATRON_STATUS_FLAGS,
+  type PatronStatusFlags,
+  SUMMARY_LISTS,
+  type Sip2Message,
+  type SummaryList,
+  isMessageCode,
+} from './spec.js';
+
+export interface WireOptions {
+  charset: Charset;
+  /** Append (when encoding) and require (when decoding) AY sequence and AZ checksum. */
+  errorDetection: boolean;
+}
+
+export interface EncodeOptions extends WireOptions {
+  /** AY value 0-9; ignored for 96/97, which never carry a sequence number. */
+  sequence?: number;
+  /** "\r" per the standard; some ILS configurations want "\r\n". */
+  terminator?: '\r' | '\r\n';
+  /**
+   * What to do with characters the charset cannot represent. The client throws
+   * (a password must never be altered silently); a server may replace with '?'.
+   */
+  unencodable?: 'throw' | 'replace';
+}
+
+/** A frame decoded as far as the catalogue allows. */
+export type Decoded =
+  | { kind: 'message'; message: Sip2Message; sequence: number | null; checksummed: boolean }
+  | { kind: 'unknown'; code: string; body: string; sequence: number | null; checksummed: boolean };
+
+/** The longest value a variable-length field may carry (3M SIP2: 0 to 255 characters). */
+export const MAX_FIELD_LENGTH = 255;
+
+const NO_SEQUENCE = new Set(['96', '97']);
+const FORBIDDEN_IN_VALUE = /[|\r\n\0]/;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+const HEX4 = /^[0-9A-Fa-f]{4}$/;
+const TAG = /^[A-Za-z0-9]{2}$/;
+
+// ---------------------------------------------------------------- encoding
+
+/** Encodes a typed message into wire bytes, terminator included. */
+export function encodeMessage(message: Sip2Message, options: EncodeOptions): Buffer {
+  const spec: MessageSpec = MESSAGE_SPECS[message.code];
+  const record = message as unknown as Record<string, unknown>;
+  let text = message.code;
+  for (const field of spec.fixed) text += encodeFixed(field, record[field.name]);
+  for (const field of spec.fields) {
+    const value = record[field.name];
+    if (value === undefined) {
+      if (field.required) text += `${field.tag}|`;
+      continue;
+    }
+    const values = field.repeat ? (value as string[]) : [value];
+    for (const v of values) {
+      const s = field.kind === 'yn' ? (v ? 'Y' : 'N') : String(v);
+      text += `${field.tag}${checkValue(field.name, s, options)}|`;
+    }
+  }
+  for (const [tag, value] of message.extra ?? []) {
+    if (!TAG.test(tag) || tag === 'AY' || tag === 'AZ') throw new Sip2EncodeError('extra', `"${tag}" is not a SIP2 field id`);
+    text += `${tag}${checkValue(tag, value, options)}|`;
+  }
+  return frame(text, message.code, options);
+}
+
+/** Adds AY/AZ (when error detection is on) and the terminator to a message text. */
+function frame(text: string, code: string, options: EncodeOptions): Buffer {
+  const terminator = options.terminator ?? '\r';
+  if (!options.errorDetection) return encodeText(text + terminator, options.charset);
+  let head = text;
+  if (!NO_SEQUENCE.has(code)) {
+    const seq = options.sequence ?? 0;
+    if (!Number.isInteger(seq) || seq < 0 || seq > 9) throw new Sip2EncodeError('sequence', 'the AY sequence number must be a digit 0-9');
+    head += `AY${seq}`;
+  }
+  head += 'AZ';
+  const headBytes = encodeText(head, options.charset);
+  return Buffer.concat([headBytes, Buffer.from(checksum(headBytes) + terminator, 'ascii')]);
+}
+
+function checkValue(name: string, value: string, options: EncodeOptions): string {
+  if (FORBIDDEN_IN_VALUE.test(value)) {
+    // Never echo the value: it may be a password.
+    throw new Sip2EncodeError(name, `field ${name} contains a character SIP2 cannot carry (|, CR, LF or NUL)`);
+  }
+  if (value.length > MAX_FIELD_LENGTH) {
+    throw new Sip2EncodeError(name, `field ${name} is longer than ${MAX_FIELD_LENGTH} characters`);
+  }
+  if (!canEncode(value, options.charset)) {
+    if (options.unencodable !== 'replace') {
+      throw new Sip2EncodeError(name, `field ${name} has characters that ${options.charset} cannot represent`);
+    }
+    return replaceUnencodable(value, options.charset);
+  }
+  return value;
+}
+
+function replaceUnencodable(value: string, charset: Charset): string {
+  let out = '';
+  for (const ch of value) out += canEncode(ch, charset) ? ch : '?';
+  return out;
+}
+
+function encodeFixed(field: FixedSpec, value: unknown): string {
+  let text: string;
+  switch (field.kind) {
+    case 'text':
+      text = typeof value === 'string' ? value : '';
+      break;
+    case 'yn':
+      text = value ? 'Y' : 'N';
+      break;
+    case 'bit':
+      text = value ? '1' : '0';
+      break;
+    case 'ynu':
+      text = typeof value === 'string' ? value : 'U';
+      break;
+    case 'num':
+      if (value === null || value === undefined) text = ' '.repeat(field.length);
+      else text = Number.isInteger(value) && (value as number) >= 0 ? String(value).padStart(field.length, '0') : '';
+      break;
+    case 'date':
+      text = formatSip2Date((value ?? null) as Sip2DateTime | null);
+      break;
+    case 'flags':
+      text = PATRON_STATUS_FLAGS.map((flag) => ((value as PatronStatusFlags | undefined)?.[flag] ? 'Y' : ' ')).join('');
+      break;
+    case 'summary':
+      text = SUMMARY_LISTS.map((list) => (list === value ? 'Y' : ' ')).join('').padEnd(field.length, ' ');
+      break;
+  }
+  if (text.length !== field.length || !PRINTABLE_ASCII.test(text) || text.includes('|')) {
+    throw new Sip2EncodeError(field.name, `fixed field ${field.name} must be ${field.length} printable ASCII characters`);
+  }
+  return text;
+}
+
+// ---------------------------------------------------------------- decoding
+
+/**
+ * Decodes one frame (terminator already removed by the FrameDecoder).
+ * Throws Sip2DecodeError, and only that, for bytes that are not SIP2.
+ */
+export function decodeFrame(bytes: Buffer, options: WireOptions): Decoded {
+  if (bytes.includes(0)) throw new Sip2DecodeError('nul-byte', 'a SIP2 message may not contain NUL bytes');
+  const { end, sequence, checksummed } = readTrailer(bytes, options);
+  const text = decodeText(bytes.subarray(0, end), options.charset);
+  const code = text.slice(0, 2);
+  if (!/^\d\d$/.test(code)) throw new Sip2DecodeError('bad-message-code', 'the message does not start with a two-digit command id');
+  if (!isMessageCode(code)) return { kind: 'unknown', code, body: text.slice(2), sequence, checksummed };
+  return { kind: 'message', message: decodeBody(code, text.slice(2)), sequence, checksummed };
+}
+
+/** Finds and verifies the "AY<d>AZ<hex4>" trailer; returns where the message text ends. */
+function readTrailer(bytes: Buffer, options: WireOptions): { end: number; sequence: number | null; checksummed: boolean } {
+  const n = bytes.length;
+  const hasTrailer =
+    n >= 6 && bytes[n - 6] === 0x41 /* A */ && bytes[n - 5] === 0x5a /* Z */ && HEX4.test(bytes.toString('latin1', n - 4, n));
+  if (!hasTrailer) {
+    const code = bytes.toString('latin1', 0, 2);
+    if (options.errorDetection && !NO_SEQUENCE.has(code)) {
+      throw new Sip2DecodeError('missing-checksum', 'error detection is on but the message carries no AZ checksum');
+    }
+    return { end: n, sequence: null, checksummed: false };
+  }
+  const expected = checksum(bytes, n - 4);
+  if (bytes.toString('latin1', n - 4, n).toUpperCase() !== expected) {
+    // With error detection off, text that merely looks like a trailer is message text.
+    if (!options.errorDetection) return { end: n, sequence: null, checksummed: false };
+    throw new Sip2DecodeError('bad-checksum', 'the AZ checksum does not match the message');
+  }
+  let end = n - 6;
+  let sequence: number | null = null;
+  if (end >= 3 && bytes[end - 3] === 0x41 /* A */ && bytes[end - 2] === 0x59 /* Y */) {
+    const digit = bytes[end - 1]!;
+    if (digit >= 0x30 && digit <= 0x39) {
+      sequence = digit - 0x30;
+      end -= 3;
+    }
+  }
+  return { end, sequence, checksummed: true };
+}
+
+function decodeBody(code: keyof typeof MESSAGE_SPECS, body: string): Sip2Message {
+  const spec: MessageSpec = MESSAGE_SPECS[code];
+  const fixedLength = spec.fixed.reduce((sum, field) => sum + field.length, 0);
+  if (body.length < fixedLength) {
+    throw new Sip2DecodeError('truncated-fixed-fields', `message ${code} is shorter than its ${fixedLength} fixed characters`);
+  }
+  const out: Record<string, unknown> = { code };
+  let pos = 0;
+  for (const field of spec.fixed) {
+    out[field.name] = decodeFixed(field, body.slice(pos, pos + field.length));
+    pos += field.length;
+  }
+  const byTag = tagIndex(spec);
+  const extra: ExtraFields = [];
+  for (const [tag, value] of splitFields(body.slice(pos))) {
+    const field = byTag.get(tag);
+    if (!field) {
+      extra.push([tag, value]);
+    } else if (field.repeat) {
+      ((out[field.name] ??= []) as string[]).push(value);
+    } else if (out[field.name] !== undefined) {
+      extra.push([tag, value]); // a second copy of a single field: keep it, never overwrite
+    } else {
+      out[field.name] = field.kind === 'yn' ? value === 'Y' : value;
+    }
+  }
+  for (const field of spec.fields) {
+    if (field.required && out[field.name] === undefined) out[field.name] = field.kind === 'yn' ? false : '';
+  }
+  if (extra.length > 0) out.extra = extra;
+  return out as unknown as Sip2Message;
+}
+
+/** Splits "XXvalue|YYvalue|" into pairs. A last field without its delimiter is accepted. */
+export function splitFields(text: string): ExtraFields {
+  const fields: ExtraFields = [];
+  let i = 0;
+  while (i < text.length) {
+    const tag = text.slice(i, i + 2);
+    if (!TAG.test(tag)) throw new Sip2DecodeError('bad-field-tag', 'a variable-length field does not start with a two-character field id');
+    const bar = text.indexOf('|', i + 2);
+    const stop = bar === -1 ? text.length : bar;
+    fields.push([tag, text.slice(i + 2, stop)]);
+    i = stop + 1;
+  }
+  return fields;
+}
+
+function decodeFixed(field: FixedSpec, text: string): unknown {
+  switch (field.kind) {
+    case 'text':
+    case 'ynu':
+      return text;
+    case 'yn':
+      return text === 'Y';
+    case 'bit':
+      return text === '1';
+    case 'num':
+      return /^\d+$/.test(text) ? Number(text) : null;
+    case 'date':
+      return parseSip2Date(text);
+    case 'flags': {
+      const flags = {} as PatronStatusFlags;
+      PATRON_STATUS_FLAGS.forEach((flag, i) => (flags[flag] = text[i] === 'Y'));
+      return flags;
+    }
+    case 'summary': {
+      const index = text.indexOf('Y');
+      return index >= 0 && index < SUMMARY_LISTS.length ? (SUMMARY_LISTS[index] as SummaryList) : null;
+    }
+  }
+}
+
+const tagIndexes = new WeakMap<MessageSpec, Map<string, MessageSpec['fields'][number]>>();
+function tagIndex(spec: MessageSpec): Map<string, MessageSpec['fields'][number]> {
+  let index = tagIndexes.get(spec);
+  if (!index) {
+    index = new Map(spec.fields.map((field) => [field.tag, field]));
+    tagIndexes.set(spec, index);
+  }
+  return index;
+}
+
+/** The first value of a field the catalogue does not model (PA, PB, PC ...), from a decoded message. */
+export function extraField(message: { extra?: ExtraFields }, tag: string): string | undefined {
+  return message.extra?.find(([t]) => t === tag)?.[1];
+}
+
+/** All flags false: a patron in good standing. */
+export function noPatronFlags(): PatronStatusFlags {
+  return Object.fromEntries(PATRON_STATUS_FLAGS.map((flag) => [flag, false])) as PatronStatusFlags;
+}

@@ -1,0 +1,88 @@
+/**
+ * SIP2 18-character dates: YYYYMMDDZZZZHHMMSS. ZZZZ is four blanks for the
+ * ILS's local time, "   Z" for UTC, and other zone letters are allowed; some
+ * servers send "0000". We keep the components as the ILS sent them, so a due
+ * date stays the library's calendar date whatever time zone the gateway runs in.
+ */
+export interface Sip2DateTime {
+  readonly year: number;
+  readonly month: number; // 1-12
+  readonly day: number; // 1-31
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+  /** The four zone characters exactly as sent ("    " local, "   Z" UTC). */
+  readonly zone: string;
+}
+
+export const LOCAL_ZONE = '    ';
+export const UTC_ZONE = '   Z';
+/** "000000000000000000" means the ILS does not support the date (3M SIP2 "date / time sync"). */
+export const UNSUPPORTED_DATE = '0'.repeat(18);
+
+const DATE_RE = /^(\d{4})(\d{2})(\d{2})(.{4})(\d{2})(\d{2})(\d{2})$/;
+
+/** Parses an 18-char SIP2 date; null for the all-zero "unsupported" value or anything malformed. */
+export function parseSip2Date(text: string): Sip2DateTime | null {
+  if (text === UNSUPPORTED_DATE) return null;
+  const m = DATE_RE.exec(text);
+  if (!m) return null;
+  const [, y, mo, d, zone, h, mi, s] = m as unknown as [string, string, string, string, string, string, string, string];
+  const value: Sip2DateTime = {
+    year: Number(y),
+    month: Number(mo),
+    day: Number(d),
+    hour: Number(h),
+    minute: Number(mi),
+    second: Number(s),
+    zone,
+  };
+  return isValid(value) ? value : null;
+}
+
+export function formatSip2Date(value: Sip2DateTime | null): string {
+  if (value === null) return UNSUPPORTED_DATE;
+  return (
+    pad(value.year, 4) + pad(value.month, 2) + pad(value.day, 2) + value.zone +
+    pad(value.hour, 2) + pad(value.minute, 2) + pad(value.second, 2)
+  );
+}
+
+/** A JS Date as a SIP2 date, in the process's local time (the SIP2-preferred form) or in UTC. */
+export function sip2DateFrom(date: Date, zone: 'local' | 'utc' = 'local'): Sip2DateTime {
+  if (zone === 'utc') {
+    return {
+      year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate(),
+      hour: date.getUTCHours(), minute: date.getUTCMinutes(), second: date.getUTCSeconds(),
+      zone: UTC_ZONE,
+    };
+  }
+  return {
+    year: date.getFullYear(), month: date.getMonth() + 1, day: date.getDate(),
+    hour: date.getHours(), minute: date.getMinutes(), second: date.getSeconds(),
+    zone: LOCAL_ZONE,
+  };
+}
+
+/** The calendar date as YYYY-MM-DD, exactly as the ILS stated it. */
+export function isoDateOf(value: Sip2DateTime): string {
+  return `${pad(value.year, 4)}-${pad(value.month, 2)}-${pad(value.day, 2)}`;
+}
+
+/** An instant: UTC when the zone says so ("Z" or "0000"), otherwise the process's local time. */
+export function toDate(value: Sip2DateTime): Date {
+  const utc = value.zone.trim() === 'Z' || value.zone === '0000';
+  return utc
+    ? new Date(Date.UTC(value.year, value.month - 1, value.day, value.hour, value.minute, value.second))
+    : new Date(value.year, value.month - 1, value.day, value.hour, value.minute, value.second);
+}
+
+function isValid(v: Sip2DateTime): boolean {
+  if (v.month < 1 || v.month > 12 || v.day < 1 || v.hour > 23 || v.minute > 59 || v.second > 60) return false;
+  const daysInMonth = new Date(Date.UTC(v.year, v.month, 0)).getUTCDate();
+  return v.day <= daysInMonth && /^[ A-Z0-9]{4}$/.test(v.zone);
+}
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, '0');
+}

@@ -1,0 +1,363 @@
+import type { Sip2DateTime } from './date.js';
+
+/**
+ * The message catalogue, as data: for each message, its fixed-length fields
+ * in wire order, then its tagged fields. The codec and the TypeScript types
+ * are both derived from this one table, so a field added here is encoded,
+ * decoded and typed at once.
+ *
+ * Reading of the 3M text (rev. 2.12) that differs from its letter:
+ * - 18 Item Information Response: the message layout lists <hold queue length>
+ *   between circulation status and security marker, but the field table gives
+ *   it the id CF (variable length). Every ILS we know sends CF as a tagged
+ *   field, so that is how it is read and written here.
+ * - 15 Hold: BW (expiration date) and BY (hold type) are tagged fields although
+ *   fixed in length; they are kept as plain text.
+ */
+
+/** How a fixed-length field is represented in a typed message. */
+export interface FixedKinds {
+  /** Text as sent, exact length (language, protocol version, currency). */
+  text: string;
+  /** Y / N. Anything but Y reads as false. */
+  yn: boolean;
+  /** 0 / 1 ("ok" fields). Anything but 1 reads as false. */
+  bit: boolean;
+  /** Y / N / U (magnetic media, desensitize). */
+  ynu: string;
+  /** Zero-padded number; blanks or junk read as null ("not available"). */
+  num: number | null;
+  /** 18-char date; all zeros or malformed read as null. */
+  date: Sip2DateTime | null;
+  /** The 14 patron status flags. */
+  flags: PatronStatusFlags;
+  /** The 63 summary: which one list is asked for, or none. */
+  summary: SummaryList | null;
+}
+export type FixedKind = keyof FixedKinds;
+
+export interface TagKinds {
+  text: string;
+  yn: boolean;
+}
+export type TagKind = keyof TagKinds;
+
+export interface FixedSpec {
+  readonly name: string;
+  readonly length: number;
+  readonly kind: FixedKind;
+}
+export interface TagSpec {
+  readonly name: string;
+  readonly tag: string;
+  readonly kind: TagKind;
+  /** Required fields are always encoded (empty if need be) and typed as present. */
+  readonly required: boolean;
+  /** Repeatable fields (AS, AU, AF ...) are arrays. */
+  readonly repeat: boolean;
+}
+export interface MessageSpec {
+  readonly code: string;
+  readonly name: string;
+  readonly fixed: readonly FixedSpec[];
+  readonly fields: readonly TagSpec[];
+}
+
+/** Positions 0-13 of the patron status field. */
+export const PATRON_STATUS_FLAGS = [
+  'chargePrivilegesDenied',
+  'renewalPrivilegesDenied',
+  'recallPrivilegesDenied',
+  'holdPrivilegesDenied',
+  'cardReportedLost',
+  'tooManyItemsCharged',
+  'tooManyItemsOverdue',
+  'tooManyRenewals',
+  'tooManyClaimsOfItemsReturned',
+  'tooManyItemsLost',
+  'excessiveOutstandingFines',
+  'excessiveOutstandingFees',
+  'recallOverdue',
+  'tooManyItemsBilled',
+] as const;
+export type PatronStatusFlag = (typeof PATRON_STATUS_FLAGS)[number];
+export type PatronStatusFlags = Record<PatronStatusFlag, boolean>;
+
+/** Positions 0-5 of the 63 summary field, and the tag of the list each one asks for. */
+export const SUMMARY_LISTS = ['hold', 'overdue', 'charged', 'fine', 'recall', 'unavailableHold'] as const;
+export type SummaryList = (typeof SUMMARY_LISTS)[number];
+export const SUMMARY_LIST_TAGS: Record<SummaryList, string> = {
+  hold: 'AS',
+  overdue: 'AT',
+  charged: 'AU',
+  fine: 'AV',
+  recall: 'BU',
+  unavailableHold: 'CD',
+};
+
+/** Positions of the 98 BX "supported messages" field. */
+export const SUPPORTED_MESSAGES = [
+  'patronStatus',
+  'checkout',
+  'checkin',
+  'blockPatron',
+  'scAcsStatus',
+  'requestResend',
+  'login',
+  'patronInformation',
+  'endPatronSession',
+  'feePaid',
+  'itemInformation',
+  'itemStatusUpdate',
+  'patronEnable',
+  'hold',
+  'renew',
+  'renewAll',
+] as const;
+export type SupportedMessage = (typeof SUPPORTED_MESSAGES)[number];
+
+const f = <N extends string, K extends FixedKind>(name: N, length: number, kind: K) =>
+  ({ name, length, kind }) as const;
+const t = <N extends string, K extends TagKind = 'text'>(tag: string, name: N, kind?: K) =>
+  ({ name, tag, kind: (kind ?? 'text') as K, required: false, repeat: false }) as const;
+const req = <N extends string>(tag: string, name: N) => ({ name, tag, kind: 'text', required: true, repeat: false }) as const;
+const many = <N extends string>(tag: string, name: N) => ({ name, tag, kind: 'text', required: false, repeat: true }) as const;
+
+const date = <N extends string>(name: N) => f(name, 18, 'date');
+const screen = [many('AF', 'screenMessage'), many('AG', 'printLine')] as const;
+
+export const MESSAGE_SPECS = {
+  '93': {
+    code: '93', name: 'Login',
+    fixed: [f('uidAlgorithm', 1, 'text'), f('pwdAlgorithm', 1, 'text')],
+    fields: [req('CN', 'loginUserId'), req('CO', 'loginPassword'), t('CP', 'locationCode')],
+  },
+  '94': {
+    code: '94', name: 'Login Response',
+    fixed: [f('ok', 1, 'bit')],
+    fields: [],
+  },
+  '99': {
+    code: '99', name: 'SC Status',
+    fixed: [f('statusCode', 1, 'num'), f('maxPrintWidth', 3, 'num'), f('protocolVersion', 4, 'text')],
+    fields: [],
+  },
+  '98': {
+    code: '98', name: 'ACS Status',
+    fixed: [
+      f('onlineStatus', 1, 'yn'), f('checkinOk', 1, 'yn'), f('checkoutOk', 1, 'yn'),
+      f('acsRenewalPolicy', 1, 'yn'), f('statusUpdateOk', 1, 'yn'), f('offlineOk', 1, 'yn'),
+      f('timeoutPeriod', 3, 'num'), f('retriesAllowed', 3, 'num'), date('dateTimeSync'),
+      f('protocolVersion', 4, 'text'),
+    ],
+    fields: [req('AO', 'institutionId'), t('AM', 'libraryName'), req('BX', 'supportedMessages'), t('AN', 'terminalLocation'), ...screen],
+  },
+  '23': {
+    code: '23', name: 'Patron Status Request',
+    fixed: [f('language', 3, 'text'), date('transactionDate')],
+    fields: [req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AC', 'terminalPassword'), req('AD', 'patronPassword')],
+  },
+  '24': {
+    code: '24', name: 'Patron Status Response',
+    fixed: [f('patronStatus', 14, 'flags'), f('language', 3, 'text'), date('transactionDate')],
+    fields: [
+      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AE', 'personalName'),
+      t('BL', 'validPatron', 'yn'), t('CQ', 'validPatronPassword', 'yn'), t('BH', 'currencyType'), t('BV', 'feeAmount'),
+      ...screen,
+    ],
+  },
+  '63': {
+    code: '63', name: 'Patron Information',
+    fixed: [f('language', 3, 'text'), date('transactionDate'), f('summary', 10, 'summary')],
+    fields: [
+      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AC', 'terminalPassword'), t('AD', 'patronPassword'),
+      t('BP', 'startItem'), t('BQ', 'endItem'),
+    ],
+  },
+  '64': {
+    code: '64', name: 'Patron Information Response',
+    fixed: [
+      f('patronStatus', 14, 'flags'), f('language', 3, 'text'), date('transactionDate'),
+      f('holdItemsCount', 4, 'num'), f('overdueItemsCount', 4, 'num'), f('chargedItemsCount', 4, 'num'),
+      f('fineItemsCount', 4, 'num'), f('recallItemsCount', 4, 'num'), f('unavailableHoldsCount', 4, 'num'),
+    ],
+    fields: [
+      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AE', 'personalName'),
+      t('BZ', 'holdItemsLimit'), t('CA', 'overdueItemsLimit'), t('CB', 'chargedItemsLimit'),
+      t('BL', 'validPatron', 'yn'), t('CQ', 'validPatronPassword', 'yn'),
+      t('BH', 'currencyType'), t('BV', 'feeAmount'), t('CC', 'feeLimit'),
+      many('AS', 'holdItems'), many('AT', 'overdueItems'), many('AU', 'chargedItems'),
+      many('AV', 'fineItems'), many('BU', 'recallItems'), many('CD', 'unavailableHoldItems'),
+      t('BD', 'homeAddress'), t('BE', 'emailAddress'), t('BF', 'homePhoneNumber'),
+      ...screen,
+    ],
+  },
+  '17': {
+    code: '17', name: 'Item Information',
+    fixed: [date('transactionDate')],
+    fields: [req('AO', 'institutionId'), req('AB', 'itemIdentifier'), t('AC', 'terminalPassword')],
+  },
+  '18': {
+    code: '18', name: 'Item Information Response',
+    fixed: [f('circulationStatus', 2, 'num'), f('securityMarker', 2, 'num'), f('feeType', 2, 'num'), date('transactionDate')],
+    fields: [
+      t('CF', 'holdQueueLength'), t('AH', 'dueDate'), t('CJ', 'recallDate'), t('CM', 'holdPickupDate'),
+      req('AB', 'itemIdentifier'), req('AJ', 'titleIdentifier'), t('BG', 'owner'), t('BH', 'currencyType'),
+      t('BV', 'feeAmount'), t('CK', 'mediaType'), t('AQ', 'permanentLocation'), t('AP', 'currentLocation'),
+      t('CH', 'itemProperties'), ...screen,
+    ],
+  },
+  '29': {
+    code: '29', name: 'Renew',
+    fixed: [f('thirdPartyAllowed', 1, 'yn'), f('noBlock', 1, 'yn'), date('transactionDate'), date('nbDueDate')],
+    fields: [
+      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AD', 'patronPassword'),
+      t('AB', 'itemIdentifier'), t('AJ', 'titleIdentifier'), t('AC', 'terminalPassword'),
+      t('CH', 'itemProperties'), t('BO', 'feeAcknowledged', 'yn'),
+    ],
+  },
+  '30': {
+    code: '30', name: 'Renew Response',
+    fixed: [f('ok', 1, 'bit'), f('renewalOk', 1, 'yn'), f('magneticMedia', 1, 'ynu'), f('desensitize', 1, 'ynu'), date('transactionDate')],
+    fields: [
+      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AB', 'itemIdentifier'), req('AJ', 'titleIdentifier'),
+      req('AH', 'dueDate'), t('BT', 'feeType'), t('CI', 'securityInhibit', 'yn'), t('BH', 'currencyType'),
+      t('BV', 'feeAmount'), t('CK', 'mediaType'), t('CH', 'itemProperties'), t('BK', 'transactionId'),
+      ...screen,
+    ],
+  },
+  '65': {
+    code: '65', name: 'Renew All',
+    fixed: [date('transactionDate')],
+    fields: [
+      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AD', 'patronPassword'),
+      t('AC', 'terminalPassword'), t('BO', 'feeAcknowledged', 'yn'),
+    ],
+  },
+  '66': {
+    code: '66', name: 'Renew All Response',
+    fixed: [f('ok', 1, 'bit'), f('renewedCount', 4, 'num'), f('unrenewedCount', 4, 'num'), date('transactionDate')],
+    fields: [req('AO', 'institutionId'), many('BM', 'renewedItems'), many('BN', 'unrenewedItems'), ...screen],
+  },
+  '15': {
+    code: '15', name: 'Hold',
+    fixed: [f('holdMode', 1, 'text'), date('transactionDate')],
+    fields: [
+      t('BW', 'expirationDate'), t('BS', 'pickupLocation'), t('BY', 'holdType'),
+      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AD', 'patronPassword'),
+      t('AB', 'itemIdentifier'), t('AJ', 'titleIdentifier'), t('AC', 'terminalPassword'),
+      t('BO', 'feeAcknowledged', 'yn'),
+    ],
+  },
+  '16': {
+    code: '16', name: 'Hold Response',
+    fixed: [f('ok', 1, 'bit'), f('available', 1, 'yn'), date('transactionDate')],
+    fields: [
+      t('BW', 'expirationDate'), t('BR', 'queuePosition'), t('BS', 'pickupLocation'),
+      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AB', 'itemIdentifier'), t('AJ', 'titleIdentifier'),
+      ...screen,
+    ],
+  },
+  '35': {
+    code: '35', name: 'End Patron Session',
+    fixed: [date('transactionDate')],
+    fields: [req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AC', 'terminalPassword'), t('AD', 'patronPassword')],
+  },
+  '36': {
+    code: '36', name: 'End Session Response',
+    fixed: [f('endSession', 1, 'yn'), date('transactionDate')],
+    fields: [req('AO', 'institutionId'), req('AA', 'patronIdentifier'), ...screen],
+  },
+  '37': {
+    code: '37', name: 'Fee Paid',
+    fixed: [date('transactionDate'), f('feeType', 2, 'num'), f('paymentType', 2, 'num'), f('currencyType', 3, 'text')],
+    fields: [
+      req('BV', 'feeAmount'), req('AO', 'institutionId'), req('AA', 'patronIdentifier'),
+      t('AC', 'terminalPassword'), t('AD', 'patronPassword'), t('CG', 'feeIdentifier'), t('BK', 'transactionId'),
+    ],
+  },
+  '38': {
+    code: '38', name: 'Fee Paid Response',
+    fixed: [f('paymentAccepted', 1, 'yn'), date('transactionDate')],
+    fields: [req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('BK', 'transactionId'), ...screen],
+  },
+  '96': { code: '96', name: 'Request SC Resend', fixed: [], fields: [] },
+  '97': { code: '97', name: 'Request ACS Resend', fixed: [], fields: [] },
+} as const satisfies Record<string, MessageSpec>;
+
+export type MessageCode = keyof typeof MESSAGE_SPECS;
+
+/** Tagged fields we do not model, kept in arrival order so nothing the ILS sent is lost. */
+export type ExtraFields = Array<[tag: string, value: string]>;
+
+type FixedPart<S extends MessageSpec> = {
+  -readonly [F in S['fixed'][number] as F['name']]: FixedKinds[F['kind']];
+};
+type RequiredTags<S extends MessageSpec> = {
+  -readonly [F in S['fields'][number] as F['required'] extends true ? F['name'] : never]: TagKinds[F['kind']];
+};
+type OptionalTags<S extends MessageSpec> = {
+  -readonly [F in S['fields'][number] as F['required'] extends true ? never : F['name']]?: F['repeat'] extends true
+    ? string[]
+    : TagKinds[F['kind']];
+};
+type Flatten<T> = { [K in keyof T]: T[K] };
+
+/** The typed form of one message, derived from its spec. */
+export type MessageOf<C extends MessageCode> = Flatten<
+  { code: C } & FixedPart<(typeof MESSAGE_SPECS)[C]> &
+    RequiredTags<(typeof MESSAGE_SPECS)[C]> &
+    OptionalTags<(typeof MESSAGE_SPECS)[C]> & { extra?: ExtraFields }
+>;
+
+/** Any message of the catalogue, discriminated on `code`. */
+export type Sip2Message = { [C in MessageCode]: MessageOf<C> }[MessageCode];
+
+export type Login = MessageOf<'93'>;
+export type LoginResponse = MessageOf<'94'>;
+export type ScStatus = MessageOf<'99'>;
+export type AcsStatus = MessageOf<'98'>;
+export type PatronStatusRequest = MessageOf<'23'>;
+export type PatronStatusResponse = MessageOf<'24'>;
+export type PatronInformation = MessageOf<'63'>;
+export type PatronInformationResponse = MessageOf<'64'>;
+export type ItemInformation = MessageOf<'17'>;
+export type ItemInformationResponse = MessageOf<'18'>;
+export type Renew = MessageOf<'29'>;
+export type RenewResponse = MessageOf<'30'>;
+export type RenewAll = MessageOf<'65'>;
+export type RenewAllResponse = MessageOf<'66'>;
+export type Hold = MessageOf<'15'>;
+export type HoldResponse = MessageOf<'16'>;
+export type EndPatronSession = MessageOf<'35'>;
+export type EndSessionResponse = MessageOf<'36'>;
+export type FeePaid = MessageOf<'37'>;
+export type FeePaidResponse = MessageOf<'38'>;
+export type RequestScResend = MessageOf<'96'>;
+export type RequestAcsResend = MessageOf<'97'>;
+
+/** Request code -> the response code an ACS must answer it with. */
+export const RESPONSE_CODE = {
+  '93': '94',
+  '99': '98',
+  '23': '24',
+  '63': '64',
+  '17': '18',
+  '29': '30',
+  '65': '66',
+  '15': '16',
+  '35': '36',
+  '37': '38',
+} as const satisfies Partial<Record<MessageCode, MessageCode>>;
+export type RequestCode = keyof typeof RESPONSE_CODE;
+export type ResponseOf<C extends RequestCode> = MessageOf<(typeof RESPONSE_CODE)[C]>;
+
+/**
+ * Messages whose effect must not happen twice. Once their bytes have left,
+ * they are never sent again, except as the identical-bytes resend a 96 asks for.
+ */
+export const NON_IDEMPOTENT: ReadonlySet<string> = new Set(['29', '65', '15', '37']);
+
+export function isMessageCode(code: string): code is MessageCode {
+  return Object.hasOwn(MESSAGE_SPECS, code);
+}
