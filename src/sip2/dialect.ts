@@ -1,0 +1,160 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { CHARSETS } from './charset.js';
+import { formatSip2Date, isoDateOf, parseSip2Date, type Sip2DateTime, UTC_ZONE } from './date.js';
+
+/**
+ * How one ILS fills SIP2. A dialect is data (config/dialects/*.yaml), never
+ * code: the client reads its wire settings, the backend its list and date
+ * conventions, and the simulator speaks it so every dialect can be tested.
+ */
+
+export const DATE_FORMATS = ['sip2', 'sip2-utc', 'YYYYMMDD', 'YYYY-MM-DD', 'YYYY-MM-DD HH:MM:SS'] as const;
+export type DateFormat = (typeof DATE_FORMATS)[number];
+
+const FINE_GROUPS = ['amount', 'currency', 'about', 'item', 'date', 'type', 'id'] as const;
+
+const fineItemsSchema = z
+  .object({
+    pattern: z.string().min(1),
+    template: z.string().min(1),
+  })
+  .superRefine((value, ctx) => {
+    let re: RegExp;
+    try {
+      re = new RegExp(value.pattern, 'u');
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', path: ['pattern'], message: `is not a valid regular expression (${(error as Error).message})` });
+      return;
+    }
+    if (!re.source.includes('(?<amount>')) {
+      ctx.addIssue({ code: 'custom', path: ['pattern'], message: 'must capture the fine amount as a named group (?<amount>...)' });
+    }
+  });
+
+export const dialectSchema = z
+  .object({
+    name: z.string().regex(/^[a-z][a-z0-9-]*$/, 'must be lower-case letters, digits and dashes'),
+    description: z.string(),
+    charset: z.enum(CHARSETS),
+    terminator: z.enum(['CR', 'CRLF']),
+    /**
+     * all-in-AS: AS lists every hold, CD the ones not yet available (Evergreen, Sierra, FOLIO).
+     * ready-in-AS: AS lists only holds ready for pickup, CD the pending ones (Koha).
+     */
+    holdLists: z.enum(['all-in-AS', 'ready-in-AS']),
+    /** The non-standard 64 field carrying the account expiry date, if the ILS sends one. */
+    expiry: z
+      .object({ field: z.string().regex(/^[A-Z][A-Z0-9]$/, 'must be a two-character SIP2 field id'), format: z.enum(DATE_FORMATS) })
+      .nullable(),
+    /** AH is free text in SIP2; each ILS picks its own format. */
+    dueDateFormat: z.enum(DATE_FORMATS),
+    /** AV entries are free text: the pattern reads them, the template writes them (simulator). */
+    fineItems: fineItemsSchema,
+    /** The most entries this ILS returns in one 64 list, whatever BP/BQ ask for. */
+    listLimit: z.number().int().min(1).max(9999),
+    /** The BP/BQ page size the client asks for. */
+    pageSize: z.number().int().min(1).max(9999),
+  })
+  .strict();
+
+export type Dialect = Readonly<z.infer<typeof dialectSchema>>;
+export type DialectName = 'generic' | 'koha' | 'evergreen' | 'folio';
+export const BUILTIN_DIALECTS: readonly DialectName[] = ['generic', 'koha', 'evergreen', 'folio'];
+
+const DIALECT_DIR = fileURLToPath(new URL('../../config/dialects/', import.meta.url));
+const cache = new Map<string, Dialect>();
+
+/** Loads a built-in dialect by name, or a dialect file by path; throws with a readable reason. */
+export function loadDialect(nameOrPath: string): Dialect {
+  const cached = cache.get(nameOrPath);
+  if (cached) return cached;
+  const path = /^[a-z][a-z0-9-]*$/.test(nameOrPath) ? `${DIALECT_DIR}${nameOrPath}.yaml` : nameOrPath;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new Error(`dialect "${nameOrPath}" not found (built-in dialects: ${BUILTIN_DIALECTS.join(', ')})`);
+  }
+  const result = dialectSchema.safeParse(parseYaml(text));
+  if (!result.success) {
+    const reasons = result.error.issues.map((issue) => `${issue.path.join('.') || '(top)'} ${issue.message}`);
+    throw new Error(`dialect file ${path} is invalid: ${reasons.join('; ')}`);
+  }
+  const dialect = Object.freeze(result.data);
+  cache.set(nameOrPath, dialect);
+  return dialect;
+}
+
+export function terminatorOf(dialect: Dialect): '\r' | '\r\n' {
+  return dialect.terminator === 'CRLF' ? '\r\n' : '\r';
+}
+
+// ----------------------------------------------------------- dialect dates
+
+/** Writes a date the way the dialect's ILS writes it (used by the simulator). */
+export function formatDialectDate(value: Sip2DateTime, format: DateFormat): string {
+  const date = isoDateOf(value);
+  const time = [value.hour, value.minute, value.second].map((n) => String(n).padStart(2, '0')).join(':');
+  switch (format) {
+    case 'sip2':
+      return formatSip2Date(value);
+    case 'sip2-utc':
+      return formatSip2Date({ ...value, zone: UTC_ZONE });
+    case 'YYYYMMDD':
+      return date.replaceAll('-', '');
+    case 'YYYY-MM-DD':
+      return date;
+    case 'YYYY-MM-DD HH:MM:SS':
+      return `${date} ${time}`;
+  }
+}
+
+/**
+ * Reads a dialect date as a calendar date YYYY-MM-DD, or null when the text
+ * does not fit the format. Lenient about what the format says is optional:
+ * a SIP2 date or a bare date is accepted whatever the configured format, since
+ * ILSs are not consistent across messages.
+ */
+export function parseDialectDate(text: string, format: DateFormat): string | null {
+  const trimmed = text.trim();
+  if (format === 'sip2' || format === 'sip2-utc' || trimmed.length === 18) {
+    const parsed = parseSip2Date(trimmed.length === 18 ? trimmed : text);
+    if (parsed) return isoDateOf(parsed);
+  }
+  const m = /^(\d{4})-?(\d{2})-?(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(trimmed);
+  if (!m) return null;
+  const [, y, mo, d] = m as unknown as [string, string, string, string];
+  const probe = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
+  return probe.getUTCMonth() === Number(mo) - 1 && probe.getUTCDate() === Number(d) ? `${y}-${mo}-${d}` : null;
+}
+
+// ------------------------------------------------------------ fine items
+
+export type FineItemParts = Partial<Record<(typeof FINE_GROUPS)[number], string>>;
+
+const patternCache = new Map<string, RegExp>();
+
+/** Reads one AV entry with the dialect's pattern; null if it does not match (the caller logs and skips it). */
+export function parseFineItem(text: string, dialect: Dialect): FineItemParts | null {
+  let re = patternCache.get(dialect.fineItems.pattern);
+  if (!re) {
+    re = new RegExp(dialect.fineItems.pattern, 'u');
+    patternCache.set(dialect.fineItems.pattern, re);
+  }
+  const m = re.exec(text);
+  if (!m?.groups) return null;
+  const parts: FineItemParts = {};
+  for (const group of FINE_GROUPS) {
+    const value = m.groups[group];
+    if (value !== undefined) parts[group] = value;
+  }
+  return parts;
+}
+
+/** Writes one AV entry with the dialect's template (used by the simulator). */
+export function formatFineItem(parts: FineItemParts, dialect: Dialect): string {
+  return dialect.fineItems.template.replace(/\{(\w+)\}/g, (_, name: string) => parts[name as keyof FineItemParts] ?? '');
+}
