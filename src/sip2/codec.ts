@@ -285,3 +285,10 @@ export function extraField(message: { extra?: ExtraFields }, tag: string): strin
 export function noPatronFlags(): PatronStatusFlags {
   return Object.fromEntries(PATRON_STATUS_FLAGS.map((flag) => [flag, false])) as PatronStatusFlags;
 }
+
+const SECRET_FIELDS = /(\|)(AC|AD|CO)[^|\r]*/g;
+
+/** A wire text safe to log: terminal and patron passwords replaced by ***. */
+export function redactSecrets(wireText: string): string {
+  return wireText.replace(SECRET_FIELDS, '$1$2***');
+}

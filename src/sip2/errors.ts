@@ -12,12 +12,24 @@ export type Sip2ErrorCode =
   | 'BACKEND_OVERLOADED'
   | 'BACKEND_PROTOCOL';
 
+export interface BackendErrorOptions {
+  cause?: unknown;
+  /**
+   * Whether the request's bytes had left this process when it failed. For a
+   * renew, hold or fee payment that makes the outcome unknown: the ILS may
+   * have done it. Callers must then report "unknown", never retry.
+   */
+  requestSent?: boolean;
+}
+
 export class Sip2Error extends Error {
   readonly code: Sip2ErrorCode;
+  readonly requestSent: boolean;
 
-  constructor(code: Sip2ErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: Sip2ErrorCode, message: string, options: BackendErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
+    this.requestSent = options.requestSent ?? false;
     this.name = new.target.name;
   }
 }
@@ -53,20 +65,15 @@ export class Sip2EncodeError extends Sip2Error {
 
 /** Refused, reset, EOF, login rejected: the ILS cannot be reached or would not talk to us. */
 export class BackendUnavailable extends Sip2Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(message: string, options?: BackendErrorOptions) {
     super('BACKEND_UNAVAILABLE', message, options);
   }
 }
 
-/**
- * No answer within the bound. `requestSent` tells whether the request's bytes
- * left this process: for non-idempotent messages that makes the outcome unknown.
- */
+/** No answer within the bound (connect, login or response). */
 export class BackendTimeout extends Sip2Error {
-  readonly requestSent: boolean;
-  constructor(message: string, requestSent: boolean) {
-    super('BACKEND_TIMEOUT', message);
-    this.requestSent = requestSent;
+  constructor(message: string, options?: BackendErrorOptions) {
+    super('BACKEND_TIMEOUT', message, options);
   }
 }
 
@@ -81,10 +88,12 @@ export class BackendOverloaded extends Sip2Error {
 
 /** The ILS answered, but not with SIP2 we can use (garbage, checksum errors past the retry bound). */
 export class BackendProtocolError extends Sip2Error {
-  /** Whether the request's bytes had left this process when the failure happened. */
-  readonly requestSent: boolean;
-  constructor(message: string, requestSent: boolean, options?: { cause?: unknown }) {
+  constructor(message: string, options?: BackendErrorOptions) {
     super('BACKEND_PROTOCOL', message, options);
-    this.requestSent = requestSent;
   }
+}
+
+/** True for the errors that mean "the ILS side failed" (as opposed to a bug or bad input). */
+export function isBackendError(error: unknown): error is BackendUnavailable | BackendTimeout | BackendOverloaded | BackendProtocolError {
+  return error instanceof Sip2Error && error.code.startsWith('BACKEND_');
 }

@@ -5,3 +5,6 @@ export * from './date.js';
 export * from './errors.js';
 export * from './framer.js';
 export * from './spec.js';
+export * from './connection.js';
+export * from './dialect.js';
+export * from './pool.js';

@@ -304,11 +304,13 @@ type OptionalTags<S extends MessageSpec> = {
 type Flatten<T> = { [K in keyof T]: T[K] };
 
 /** The typed form of one message, derived from its spec. */
-export type MessageOf<C extends MessageCode> = Flatten<
-  { code: C } & FixedPart<(typeof MESSAGE_SPECS)[C]> &
-    RequiredTags<(typeof MESSAGE_SPECS)[C]> &
-    OptionalTags<(typeof MESSAGE_SPECS)[C]> & { extra?: ExtraFields }
->;
+export type MessageOf<C extends MessageCode> = C extends MessageCode
+  ? Flatten<
+      { code: C } & FixedPart<(typeof MESSAGE_SPECS)[C]> &
+        RequiredTags<(typeof MESSAGE_SPECS)[C]> &
+        OptionalTags<(typeof MESSAGE_SPECS)[C]> & { extra?: ExtraFields }
+    >
+  : never;
 
 /** Any message of the catalogue, discriminated on `code`. */
 export type Sip2Message = { [C in MessageCode]: MessageOf<C> }[MessageCode];
@@ -351,6 +353,8 @@ export const RESPONSE_CODE = {
 } as const satisfies Partial<Record<MessageCode, MessageCode>>;
 export type RequestCode = keyof typeof RESPONSE_CODE;
 export type ResponseOf<C extends RequestCode> = MessageOf<(typeof RESPONSE_CODE)[C]>;
+/** Any message an SC sends that expects an answer. */
+export type RequestMessage = MessageOf<RequestCode>;
 
 /**
  * Messages whose effect must not happen twice. Once their bytes have left,

@@ -1,0 +1,35 @@
+import { pino, type Logger, type LoggerOptions } from 'pino';
+
+/**
+ * Paths pino blanks out wherever they appear in a log object. Secrets must
+ * never reach a log line: patron passwords, tokens, SIP2 terminal passwords.
+ */
+export const REDACTED_PATHS = [
+  'password',
+  '*.password',
+  'loginPassword',
+  '*.loginPassword',
+  'patronPassword',
+  '*.patronPassword',
+  'terminalPassword',
+  '*.terminalPassword',
+  'access_token',
+  '*.access_token',
+  'token',
+  '*.token',
+  'authorization',
+  '*.authorization',
+  'req.headers.authorization',
+  'req.headers.cookie',
+];
+
+export function createLogger(options: { level?: string; name?: string; destination?: pino.DestinationStream } = {}): Logger {
+  const config: LoggerOptions = {
+    level: options.level ?? 'info',
+    name: options.name,
+    redact: { paths: REDACTED_PATHS, censor: '***' },
+  };
+  return options.destination ? pino(config, options.destination) : pino(config);
+}
+
+export type { Logger };

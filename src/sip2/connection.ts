@@ -1,0 +1,409 @@
+import { EventEmitter } from 'node:events';
+import net from 'node:net';
+import tls from 'node:tls';
+import type { Logger } from 'pino';
+import type { Charset } from './charset.js';
+import { decodeFrame, encodeMessage, type EncodeOptions, redactSecrets } from './codec.js';
+import {
+  BackendProtocolError,
+  BackendTimeout,
+  BackendUnavailable,
+  Sip2DecodeError,
+  Sip2Error,
+} from './errors.js';
+import { FrameDecoder } from './framer.js';
+import {
+  type AcsStatus,
+  NON_IDEMPOTENT,
+  RESPONSE_CODE,
+  type RequestMessage,
+  type ResponseOf,
+  type Sip2Message,
+} from './spec.js';
+
+export interface ConnectionOptions {
+  host: string;
+  port: number;
+  /** Connect with TLS using these options (CA, client certificate ...); plain TCP when absent. */
+  tls?: tls.ConnectionOptions | undefined;
+  charset: Charset;
+  terminator: '\r' | '\r\n';
+  errorDetection: boolean;
+  /** SIP2 terminal account (93 CN / CO) and location (CP). */
+  loginUserId: string;
+  loginPassword: string;
+  locationCode?: string | undefined;
+  connectTimeoutMs: number;
+  /** Bound on one request, resends (96/97) included. */
+  responseTimeoutMs: number;
+  /** How many 97s (bad checksum from the ILS) and how many 96-asked resends per request. */
+  maxResends: number;
+  maxFrameBytes?: number | undefined;
+  logger?: Logger | undefined;
+  /** For logs: which connection of the pool. */
+  id?: number | undefined;
+}
+
+/**
+ * connecting -> login -> ready <-> busy -> closed. `closed` is final: a
+ * connection never comes back, the pool replaces it.
+ */
+export type ConnectionStatus = 'connecting' | 'login' | 'ready' | 'busy' | 'closed';
+
+interface Exchange {
+  readonly request: Sip2Message;
+  readonly bytes: Buffer;
+  readonly expected: string;
+  readonly sequence: number;
+  resent97: number;
+  resent96: number;
+  resentAfter98: boolean;
+  lastSentWas97: boolean;
+  resolve(message: Sip2Message): void;
+  reject(error: Sip2Error): void;
+}
+
+/**
+ * One SIP2 session over one socket: 93 login, 99 status, then requests one at
+ * a time. Every failure that leaves the session in an unknown state (timeout,
+ * garbage, EOF) closes it, because a late reply could otherwise be taken as
+ * the answer to the next request.
+ */
+export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
+  readonly id: number;
+  readonly createdAt = Date.now();
+  lastUsedAt = Date.now();
+
+  private state: ConnectionStatus = 'connecting';
+  private socket: net.Socket | null = null;
+  private readonly decoder: FrameDecoder;
+  private readonly wire: EncodeOptions;
+  private sequence = 0;
+  private exchange: Exchange | null = null;
+  private acs: AcsStatus | null = null;
+  private closeReason = '';
+
+  private constructor(private readonly options: ConnectionOptions) {
+    super();
+    this.id = options.id ?? 0;
+    this.decoder = new FrameDecoder({ maxFrameBytes: options.maxFrameBytes });
+    this.wire = {
+      charset: options.charset,
+      errorDetection: options.errorDetection,
+      terminator: options.terminator,
+      unencodable: 'throw',
+    };
+  }
+
+  /** Connects, logs in (93) and reads the ACS status (99/98). Rejects with a typed backend error. */
+  static async open(options: ConnectionOptions): Promise<Sip2Connection> {
+    const connection = new Sip2Connection(options);
+    try {
+      await connection.connect();
+      connection.setStatus('login');
+      const login = await connection.send({
+        code: '93',
+        uidAlgorithm: '0',
+        pwdAlgorithm: '0',
+        loginUserId: options.loginUserId,
+        loginPassword: options.loginPassword,
+        locationCode: options.locationCode,
+      });
+      if (!login.ok) {
+        throw new BackendUnavailable('the ILS rejected the SIP2 terminal login (check the terminal user and password)');
+      }
+      connection.acs = await connection.send({ code: '99', statusCode: 0, maxPrintWidth: 80, protocolVersion: '2.00' });
+      connection.setStatus('ready');
+      return connection;
+    } catch (error) {
+      connection.destroy(error instanceof Error ? error.message : 'open failed');
+      throw error;
+    }
+  }
+
+  get status(): ConnectionStatus {
+    return this.state;
+  }
+
+  /** The last 98 the ILS sent (on-line status, supported messages ...). */
+  get acsStatus(): AcsStatus | null {
+    return this.acs;
+  }
+
+  get isUsable(): boolean {
+    return this.state === 'ready';
+  }
+
+  /**
+   * Sends one request and resolves with its response. One at a time: the pool
+   * guarantees it, and a second concurrent call is a bug, so it throws.
+   */
+  async request<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
+    if (this.state !== 'ready') {
+      throw new BackendUnavailable(`SIP2 connection ${this.id} is ${this.state}, not ready`);
+    }
+    this.setStatus('busy');
+    try {
+      return await this.send(message);
+    } finally {
+      this.lastUsedAt = Date.now();
+      if (this.status === 'busy') this.setStatus('ready');
+    }
+  }
+
+  /** Ends the session politely (FIN); pending work is failed. */
+  close(reason = 'closed'): void {
+    if (this.state === 'closed') return;
+    this.socket?.end();
+    this.finish(reason);
+  }
+
+  /** Drops the socket at once. */
+  destroy(reason = 'destroyed'): void {
+    if (this.state === 'closed') return;
+    this.socket?.destroy();
+    this.finish(reason);
+  }
+
+  // ------------------------------------------------------------ internals
+
+  private connect(): Promise<void> {
+    const { host, port, connectTimeoutMs } = this.options;
+    return new Promise<void>((resolve, reject) => {
+      const onConnected = () => {
+        clearTimeout(timer);
+        socket.off('error', onError);
+        resolve();
+      };
+      const onError = (error: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        reject(new BackendUnavailable(`cannot connect to the ILS at ${host}:${port} (${error.code ?? error.message})`, { cause: error }));
+      };
+      const socket = this.options.tls
+        ? tls.connect({ host, port, ...this.options.tls }, onConnected)
+        : net.connect({ host, port }, onConnected);
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new BackendTimeout(`no connection to the ILS at ${host}:${port} within ${connectTimeoutMs} ms`));
+      }, connectTimeoutMs);
+      socket.once('error', onError);
+      socket.setNoDelay(true);
+      this.socket = socket;
+      socket.on('data', (chunk: Buffer) => this.onData(chunk));
+      socket.on('error', (error: NodeJS.ErrnoException) => this.finish(`socket error: ${error.code ?? error.message}`));
+      socket.on('close', () => this.finish(this.closeReason || 'closed by the ILS'));
+    });
+  }
+
+  private send<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
+    const sequence = this.nextSequence();
+    let bytes: Buffer;
+    try {
+      bytes = encodeMessage(message, { ...this.wire, sequence });
+    } catch (error) {
+      // Nothing left this process: the caller gets the encode error as it is.
+      return Promise.reject(error);
+    }
+    return new Promise<ResponseOf<M['code']>>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.failExchange(
+          new BackendTimeout(`the ILS did not answer a ${message.code} message within ${this.options.responseTimeoutMs} ms`, {
+            requestSent: true,
+          }),
+        );
+      }, this.options.responseTimeoutMs);
+      this.exchange = {
+        request: message,
+        bytes,
+        expected: RESPONSE_CODE[message.code],
+        sequence,
+        resent97: 0,
+        resent96: 0,
+        resentAfter98: false,
+        lastSentWas97: false,
+        resolve: (response) => {
+          clearTimeout(timer);
+          resolve(response as ResponseOf<M['code']>);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      this.write(bytes);
+    });
+  }
+
+  private write(bytes: Buffer): void {
+    const socket = this.socket;
+    if (!socket || socket.destroyed) {
+      this.failExchange(new BackendUnavailable('the SIP2 connection is closed', { requestSent: false }));
+      return;
+    }
+    if (this.options.logger?.isLevelEnabled('trace')) {
+      this.options.logger.trace({ conn: this.id, out: redactSecrets(bytes.toString('latin1').trimEnd()) }, 'sip2 >>');
+    }
+    socket.write(bytes);
+  }
+
+  private onData(chunk: Buffer): void {
+    let frames: Buffer[];
+    try {
+      frames = this.decoder.push(chunk);
+    } catch (error) {
+      this.failExchange(new BackendProtocolError('the ILS sent an oversized SIP2 message', { cause: error, requestSent: true }));
+      this.destroy('oversized frame');
+      return;
+    }
+    for (const frame of frames) this.onFrame(frame);
+  }
+
+  private onFrame(frame: Buffer): void {
+    const exchange = this.exchange;
+    if (this.options.logger?.isLevelEnabled('trace')) {
+      this.options.logger.trace({ conn: this.id, in: redactSecrets(frame.toString('latin1')) }, 'sip2 <<');
+    }
+    if (!exchange) {
+      // The 3M text says the ACS never sends unsolicited messages; ignore rather than guess.
+      this.options.logger?.warn({ conn: this.id }, 'unsolicited SIP2 message from the ILS ignored');
+      return;
+    }
+    let decoded;
+    try {
+      decoded = decodeFrame(frame, this.wire);
+    } catch (error) {
+      if (!(error instanceof Sip2DecodeError)) throw error;
+      this.onCorruptResponse(exchange, error);
+      return;
+    }
+    if (decoded.kind === 'unknown') {
+      this.failExchange(new BackendProtocolError(`the ILS answered with an unknown message ${decoded.code}`, { requestSent: true }));
+      this.destroy('unknown message');
+      return;
+    }
+    const response = decoded.message;
+    if (response.code === '96') {
+      this.onResendRequested(exchange);
+      return;
+    }
+    if (this.options.errorDetection && decoded.sequence !== null && decoded.sequence !== exchange.sequence) {
+      // 3M: discard a response whose sequence number does not match, and keep waiting.
+      this.options.logger?.warn({ conn: this.id, got: decoded.sequence, want: exchange.sequence }, 'SIP2 response with a stale sequence number discarded');
+      return;
+    }
+    if (response.code === exchange.expected) {
+      this.exchange = null;
+      exchange.resolve(response);
+      return;
+    }
+    if (response.code === '98') {
+      this.onStatusInsteadOfResponse(exchange, response);
+      return;
+    }
+    this.failExchange(
+      new BackendProtocolError(`the ILS answered a ${exchange.request.code} message with a ${response.code} message`, { requestSent: true }),
+    );
+    this.destroy('unexpected response');
+  }
+
+  /** Bad checksum or garbage: ask for the response again (97), a bounded number of times. */
+  private onCorruptResponse(exchange: Exchange, error: Sip2DecodeError): void {
+    if (exchange.resent97 >= this.options.maxResends) {
+      this.failExchange(
+        new BackendProtocolError(`the ILS kept sending unreadable SIP2 (${error.reason}) after ${exchange.resent97} resend requests`, {
+          cause: error,
+          requestSent: true,
+        }),
+      );
+      this.destroy('unreadable responses');
+      return;
+    }
+    exchange.resent97++;
+    exchange.lastSentWas97 = true;
+    this.options.logger?.warn({ conn: this.id, reason: error.reason, attempt: exchange.resent97 }, 'unreadable SIP2 response, sending 97');
+    this.write(encodeMessage({ code: '97' }, this.wire));
+  }
+
+  /**
+   * The ILS could not read our message (96): send the identical bytes again.
+   * This is the only resend of a non-idempotent message we ever do: the ILS
+   * has not executed a message it could not read.
+   */
+  private onResendRequested(exchange: Exchange): void {
+    if (exchange.lastSentWas97) {
+      // 3M: a 96 in answer to our 97 means communication has failed.
+      this.failExchange(new BackendProtocolError('the ILS and the gateway cannot read each other (96 after 97)', { requestSent: true }));
+      this.destroy('96 after 97');
+      return;
+    }
+    if (exchange.resent96 >= this.options.maxResends) {
+      this.failExchange(
+        new BackendProtocolError(`the ILS could not read our ${exchange.request.code} message after ${exchange.resent96} resends`, {
+          requestSent: true,
+        }),
+      );
+      this.destroy('too many 96');
+      return;
+    }
+    exchange.resent96++;
+    this.options.logger?.warn({ conn: this.id, code: exchange.request.code, attempt: exchange.resent96 }, 'ILS asked for a resend (96)');
+    this.write(exchange.bytes);
+  }
+
+  /**
+   * 3M: an ACS that wants to change status answers the next message with a 98
+   * and the SC sends its command again. We do that for reads only: for a
+   * renew or hold we cannot be sure the ILS did not act, so it fails instead.
+   */
+  private onStatusInsteadOfResponse(exchange: Exchange, status: AcsStatus): void {
+    this.acs = status;
+    if (NON_IDEMPOTENT.has(exchange.request.code) || exchange.resentAfter98) {
+      this.failExchange(
+        new BackendProtocolError(`the ILS answered a ${exchange.request.code} message with a status message`, { requestSent: true }),
+      );
+      this.destroy('status instead of response');
+      return;
+    }
+    exchange.resentAfter98 = true;
+    const sequence = this.nextSequence();
+    const bytes = encodeMessage(exchange.request, { ...this.wire, sequence });
+    this.exchange = { ...exchange, bytes, sequence, lastSentWas97: false };
+    this.write(bytes);
+  }
+
+  private failExchange(error: Sip2Error): void {
+    const exchange = this.exchange;
+    if (!exchange) return;
+    this.exchange = null;
+    exchange.reject(error);
+    if (error instanceof BackendTimeout) this.destroy('response timeout');
+  }
+
+  private finish(reason: string): void {
+    if (this.state === 'closed') return;
+    this.closeReason = reason;
+    this.setStatus('closed');
+    this.failExchange(
+      new BackendUnavailable(`the SIP2 connection to the ILS was lost (${reason})`, { requestSent: this.exchange !== null }),
+    );
+    this.decoder.reset();
+    this.emit('close', reason);
+  }
+
+  private setStatus(next: ConnectionStatus): void {
+    if (next === this.state) return;
+    const from = this.state;
+    this.state = next;
+    // ready <-> busy flips on every request; only the rarer transitions are worth a log line.
+    if (!(from === 'ready' && next === 'busy') && !(from === 'busy' && next === 'ready')) {
+      this.options.logger?.debug({ conn: this.id, from, to: next, reason: next === 'closed' ? this.closeReason : undefined }, 'sip2 connection status');
+    }
+  }
+
+  private nextSequence(): number {
+    const sequence = this.sequence;
+    this.sequence = (this.sequence + 1) % 10;
+    return sequence;
+  }
+}
+

@@ -1,0 +1,72 @@
+import net from 'node:net';
+import { checksum } from '../../src/sip2/checksum.js';
+
+/**
+ * A real TCP SIP2 peer on loopback whose every answer the test writes by hand:
+ * for protocol corners (96 after 97, stale sequence numbers, a 98 in place of
+ * a response) that a well-behaved ILS, or the simulator, never produces.
+ */
+export interface ScriptedPeer {
+  port: number;
+  /** Every frame received, as latin1 text without terminator, per connection in arrival order. */
+  received: string[];
+  /** Raw bytes of every frame received, terminator included. */
+  receivedRaw: Buffer[];
+  connections: number;
+  close(): Promise<void>;
+}
+
+export type Reply = (text: string) => void;
+export type Script = (frame: string, reply: Reply, socket: net.Socket) => void;
+
+/** Appends AY<seq>AZ<checksum> (seq taken from the request frame) the way an ACS with error detection does. */
+export function signed(body: string, seq: number | null = null): string {
+  const head = seq === null ? `${body}AZ` : `${body}AY${seq}AZ`;
+  return head + checksum(Buffer.from(head, 'latin1'));
+}
+
+export function sequenceOf(frame: string): number | null {
+  const m = /AY(\d)AZ[0-9A-F]{4}$/.exec(frame);
+  return m ? Number(m[1]) : null;
+}
+
+/** Answers 93 with 941 and 99 with a minimal 98, then hands every other frame to `script`. */
+export async function startScriptedPeer(script: Script): Promise<ScriptedPeer> {
+  const peer: ScriptedPeer = { port: 0, received: [], receivedRaw: [], connections: 0, close: async () => {} };
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    peer.connections++;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    let buffer = Buffer.alloc(0);
+    socket.on('data', (chunk) => {
+      buffer = Buffer.concat([buffer, chunk]);
+      let cr: number;
+      while ((cr = buffer.indexOf(0x0d)) !== -1) {
+        const raw = buffer.subarray(0, cr + 1);
+        buffer = buffer.subarray(cr + 1);
+        const frame = raw.toString('latin1', 0, raw.length - 1).replace(/^\n+/, '');
+        peer.receivedRaw.push(Buffer.from(raw));
+        peer.received.push(frame);
+        const reply: Reply = (text) => socket.write(Buffer.from(`${text}\r`, 'latin1'));
+        const seq = sequenceOf(frame);
+        if (frame.startsWith('93')) reply(signed('941', seq));
+        else if (frame.startsWith('99') && peer.received.filter((f) => f.startsWith('99')).length === 1) reply(signed(acsStatus(), seq));
+        else script(frame, reply, socket);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  peer.port = (server.address() as net.AddressInfo).port;
+  peer.close = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      server.close(() => resolve());
+    });
+  return peer;
+}
+
+export function acsStatus(online = 'Y'): string {
+  return `98${online}YYYNN030003${'20261121    120000'}2.00AODEMO|AMScripted Library|BXYNNNYYYYYYYNNYYY|`;
+}
