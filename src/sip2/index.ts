@@ -8,3 +8,5 @@ export * from './spec.js';
 export * from './connection.js';
 export * from './dialect.js';
 export * from './pool.js';
+export * from './paging.js';
+export * from './requests.js';

@@ -65,7 +65,11 @@ export class Sip2Pool {
   private connectFailures = 0;
   private consecutiveFailures = 0;
   private fillTimer: NodeJS.Timeout | null = null;
+  /** close() called: no new work is admitted, admitted work drains. */
   private closing = false;
+  /** Drained or destroyed: connections are closed as they come back. */
+  private closed = false;
+  private closePromise: Promise<void> | null = null;
   private nextId = 0;
 
   constructor(options: PoolOptions) {
@@ -153,8 +157,25 @@ export class Sip2Pool {
   }
 
   /** Stops taking work, lets running and queued requests finish (within `drainTimeoutMs`), then closes every connection. */
-  async close(drainTimeoutMs = 10_000): Promise<void> {
-    if (this.closing && this.all.size === 0) return;
+  close(drainTimeoutMs = 10_000): Promise<void> {
+    this.closePromise ??= this.drainAndClose(drainTimeoutMs);
+    return this.closePromise;
+  }
+
+  /** Fails queued work and drops every connection now; running requests fail with BackendUnavailable. */
+  destroy(): void {
+    this.closing = true;
+    this.closed = true;
+    this.clearFillTimer();
+    for (const controller of this.queued) controller.abort(new BackendOverloaded('the gateway shut down its ILS connections'));
+    this.queued.clear();
+    for (const connection of [...this.all]) connection.destroy('pool destroyed');
+    this.wakeWaiters();
+  }
+
+  // ------------------------------------------------------------ internals
+
+  private async drainAndClose(drainTimeoutMs: number): Promise<void> {
     this.closing = true;
     this.clearFillTimer();
     let timer: NodeJS.Timeout | undefined;
@@ -168,25 +189,14 @@ export class Sip2Pool {
       this.destroy();
       return;
     }
+    this.closed = true;
     for (const connection of [...this.all]) connection.close('pool closed');
     this.wakeWaiters();
   }
 
-  /** Fails queued work and drops every connection now; running requests fail with BackendUnavailable. */
-  destroy(): void {
-    this.closing = true;
-    this.clearFillTimer();
-    for (const controller of this.queued) controller.abort(new BackendOverloaded('the gateway shut down its ILS connections'));
-    this.queued.clear();
-    for (const connection of [...this.all]) connection.destroy('pool destroyed');
-    this.wakeWaiters();
-  }
-
-  // ------------------------------------------------------------ internals
-
   private async checkout(deadline: number, fresh: boolean): Promise<Sip2Connection> {
     for (;;) {
-      if (this.closing) throw new BackendOverloaded('the gateway is shutting down its ILS connections');
+      if (this.closed) throw new BackendOverloaded('the gateway is shutting down its ILS connections');
       if (fresh && this.all.size + this.opening >= this.options.max) {
         // Make room for the fresh connection by retiring an idle one: after a stale-connection failure the idle ones are suspect too.
         this.idle.shift()?.close('replaced by a fresh connection');
@@ -230,7 +240,7 @@ export class Sip2Pool {
   }
 
   private release(connection: Sip2Connection): void {
-    if (connection.isUsable && !this.closing) {
+    if (connection.isUsable && !this.closed) {
       if (this.isPastLifetime(connection)) {
         connection.close('connection lifetime reached');
       } else {
@@ -249,7 +259,7 @@ export class Sip2Pool {
       const connection = await Sip2Connection.open({ ...this.options.connection, id: ++this.nextId, logger: this.options.logger });
       this.created++;
       this.consecutiveFailures = 0;
-      if (this.closing) {
+      if (this.closed) {
         connection.close('pool closing');
         throw new BackendOverloaded('the gateway is shutting down its ILS connections');
       }
@@ -343,9 +353,9 @@ export class Sip2Pool {
   private async keepalive(connection: Sip2Connection): Promise<void> {
     this.keepaliveTimers.delete(connection);
     const index = this.idle.indexOf(connection);
-    if (index === -1 || this.closing) return;
+    if (index === -1) return;
     this.idle.splice(index, 1);
-    if (this.isPastLifetime(connection)) {
+    if (this.isPastLifetime(connection) || this.closed) {
       connection.close('connection lifetime reached');
       return;
     }

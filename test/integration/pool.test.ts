@@ -1,0 +1,332 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type DialectName, loadDialect, terminatorOf } from '../../src/sip2/dialect.js';
+import {
+  BackendOverloaded,
+  BackendProtocolError,
+  BackendTimeout,
+  BackendUnavailable,
+} from '../../src/sip2/errors.js';
+import { fetchPatronList } from '../../src/sip2/paging.js';
+import { type PoolOptions, Sip2Pool } from '../../src/sip2/pool.js';
+import { Sip2Requests } from '../../src/sip2/requests.js';
+import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
+
+const requests = new Sip2Requests({ institutionId: 'DEMO' });
+const RESPONSE_TIMEOUT_MS = 800;
+
+function poolFor(sim: SimulatorProcess, dialectName: DialectName = 'generic', overrides: Partial<PoolOptions> = {}): Sip2Pool {
+  const dialect = loadDialect(dialectName);
+  return new Sip2Pool({
+    connection: {
+      host: '127.0.0.1',
+      port: sim.port,
+      charset: dialect.charset,
+      terminator: terminatorOf(dialect),
+      errorDetection: true,
+      loginUserId: 'paia',
+      loginPassword: 'paia-secret',
+      locationCode: 'MAIN',
+      connectTimeoutMs: 2000,
+      responseTimeoutMs: RESPONSE_TIMEOUT_MS,
+      maxResends: 2,
+    },
+    min: 1,
+    max: 4,
+    acquireTimeoutMs: 3000,
+    maxWaiting: 100,
+    keepaliveIntervalMs: 0,
+    maxLifetimeMs: 0,
+    backoff: { initialMs: 50, maxMs: 400 },
+    ...overrides,
+  });
+}
+
+const pools: Sip2Pool[] = [];
+function track(pool: Sip2Pool): Sip2Pool {
+  pools.push(pool);
+  return pool;
+}
+afterEach(() => {
+  for (const pool of pools.splice(0)) pool.destroy();
+});
+
+async function eventually<T>(fn: () => Promise<T>, timeoutMs = 8000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+describe('SIP2 pool against the simulator (generic dialect)', () => {
+  let sim: SimulatorProcess;
+  beforeAll(async () => {
+    sim = await startSimulatorProcess({ dialect: 'generic' });
+  });
+  afterAll(async () => {
+    await sim.stop();
+  });
+  afterEach(async () => {
+    await sim.reset();
+  });
+
+  it('speaks every message type: 93/94 and 99/98 on connect, then 23, 63, 17, 29, 65, 15, 35, 37', async () => {
+    const pool = track(poolFor(sim));
+    await pool.start();
+    expect(pool.acsStatus?.onlineStatus).toBe(true);
+    expect(pool.acsStatus?.institutionId).toBe('DEMO');
+
+    const status = await pool.request(requests.patronStatus('alice', 'alice-pass'));
+    expect(status).toMatchObject({ code: '24', personalName: 'Alice Example', validPatron: true, validPatronPassword: true });
+
+    const info = await pool.request(requests.patronInformation('alice', { password: 'alice-pass', list: 'charged' }));
+    expect(info.code).toBe('64');
+    expect(info.chargedItems).toEqual(['it-0001', 'it-0002', 'it-0003']);
+    expect(info.chargedItemsCount).toBe(3);
+    expect(info.overdueItemsCount).toBe(1);
+    expect(info.fineItemsCount).toBe(2);
+    expect(info.feeAmount).toBe('3.50');
+    expect(info.currencyType).toBe('EUR');
+    expect(info.emailAddress).toBe('alice@example.org');
+
+    const item = await pool.request(requests.itemInformation('it-0010'));
+    expect(item).toMatchObject({ code: '18', circulationStatus: 8, titleIdentifier: 'Der Steppenwolf' });
+
+    const renewed = await pool.request(requests.renew('alice', 'it-0002'));
+    expect(renewed).toMatchObject({ code: '30', ok: true, itemIdentifier: 'it-0002' });
+    const renewAll = await pool.request(requests.renewAll('dave'));
+    expect(renewAll.code).toBe('66');
+    expect((renewAll.renewedCount ?? 0) + (renewAll.unrenewedCount ?? 0)).toBe(120);
+
+    const placed = await pool.request(requests.hold('+', 'alice', { item: 'it-0030' }));
+    expect(placed).toMatchObject({ code: '16', ok: true });
+    const cancelled = await pool.request(requests.hold('-', 'alice', { item: 'it-0030' }));
+    expect(cancelled).toMatchObject({ code: '16', ok: true });
+    const cancelledAgain = await pool.request(requests.hold('-', 'alice', { item: 'it-0030' }));
+    expect(cancelledAgain.ok).toBe(false);
+
+    const ended = await pool.request(requests.endSession('alice'));
+    expect(ended).toMatchObject({ code: '36', endSession: true });
+    const paid = await pool.request(requests.feePaid('alice', { amount: '1.00', currency: 'EUR', feeId: 'f-0002' }));
+    expect(paid).toMatchObject({ code: '38', paymentAccepted: true });
+
+    const counters = await sim.counters();
+    for (const code of ['93', '99', '23', '63', '17', '29', '65', '15', '35', '37']) expect(counters.executed[code]).toBeGreaterThan(0);
+    expect(counters.executed['29']).toBe(1);
+  });
+
+  it('shows the new due date of a renewed loan on the next 17', async () => {
+    const pool = track(poolFor(sim));
+    const before = await pool.request(requests.itemInformation('it-0002'));
+    const renewed = await pool.request(requests.renew('alice', 'it-0002'));
+    expect(renewed.ok).toBe(true);
+    const after = await pool.request(requests.itemInformation('it-0002'));
+    expect(after.dueDate).toBe(renewed.dueDate);
+    expect(after.dueDate).not.toBe(before.dueDate);
+  });
+
+  it('keeps non-ASCII names and titles intact through cp850 where the charset can carry them', async () => {
+    const pool = track(poolFor(sim));
+    const info = await pool.request(requests.patronInformation('emile', { list: 'charged' }));
+    expect(info.personalName).toBe('Émile Zoë Ångström');
+    const item = await pool.request(requests.itemInformation('em-0002'));
+    expect(item.titleIdentifier).toBe('Harry Potter y el cáliz de fuego');
+  });
+
+  it('runs requests on up to max connections at once and no more', async () => {
+    const pool = track(poolFor(sim, 'generic', { min: 0, max: 3 }));
+    await sim.setFaults({ latencyMs: 150 });
+    await Promise.all(Array.from({ length: 9 }, () => pool.request(requests.itemInformation('it-0010'))));
+    expect(pool.stats().connections).toBe(3);
+    expect(pool.stats().created).toBe(3);
+  });
+
+  it('fails fast with BackendOverloaded when the waiting queue is full', async () => {
+    const pool = track(poolFor(sim, 'generic', { min: 1, max: 1, maxWaiting: 2 }));
+    await pool.start();
+    await sim.setFaults({ latencyMs: 300 });
+    const started = Date.now();
+    const results = await Promise.allSettled(Array.from({ length: 5 }, () => pool.request(requests.itemInformation('it-0010'))));
+    const rejected = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+    expect(rejected).toHaveLength(2);
+    for (const error of rejected) expect(error).toBeInstanceOf(BackendOverloaded);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('gives BackendOverloaded after the acquire timeout when no connection frees up', async () => {
+    const pool = track(poolFor(sim, 'generic', { min: 1, max: 1, acquireTimeoutMs: 200 }));
+    await pool.start();
+    await sim.setFaults({ latencyMs: 600 });
+    const slow = pool.request(requests.itemInformation('it-0010'));
+    const started = Date.now();
+    await expect(pool.request(requests.itemInformation('it-0010'))).rejects.toBeInstanceOf(BackendOverloaded);
+    expect(Date.now() - started).toBeLessThan(550);
+    await expect(slow).resolves.toMatchObject({ code: '18' });
+  });
+
+  it('turns a hang into BackendTimeout within the configured bound, then works again', async () => {
+    const pool = track(poolFor(sim));
+    await pool.start();
+    await sim.setFaults({ hang: 1 });
+    const started = Date.now();
+    const error = await pool.request(requests.renew('alice', 'it-0002')).catch((e: unknown) => e);
+    const elapsed = Date.now() - started;
+    expect(error).toBeInstanceOf(BackendTimeout);
+    expect((error as BackendTimeout).requestSent).toBe(true);
+    expect(elapsed).toBeGreaterThanOrEqual(RESPONSE_TIMEOUT_MS - 50);
+    expect(elapsed).toBeLessThan(RESPONSE_TIMEOUT_MS + 700);
+    // The renew ran in the ILS; the gateway must not have sent it again.
+    expect((await sim.counters()).executed['29']).toBe(1);
+    expect((await sim.counters()).received['29']).toBe(1);
+    await expect(pool.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ code: '18' });
+  });
+
+  it('recovers from one corrupted checksum through 97, and from a burst once it stops', async () => {
+    const pool = track(poolFor(sim));
+    await pool.start();
+    await sim.setFaults({ corruptChecksums: 1 });
+    await expect(pool.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ titleIdentifier: 'Der Steppenwolf' });
+    expect((await sim.counters()).received['97']).toBe(1);
+
+    await sim.setFaults({ corruptChecksums: true });
+    const error = await pool.request(requests.renew('alice', 'it-0002')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BackendProtocolError);
+    expect((await sim.counters()).executed['29']).toBe(1);
+    expect((await sim.counters()).received['29']).toBe(1);
+
+    await sim.clearFaults();
+    await expect(pool.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ titleIdentifier: 'Der Steppenwolf' });
+  });
+
+  it('retries a read, but never a renew, when the connection drops mid-reply', async () => {
+    const pool = track(poolFor(sim));
+    await pool.start();
+    await sim.setFaults({ dropMidReply: 1 });
+    await expect(pool.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ code: '18' });
+    expect((await sim.counters()).received['17']).toBe(2);
+
+    await sim.setFaults({ dropMidReply: 1 });
+    const error = await pool.request(requests.renew('alice', 'it-0002')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BackendUnavailable);
+    expect((error as BackendUnavailable).requestSent).toBe(true);
+    expect((await sim.counters()).received['29']).toBe(1);
+  });
+
+  it('survives the ILS dropping every connection (a restart of its SIP service)', async () => {
+    const pool = track(poolFor(sim, 'generic', { min: 2, max: 2 }));
+    await pool.start();
+    await eventually(async () => expect(pool.stats().connections).toBe(2));
+    expect(await sim.disconnectAll()).toBeGreaterThanOrEqual(2);
+    await expect(pool.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ code: '18' });
+    await eventually(async () => expect(pool.stats().connections).toBe(2));
+    expect(pool.stats().created).toBeGreaterThanOrEqual(4);
+  });
+
+  it('reports refused connections as BackendUnavailable', async () => {
+    await sim.setFaults({ refuseConnections: true });
+    const pool = track(poolFor(sim, 'generic', { min: 0 }));
+    const error = await pool.request(requests.itemInformation('it-0010')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BackendUnavailable);
+    await sim.clearFaults();
+    await expect(pool.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ code: '18' });
+  });
+
+  it('close() lets a running request finish, then refuses new work', async () => {
+    const pool = track(poolFor(sim, 'generic', { min: 1, max: 1 }));
+    await pool.start();
+    await sim.setFaults({ latencyMs: 200 });
+    const running = pool.request(requests.itemInformation('it-0010'));
+    const queued = pool.request(requests.itemInformation('it-0020'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await pool.close(5000);
+    await expect(running).resolves.toMatchObject({ itemIdentifier: 'it-0010' });
+    await expect(queued).resolves.toMatchObject({ itemIdentifier: 'it-0020' });
+    await expect(pool.request(requests.itemInformation('it-0010'))).rejects.toBeInstanceOf(BackendOverloaded);
+    expect(pool.stats().connections).toBe(0);
+  });
+
+  it('destroy() fails queued work at once', async () => {
+    const pool = track(poolFor(sim, 'generic', { min: 1, max: 1 }));
+    await pool.start();
+    await sim.setFaults({ latencyMs: 300 });
+    const running = pool.request(requests.itemInformation('it-0010')).catch((e: unknown) => e);
+    const queued = pool.request(requests.itemInformation('it-0020')).catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    pool.destroy();
+    expect(await queued).toBeInstanceOf(BackendOverloaded);
+    expect(await running).toBeInstanceOf(BackendUnavailable);
+  });
+});
+
+describe('SIP2 pool: idle connections and ILS restarts', () => {
+  it('replaces a connection the ILS closed for idleness, and keepalive prevents that', async () => {
+    const sim = await startSimulatorProcess({ idleTimeoutS: 1 });
+    try {
+      const lazy = track(poolFor(sim, 'generic', { min: 1, max: 1 }));
+      await lazy.start();
+      await new Promise((resolve) => setTimeout(resolve, 1600));
+      await expect(lazy.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ code: '18' });
+      expect(lazy.stats().created).toBeGreaterThanOrEqual(2);
+
+      const kept = track(poolFor(sim, 'generic', { min: 1, max: 1, keepaliveIntervalMs: 300 }));
+      await kept.start();
+      await new Promise((resolve) => setTimeout(resolve, 1600));
+      await expect(kept.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ code: '18' });
+      expect(kept.stats().created).toBe(1);
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it('heals after the simulator process is killed and restarted, without restarting the pool', async () => {
+    const sim = await startSimulatorProcess();
+    try {
+      const pool = track(poolFor(sim, 'generic', { min: 2, max: 2 }));
+      await pool.start();
+      await expect(pool.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ code: '18' });
+
+      await sim.kill('SIGKILL');
+      const down = await pool.request(requests.itemInformation('it-0010')).catch((e: unknown) => e);
+      expect(down).toBeInstanceOf(BackendUnavailable);
+
+      await sim.restart();
+      const item = await eventually(() => pool.request(requests.itemInformation('it-0010')));
+      expect(item.titleIdentifier).toBe('Der Steppenwolf');
+      await eventually(async () => expect(pool.stats().connections).toBe(2));
+    } finally {
+      await sim.stop();
+    }
+  });
+});
+
+describe.each(['generic', 'koha', 'evergreen', 'folio'] as const)('paging through dave’s 120 loans (%s)', (dialectName) => {
+  let sim: SimulatorProcess;
+  beforeAll(async () => {
+    sim = await startSimulatorProcess({ dialect: dialectName });
+  });
+  afterAll(async () => {
+    await sim.stop();
+  });
+
+  it('reads all 120 charged items with BP/BQ pages in parallel', async () => {
+    const dialect = loadDialect(dialectName);
+    const pool = track(poolFor(sim, dialectName, { min: 1, max: 4 }));
+    const list = await fetchPatronList(
+      (request) => pool.request(request),
+      (start, end) => requests.patronInformation('dave', { list: 'charged', start, end }),
+      'charged',
+      dialect.pageSize,
+    );
+    expect(list.first.chargedItemsCount).toBe(120);
+    expect(list.entries).toHaveLength(120);
+    expect(new Set(list.entries).size).toBe(120);
+    expect(list.entries[0]).toBe('dv-0001');
+    expect(list.entries[119]).toBe('dv-0120');
+    expect(list.requests).toBe(Math.ceil(120 / Math.min(dialect.pageSize, dialect.listLimit)));
+  });
+});
