@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CHARSETS } from './charset.js';
-import { formatSip2Date, isoDateOf, parseSip2Date, type Sip2DateTime, UTC_ZONE } from './date.js';
+import { formatSip2Date, isoDateOf, parseSip2Date, type Sip2DateTime, sip2DateFrom, toDate, UTC_ZONE } from './date.js';
 
 /**
  * How one ILS fills SIP2. A dialect is data (config/dialects/*.yaml), never
@@ -102,7 +102,7 @@ export function formatDialectDate(value: Sip2DateTime, format: DateFormat): stri
     case 'sip2':
       return formatSip2Date(value);
     case 'sip2-utc':
-      return formatSip2Date({ ...value, zone: UTC_ZONE });
+      return formatSip2Date(value.zone === UTC_ZONE ? value : sip2DateFrom(toDate(value), 'utc'));
     case 'YYYYMMDD':
       return date.replaceAll('-', '');
     case 'YYYY-MM-DD':

@@ -118,8 +118,8 @@ export type SupportedMessage = (typeof SUPPORTED_MESSAGES)[number];
 
 const f = <N extends string, K extends FixedKind>(name: N, length: number, kind: K) =>
   ({ name, length, kind }) as const;
-const t = <N extends string, K extends TagKind = 'text'>(tag: string, name: N, kind?: K) =>
-  ({ name, tag, kind: (kind ?? 'text') as K, required: false, repeat: false }) as const;
+const t = <N extends string>(tag: string, name: N) => ({ name, tag, kind: 'text', required: false, repeat: false }) as const;
+const yn = <N extends string>(tag: string, name: N) => ({ name, tag, kind: 'yn', required: false, repeat: false }) as const;
 const req = <N extends string>(tag: string, name: N) => ({ name, tag, kind: 'text', required: true, repeat: false }) as const;
 const many = <N extends string>(tag: string, name: N) => ({ name, tag, kind: 'text', required: false, repeat: true }) as const;
 
@@ -162,7 +162,7 @@ export const MESSAGE_SPECS = {
     fixed: [f('patronStatus', 14, 'flags'), f('language', 3, 'text'), date('transactionDate')],
     fields: [
       req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AE', 'personalName'),
-      t('BL', 'validPatron', 'yn'), t('CQ', 'validPatronPassword', 'yn'), t('BH', 'currencyType'), t('BV', 'feeAmount'),
+      yn('BL', 'validPatron'), yn('CQ', 'validPatronPassword'), t('BH', 'currencyType'), t('BV', 'feeAmount'),
       ...screen,
     ],
   },
@@ -184,7 +184,7 @@ export const MESSAGE_SPECS = {
     fields: [
       req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AE', 'personalName'),
       t('BZ', 'holdItemsLimit'), t('CA', 'overdueItemsLimit'), t('CB', 'chargedItemsLimit'),
-      t('BL', 'validPatron', 'yn'), t('CQ', 'validPatronPassword', 'yn'),
+      yn('BL', 'validPatron'), yn('CQ', 'validPatronPassword'),
       t('BH', 'currencyType'), t('BV', 'feeAmount'), t('CC', 'feeLimit'),
       many('AS', 'holdItems'), many('AT', 'overdueItems'), many('AU', 'chargedItems'),
       many('AV', 'fineItems'), many('BU', 'recallItems'), many('CD', 'unavailableHoldItems'),
@@ -213,7 +213,7 @@ export const MESSAGE_SPECS = {
     fields: [
       req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AD', 'patronPassword'),
       t('AB', 'itemIdentifier'), t('AJ', 'titleIdentifier'), t('AC', 'terminalPassword'),
-      t('CH', 'itemProperties'), t('BO', 'feeAcknowledged', 'yn'),
+      t('CH', 'itemProperties'), yn('BO', 'feeAcknowledged'),
     ],
   },
   '30': {
@@ -221,7 +221,7 @@ export const MESSAGE_SPECS = {
     fixed: [f('ok', 1, 'bit'), f('renewalOk', 1, 'yn'), f('magneticMedia', 1, 'ynu'), f('desensitize', 1, 'ynu'), date('transactionDate')],
     fields: [
       req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AB', 'itemIdentifier'), req('AJ', 'titleIdentifier'),
-      req('AH', 'dueDate'), t('BT', 'feeType'), t('CI', 'securityInhibit', 'yn'), t('BH', 'currencyType'),
+      req('AH', 'dueDate'), t('BT', 'feeType'), yn('CI', 'securityInhibit'), t('BH', 'currencyType'),
       t('BV', 'feeAmount'), t('CK', 'mediaType'), t('CH', 'itemProperties'), t('BK', 'transactionId'),
       ...screen,
     ],
@@ -231,7 +231,7 @@ export const MESSAGE_SPECS = {
     fixed: [date('transactionDate')],
     fields: [
       req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AD', 'patronPassword'),
-      t('AC', 'terminalPassword'), t('BO', 'feeAcknowledged', 'yn'),
+      t('AC', 'terminalPassword'), yn('BO', 'feeAcknowledged'),
     ],
   },
   '66': {
@@ -246,7 +246,7 @@ export const MESSAGE_SPECS = {
       t('BW', 'expirationDate'), t('BS', 'pickupLocation'), t('BY', 'holdType'),
       req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AD', 'patronPassword'),
       t('AB', 'itemIdentifier'), t('AJ', 'titleIdentifier'), t('AC', 'terminalPassword'),
-      t('BO', 'feeAcknowledged', 'yn'),
+      yn('BO', 'feeAcknowledged'),
     ],
   },
   '16': {

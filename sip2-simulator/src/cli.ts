@@ -1,0 +1,100 @@
+import { parseArgs } from 'node:util';
+import { CHARSETS, type Charset, isCharset } from '../../src/sip2/charset.js';
+import { BUILTIN_DIALECTS } from '../../src/sip2/dialect.js';
+import { DEFAULT_IDLE_TIMEOUT_S, DEFAULT_PORT, type SimulatorOptions } from './server.js';
+
+/** Command-line parsing for main.ts (kept apart so tests can import it without starting anything). */
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export const USAGE = `usage: npm run simulator -- [options]
+
+A SIP2 server (ACS) with sample data, dialects and fault injection.
+
+  --host HOST             SIP2 listen address (default 127.0.0.1)
+  --port N                SIP2 port (default ${DEFAULT_PORT}; 0 = ephemeral)
+  --dialect NAME          ${BUILTIN_DIALECTS.join(' | ')} (default generic)
+  --data FILE             library data file (default sip2-simulator/data/demo.json)
+  --charset NAME          ${CHARSETS.join(' | ')} (default: the dialect's)
+  --latency-ms N          delay before every response (default 0)
+  --jitter-ms N           plus a random 0..N ms (default 0)
+  --idle-timeout-s N      close connections idle this long (default ${DEFAULT_IDLE_TIMEOUT_S}; 0 = never)
+  --error-detection on|off  AY/AZ sequence numbers and checksums (default on)
+  --control-port N        HTTP control endpoint on 127.0.0.1 (0 = ephemeral; off unless given)
+  --log-level LEVEL       ${LOG_LEVELS.join(' | ')} (default info; debug traces SIP2, passwords masked)
+  -h, --help              this text
+`;
+
+export class UsageError extends Error {}
+
+/** Turns argv into simulator options; throws UsageError on anything wrong. */
+export function parseCli(argv: string[]): SimulatorOptions | 'help' {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        dialect: { type: 'string' },
+        data: { type: 'string' },
+        charset: { type: 'string' },
+        'latency-ms': { type: 'string' },
+        'jitter-ms': { type: 'string' },
+        'idle-timeout-s': { type: 'string' },
+        'error-detection': { type: 'string' },
+        'control-port': { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help) return 'help';
+  const options: SimulatorOptions = {};
+  if (values.host !== undefined) {
+    if (values.host.trim() === '') throw new UsageError('--host must not be empty');
+    options.host = values.host;
+  }
+  if (values.port !== undefined) options.port = integer('--port', values.port, 0, 65535);
+  if (values.dialect !== undefined) {
+    if (!(BUILTIN_DIALECTS as readonly string[]).includes(values.dialect)) {
+      throw new UsageError(`--dialect must be one of ${BUILTIN_DIALECTS.join(', ')} (got "${values.dialect}")`);
+    }
+    options.dialect = values.dialect;
+  }
+  if (values.data !== undefined) options.dataFile = values.data;
+  if (values.charset !== undefined) {
+    if (!isCharset(values.charset)) throw new UsageError(`--charset must be one of ${CHARSETS.join(', ')} (got "${values.charset}")`);
+    options.charset = values.charset as Charset;
+  }
+  if (values['latency-ms'] !== undefined) options.latencyMs = integer('--latency-ms', values['latency-ms'], 0, 600_000);
+  if (values['jitter-ms'] !== undefined) options.jitterMs = integer('--jitter-ms', values['jitter-ms'], 0, 600_000);
+  if (values['idle-timeout-s'] !== undefined) {
+    const text = values['idle-timeout-s'];
+    const n = Number(text);
+    if (!/^\d+(\.\d+)?$/.test(text) || !(n >= 0) || n > 86_400) throw new UsageError(`--idle-timeout-s must be a number of seconds 0-86400 (got "${text}")`);
+    options.idleTimeoutS = n;
+  }
+  if (values['error-detection'] !== undefined) {
+    const v = values['error-detection'];
+    if (v !== 'on' && v !== 'off') throw new UsageError(`--error-detection must be on or off (got "${v}")`);
+    options.errorDetection = v === 'on';
+  }
+  if (values['control-port'] !== undefined) options.controlPort = integer('--control-port', values['control-port'], 0, 65535);
+  if (values['log-level'] !== undefined) {
+    if (!LOG_LEVELS.includes(values['log-level'])) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+    options.logLevel = values['log-level'];
+  }
+  return options;
+}
+
+function integer(flag: string, text: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new UsageError(`${flag} must be a whole number ${min}-${max} (got "${text}")`);
+  }
+  return Number(text);
+}

@@ -1,0 +1,110 @@
+import type { Server } from 'node:http';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { Logger } from 'pino';
+import { parseFaultPatch } from './faults.js';
+import type { RunningSimulator } from './server.js';
+
+/**
+ * The control endpoint: HTTP+JSON on 127.0.0.1, used by tests and testers
+ * while the simulator runs.
+ *
+ *   GET    /state       {dialect, charset, errorDetection, connections, faults, counters}
+ *   GET    /counters    {received: {"63": 4, ...}, executed: {...}}
+ *   PUT    /faults      partial fault JSON, merged; 400 on bad input; answers the faults
+ *   DELETE /faults      clears every fault; answers the faults
+ *   POST   /reset       reloads the data file, clears counters and faults
+ *   POST   /disconnect  destroys every open client connection
+ */
+
+export interface ControlServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export function controlApp(sim: RunningSimulator, logger: Logger): Hono {
+  const app = new Hono();
+
+  app.get('/state', (c) =>
+    c.json({
+      dialect: sim.dialect.name,
+      charset: sim.config.charset,
+      errorDetection: sim.config.errorDetection,
+      idleTimeoutS: sim.config.idleTimeoutMs / 1000,
+      host: sim.host,
+      port: sim.port,
+      connections: sim.connectionCount(),
+      faults: sim.faults.state,
+      counters: sim.counters.snapshot(),
+    }),
+  );
+
+  app.get('/counters', (c) => c.json(sim.counters.snapshot()));
+
+  app.put('/faults', async (c) => {
+    let body: unknown;
+    try {
+      body = JSON.parse(await c.req.text());
+    } catch {
+      return c.json({ error: 'the body must be a JSON object of faults, e.g. {"latencyMs": 200}' }, 400);
+    }
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      return c.json({ error: 'the body must be a JSON object of faults, e.g. {"latencyMs": 200}' }, 400);
+    }
+    let patch;
+    try {
+      patch = parseFaultPatch(body);
+    } catch (error) {
+      return c.json({ error: (error as Error).message }, 400);
+    }
+    return c.json(await sim.setFaults(patch));
+  });
+
+  app.delete('/faults', async (c) => c.json(await sim.clearFaults()));
+
+  app.post('/reset', async (c) => {
+    try {
+      await sim.reset();
+    } catch (error) {
+      logger.error({ err: (error as Error).message }, 'reset failed');
+      return c.json({ error: (error as Error).message }, 500);
+    }
+    return c.json({ reset: true });
+  });
+
+  app.post('/disconnect', (c) => c.json({ disconnected: sim.disconnectAll() }));
+
+  app.notFound((c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
+  app.onError((error, c) => {
+    logger.error({ err: error }, 'control endpoint error');
+    return c.json({ error: error.message }, 500);
+  });
+  return app;
+}
+
+export async function startControlServer(
+  sim: RunningSimulator,
+  options: { host: string; port: number; logger: Logger },
+): Promise<ControlServer> {
+  if (options.host !== '127.0.0.1') throw new Error(`the control endpoint binds to 127.0.0.1 only (asked for ${options.host})`);
+  const app = controlApp(sim, options.logger);
+  const server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: options.host, port: options.port }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = address && typeof address === 'object' ? address.port : options.port;
+  options.logger.info({ port }, 'control endpoint up');
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,535 @@
+import { noPatronFlags } from '../../src/sip2/codec.js';
+import { type Sip2DateTime, formatSip2Date, sip2DateFrom } from '../../src/sip2/date.js';
+import { type DateFormat, type Dialect, formatDialectDate, formatFineItem } from '../../src/sip2/dialect.js';
+import type {
+  AcsStatus,
+  EndPatronSession,
+  EndSessionResponse,
+  FeePaid,
+  FeePaidResponse,
+  Hold,
+  HoldResponse,
+  ItemInformation,
+  ItemInformationResponse,
+  LoginResponse,
+  PatronInformation,
+  PatronInformationResponse,
+  PatronStatusFlags,
+  PatronStatusRequest,
+  PatronStatusResponse,
+  Renew,
+  RenewAll,
+  RenewAllResponse,
+  RenewResponse,
+  RequestCode,
+  ScStatus,
+  Sip2Message,
+} from '../../src/sip2/spec.js';
+import { formatCents } from './data.js';
+import { CIRCULATION, type Fine, type Hold as LibraryHold, type Item, type Library, pageSlice } from './library.js';
+
+/**
+ * Builds the typed response for each request, the way the configured
+ * dialect's ILS would fill it. Pure apart from the library operations the
+ * request asks for (renew, hold, fee paid change the library's state).
+ */
+
+export const REJECTED_BY_FAULT = 'rejected by fault injection';
+/** 98 BX: patron status, SC status, resend, login, patron info, end session, fee paid, item info, hold, renew, renew all. */
+export const SUPPORTED_MESSAGES_BX = 'YNNNYYYYYYYNNYYY';
+
+export interface ResponseContext {
+  readonly library: Library;
+  readonly dialect: Dialect;
+  /** Location of the logged-in terminal account, for 98 AN. */
+  readonly terminalLocation?: string | undefined;
+}
+
+/** The requests the simulator answers (93, 97 and 96 are handled by the session). */
+export type HandledRequest = Extract<Sip2Message, { code: Exclude<RequestCode, '93'> }>;
+
+export function loginResponse(ok: boolean): LoginResponse {
+  return { code: '94', ok };
+}
+
+/** Executes a request against the library and returns its response. */
+export function respond(request: HandledRequest, ctx: ResponseContext): Sip2Message {
+  switch (request.code) {
+    case '99':
+      return acsStatus(request, ctx, true);
+    case '23':
+      return patronStatus(request, ctx);
+    case '63':
+      return patronInformation(request, ctx);
+    case '17':
+      return itemInformation(request, ctx);
+    case '29':
+      return renew(request, ctx);
+    case '65':
+      return renewAll(request, ctx);
+    case '15':
+      return hold(request, ctx);
+    case '35':
+      return endSession(request, ctx, true);
+    case '37':
+      return feePaid(request, ctx);
+  }
+}
+
+/** The negative answer for a request refused by the rejectMessage fault; nothing is executed. */
+export function rejectedResponse(request: HandledRequest, ctx: ResponseContext): Sip2Message {
+  const now = txDate(ctx);
+  const af = [REJECTED_BY_FAULT];
+  switch (request.code) {
+    case '99':
+      return { ...acsStatus(request, ctx, false), screenMessage: af };
+    case '23':
+      return { ...unknownPatronStatus(request, ctx), screenMessage: af };
+    case '63':
+      return { ...unknownPatronInformation(request, ctx), screenMessage: af };
+    case '17':
+      return { ...unknownItem(request.itemIdentifier, now), screenMessage: af };
+    case '29':
+      return renewRefused(request, ctx, undefined, REJECTED_BY_FAULT);
+    case '65':
+      return {
+        code: '66', ok: false, renewedCount: 0, unrenewedCount: 0, transactionDate: now,
+        institutionId: ctx.library.institution, screenMessage: af,
+      };
+    case '15':
+      return holdResponse(request, ctx, { ok: false, reason: REJECTED_BY_FAULT });
+    case '35':
+      return { ...endSession(request, ctx, false), screenMessage: af };
+    case '37':
+      return {
+        code: '38', paymentAccepted: false, transactionDate: now, institutionId: ctx.library.institution,
+        patronIdentifier: request.patronIdentifier, ...(request.transactionId ? { transactionId: request.transactionId } : {}),
+        screenMessage: af,
+      };
+  }
+}
+
+// ------------------------------------------------------------ 99 -> 98
+
+function acsStatus(_request: ScStatus, ctx: ResponseContext, online: boolean): AcsStatus {
+  return {
+    code: '98',
+    onlineStatus: online,
+    checkinOk: false,
+    checkoutOk: false,
+    acsRenewalPolicy: true,
+    statusUpdateOk: false,
+    offlineOk: false,
+    timeoutPeriod: 30,
+    retriesAllowed: 3,
+    dateTimeSync: txDate(ctx),
+    protocolVersion: '2.00',
+    institutionId: ctx.library.institution,
+    libraryName: ctx.library.libraryName,
+    supportedMessages: SUPPORTED_MESSAGES_BX,
+    ...(ctx.terminalLocation ? { terminalLocation: ctx.terminalLocation } : {}),
+  };
+}
+
+// ------------------------------------------------------------ 23 -> 24
+
+function patronStatus(request: PatronStatusRequest, ctx: ResponseContext): PatronStatusResponse {
+  const summary = ctx.library.summary(request.patronIdentifier);
+  if (!summary) return unknownPatronStatus(request, ctx);
+  return {
+    code: '24',
+    patronStatus: summary.flags,
+    language: language(request.language),
+    transactionDate: txDate(ctx),
+    institutionId: ctx.library.institution,
+    patronIdentifier: request.patronIdentifier,
+    personalName: summary.patron.name,
+    validPatron: true,
+    ...passwordCheck(request.patronPassword, summary.patron.password),
+    currencyType: ctx.library.currency,
+    feeAmount: formatCents(summary.totalFinesCents),
+  };
+}
+
+function unknownPatronStatus(request: PatronStatusRequest, ctx: ResponseContext): PatronStatusResponse {
+  return {
+    code: '24',
+    patronStatus: invalidPatronFlags(),
+    language: language(request.language),
+    transactionDate: txDate(ctx),
+    institutionId: ctx.library.institution,
+    patronIdentifier: request.patronIdentifier,
+    personalName: '',
+    validPatron: false,
+    ...(request.patronPassword !== undefined ? { validPatronPassword: false } : {}),
+  };
+}
+
+// ------------------------------------------------------------ 63 -> 64
+
+function patronInformation(request: PatronInformation, ctx: ResponseContext): PatronInformationResponse {
+  const { library, dialect } = ctx;
+  const summary = library.summary(request.patronIdentifier);
+  if (!summary) return unknownPatronInformation(request, ctx);
+  const { patron } = summary;
+  const holdEntry = (hold: LibraryHold): string => (hold.target.kind === 'item' ? hold.target.barcode : hold.target.titleId);
+  const asHolds = dialect.holdLists === 'ready-in-AS' ? summary.readyHolds : summary.holds;
+  const lists: Record<string, readonly string[]> = {
+    hold: asHolds.map(holdEntry),
+    overdue: summary.overdue.map((item) => item.barcode),
+    charged: summary.loans.map((item) => item.barcode),
+    fine: summary.fines.map((fine) => fineEntry(fine, ctx)),
+    recall: [],
+    unavailableHold: summary.pendingHolds.map(holdEntry),
+  };
+  const response: PatronInformationResponse = {
+    code: '64',
+    patronStatus: summary.flags,
+    language: language(request.language),
+    transactionDate: txDate(ctx),
+    holdItemsCount: lists.hold!.length,
+    overdueItemsCount: lists.overdue!.length,
+    chargedItemsCount: lists.charged!.length,
+    fineItemsCount: lists.fine!.length,
+    recallItemsCount: 0,
+    unavailableHoldsCount: lists.unavailableHold!.length,
+    institutionId: library.institution,
+    patronIdentifier: request.patronIdentifier,
+    personalName: patron.name,
+    validPatron: true,
+    ...passwordCheck(request.patronPassword, patron.password),
+    currencyType: library.currency,
+    feeAmount: formatCents(summary.totalFinesCents),
+    ...(patron.feeLimitCents !== null ? { feeLimit: formatCents(patron.feeLimitCents) } : {}),
+  };
+  if (request.summary !== null) {
+    const page = pageSlice(lists[request.summary] ?? [], request.startItem, request.endItem, dialect.listLimit);
+    const field = LIST_FIELDS[request.summary];
+    (response as Record<string, unknown>)[field] = page;
+  }
+  if (patron.address !== undefined) response.homeAddress = patron.address;
+  if (patron.email !== undefined) response.emailAddress = patron.email;
+  if (patron.phone !== undefined) response.homePhoneNumber = patron.phone;
+  const extra: Array<[string, string]> = [];
+  if (dialect.expiry && patron.expires) {
+    extra.push([dialect.expiry.field, dialectDate(patron.expires, dialect.expiry.format)]);
+  }
+  if (patron.patronClass !== undefined) extra.push(['PC', patron.patronClass]);
+  if (extra.length > 0) response.extra = extra;
+  return response;
+}
+
+const LIST_FIELDS = {
+  hold: 'holdItems',
+  overdue: 'overdueItems',
+  charged: 'chargedItems',
+  fine: 'fineItems',
+  recall: 'recallItems',
+  unavailableHold: 'unavailableHoldItems',
+} as const;
+
+function unknownPatronInformation(request: PatronInformation, ctx: ResponseContext): PatronInformationResponse {
+  return {
+    code: '64',
+    patronStatus: invalidPatronFlags(),
+    language: language(request.language),
+    transactionDate: txDate(ctx),
+    holdItemsCount: 0,
+    overdueItemsCount: 0,
+    chargedItemsCount: 0,
+    fineItemsCount: 0,
+    recallItemsCount: 0,
+    unavailableHoldsCount: 0,
+    institutionId: ctx.library.institution,
+    patronIdentifier: request.patronIdentifier,
+    personalName: '',
+    validPatron: false,
+    ...(request.patronPassword !== undefined ? { validPatronPassword: false } : {}),
+  };
+}
+
+/** One AV entry, written with the dialect's template. */
+export function fineEntry(fine: Fine, ctx: ResponseContext): string {
+  return formatFineItem(
+    {
+      amount: formatCents(fine.amountCents),
+      currency: ctx.library.currency,
+      type: fine.type,
+      date: dialectDate(fine.date, 'YYYYMMDD'),
+      item: fine.item ?? '-',
+      about: fine.about,
+      id: fine.id,
+    },
+    ctx.dialect,
+  );
+}
+
+// ------------------------------------------------------------ 17 -> 18
+
+function itemInformation(request: ItemInformation, ctx: ResponseContext): ItemInformationResponse {
+  const { library, dialect } = ctx;
+  const now = txDate(ctx);
+  const item = library.item(request.itemIdentifier);
+  if (!item) return unknownItem(request.itemIdentifier, now);
+  const status = library.circulationStatus(item);
+  const waiting = library.waitingHoldOn(item);
+  return {
+    code: '18',
+    circulationStatus: status,
+    securityMarker: 2,
+    feeType: 1,
+    transactionDate: now,
+    holdQueueLength: String(library.holdsOnItem(item).length),
+    ...(item.loan ? { dueDate: dialectDate(item.loan.due, dialect.dueDateFormat) } : {}),
+    ...(status === CIRCULATION.holdShelf && waiting?.waiting ? { holdPickupDate: formatSip2Date(sip2DateFrom(waiting.waiting.pickupBy)) } : {}),
+    itemIdentifier: item.barcode,
+    titleIdentifier: item.title,
+    owner: item.owner,
+    mediaType: item.mediaType,
+    permanentLocation: item.permanentLocation,
+    currentLocation: item.currentLocation,
+    extra: [['CS', item.callNumber]],
+  };
+}
+
+function unknownItem(barcode: string, now: Sip2DateTime): ItemInformationResponse {
+  return {
+    code: '18',
+    circulationStatus: CIRCULATION.unknown,
+    securityMarker: 0,
+    feeType: 1,
+    transactionDate: now,
+    itemIdentifier: barcode,
+    titleIdentifier: '',
+    screenMessage: ['Item not found'],
+  };
+}
+
+// ------------------------------------------------------------ 29 -> 30, 65 -> 66
+
+function renew(request: Renew, ctx: ResponseContext): RenewResponse {
+  const { library } = ctx;
+  const patron = library.patron(request.patronIdentifier);
+  if (patron && badPassword(request.patronPassword, patron.password)) {
+    return renewRefused(request, ctx, library.item(request.itemIdentifier ?? ''), 'Invalid patron password');
+  }
+  const barcode = request.itemIdentifier ?? titleToLoan(request, ctx);
+  const result = library.renew(request.patronIdentifier, barcode ?? '');
+  if (!result.ok) return renewRefused(request, ctx, result.item, result.reason);
+  return {
+    code: '30',
+    ok: true,
+    renewalOk: true,
+    magneticMedia: 'N',
+    desensitize: 'N',
+    transactionDate: txDate(ctx),
+    institutionId: library.institution,
+    patronIdentifier: request.patronIdentifier,
+    itemIdentifier: result.item.barcode,
+    titleIdentifier: result.item.title,
+    dueDate: dialectDate(result.due, ctx.dialect.dueDateFormat),
+    mediaType: result.item.mediaType,
+    screenMessage: ['Item renewed'],
+  };
+}
+
+/** A 29 that names only a title (AJ): the patron's loan of that title, if exactly one. */
+function titleToLoan(request: Renew, ctx: ResponseContext): string | undefined {
+  const title = request.titleIdentifier;
+  if (!title) return undefined;
+  const titles = new Set(ctx.library.titleItems(title).map((item) => item.titleId));
+  const loans = ctx.library.loansOf(request.patronIdentifier).filter((item) => titles.has(item.titleId));
+  return loans.length === 1 ? loans[0]!.barcode : undefined;
+}
+
+function renewRefused(request: Renew, ctx: ResponseContext, item: Item | undefined, reason: string): RenewResponse {
+  const onLoanToPatron = item?.loan?.patron === request.patronIdentifier;
+  return {
+    code: '30',
+    ok: false,
+    renewalOk: false,
+    magneticMedia: 'U',
+    desensitize: 'U',
+    transactionDate: txDate(ctx),
+    institutionId: ctx.library.institution,
+    patronIdentifier: request.patronIdentifier,
+    itemIdentifier: item?.barcode ?? request.itemIdentifier ?? '',
+    titleIdentifier: item?.title ?? request.titleIdentifier ?? '',
+    dueDate: item?.loan && onLoanToPatron ? dialectDate(item.loan.due, ctx.dialect.dueDateFormat) : '',
+    ...(item ? { mediaType: item.mediaType } : {}),
+    screenMessage: [reason],
+  };
+}
+
+function renewAll(request: RenewAll, ctx: ResponseContext): RenewAllResponse {
+  const { library } = ctx;
+  const patron = library.patron(request.patronIdentifier);
+  const now = txDate(ctx);
+  if (patron && badPassword(request.patronPassword, patron.password)) {
+    return { code: '66', ok: false, renewedCount: 0, unrenewedCount: 0, transactionDate: now, institutionId: library.institution, screenMessage: ['Invalid patron password'] };
+  }
+  const result = library.renewAll(request.patronIdentifier);
+  const renewed = result.renewed.map((item) => item.barcode);
+  const unrenewed = result.unrenewed.map(({ item }) => item.barcode);
+  return {
+    code: '66',
+    ok: result.ok,
+    renewedCount: renewed.length,
+    unrenewedCount: unrenewed.length,
+    transactionDate: now,
+    institutionId: library.institution,
+    ...(renewed.length > 0 ? { renewedItems: renewed } : {}),
+    ...(unrenewed.length > 0 ? { unrenewedItems: unrenewed } : {}),
+    ...(result.reason ? { screenMessage: [result.reason] } : {}),
+  };
+}
+
+// ------------------------------------------------------------ 15 -> 16
+
+function hold(request: Hold, ctx: ResponseContext): HoldResponse {
+  const { library } = ctx;
+  const patron = library.patron(request.patronIdentifier);
+  if (patron && badPassword(request.patronPassword, patron.password)) {
+    return holdResponse(request, ctx, { ok: false, reason: 'Invalid patron password' });
+  }
+  const target = { item: request.itemIdentifier || undefined, title: request.titleIdentifier || undefined };
+  switch (request.holdMode) {
+    case '+': {
+      // BY 2 with a title asks for a title-level hold even when an item is named too.
+      const titleLevel = request.holdType === '2' && target.title !== undefined;
+      const result = library.placeHold(request.patronIdentifier, {
+        item: titleLevel ? undefined : target.item,
+        title: target.title,
+        pickupLocation: request.pickupLocation,
+        expires: parseExpiry(request.expirationDate),
+      });
+      if (!result.ok) return holdResponse(request, ctx, { ok: false, reason: result.reason });
+      return holdResponse(request, ctx, {
+        ok: true,
+        available: result.available,
+        hold: result.hold,
+        queuePosition: result.queuePosition,
+        message: 'Hold placed',
+      });
+    }
+    case '-': {
+      const result = library.cancelHold(request.patronIdentifier, target);
+      return result.ok
+        ? holdResponse(request, ctx, { ok: true, available: false, hold: result.hold, message: 'Hold cancelled' })
+        : holdResponse(request, ctx, { ok: false, reason: result.reason });
+    }
+    case '*': {
+      const result = library.changePickup(request.patronIdentifier, { ...target, pickupLocation: request.pickupLocation });
+      return result.ok
+        ? holdResponse(request, ctx, {
+            ok: true, available: false, hold: result.hold, queuePosition: library.queuePosition(result.hold), message: 'Pickup location changed',
+          })
+        : holdResponse(request, ctx, { ok: false, reason: result.reason });
+    }
+    default:
+      return holdResponse(request, ctx, { ok: false, reason: `Unknown hold mode "${request.holdMode}"` });
+  }
+}
+
+type HoldOutcome =
+  | { ok: true; available: boolean; hold: LibraryHold; queuePosition?: number; message: string }
+  | { ok: false; reason: string };
+
+function holdResponse(request: Hold, ctx: ResponseContext, outcome: HoldOutcome): HoldResponse {
+  const response: HoldResponse = {
+    code: '16',
+    ok: outcome.ok,
+    available: outcome.ok && outcome.available,
+    transactionDate: txDate(ctx),
+    institutionId: ctx.library.institution,
+    patronIdentifier: request.patronIdentifier,
+  };
+  if (outcome.ok) {
+    const { hold } = outcome;
+    response.expirationDate = formatSip2Date(sip2DateFrom(hold.expires));
+    if (outcome.queuePosition !== undefined) response.queuePosition = String(outcome.queuePosition);
+    response.pickupLocation = hold.pickupLocation;
+    if (hold.target.kind === 'item') response.itemIdentifier = hold.target.barcode;
+    else response.titleIdentifier = hold.target.titleId;
+    response.screenMessage = [outcome.message];
+  } else {
+    if (request.itemIdentifier) response.itemIdentifier = request.itemIdentifier;
+    if (request.titleIdentifier) response.titleIdentifier = request.titleIdentifier;
+    response.screenMessage = [outcome.reason];
+  }
+  return response;
+}
+
+/** BW as sent (an 18-char SIP2 date, or at least YYYYMMDD); undefined when absent or unreadable. */
+function parseExpiry(text: string | undefined): Date | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})/.exec(text ?? '');
+  if (!m) return undefined;
+  const date = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]), 23, 59, 59);
+  return date.getMonth() === Number(m[2]) - 1 && date.getDate() === Number(m[3]) ? date : undefined;
+}
+
+// ------------------------------------------------------------ 35 -> 36, 37 -> 38
+
+function endSession(request: EndPatronSession, ctx: ResponseContext, ended: boolean): EndSessionResponse {
+  return {
+    code: '36',
+    endSession: ended,
+    transactionDate: txDate(ctx),
+    institutionId: ctx.library.institution,
+    patronIdentifier: request.patronIdentifier,
+  };
+}
+
+function feePaid(request: FeePaid, ctx: ResponseContext): FeePaidResponse {
+  const { library } = ctx;
+  const patron = library.patron(request.patronIdentifier);
+  const result =
+    patron && badPassword(request.patronPassword, patron.password)
+      ? { ok: false as const, reason: 'Invalid patron password' }
+      : library.payFee(request.patronIdentifier, request.feeAmount, { feeId: request.feeIdentifier, currency: request.currencyType });
+  return {
+    code: '38',
+    paymentAccepted: result.ok,
+    transactionDate: txDate(ctx),
+    institutionId: library.institution,
+    patronIdentifier: request.patronIdentifier,
+    ...(request.transactionId ? { transactionId: request.transactionId } : {}),
+    screenMessage: [result.ok ? 'Payment accepted' : result.reason],
+  };
+}
+
+// ------------------------------------------------------------ helpers
+
+function txDate(ctx: ResponseContext): Sip2DateTime {
+  return sip2DateFrom(ctx.library.now());
+}
+
+/** A date the way the dialect writes it. */
+export function dialectDate(date: Date, format: DateFormat): string {
+  return formatDialectDate(sip2DateFrom(date), format);
+}
+
+function language(requested: string): string {
+  return /^\d{3}$/.test(requested) ? requested : '000';
+}
+
+/** CQ only when the request carried AD. */
+function passwordCheck(sent: string | undefined, actual: string): { validPatronPassword?: boolean } {
+  return sent === undefined ? {} : { validPatronPassword: sent === actual };
+}
+
+/** An AD that was sent, is not empty, and is wrong. */
+function badPassword(sent: string | undefined, actual: string): boolean {
+  return sent !== undefined && sent !== '' && sent !== actual;
+}
+
+/** As the Perl SIPServer answers for a patron it does not know: charge, renewal, recall and hold denied. */
+function invalidPatronFlags(): PatronStatusFlags {
+  return {
+    ...noPatronFlags(),
+    chargePrivilegesDenied: true,
+    renewalPrivilegesDenied: true,
+    recallPrivilegesDenied: true,
+    holdPrivilegesDenied: true,
+  };
+}

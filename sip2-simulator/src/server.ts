@@ -1,0 +1,199 @@
+import { type Server, type Socket, createServer } from 'node:net';
+import pino, { type Logger } from 'pino';
+import { type Charset } from '../../src/sip2/charset.js';
+import { type Dialect, loadDialect } from '../../src/sip2/dialect.js';
+import { type ControlServer, startControlServer } from './control.js';
+import { Counters } from './counters.js';
+import { DEFAULT_DATA_FILE, loadLibraryData } from './data.js';
+import { type FaultPatch, type FaultState, Faults } from './faults.js';
+import { Library } from './library.js';
+import { Session, type SessionConfig } from './session.js';
+
+export interface SimulatorOptions {
+  /** SIP2 listen address; default 127.0.0.1. */
+  host?: string;
+  /** SIP2 port; default 6001; 0 = ephemeral. */
+  port?: number;
+  /** Built-in dialect name (generic, koha, evergreen, folio) or a dialect file; default generic. */
+  dialect?: string;
+  /** Data file; default the demo data. */
+  dataFile?: string;
+  /** Wire charset; default the dialect's. */
+  charset?: Charset;
+  /** Initial latency and jitter faults. */
+  latencyMs?: number;
+  jitterMs?: number;
+  /** Close connections without a message for this long; default 300; 0 = never. */
+  idleTimeoutS?: number;
+  /** AY/AZ on; default true. */
+  errorDetection?: boolean;
+  /** Control endpoint port on 127.0.0.1 (0 = ephemeral); no control endpoint when undefined. */
+  controlPort?: number;
+  /** Control endpoint address: only 127.0.0.1 is accepted. */
+  controlHost?: string;
+  /** A logger to use (the gateway passes its own); otherwise pino on stderr at logLevel. */
+  logger?: Logger;
+  logLevel?: string;
+  /** The clock (tests). */
+  now?: () => Date;
+}
+
+export interface RunningSimulator {
+  readonly host: string;
+  readonly port: number;
+  readonly controlPort?: number;
+  readonly library: Library;
+  readonly faults: Faults;
+  readonly counters: Counters;
+  readonly dialect: Dialect;
+  readonly config: SessionConfig;
+  /** Open client connections. */
+  connectionCount(): number;
+  /** Merges a fault update; resolves once refuseConnections has taken effect. */
+  setFaults(patch: FaultPatch): Promise<Readonly<FaultState>>;
+  clearFaults(): Promise<Readonly<FaultState>>;
+  /** Reloads the data file, clears counters and faults. */
+  reset(): Promise<void>;
+  /** Destroys every open client connection; returns how many. */
+  disconnectAll(): number;
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_PORT = 6001;
+export const DEFAULT_IDLE_TIMEOUT_S = 300;
+
+/** Starts the SIP2 server (and the control endpoint when controlPort is given). */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const host = options.host ?? '127.0.0.1';
+  const controlHost = options.controlHost ?? '127.0.0.1';
+  if (options.controlPort !== undefined && controlHost !== '127.0.0.1') {
+    throw new Error(`the control endpoint binds to 127.0.0.1 only (asked for ${controlHost})`);
+  }
+  const logger = options.logger ?? pino({ name: 'sip2-simulator', level: options.logLevel ?? 'info' }, pino.destination({ dest: 2, sync: true }));
+  const dialect = loadDialect(options.dialect ?? 'generic');
+  const dataFile = options.dataFile ?? DEFAULT_DATA_FILE;
+  const library = new Library(loadLibraryData(dataFile), options.now ? { now: options.now } : {});
+  const config: SessionConfig = {
+    dialect,
+    charset: options.charset ?? dialect.charset,
+    errorDetection: options.errorDetection ?? true,
+    idleTimeoutMs: Math.round((options.idleTimeoutS ?? DEFAULT_IDLE_TIMEOUT_S) * 1000),
+  };
+  const faults = new Faults({ latencyMs: options.latencyMs ?? 0, jitterMs: options.jitterMs ?? 0 });
+  const counters = new Counters();
+  const sessions = new Set<Session>();
+
+  const onConnection = (socket: Socket) => {
+    const session = new Session(socket, { config, library, faults, counters, logger }, (s) => sessions.delete(s));
+    sessions.add(session);
+  };
+
+  // A refused port is a closed listener: each listening period gets its own net.Server,
+  // while open connections (owned by their sessions) live on.
+  let listener: Server | null = null;
+  let port = options.port ?? DEFAULT_PORT;
+  const listen = async (): Promise<void> => {
+    const server = createServer(onConnection);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ host, port }, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    server.on('error', (error) => logger.error({ err: error }, 'listener error'));
+    const address = server.address();
+    if (address && typeof address === 'object') port = address.port;
+    listener = server;
+  };
+  const unlisten = async (): Promise<void> => {
+    const server = listener;
+    listener = null;
+    if (!server) return;
+    // close() stops accepting at once; its callback waits for the connections, so do not wait for it.
+    server.close();
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  // Listener changes are serialized so rapid on/off toggles end in the requested state.
+  let listenerChange: Promise<void> = Promise.resolve();
+  const syncListener = (): Promise<void> => {
+    listenerChange = listenerChange
+      .catch(() => {})
+      .then(async () => {
+        const refuse = faults.state.refuseConnections;
+        if (refuse && listener) {
+          await unlisten();
+          logger.info('fault: refusing connections (listener closed)');
+        } else if (!refuse && !listener && !stopped) {
+          await listen();
+          logger.info({ port }, 'listening again');
+        }
+      });
+    return listenerChange;
+  };
+
+  let stopped = false;
+  await listen();
+  logger.info({ host, port, dialect: dialect.name, charset: config.charset, errorDetection: config.errorDetection }, 'SIP2 listener up');
+
+  const disconnectAll = (): number => {
+    const count = sessions.size;
+    for (const session of [...sessions]) session.destroy('disconnect requested');
+    return count;
+  };
+
+  const simulator: RunningSimulator & { controlPort?: number } = {
+    host,
+    get port() {
+      return port;
+    },
+    library,
+    faults,
+    counters,
+    dialect,
+    config,
+    connectionCount: () => sessions.size,
+    async setFaults(patch) {
+      const state = faults.apply(patch);
+      logger.info({ faults: state }, 'faults changed');
+      await syncListener();
+      return faults.state;
+    },
+    async clearFaults() {
+      faults.clear();
+      logger.info('faults cleared');
+      await syncListener();
+      return faults.state;
+    },
+    async reset() {
+      library.reload(loadLibraryData(dataFile));
+      counters.reset();
+      faults.clear();
+      await syncListener();
+      logger.info('data reloaded, counters and faults cleared');
+    },
+    disconnectAll,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await listenerChange.catch(() => {});
+      await unlisten();
+      disconnectAll();
+      await control?.close();
+      logger.info('stopped');
+      logger.flush?.();
+    },
+  };
+
+  let control: ControlServer | undefined;
+  if (options.controlPort !== undefined) {
+    try {
+      control = await startControlServer(simulator, { host: controlHost, port: options.controlPort, logger });
+    } catch (error) {
+      await simulator.stop();
+      throw error;
+    }
+    simulator.controlPort = control.port;
+  }
+  return simulator;
+}

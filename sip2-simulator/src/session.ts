@@ -1,0 +1,303 @@
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import type { Charset } from '../../src/sip2/charset.js';
+import { decodeText } from '../../src/sip2/charset.js';
+import { type Decoded, decodeFrame, encodeMessage } from '../../src/sip2/codec.js';
+import { type Dialect, terminatorOf } from '../../src/sip2/dialect.js';
+import { Sip2DecodeError } from '../../src/sip2/errors.js';
+import { FrameDecoder } from '../../src/sip2/framer.js';
+import { MESSAGE_SPECS, type Sip2Message, isMessageCode } from '../../src/sip2/spec.js';
+import type { Counters } from './counters.js';
+import { type Faults, corruptChecksum, garbageBytes } from './faults.js';
+import type { Library } from './library.js';
+import { type HandledRequest, loginResponse, rejectedResponse, respond } from './responses.js';
+
+/**
+ * One client connection: the SIP2 protocol state machine of an ACS.
+ *
+ * - 93 Login first; anything else before a good login closes the connection;
+ *   the third failed login answers 940 and closes.
+ * - Error detection on: a request without a valid AY/AZ trailer gets 96 and is
+ *   not executed; responses echo the request's AY and carry AZ.
+ * - 97 re-sends the last response byte for byte (96 if nothing was sent yet).
+ * - A request whose AY and AZ equal the previous request's is a retransmission:
+ *   the last response is re-sent and nothing runs again (3M SIP2, "ACS System
+ *   Error Handling").
+ * - Unknown command ids are ignored (no reply).
+ * - Frames are handled strictly one after another, so pipelined requests are
+ *   answered in order even with latency faults.
+ */
+
+export const MAX_FAILED_LOGINS = 3;
+
+/** Requests the simulator executes (besides 93 login and 97 resend). */
+const HANDLED = new Set(['99', '23', '63', '17', '29', '65', '15', '35', '37']);
+
+export interface SessionConfig {
+  readonly dialect: Dialect;
+  readonly charset: Charset;
+  readonly errorDetection: boolean;
+  /** 0 = never. */
+  readonly idleTimeoutMs: number;
+}
+
+export interface SessionContext {
+  readonly config: SessionConfig;
+  readonly library: Library;
+  readonly faults: Faults;
+  readonly counters: Counters;
+  readonly logger: Logger;
+}
+
+let nextId = 1;
+
+export class Session {
+  readonly id = nextId++;
+  private readonly decoder = new FrameDecoder();
+  private readonly log: Logger;
+  private chain: Promise<void> = Promise.resolve();
+  private idleTimer: NodeJS.Timeout | undefined;
+  private loggedIn = false;
+  private failedLogins = 0;
+  private terminalLocation: string | undefined;
+  /** The bytes of the last response, as encoded (before any fault touched them). */
+  private lastSent: Buffer | null = null;
+  /** "AY:AZ" of the previous request, for retransmission detection. */
+  private lastRequestKey: string | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly ctx: SessionContext,
+    private readonly onClose: (session: Session) => void = () => {},
+  ) {
+    this.log = ctx.logger.child({ conn: this.id });
+    this.log.info({ remote: `${socket.remoteAddress}:${socket.remotePort}` }, 'connection opened');
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', (error: NodeJS.ErrnoException) => this.log.debug({ err: error.code ?? error.message }, 'socket error'));
+    socket.on('close', () => {
+      this.closed = true;
+      clearTimeout(this.idleTimer);
+      this.log.info('connection closed');
+      this.onClose(this);
+    });
+    this.armIdleTimer();
+  }
+
+  get isLoggedIn(): boolean {
+    return this.loggedIn;
+  }
+
+  /** Drops the connection at once (an ILS going away). */
+  destroy(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.log.info({ reason }, 'closing connection');
+    this.socket.destroy();
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closed) return;
+    let frames: Buffer[];
+    try {
+      frames = this.decoder.push(chunk);
+    } catch (error) {
+      if (!(error instanceof Sip2DecodeError)) throw error;
+      this.log.warn({ reason: error.reason }, 'undecodable input');
+      this.enqueue(() => this.sendResend());
+      return;
+    }
+    for (const frame of frames) {
+      this.armIdleTimer();
+      this.enqueue(() => this.handleFrame(frame));
+    }
+  }
+
+  private enqueue(task: () => Promise<void>): void {
+    this.chain = this.chain
+      .then(() => (this.closed ? undefined : task()))
+      .catch((error: unknown) => this.log.error({ err: error }, 'failed to handle a message'));
+  }
+
+  private armIdleTimer(): void {
+    clearTimeout(this.idleTimer);
+    const ms = this.ctx.config.idleTimeoutMs;
+    if (ms > 0) this.idleTimer = setTimeout(() => this.destroy(`idle for ${ms / 1000} s`), ms);
+  }
+
+  // ------------------------------------------------------------ protocol
+
+  private async handleFrame(frame: Buffer): Promise<void> {
+    const { config, counters, faults } = this.ctx;
+    this.trace('in', frame);
+    let decoded: Decoded;
+    try {
+      decoded = decodeFrame(frame, { charset: config.charset, errorDetection: config.errorDetection });
+    } catch (error) {
+      if (!(error instanceof Sip2DecodeError)) throw error;
+      this.log.warn({ reason: error.reason }, 'bad message, asking for a resend (96)');
+      this.lastRequestKey = null;
+      return this.sendResend();
+    }
+    const code = decoded.kind === 'message' ? decoded.message.code : decoded.code;
+    counters.countReceived(code);
+
+    if (code === '97') {
+      if (this.lastSent) {
+        this.log.debug('97: re-sending the last response');
+        return this.deliver(this.lastSent);
+      }
+      return this.sendResend();
+    }
+
+    if (decoded.kind === 'unknown' || (!HANDLED.has(code) && code !== '93')) {
+      this.lastRequestKey = null;
+      if (!this.loggedIn) return this.destroy(`message ${code} before login`);
+      this.log.info({ code }, 'unsupported command id, ignored');
+      return;
+    }
+    const message = decoded.message;
+
+    if (config.errorDetection) {
+      if (decoded.sequence === null) {
+        this.log.warn({ code }, 'request without AY sequence number, asking for a resend (96)');
+        this.lastRequestKey = null;
+        return this.sendResend();
+      }
+      const key = `${decoded.sequence}:${frame.toString('latin1', frame.length - 4).toUpperCase()}`;
+      if (key === this.lastRequestKey && this.lastSent) {
+        this.log.info({ code }, 'retransmission (same AY and AZ): re-sending the last response, not executing');
+        return this.deliver(this.lastSent);
+      }
+      this.lastRequestKey = key;
+    }
+
+    const sequence = decoded.sequence ?? 0;
+    if (message.code === '93') return this.login(message.loginUserId, message.loginPassword, sequence);
+    if (!this.loggedIn) return this.destroy(`message ${code} before login`);
+
+    const request = message as HandledRequest;
+    const responseContext = { library: this.ctx.library, dialect: config.dialect, terminalLocation: this.terminalLocation };
+    if (faults.rejects(code)) {
+      this.log.info({ code }, 'rejected by fault injection');
+      return this.send(rejectedResponse(request, responseContext), sequence);
+    }
+    const response = respond(request, responseContext);
+    counters.countExecuted(code);
+    return this.send(response, sequence);
+  }
+
+  private async login(user: string, password: string, sequence: number): Promise<void> {
+    this.ctx.counters.countExecuted('93');
+    const terminal = this.ctx.library.authenticateTerminal(user, password);
+    if (terminal) {
+      this.loggedIn = true;
+      this.failedLogins = 0;
+      this.terminalLocation = terminal.location;
+      this.log.info({ user }, 'login accepted');
+      return this.send(loginResponse(true), sequence);
+    }
+    this.loggedIn = false;
+    this.failedLogins += 1;
+    this.log.warn({ user, failures: this.failedLogins }, 'login rejected');
+    await this.send(loginResponse(false), sequence);
+    if (this.failedLogins >= MAX_FAILED_LOGINS && !this.closed) {
+      this.closed = true;
+      this.log.warn(`${MAX_FAILED_LOGINS} failed logins, closing the connection`);
+      this.socket.destroySoon();
+    }
+  }
+
+  // ------------------------------------------------------------ output
+
+  private async send(message: Sip2Message, sequence: number): Promise<void> {
+    const { config } = this.ctx;
+    let bytes: Buffer;
+    try {
+      bytes = encodeMessage(message, {
+        charset: config.charset,
+        errorDetection: config.errorDetection,
+        sequence,
+        terminator: terminatorOf(config.dialect),
+        unencodable: 'replace',
+      });
+    } catch (error) {
+      this.log.error({ err: (error as Error).message, code: message.code }, 'cannot encode the response, sending 96');
+      return this.sendResend();
+    }
+    this.lastSent = bytes;
+    return this.deliver(bytes);
+  }
+
+  /** 96 Request SC Resend. It is remembered as the last response, as 3M SIP2 wants for a following 97. */
+  private sendResend(): Promise<void> {
+    const { config } = this.ctx;
+    const bytes = encodeMessage({ code: '96' }, {
+      charset: config.charset,
+      errorDetection: config.errorDetection,
+      terminator: terminatorOf(config.dialect),
+    });
+    this.lastSent = bytes;
+    return this.deliver(bytes);
+  }
+
+  /** Writes a response through the fault injector: latency first, then at most one reply fault. */
+  private async deliver(bytes: Buffer): Promise<void> {
+    const { faults } = this.ctx;
+    const delay = faults.delayMs();
+    if (delay > 0) await sleep(delay);
+    if (this.closed || this.socket.destroyed) return;
+    const fault = faults.takeReplyFault();
+    switch (fault) {
+      case 'hang':
+        this.log.info('fault: hang, response withheld');
+        return;
+      case 'dropMidReply': {
+        this.log.info('fault: dropping the connection in the middle of the response');
+        this.closed = true;
+        const half = bytes.subarray(0, Math.max(1, Math.floor(bytes.length / 2)));
+        await new Promise<void>((resolve) => this.socket.write(half, () => resolve()));
+        this.socket.destroy();
+        return;
+      }
+      case 'garbage': {
+        this.log.info('fault: answering garbage');
+        const junk = garbageBytes();
+        this.trace('out', junk);
+        this.socket.write(junk);
+        return;
+      }
+      case 'corruptChecksums': {
+        this.log.info('fault: corrupting the checksum');
+        const bad = corruptChecksum(bytes);
+        this.trace('out', bad);
+        this.socket.write(bad);
+        return;
+      }
+      case null:
+        this.trace('out', bytes);
+        this.socket.write(bytes);
+    }
+  }
+
+  private trace(direction: 'in' | 'out', bytes: Buffer): void {
+    if (!this.log.isLevelEnabled('debug')) return;
+    this.log.debug({ dir: direction, text: maskPasswords(decodeText(bytes, this.ctx.config.charset).replace(/[\r\n]+$/, '')) }, 'sip2');
+  }
+}
+
+/** A message text for the protocol trace, with CO and AD values replaced by "***". */
+export function maskPasswords(text: string): string {
+  const code = text.slice(0, 2);
+  // Tagged fields start right after the fixed part, then after each "|".
+  const start = isMessageCode(code) ? 2 + MESSAGE_SPECS[code].fixed.reduce((sum, field) => sum + field.length, 0) : 0;
+  const mask = (fields: string, re: RegExp) => fields.replace(re, '$1$2***');
+  return start > 0
+    ? text.slice(0, start) + mask(text.slice(start), /(^|\|)(CO|AD)[^|]*/g)
+    : mask(text, /(\|)(CO|AD)[^|]*/g);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

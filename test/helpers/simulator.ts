@@ -1,0 +1,350 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { type Socket, connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { Charset } from '../../src/sip2/charset.js';
+import { type Decoded, type EncodeOptions, decodeFrame, encodeMessage } from '../../src/sip2/codec.js';
+import type { Sip2Message } from '../../src/sip2/spec.js';
+
+/**
+ * Runs the SIP2 simulator as a real separate process (the CLI, exactly as
+ * `npm run simulator` does) and drives its control endpoint. Also a raw SIP2
+ * socket client for tests that need to see exact bytes.
+ *
+ * The child is started as `node --import tsx sip2-simulator/src/main.ts`
+ * rather than through node_modules/.bin/tsx: the tsx binary runs the script in
+ * a second, grandchild process, so a killed tsx could leave the simulator
+ * running with its ports; this way there is exactly one process to signal.
+ */
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BANNER = /^sip2-simulator listening on (\S+):(\d+)$/m;
+const CONTROL_BANNER = /^sip2-simulator control on 127\.0\.0\.1:(\d+)$/m;
+const START_TIMEOUT_MS = 15_000;
+
+export interface SimulatorProcessOptions {
+  dialect?: 'generic' | 'koha' | 'evergreen' | 'folio';
+  errorDetection?: boolean;
+  idleTimeoutS?: number;
+  latencyMs?: number;
+  /** Any further CLI flags. */
+  extraArgs?: string[];
+  /** SIP2 port; default 0 (ephemeral). */
+  port?: number;
+}
+
+export interface FaultsState {
+  latencyMs: number;
+  jitterMs: number;
+  refuseConnections: boolean;
+  dropMidReply: boolean | number;
+  hang: boolean | number;
+  corruptChecksums: boolean | number;
+  garbage: boolean | number;
+  rejectMessage: string | null;
+}
+
+export interface CountersState {
+  received: Record<string, number>;
+  executed: Record<string, number>;
+}
+
+export interface SimulatorState {
+  dialect: string;
+  charset: string;
+  errorDetection: boolean;
+  connections: number;
+  faults: FaultsState;
+  counters: CountersState;
+}
+
+export interface SimulatorProcess {
+  readonly host: string;
+  readonly port: number;
+  readonly controlPort: number;
+  /** Everything the child wrote to stderr so far (its log). */
+  readonly stderr: string;
+  setFaults(partial: Partial<FaultsState>): Promise<FaultsState>;
+  clearFaults(): Promise<FaultsState>;
+  reset(): Promise<void>;
+  counters(): Promise<CountersState>;
+  state(): Promise<SimulatorState>;
+  disconnectAll(): Promise<number>;
+  /** Signals the process and waits until it has exited. */
+  kill(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Starts the simulator again with the same options on the same SIP2 and control ports. */
+  restart(): Promise<void>;
+  /** kill('SIGTERM') unless already gone. */
+  stop(): Promise<void>;
+}
+
+const children = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const child of children) child.kill('SIGKILL');
+  });
+}
+
+interface Spawned {
+  child: ChildProcess;
+  host: string;
+  port: number;
+  controlPort: number;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function argsFor(options: SimulatorProcessOptions, port: number, controlPort: number): string[] {
+  const args = ['--import', 'tsx', 'sip2-simulator/src/main.ts', '--host', '127.0.0.1', '--port', String(port), '--control-port', String(controlPort)];
+  if (options.dialect) args.push('--dialect', options.dialect);
+  if (options.errorDetection !== undefined) args.push('--error-detection', options.errorDetection ? 'on' : 'off');
+  if (options.idleTimeoutS !== undefined) args.push('--idle-timeout-s', String(options.idleTimeoutS));
+  if (options.latencyMs !== undefined) args.push('--latency-ms', String(options.latencyMs));
+  args.push(...(options.extraArgs ?? []));
+  return args;
+}
+
+async function spawnSimulator(args: string[]): Promise<Spawned> {
+  installExitHook();
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8');
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => {
+    stderr += chunk;
+    if (stderr.length > 200_000) stderr = stderr.slice(-100_000);
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+    });
+  });
+  return new Promise<Spawned>((resolve, reject) => {
+    let settled = false;
+    const fail = (why: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`sip2-simulator did not start: ${why}\n--- command: node ${args.join(' ')}\n--- stdout:\n${stdout}\n--- stderr:\n${stderr}`));
+    };
+    const timer = setTimeout(() => fail(`no banner within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+    child.once('error', (error) => fail(error.message));
+    void exited.then(({ code, signal }) => fail(`exited early (code ${code}, signal ${signal})`));
+    child.stdout!.on('data', (chunk: string) => {
+      stdout += chunk;
+      const banner = BANNER.exec(stdout);
+      const control = CONTROL_BANNER.exec(stdout);
+      if (banner && control && !settled) {
+        settled = true;
+        clearTimeout(timer);
+        resolve({ child, host: banner[1]!, port: Number(banner[2]), controlPort: Number(control[1]), stderr: () => stderr, exited });
+      }
+    });
+  });
+}
+
+/** Starts the simulator CLI on 127.0.0.1 with a control endpoint; resolves once both banners are out. */
+export async function startSimulatorProcess(options: SimulatorProcessOptions = {}): Promise<SimulatorProcess> {
+  let current = await spawnSimulator(argsFor(options, options.port ?? 0, 0));
+  let running = true;
+  const watch = (spawned: Spawned) => void spawned.exited.then(() => spawned === current && (running = false));
+  watch(current);
+
+  const control = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`http://127.0.0.1:${current.controlPort}${path}`, {
+      method,
+      ...(body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+    });
+    const json = (await response.json()) as T & { error?: string };
+    if (!response.ok) throw new Error(`control ${method} ${path}: ${response.status} ${json.error ?? ''}`);
+    return json;
+  };
+
+  const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (!running) return current.exited;
+    current.child.kill(signal);
+    const result = await current.exited;
+    running = false;
+    return result;
+  };
+
+  return {
+    get host() {
+      return current.host;
+    },
+    get port() {
+      return current.port;
+    },
+    get controlPort() {
+      return current.controlPort;
+    },
+    get stderr() {
+      return current.stderr();
+    },
+    setFaults: (partial) => control<FaultsState>('PUT', '/faults', partial),
+    clearFaults: () => control<FaultsState>('DELETE', '/faults'),
+    reset: async () => {
+      await control('POST', '/reset');
+    },
+    counters: () => control<CountersState>('GET', '/counters'),
+    state: () => control<SimulatorState>('GET', '/state'),
+    disconnectAll: async () => (await control<{ disconnected: number }>('POST', '/disconnect')).disconnected,
+    kill,
+    restart: async () => {
+      await kill('SIGTERM');
+      current = await spawnSimulator(argsFor(options, current.port, current.controlPort));
+      running = true;
+      watch(current);
+    },
+    stop: async () => {
+      await kill('SIGTERM');
+    },
+  };
+}
+
+// ------------------------------------------------------------ a raw SIP2 client for tests
+
+export interface RawFrame {
+  /** The bytes exactly as received, terminator included. */
+  raw: Buffer;
+  /** Without the terminator (what decodeFrame takes). */
+  frame: Buffer;
+}
+
+/**
+ * A bare socket speaking SIP2 through the project's codec, without any of the
+ * client's retry logic: tests see exactly what the simulator sends.
+ */
+export class RawSip2Client {
+  private buffer = Buffer.alloc(0);
+  private waiters: Array<() => void> = [];
+  private ended = false;
+  readonly closed: Promise<void>;
+  private sequence = 0;
+
+  private constructor(
+    readonly socket: Socket,
+    readonly wire: { charset: Charset; errorDetection: boolean },
+  ) {
+    socket.on('data', (chunk: Buffer) => {
+      this.buffer = Buffer.concat([this.buffer, chunk]);
+      this.wake();
+    });
+    this.closed = new Promise((resolve) => {
+      socket.once('close', () => {
+        this.ended = true;
+        this.wake();
+        resolve();
+      });
+    });
+    socket.on('error', () => {});
+  }
+
+  static connect(port: number, wire: { charset?: Charset; errorDetection?: boolean } = {}, host = '127.0.0.1'): Promise<RawSip2Client> {
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host, port });
+      socket.once('error', reject);
+      socket.once('connect', () => {
+        socket.off('error', reject);
+        resolve(new RawSip2Client(socket, { charset: wire.charset ?? 'cp850', errorDetection: wire.errorDetection ?? true }));
+      });
+    });
+  }
+
+  get isClosed(): boolean {
+    return this.ended;
+  }
+
+  /** Bytes received and not yet taken as a frame. */
+  get pending(): Buffer {
+    return this.buffer;
+  }
+
+  /** Encodes a message (next AY, 0-9 wrapping, unless given) and writes it; returns the bytes sent. */
+  send(message: Sip2Message, options: Partial<EncodeOptions> = {}): Buffer {
+    const sequence = options.sequence ?? this.sequence;
+    this.sequence = (sequence + 1) % 10;
+    const bytes = encodeMessage(message, { ...this.wire, sequence, ...options });
+    this.socket.write(bytes);
+    return bytes;
+  }
+
+  writeRaw(bytes: Buffer | string): void {
+    this.socket.write(typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : bytes);
+  }
+
+  /** The next CR-terminated frame (a LF right after the CR belongs to it); rejects on timeout or close. */
+  async nextFrame(timeoutMs = 5000): Promise<RawFrame> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      // A CRLF server's LF that arrived after its frame was taken.
+      while (this.buffer[0] === 0x0a) this.buffer = this.buffer.subarray(1);
+      const cr = this.buffer.indexOf(0x0d);
+      if (cr !== -1) {
+        const end = this.buffer[cr + 1] === 0x0a ? cr + 2 : cr + 1;
+        const raw = this.buffer.subarray(0, end);
+        this.buffer = this.buffer.subarray(end);
+        return { raw: Buffer.from(raw), frame: Buffer.from(raw.subarray(0, cr)) };
+      }
+      if (this.ended) throw new Error(`connection closed (pending bytes: ${JSON.stringify(this.buffer.toString('latin1'))})`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no SIP2 frame within ${timeoutMs} ms`);
+      await this.waitForData(left);
+    }
+  }
+
+  /** Resolves true if anything arrives (or the socket closes) within ms, false otherwise. */
+  async somethingWithin(ms: number): Promise<boolean> {
+    if (this.buffer.length > 0 || this.ended) return true;
+    await this.waitForData(ms);
+    return this.buffer.length > 0 || this.ended;
+  }
+
+  /** The next frame, decoded with this client's wire options. */
+  async next(timeoutMs = 5000): Promise<Decoded & { raw: Buffer }> {
+    const { raw, frame } = await this.nextFrame(timeoutMs);
+    return { ...decodeFrame(frame, this.wire), raw };
+  }
+
+  /** Sends and returns the decoded answer, which must be a catalogue message. */
+  async request<M extends Sip2Message = Sip2Message>(message: Sip2Message, options: Partial<EncodeOptions> = {}): Promise<M & { raw: Buffer; sequence: number | null }> {
+    this.send(message, options);
+    const decoded = await this.next();
+    if (decoded.kind !== 'message') throw new Error(`unexpected message ${decoded.code}`);
+    return Object.assign(decoded.message as M, { raw: decoded.raw, sequence: decoded.sequence });
+  }
+
+  /** 93 login with the demo terminal account (or the given one); returns whether 941 came back. */
+  async login(user = 'paia', password = 'paia-secret'): Promise<boolean> {
+    const response = await this.request({ code: '93', uidAlgorithm: '0', pwdAlgorithm: '0', loginUserId: user, loginPassword: password });
+    if (response.code !== '94') throw new Error(`expected 94, got ${response.code}`);
+    return response.ok;
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  private waitForData(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.waiters.push(done);
+    });
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const waiter of waiters) waiter();
+  }
+}
