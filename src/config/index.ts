@@ -1,0 +1,28 @@
+export {
+  type Config,
+  configSchema,
+  DEMO_DIALECTS,
+  FILE_PATHS,
+  type HttpTlsConfig,
+  hostProblem,
+  isLoopback,
+  LOG_LEVELS,
+  type LogLevel,
+  PATRON_ID_MODES,
+  type PatronIdMode,
+  SECRET_PATHS,
+  type Sip2TlsConfig,
+  uriTemplateProblem,
+} from './schema.js';
+export {
+  ConfigError,
+  type ConfigProblem,
+  configSettings,
+  DEFAULT_CONFIG_FILE,
+  describeConfig,
+  envNameOf,
+  type LoadOptions,
+  loadConfig,
+  loadConfigWithWarnings,
+  type Setting,
+} from './load.js';

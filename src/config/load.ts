@@ -1,0 +1,539 @@
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Document, isMap, isScalar, LineCounter, parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { loadDialect } from '../sip2/dialect.js';
+import { type Config, configSchema, FILE_PATHS, SECRET_PATHS } from './schema.js';
+
+/**
+ * Loading the configuration: one YAML file, then environment overrides, then
+ * validation, then a deep freeze. Every problem is collected and reported at
+ * once, each as `<path>: <what is wrong and how to fix it> (<what was found,
+ * where>)`, with secrets hidden.
+ */
+
+/** config/default.yaml in this package: the embedded demo. */
+export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('../../config/default.yaml', import.meta.url));
+
+export interface LoadOptions {
+  /** The configuration file (`--config FILE`); relative to `cwd`. Default: config/default.yaml of the package. */
+  file?: string | undefined;
+  /** Environment with PAIA_* overrides and PORT. Default: process.env. */
+  env?: NodeJS.ProcessEnv | undefined;
+  /** Directory relative paths given on the command line or in environment variables are read from. Default: process.cwd(). */
+  cwd?: string | undefined;
+}
+
+export interface ConfigProblem {
+  /** Dotted setting path (e.g. "sip2.port"), or the file path for problems with the file itself. */
+  path: string;
+  /** What is wrong and how to fix it, with what was found and where; never a secret. */
+  message: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    /** The configuration file that was read. */
+    readonly file: string,
+    readonly problems: readonly ConfigProblem[],
+    /** Warnings found on the way (unknown PAIA_* variables), which may explain a problem. */
+    readonly warnings: readonly string[] = [],
+  ) {
+    const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+    const lines = problems.map((p) => `  ${p.path}: ${p.message}`);
+    const notes = warnings.length > 0 ? `\nwarnings:\n${warnings.map((w) => `  ${w}`).join('\n')}` : '';
+    super(`invalid configuration (${file}), ${count}:\n${lines.join('\n')}${notes}`);
+  }
+}
+
+// -------------------------------------------------------- settings and env
+
+type LeafKind = 'number' | 'boolean' | 'string' | 'enum' | 'section';
+
+export interface Setting {
+  /** Dotted path, e.g. "sip2.pool.acquireTimeoutMs". */
+  path: string;
+  /** Its environment variable, e.g. "PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS". */
+  env: string;
+  /** "section" for a section that can be null (a TLS block): the variable switches it on (true) or off (null). */
+  kind: LeafKind;
+  nullable: boolean;
+  secret: boolean;
+}
+
+interface SchemaLike {
+  def: { type: string; innerType?: SchemaLike; in?: SchemaLike; out?: SchemaLike; shape?: Record<string, SchemaLike> };
+}
+
+/** camelCase path -> PAIA_UPPER_SNAKE (`sip2.pool.acquireTimeoutMs` -> `PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS`). */
+export function envNameOf(path: string): string {
+  return `PAIA_${path
+    .split('.')
+    .map((segment) => segment.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase())
+    .join('_')}`;
+}
+
+function unwrap(schema: SchemaLike): { schema: SchemaLike; nullable: boolean } {
+  let nullable = false;
+  let current = schema;
+  for (;;) {
+    const def = current.def;
+    if (['default', 'prefault', 'optional', 'readonly', 'nonoptional', 'catch'].includes(def.type) && def.innerType) {
+      current = def.innerType;
+    } else if (def.type === 'nullable' && def.innerType) {
+      nullable = true;
+      current = def.innerType;
+    } else if (def.type === 'pipe' && def.in && def.out) {
+      current = def.in.def.type === 'transform' ? def.out : def.in;
+    } else {
+      return { schema: current, nullable };
+    }
+  }
+}
+
+const SETTINGS: Setting[] = [];
+/** The keys each section allows, by dotted path ("" = top level). */
+const SECTION_KEYS = new Map<string, string[]>();
+
+(function walk(schema: SchemaLike, path: string[]) {
+  const { schema: inner, nullable } = unwrap(schema);
+  const dotted = path.join('.');
+  const base = { path: dotted, env: envNameOf(dotted), nullable, secret: SECRET_PATHS.includes(dotted) };
+  if (inner.def.type === 'object' && inner.def.shape) {
+    if (nullable) SETTINGS.push({ ...base, kind: 'section' });
+    SECTION_KEYS.set(dotted, Object.keys(inner.def.shape));
+    for (const [key, child] of Object.entries(inner.def.shape)) walk(child, [...path, key]);
+    return;
+  }
+  const type = inner.def.type;
+  const kind: LeafKind = type === 'number' || type === 'boolean' || type === 'enum' ? type : 'string';
+  SETTINGS.push({ ...base, kind });
+})(configSchema as unknown as SchemaLike, []);
+
+/** Every setting with its environment variable, in schema order. */
+export function configSettings(): readonly Setting[] {
+  return SETTINGS;
+}
+
+const SETTING_BY_ENV = new Map(SETTINGS.map((setting) => [setting.env, setting]));
+const SETTING_BY_PATH = new Map(SETTINGS.map((setting) => [setting.path, setting]));
+const TRUE_WORDS = ['true', 'yes', '1', 'on'];
+const FALSE_WORDS = ['false', 'no', '0', 'off'];
+
+/** Reads an environment value as the setting's type; a value that does not fit is passed on as text for the validator to report. */
+function parseEnvValue(setting: Setting, text: string): unknown {
+  const trimmed = text.trim();
+  const lower = trimmed.toLowerCase();
+  if (setting.nullable && (lower === '' || lower === 'null' || lower === '~')) return null;
+  switch (setting.kind) {
+    case 'number':
+      return /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/.test(trimmed) ? Number(trimmed) : text;
+    case 'boolean':
+      return TRUE_WORDS.includes(lower) ? true : FALSE_WORDS.includes(lower) ? false : text;
+    case 'section':
+      return TRUE_WORDS.includes(lower) ? true : FALSE_WORDS.includes(lower) ? null : text;
+    case 'enum':
+      return trimmed;
+    case 'string':
+      return setting.secret ? text : trimmed;
+  }
+}
+
+type Raw = Record<string, unknown>;
+
+function isMapping(value: unknown): value is Raw {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function getIn(raw: unknown, path: readonly (string | number)[]): unknown {
+  let current = raw;
+  for (const segment of path) {
+    if (!isMapping(current)) return undefined;
+    current = current[segment];
+  }
+  return current;
+}
+
+/** Sets a value, turning missing, null, true or false sections on the way into mappings. False when something else is in the way. */
+function setIn(raw: Raw, path: readonly string[], value: unknown): boolean {
+  let current = raw;
+  for (const segment of path.slice(0, -1)) {
+    let next = current[segment];
+    if (next === undefined || next === null || typeof next === 'boolean') {
+      next = {};
+      current[segment] = next;
+    }
+    if (!isMapping(next)) return false;
+    current = next;
+  }
+  current[path[path.length - 1] as string] = value;
+  return true;
+}
+
+/** Where a value came from: the environment variable, keyed by dotted path. */
+type Sources = Map<string, string>;
+
+function applyEnv(raw: Raw, env: NodeJS.ProcessEnv, warnings: string[]): Sources {
+  const sources: Sources = new Map();
+  const switchedOff: string[] = [];
+  const entries = Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith('PAIA_') && entry[1] !== undefined);
+  // Sections (PAIA_HTTP_TLS=null) first, so that the settings inside them can switch them on again.
+  const ordered = entries.sort(([a], [b]) => Number(SETTING_BY_ENV.get(b)?.kind === 'section') - Number(SETTING_BY_ENV.get(a)?.kind === 'section'));
+  for (const [name, text] of ordered) {
+    const setting = SETTING_BY_ENV.get(name);
+    if (!setting) {
+      warnings.push(`${name} is not a paia-sip2 setting and is ignored${suggest(name, [...SETTING_BY_ENV.keys()])}`);
+      continue;
+    }
+    const off = switchedOff.find((section) => setting.path.startsWith(`${section}.`));
+    if (off) {
+      warnings.push(`${name} is ignored because ${envNameOf(off)} switches ${off} off`);
+      continue;
+    }
+    const value = parseEnvValue(setting, text);
+    if (setting.kind === 'section') {
+      if (value === null) switchedOff.push(setting.path);
+      // true keeps a section the file already has.
+      if (value === true && isMapping(getIn(raw, setting.path.split('.')))) continue;
+    }
+    if (setIn(raw, setting.path.split('.'), value)) sources.set(setting.path, name);
+    else warnings.push(`${name} is ignored because the configuration file has something other than a section on the way to ${setting.path}`);
+  }
+  const port = env.PORT;
+  if (port !== undefined && port.trim() !== '') {
+    if (env.PAIA_HTTP_PORT !== undefined) {
+      warnings.push('PORT is ignored because PAIA_HTTP_PORT is set');
+    } else {
+      const setting = SETTING_BY_PATH.get('http.port') as Setting;
+      if (setIn(raw, ['http', 'port'], parseEnvValue(setting, port))) sources.set('http.port', 'PORT');
+    }
+  }
+  return sources;
+}
+
+// ---------------------------------------------------------------- messages
+
+function levenshtein(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** "; did you mean X?" for the closest known name, if any is close. */
+function suggest(name: string, known: readonly string[]): string {
+  const normal = (text: string) => text.toLowerCase().replace(/[-_]/g, '');
+  const same = known.find((candidate) => normal(candidate) === normal(name));
+  if (same) return `; did you mean ${same}?`;
+  let best: string | null = null;
+  let bestDistance = Math.max(2, Math.floor(name.length / 5));
+  for (const candidate of known) {
+    const distance = levenshtein(normal(name), normal(candidate));
+    if (distance <= bestDistance) {
+      best = candidate;
+      bestDistance = distance - 1;
+    }
+  }
+  return best ? `; did you mean ${best}?` : '';
+}
+
+function show(value: unknown): string {
+  if (typeof value === 'string') {
+    const shown = value.length > 80 ? `${value.slice(0, 77)}...` : value;
+    return `got ${JSON.stringify(shown)}`;
+  }
+  if (Array.isArray(value)) return 'got a list';
+  if (isMapping(value)) return 'got a section';
+  return `got ${String(value)}`;
+}
+
+class Reporter {
+  readonly problems: (ConfigProblem & { order: number })[] = [];
+
+  constructor(
+    private readonly file: string,
+    private readonly doc: Document,
+    private readonly lineCounter: LineCounter,
+    private readonly raw: Raw,
+    private readonly sources: Sources,
+  ) {}
+
+  /** "from PAIA_X" or "at <file>:<line>" for the value at path (or "section at" its nearest ancestor in the file). */
+  where(path: readonly string[]): string | null {
+    const variable = this.sources.get(path.join('.'));
+    if (variable) return `from ${variable}`;
+    let node: unknown = this.doc.contents;
+    let line: number | null = null;
+    let found = 0;
+    for (const segment of path) {
+      if (!isMap(node)) break;
+      const pair = node.items.find((item) => isScalar(item.key) && String(item.key.value) === segment);
+      const range = pair && isScalar(pair.key) ? pair.key.range : undefined;
+      if (!pair || !range) break;
+      line = this.lineCounter.linePos(range[0]).line;
+      found += 1;
+      node = pair.value;
+    }
+    if (line === null) return null;
+    return found === path.length ? `at ${this.file}:${line}` : `section at ${this.file}:${line}`;
+  }
+
+  add(path: readonly string[], message: string, options: { showValue?: boolean } = {}): void {
+    const dotted = path.join('.');
+    const value = getIn(this.raw, path);
+    const parts: string[] = [];
+    if (options.showValue !== false) {
+      if (SECRET_PATHS.includes(dotted)) parts.push('value hidden');
+      else parts.push(value === undefined ? 'not set' : show(value));
+    }
+    const where = this.where(path);
+    if (where) parts.push(where);
+    const text = parts.length > 0 ? `${message} (${parts.join(', ')})` : message;
+    this.problems.push({ path: dotted || '(top level)', message: text, order: orderOf(dotted) });
+  }
+
+  /** A zod issue, in the sysadmin's words. */
+  addIssue(issue: z.core.$ZodIssue): void {
+    const path = issue.path.map(String);
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) this.unknownKey(path, key);
+      return;
+    }
+    const value = getIn(this.raw, path);
+    let message = issue.message;
+    const fromFile = !this.sources.has(path.join('.'));
+    if (issue.code === 'invalid_type' && fromFile) {
+      if (issue.expected === 'number' && typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value)) message += '; write the number without quotes';
+      if (issue.expected === 'string' && (typeof value === 'number' || typeof value === 'boolean')) message += '; put the value in quotes';
+    }
+    if (issue.code === 'invalid_type' && !fromFile && issue.expected === 'boolean') message += ' (in the environment also yes/no, 1/0, on/off)';
+    const params = issue.code === 'custom' ? (issue.params as { showValue?: boolean } | undefined) : undefined;
+    this.add(path, message, { showValue: params?.showValue !== false });
+  }
+
+  private unknownKey(parent: string[], key: string): void {
+    const known = SECTION_KEYS.get(parent.join('.')) ?? [];
+    const nested = [...parent, ...key.split('.')].join('.');
+    let message: string;
+    if (key.includes('.') && (SETTING_BY_PATH.has(nested) || SECTION_KEYS.has(nested))) {
+      const [first, ...rest] = key.split('.');
+      message = `is not a setting: write it nested, "${first}:" with "${rest.join('.')}: ..." indented below it`;
+    } else {
+      const what = parent.length === 0 ? 'section' : 'setting';
+      const list = parent.length === 0 ? 'the sections are' : `the settings in ${parent.join('.')} are`;
+      message = `is not a known ${what}${suggest(key, known)} (${list} ${known.join(', ')}; keys are camelCase)`;
+    }
+    this.add([...parent, key], message, { showValue: false });
+  }
+}
+
+/** Where a problem goes in the list: in the order of the settings; unknown keys at the end of their section. */
+function orderOf(dotted: string): number {
+  const index = SETTINGS.findIndex((setting) => setting.path === dotted || setting.path.startsWith(`${dotted}.`) || dotted.startsWith(`${setting.path}.`));
+  if (index >= 0) return index;
+  const section = dotted.split('.').slice(0, -1).join('.');
+  if (section === '') return SETTINGS.length;
+  const last = SETTINGS.findLastIndex((setting) => setting.path.startsWith(`${section}.`));
+  return last >= 0 ? last + 0.5 : SETTINGS.length;
+}
+
+function yamlProblem(message: string, position: { line: number; col: number } | undefined): string {
+  const first = (message.split('\n')[0] ?? message).replace(/ at line \d+, column \d+:?$/, '');
+  const text = first.charAt(0).toLowerCase() + first.slice(1);
+  return position ? `not valid YAML at line ${position.line}, column ${position.col}: ${text}` : `not valid YAML: ${text}`;
+}
+
+// ----------------------------------------------------------------- checks
+
+const FILE_FIXES: Record<string, string> = {
+  'http.tls.cert': 'set it to the PEM certificate (chain) the gateway presents',
+  'http.tls.key': 'set it to the PEM private key of http.tls.cert',
+  'sip2.tls.ca': 'set it to the PEM CA certificate(s) that signed the ILS certificate, or leave it out to use the system CAs',
+  'sip2.tls.cert': 'set it to the PEM client certificate',
+  'sip2.tls.key': 'set it to the PEM private key of sip2.tls.cert',
+};
+
+const DIALECT_NAME = /^[a-z][a-z0-9-]*$/;
+
+/** Makes relative file paths absolute: from the config file's directory, or from cwd for environment values. */
+function resolvePaths(raw: Raw, sources: Sources, configDir: string, cwd: string): void {
+  for (const dotted of [...FILE_PATHS, 'sip2.dialect']) {
+    const path = dotted.split('.');
+    const value = getIn(raw, path);
+    if (typeof value !== 'string' || value.trim() === '' || isAbsolute(value)) continue;
+    if (dotted === 'sip2.dialect' && DIALECT_NAME.test(value)) continue;
+    setIn(raw, path, resolve(sources.has(dotted) ? cwd : configDir, value));
+  }
+}
+
+function fileProblem(file: string): string | null {
+  try {
+    if (statSync(file).isDirectory()) return 'is a directory, not a file';
+    accessSync(file, constants.R_OK);
+    return null;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return 'no such file';
+    if (code === 'EACCES' || code === 'EPERM') return 'permission denied for the user paia-sip2 runs as';
+    return (error as Error).message;
+  }
+}
+
+function checkFiles(raw: Raw, sources: Sources, report: Reporter): void {
+  for (const dotted of FILE_PATHS) {
+    const value = getIn(raw, dotted.split('.'));
+    if (typeof value !== 'string' || value === '') continue;
+    const problem = fileProblem(value);
+    if (problem) {
+      const relative = sources.has(dotted) ? 'relative to the working directory' : 'relative to the config file';
+      report.add(dotted.split('.'), `cannot read ${value}: ${problem}; ${FILE_FIXES[dotted]} (absolute path, or ${relative})`, { showValue: false });
+    }
+  }
+  const dialect = getIn(raw, ['sip2', 'dialect']);
+  if (typeof dialect === 'string' && dialect !== '') {
+    try {
+      loadDialect(dialect);
+    } catch (error) {
+      report.add(['sip2', 'dialect'], `${(error as Error).message}; use generic, koha, evergreen, folio or the path of a dialect YAML file (see config/dialects/)`, {
+        showValue: false,
+      });
+    }
+  }
+}
+
+function collectWarnings(config: Config, warnings: string[]): void {
+  if (config.sip2.host !== null && config.sip2.tls?.rejectUnauthorized === false) {
+    warnings.push('sip2.tls.rejectUnauthorized is false: the ILS certificate is not checked, so anyone in between can read terminal and patron passwords');
+  }
+  if (config.paia.patronId === 'barcode' && config.paia.patronIdSecret !== null) {
+    warnings.push('paia.patronIdSecret is set but paia.patronId is "barcode", so it is not used (set paia.patronId to "opaque" to use it)');
+  }
+  for (const name of ['connectMs', 'responseMs'] as const) {
+    const value = config.sip2.timeouts[name];
+    if (value < 100) warnings.push(`sip2.timeouts.${name} is ${value} ms; it is in milliseconds, not seconds (e.g. 5000 for 5 s)`);
+  }
+  if (config.sip2.pool.acquireTimeoutMs < 100) {
+    warnings.push(`sip2.pool.acquireTimeoutMs is ${config.sip2.pool.acquireTimeoutMs} ms; it is in milliseconds, not seconds`);
+  }
+  if (config.sip2.host === null && config.sip2.tls !== null) {
+    warnings.push('sip2.host is not set, so the embedded demo simulator is used and sip2.tls is ignored');
+  }
+}
+
+// ----------------------------------------------------------------- loading
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** Replaces any secret value that slipped into a message (defence in depth: messages are built not to contain them). */
+function scrubber(raw: Raw): (text: string) => string {
+  const secrets = SECRET_PATHS.map((path) => getIn(raw, path.split('.'))).filter((value): value is string => typeof value === 'string' && value.length >= 4);
+  return (text) => secrets.reduce((result, secret) => result.split(secret).join('(value hidden)'), text);
+}
+
+/** Reads, overrides, validates and freezes the configuration; also returns warnings (unknown PAIA_* variables, risky settings). */
+export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Config; warnings: string[] } {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const file = options.file === undefined ? DEFAULT_CONFIG_FILE : resolve(cwd, options.file);
+
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    throw new ConfigError(file, [{ path: file, message: `cannot read the configuration file: ${reason}; check the --config argument` }]);
+  }
+
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      file,
+      [...new Set(doc.errors.map((error) => yamlProblem(error.message, error.linePos?.[0])))].map((message) => ({ path: file, message })),
+    );
+  }
+  const parsed: unknown = doc.toJS({ maxAliasCount: 100 });
+  if (parsed !== null && parsed !== undefined && !isMapping(parsed)) {
+    throw new ConfigError(file, [{ path: file, message: `must be a mapping of sections (http, sip2, paia, auth, log, demo), ${show(parsed)}` }]);
+  }
+  const raw: Raw = parsed ?? {};
+
+  const warnings: string[] = [];
+  const sources = applyEnv(raw, env, warnings);
+  resolvePaths(raw, sources, dirname(file), cwd);
+
+  const report = new Reporter(file, doc, lineCounter, raw, sources);
+  const result = configSchema.safeParse(raw);
+  if (!result.success) for (const issue of result.error.issues) report.addIssue(issue);
+  checkFiles(raw, sources, report);
+
+  const scrub = scrubber(raw);
+  if (report.problems.length > 0) {
+    const problems = report.problems
+      .map((problem, index) => ({ ...problem, index }))
+      .sort((a, b) => a.order - b.order || a.index - b.index)
+      .map(({ path, message }) => ({ path, message: scrub(message) }));
+    throw new ConfigError(file, problems, warnings.map(scrub));
+  }
+  const config = deepFreeze(result.data as Config);
+  collectWarnings(config, warnings);
+  return { config, warnings: warnings.map(scrub) };
+}
+
+/** Reads, overrides, validates and freezes the configuration. Throws ConfigError listing every problem. */
+export function loadConfig(options: LoadOptions = {}): Config {
+  return loadConfigWithWarnings(options).config;
+}
+
+/** A short, secret-free summary for the start-up log line and `check-config`. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  const { http, sip2, paia, auth, log, demo } = config;
+  const embedded = sip2.host === null;
+  const dialectName = embedded ? demo.dialect : sip2.dialect;
+  let charset: string | null = sip2.charset;
+  let dialect = dialectName;
+  try {
+    const loaded = loadDialect(dialectName);
+    charset ??= loaded.charset;
+    dialect = loaded.name;
+  } catch {
+    // validated at load; a summary never throws
+  }
+  return {
+    http: {
+      listen: `${http.tls ? 'https' : 'http'}://${http.host.includes(':') ? `[${http.host}]` : http.host}:${http.port}${http.basePath}`,
+      publicUrl: http.publicUrl,
+      tls: http.tls !== null,
+      trustedProxy: http.trustedProxy,
+    },
+    sip2: {
+      ils: embedded ? `embedded demo simulator on 127.0.0.1:${demo.sip2Port === 0 ? '(free port)' : demo.sip2Port}` : `${sip2.host}:${sip2.port}`,
+      tls: embedded ? false : sip2.tls !== null,
+      dialect,
+      charset,
+      errorDetection: sip2.errorDetection,
+      terminal: sip2.terminal.user,
+      location: sip2.terminal.location,
+      institution: sip2.institution,
+      pool: `${sip2.pool.min}-${sip2.pool.max} connections`,
+      timeoutsMs: { connect: sip2.timeouts.connectMs, response: sip2.timeouts.responseMs },
+    },
+    paia: { patronId: paia.patronId, itemUri: paia.itemUri, editionUri: paia.editionUri },
+    auth: { tokenLifetimeSeconds: auth.tokenLifetimeSeconds, maxSessions: auth.maxSessions },
+    log: log.level,
+  };
+}

@@ -1,0 +1,425 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { type Charset, CHARSETS } from '../sip2/charset.js';
+import type { DialectName } from '../sip2/dialect.js';
+
+/**
+ * The configuration schema: every setting a sysadmin can make, its default,
+ * and what it must look like. Messages are written for the person editing the
+ * YAML file: each says what the value must be (the loader appends what it got
+ * and where from, and hides secrets). Keys are camelCase in YAML as here; every
+ * setting can also be set by an environment variable named after its path
+ * (`sip2.pool.acquireTimeoutMs` -> `PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS`).
+ */
+
+// ------------------------------------------------------------------ the type
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const DEMO_DIALECTS = ['generic', 'koha', 'evergreen', 'folio'] as const satisfies readonly DialectName[];
+export const PATRON_ID_MODES = ['barcode', 'opaque'] as const;
+export type PatronIdMode = (typeof PATRON_ID_MODES)[number];
+
+export interface HttpTlsConfig {
+  /** Absolute path of the PEM certificate (chain) the gateway presents. */
+  readonly cert: string;
+  /** Absolute path of its PEM private key. */
+  readonly key: string;
+}
+
+export interface Sip2TlsConfig {
+  /** Absolute path of the PEM CA certificate(s) the ILS certificate is checked against (default: the system's). */
+  readonly ca?: string | undefined;
+  /** Absolute path of a PEM client certificate, for an ILS (or stunnel) that asks for one. */
+  readonly cert?: string | undefined;
+  /** Absolute path of the client certificate's PEM private key. */
+  readonly key?: string | undefined;
+  readonly rejectUnauthorized: boolean;
+  /** TLS server name (SNI and certificate check) when it differs from sip2.host. */
+  readonly servername?: string | undefined;
+}
+
+/** The validated, frozen configuration. See the schema below for what each setting means. */
+export interface Config {
+  readonly http: {
+    readonly host: string;
+    readonly port: number;
+    /** "" or "/something" without a trailing slash. */
+    readonly basePath: string;
+    /** Absolute http(s) URL including the base path, without a trailing slash; null = derived from the request. */
+    readonly publicUrl: string | null;
+    readonly tls: HttpTlsConfig | null;
+    readonly trustedProxy: boolean;
+    readonly maxBodyBytes: number;
+  };
+  readonly sip2: {
+    /** null = the embedded simulator with demo data (see `demo`). */
+    readonly host: string | null;
+    readonly port: number;
+    readonly tls: Sip2TlsConfig | null;
+    /** A built-in dialect name, or the absolute path of a dialect file (checked with loadDialect). */
+    readonly dialect: string;
+    /** null = the dialect's charset. */
+    readonly charset: Charset | null;
+    readonly errorDetection: boolean;
+    readonly terminal: { readonly user: string; readonly password: string; readonly location: string };
+    readonly institution: string;
+    readonly terminalPasswordInMessages: boolean;
+    readonly pool: {
+      readonly min: number;
+      readonly max: number;
+      readonly acquireTimeoutMs: number;
+      readonly maxWaiting: number;
+      readonly keepaliveSeconds: number;
+      readonly maxLifetimeSeconds: number;
+    };
+    readonly timeouts: { readonly connectMs: number; readonly responseMs: number };
+    readonly maxResends: number;
+    /** null = the dialect's page size. */
+    readonly pageSize: number | null;
+    readonly currency: string;
+  };
+  readonly paia: {
+    readonly itemUri: string;
+    readonly editionUri: string;
+    readonly storageUri: string | null;
+    readonly patronTypeUri: string | null;
+    readonly patronId: PatronIdMode;
+    readonly patronIdSecret: string | null;
+    readonly maxDocs: number;
+  };
+  readonly auth: { readonly tokenLifetimeSeconds: number; readonly maxSessions: number };
+  readonly log: { readonly level: LogLevel };
+  readonly demo: { readonly dialect: DialectName; readonly sip2Port: number };
+}
+
+/** Settings whose values never appear in messages or logs. */
+export const SECRET_PATHS: readonly string[] = ['sip2.terminal.password', 'paia.patronIdSecret'];
+
+/** Settings naming files; relative paths are read from the directory of the config file. */
+export const FILE_PATHS: readonly string[] = ['http.tls.cert', 'http.tls.key', 'sip2.tls.ca', 'sip2.tls.cert', 'sip2.tls.key'];
+
+/** What the secret settings must not be left at: the placeholder in config/example.yaml. */
+export const PLACEHOLDER_SECRET = /change[-_ ]?me/i;
+
+// ----------------------------------------------------------------- helpers
+
+const must = (text: string) => ({ error: text });
+
+function integer(min: number, max: number, mustBe: string) {
+  const e = must(mustBe);
+  return z.number(e).int(e).min(min, e).max(max, e);
+}
+
+const port = (mustBe = 'must be a TCP port between 1 and 65535') => integer(1, 65535, mustBe);
+const flag = () => z.boolean(must('must be true or false'));
+
+/** A section of settings: strict (unknown keys are errors), and an empty section (`http:` alone) means all defaults. */
+function section<T extends z.core.$ZodLooseShape>(shape: T) {
+  return z.preprocess((value) => value ?? {}, z.strictObject(shape, must('must be a section of settings (indented "key: value" lines)')));
+}
+
+/** A SIP2 field value: at most 255 characters, none of the separators SIP2 frames with. */
+function sipText(mustBe: string, options: { allowEmpty: boolean }) {
+  const base = z.string(must(mustBe)).max(255, must(`${mustBe}, at most 255 characters long`));
+  return (options.allowEmpty ? base : base.min(1, must(mustBe))).refine((value) => !/[|\r\n\0]/.test(value), {
+    error: `${mustBe}, without "|", line breaks or NUL characters (SIP2 uses them as separators)`,
+  });
+}
+
+const HOST_NAME = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
+
+/** Why a host setting is wrong, or null when it is a host name or an IP address. */
+export function hostProblem(value: string): string | null {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return 'give the host name alone, without a scheme like "tcp://" or "https://"';
+  if (/^[^:[\]]+:\d+$/.test(value) || /^\[[^\]]+\]:\d+$/.test(value)) return 'give the host name alone and the port in its own setting';
+  const bare = value.startsWith('[') && value.endsWith(']') ? value.slice(1, -1) : value;
+  if (isIP(bare) !== 0 || HOST_NAME.test(value)) return null;
+  return 'is not a valid host name or IP address';
+}
+
+function host(mustBe: string) {
+  return z.string(must(mustBe)).superRefine((value, ctx) => {
+    const problem = hostProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: `${mustBe}: ${problem}` });
+  });
+}
+
+/** Loopback addresses, where plain HTTP is allowed without a proxy. */
+export function isLoopback(hostName: string): boolean {
+  const bare = hostName.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) || bare === '::ffff:127.0.0.1';
+}
+
+const EXAMPLE_VALUES: Record<string, string> = { barcode: '0123456789', title: 'Some%20Title', location: 'MAIN', class: 'adult' };
+
+/** Why a URI template is wrong, or null. It must have the placeholder once and be an absolute URI once filled in. */
+export function uriTemplateProblem(template: string, placeholder: string, example: string): string | null {
+  const hint = `, e.g. "${example}"`;
+  for (const match of template.matchAll(/\{([^{}]*)\}/g)) {
+    if (match[1] !== placeholder) return `has the unknown placeholder {${match[1]}}: only {${placeholder}} is filled in${hint}`;
+  }
+  const count = template.split(`{${placeholder}}`).length - 1;
+  if (count !== 1) return `must contain {${placeholder}} exactly once${hint}`;
+  if (/[\s<>"]/.test(template)) return `must not contain spaces, quotes or angle brackets${hint}`;
+  const filled = template.replace(`{${placeholder}}`, EXAMPLE_VALUES[placeholder] ?? 'x');
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(filled) || !URL.canParse(filled)) {
+    return `must be an absolute URI (with a scheme like https:) once {${placeholder}} is filled in${hint}`;
+  }
+  return null;
+}
+
+function uriTemplate(placeholder: string, example: string, what: string) {
+  const mustBe = `must be a URI template for ${what} containing {${placeholder}}, e.g. "${example}"`;
+  return z.string(must(mustBe)).superRefine((value, ctx) => {
+    const problem = uriTemplateProblem(value, placeholder, example);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+}
+
+/** An absolute path or a path relative to the config file (the loader makes it absolute and checks it can be read). */
+const filePath = (mustBe: string) => z.string(must(mustBe)).min(1, must(mustBe));
+
+// ------------------------------------------------------------------ sections
+
+const httpTls = z.strictObject(
+  {
+    /** The PEM certificate (with intermediate certificates) the gateway presents to clients. */
+    cert: filePath('must be the path of the PEM certificate file (with its chain) the gateway presents'),
+    /** The certificate's PEM private key. */
+    key: filePath('must be the path of the PEM private key file of http.tls.cert'),
+  },
+  must('must be a section with "cert" and "key" (PEM file paths), or null to serve plain HTTP'),
+);
+
+const httpSection = section({
+  /** Address to listen on. Keep 127.0.0.1 behind a reverse proxy on the same host; 0.0.0.0 or :: listens everywhere (then TLS or trustedProxy is required). */
+  host: host('must be a host name or IP address to listen on, e.g. 127.0.0.1 or 0.0.0.0').default('127.0.0.1'),
+  /** TCP port to listen on (the plain PORT environment variable also sets it). 0 picks a free port (tests). */
+  port: integer(0, 65535, 'must be a TCP port between 1 and 65535 (0 picks a free port, for tests)').default(8080),
+  /** Path prefix when the gateway is mounted below the root of its host, e.g. "/paia". A trailing slash is dropped. */
+  basePath: z
+    .string(must('must be empty or a URL path starting with "/", e.g. "/paia"'))
+    .regex(/^(?:\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*\/?$/, must('must be empty or a URL path starting with "/", e.g. "/paia", without spaces, "?" or "#"'))
+    .transform((value) => value.replace(/\/$/, ''))
+    .default(''),
+  /**
+   * The base URL clients reach the gateway at (base path included), used in
+   * links and the auth realm. null derives it from each request, which is
+   * right unless a proxy rewrites the host or path.
+   */
+  publicUrl: z
+    .string(must('must be the absolute http(s) URL clients use to reach the gateway, e.g. "https://lib.example.org/paia", or null'))
+    .superRefine((value, ctx) => {
+      const url = URL.canParse(value) ? new URL(value) : null;
+      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || /\s/.test(value)) {
+        ctx.addIssue({ code: 'custom', message: 'must be an absolute http(s) URL without query or fragment, e.g. "https://lib.example.org/paia", or null' });
+      }
+    })
+    .transform((value) => value.replace(/\/+$/, ''))
+    .nullable()
+    .default(null),
+  /** Serve HTTPS with this certificate and key. null = plain HTTP, allowed only on loopback or with trustedProxy. */
+  tls: z.preprocess((value) => (value === undefined || value === false ? null : value), httpTls.nullable()),
+  /**
+   * true when a TLS-terminating reverse proxy forwards to the gateway: plain HTTP
+   * is then allowed on any address and X-Forwarded-For / -Proto are believed.
+   */
+  trustedProxy: flag().default(false),
+  /** Largest request body accepted (login forms and renew/request/cancel lists are small). */
+  maxBodyBytes: integer(1024, 16 * 1024 * 1024, 'must be a size in bytes between 1024 and 16777216').default(65536),
+}).superRefine(
+  (http, ctx) => {
+    if (typeof http.host === 'string' && hostProblem(http.host) === null && !isLoopback(http.host) && http.tls === null && http.trustedProxy === false) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tls'],
+        message: `is required because http.host ("${http.host}") is not a loopback address: set http.tls.cert and http.tls.key, or set http.trustedProxy to true if a TLS-terminating proxy forwards to the gateway`,
+        params: { showValue: false },
+      });
+    }
+  },
+  { when: () => true },
+);
+
+const sip2Tls = z
+  .strictObject(
+    {
+      /** CA certificate(s) (PEM) that signed the ILS's certificate; leave out to use the system's CAs. */
+      ca: filePath('must be the path of a PEM file with the CA certificate(s) that signed the ILS certificate').optional(),
+      /** Client certificate (PEM), only if the ILS or its stunnel asks for one. */
+      cert: filePath('must be the path of the PEM client certificate file').optional(),
+      /** The client certificate's PEM private key. */
+      key: filePath('must be the path of the PEM private key file of sip2.tls.cert').optional(),
+      /** Check the ILS certificate. Only for testing: false accepts any certificate, including an attacker's. */
+      rejectUnauthorized: flag().default(true),
+      /** Name to expect in the ILS certificate (and send as SNI) when it differs from sip2.host, e.g. when connecting by IP. */
+      servername: host('must be the host name in the ILS certificate').optional(),
+    },
+    must('must be a section of TLS settings ({} or true for TLS with the system CAs), or null for plain TCP'),
+  )
+  .superRefine(
+    (tls, ctx) => {
+      if (tls.cert !== undefined && tls.key === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['key'], message: 'is required when sip2.tls.cert is set: the path of the client certificate\'s PEM private key' });
+      }
+      if (tls.key !== undefined && tls.cert === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['cert'], message: 'is required when sip2.tls.key is set: the path of the PEM client certificate' });
+      }
+    },
+    { when: () => true },
+  );
+
+const terminalSection = section({
+  /** The SIP2 terminal (self-check) account the gateway logs in with (93 CN); created in the ILS for the gateway. */
+  user: sipText('must be the SIP2 terminal login name', { allowEmpty: false }).default('paia'),
+  /** Its password (93 CO). Secret: prefer the PAIA_SIP2_TERMINAL_PASSWORD environment variable. */
+  password: sipText('must be the SIP2 terminal password', { allowEmpty: true })
+    .refine((value) => !PLACEHOLDER_SECRET.test(value), { error: 'is still the placeholder from the example: set the password of the SIP2 terminal account' })
+    .default('paia-secret'),
+  /** Location code of the terminal (93 CP); empty to send none. Some ILSs require it to match the account. */
+  location: sipText('must be the SIP2 location code of the terminal', { allowEmpty: true }).default('MAIN'),
+});
+
+const poolSection = section({
+  /** Connections kept open and logged in even when idle; 0 opens them only on demand. */
+  min: integer(0, 100, 'must be a whole number of connections between 0 and 100').default(1),
+  /** Most connections to the ILS at once, and so most SIP2 requests in flight. Ask the ILS admin how many it allows. */
+  max: integer(1, 100, 'must be a whole number of connections between 1 and 100').default(4),
+  /** How long a request may wait for a free connection before the client gets 503. */
+  acquireTimeoutMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000').default(5000),
+  /** How many requests may wait for a connection; beyond that requests fail at once with 503. */
+  maxWaiting: integer(0, 100_000, 'must be a whole number between 0 and 100000').default(200),
+  /** Send a status request (99) on a connection idle this long, below the ILS's idle timeout. 0 = never. */
+  keepaliveSeconds: integer(0, 86_400, 'must be seconds between 0 (off) and 86400').default(60),
+  /** Replace connections older than this. 0 = never. */
+  maxLifetimeSeconds: integer(0, 604_800, 'must be seconds between 0 (never) and 604800 (a week)').default(3600),
+}).superRefine(
+  (pool, ctx) => {
+    // Runs even when other pool settings are wrong (to report every problem), so only on valid numbers.
+    const valid = (value: unknown, min: number) => Number.isInteger(value) && (value as number) >= min && (value as number) <= 100;
+    if (valid(pool.min, 0) && valid(pool.max, 1) && pool.min > pool.max) {
+      ctx.addIssue({ code: 'custom', path: ['min'], message: `must not be larger than sip2.pool.max (${pool.max}): lower it or raise sip2.pool.max` });
+    }
+  },
+  { when: () => true },
+);
+
+const timeoutsSection = section({
+  /** How long to wait for the TCP (and TLS) connection to the ILS. */
+  connectMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000').default(3000),
+  /** How long one SIP2 request may take, resends included, before the client gets 504. */
+  responseMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000').default(5000),
+});
+
+const sip2Section = section({
+  /** Host name or IP address of the ILS's SIP2 server. Leave it out (null) to run the embedded simulator with demo data. */
+  host: host('must be the host name or IP address of the ILS SIP2 server, or null for the embedded demo simulator').nullable().default(null),
+  /** TCP port of the ILS's SIP2 server (Koha and Evergreen often use 6001). */
+  port: port().default(6001),
+  /** Connect with TLS (directly or to an stunnel in front of the ILS). null = plain TCP; {} or true = TLS with the system CAs. */
+  tls: z.preprocess((value) => (value === undefined || value === false ? null : value === true ? {} : value), sip2Tls.nullable()),
+  /** How the ILS fills SIP2: generic, koha, evergreen, folio, or the path of a dialect YAML file. */
+  dialect: z
+    .string(must('must be a dialect name (generic, koha, evergreen, folio) or the path of a dialect YAML file'))
+    .min(1, must('must be a dialect name (generic, koha, evergreen, folio) or the path of a dialect YAML file'))
+    .default('generic'),
+  /** Wire charset, when the ILS differs from its dialect's (cp850, latin1, utf-8). null = the dialect's. */
+  charset: z.enum(CHARSETS, must('must be cp850, latin1 or utf-8, or null for the dialect\'s charset')).nullable().default(null),
+  /** AY sequence numbers and AZ checksums on every message; turn off only if the ILS has them off. */
+  errorDetection: flag().default(true),
+  /** The terminal account the gateway logs in to the ILS with. */
+  terminal: terminalSection,
+  /** Institution id sent in every message (AO), e.g. the Koha branch code or the Evergreen institution. */
+  institution: sipText('must be the SIP2 institution id', { allowEmpty: false }).default('DEMO'),
+  /** Also send the terminal password (AC) in every request; some ILSs check it there. */
+  terminalPasswordInMessages: flag().default(false),
+  /** The pool of persistent SIP2 connections. */
+  pool: poolSection,
+  /** Time limits for talking to the ILS. */
+  timeouts: timeoutsSection,
+  /** How often one request may be resent after a checksum error (96/97) before it fails. */
+  maxResends: integer(0, 10, 'must be a whole number between 0 and 10').default(2),
+  /** Entries asked for per list page (BP/BQ). null = the dialect's. */
+  pageSize: integer(1, 9999, 'must be a whole number between 1 and 9999, or null for the dialect\'s page size').nullable().default(null),
+  /** Currency of fees when the ILS sends none (BH): a three-letter ISO 4217 code. */
+  currency: z
+    .string(must('must be a three-letter ISO 4217 currency code in capitals, e.g. EUR or USD'))
+    .regex(/^[A-Z]{3}$/, must('must be a three-letter ISO 4217 currency code in capitals, e.g. EUR or USD'))
+    .default('EUR'),
+});
+
+const paiaSection = section({
+  /** URI of an item (copy): how item URIs are written and recognised. {barcode} is the item barcode. */
+  itemUri: uriTemplate('barcode', 'https://lib.example.org/item/{barcode}', 'items').default('http://127.0.0.1:8080/item/{barcode}'),
+  /** URI of an edition (title), used for title-level requests. {title} is the title identifier. */
+  editionUri: uriTemplate('title', 'https://lib.example.org/title/{title}', 'editions').default('http://127.0.0.1:8080/title/{title}'),
+  /** URI of a pickup or shelving location, {location} being the SIP2 location code. null = no storage URIs. */
+  storageUri: uriTemplate('location', 'https://lib.example.org/location/{location}', 'locations').nullable().default(null),
+  /** URI of a patron type, {class} being the SIP2 patron class (PC). null = no patron type in responses. */
+  patronTypeUri: uriTemplate('class', 'https://lib.example.org/patron-type/{class}', 'patron types').nullable().default(null),
+  /** How patrons appear in URLs: "barcode" as is, or "opaque" (an HMAC of it, so barcodes stay out of URLs and logs). */
+  patronId: z.enum(PATRON_ID_MODES, must('must be "barcode" or "opaque"')).default('barcode'),
+  /** Key for opaque patron ids: at least 32 random characters (openssl rand -base64 48). Changing it changes every patron id. Secret. */
+  patronIdSecret: z.string(must('must be a random string of at least 32 characters, or null')).nullable().default(null),
+  /** Most documents in one renew, request or cancel call. */
+  maxDocs: integer(1, 1000, 'must be a whole number between 1 and 1000').default(50),
+}).superRefine(
+  (paia, ctx) => {
+    const secret = paia.patronIdSecret;
+    if (paia.patronId !== 'opaque' || (secret !== null && typeof secret !== 'string')) return;
+    const fix = 'generate one with `openssl rand -base64 48` and set it in paia.patronIdSecret or PAIA_PAIA_PATRON_ID_SECRET';
+    if (secret === null || secret === '') {
+      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `is required when paia.patronId is "opaque" (at least 32 characters): ${fix}` });
+    } else if (PLACEHOLDER_SECRET.test(secret)) {
+      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `is still the placeholder from the example: ${fix}` });
+    } else if (secret.length < 32) {
+      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `must be at least 32 characters long when paia.patronId is "opaque": ${fix}` });
+    }
+  },
+  { when: () => true },
+);
+
+const authSection = section({
+  /** How long an access token is valid after login. */
+  tokenLifetimeSeconds: integer(1, 2_592_000, 'must be seconds between 1 and 2592000 (30 days)').default(3600),
+  /** Most sessions kept at once; beyond that the least recently used are dropped (and must log in again). */
+  maxSessions: integer(1, 10_000_000, 'must be a whole number between 1 and 10000000').default(100_000),
+});
+
+const logSection = section({
+  /** Log level: fatal, error, warn, info, debug (traces SIP2, passwords masked), trace or silent. */
+  level: z.enum(LOG_LEVELS, must(`must be one of ${LOG_LEVELS.join(', ')}`)).default('info'),
+});
+
+const demoSection = section({
+  /** Dialect the embedded simulator speaks (set sip2.dialect to the same). */
+  dialect: z.enum(DEMO_DIALECTS, must(`must be one of ${DEMO_DIALECTS.join(', ')}`)).default('generic'),
+  /** Port of the embedded simulator on 127.0.0.1; 0 picks a free one. Used only while sip2.host is null. */
+  sip2Port: integer(0, 65535, 'must be a TCP port between 0 (a free one) and 65535').default(0),
+});
+
+/** The whole file. */
+export const configSchema = z.strictObject(
+  {
+    /** The HTTP(S) side: where PAIA clients connect. */
+    http: httpSection,
+    /** The SIP2 side: the library system. */
+    sip2: sip2Section,
+    /** PAIA identifiers and limits. */
+    paia: paiaSection,
+    /** Access tokens and sessions. */
+    auth: authSection,
+    /** Logging. */
+    log: logSection,
+    /** The embedded SIP2 simulator, used only while sip2.host is null. */
+    demo: demoSection,
+  },
+  must('must be a mapping of sections (http, sip2, paia, auth, log, demo)'),
+);
+
+// The hand-written Config above and the schema's output must not drift apart.
+type Assert<T extends true> = T;
+type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export type ConfigMatchesSchema = Assert<MutuallyAssignable<z.output<typeof configSchema>, Config>>;
+export type DemoDialectsAreBuiltIn = Assert<MutuallyAssignable<(typeof DEMO_DIALECTS)[number], DialectName>>;

@@ -1,0 +1,314 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import {
+  type Config,
+  configSchema,
+  configSettings,
+  DEFAULT_CONFIG_FILE,
+  describeConfig,
+  envNameOf,
+  loadConfig,
+  loadConfigWithWarnings,
+} from '../../../src/config/index.js';
+import { problemAt, tempDir } from './helpers.js';
+
+const EXAMPLE_FILE = fileURLToPath(new URL('../../../config/example.yaml', import.meta.url));
+const tmp = tempDir();
+const CERT = tmp.write('tls/server.pem', '-----BEGIN CERTIFICATE-----\n');
+const KEY = tmp.write('tls/server.key', '-----BEGIN PRIVATE KEY-----\n');
+const CA = tmp.write('tls/ca.pem', '-----BEGIN CERTIFICATE-----\n');
+
+describe('defaults', () => {
+  it('load from config/default.yaml: the embedded demo on 127.0.0.1:8080', () => {
+    const { config, warnings } = loadConfigWithWarnings({ env: {} });
+    expect(warnings).toEqual([]);
+    expect(config.http).toEqual({ host: '127.0.0.1', port: 8080, basePath: '', publicUrl: null, tls: null, trustedProxy: false, maxBodyBytes: 65536 });
+    expect(config.sip2.host).toBeNull();
+    expect(config.sip2.terminal).toEqual({ user: 'paia', password: 'paia-secret', location: 'MAIN' });
+    expect(config.sip2.institution).toBe('DEMO');
+    expect(config.sip2.pool).toEqual({ min: 1, max: 4, acquireTimeoutMs: 5000, maxWaiting: 200, keepaliveSeconds: 60, maxLifetimeSeconds: 3600 });
+    expect(config.paia).toMatchObject({ itemUri: 'http://127.0.0.1:8080/item/{barcode}', patronId: 'barcode', patronIdSecret: null, maxDocs: 50 });
+    expect(config.auth).toEqual({ tokenLifetimeSeconds: 3600, maxSessions: 100000 });
+    expect(config.log.level).toBe('info');
+    expect(config.demo).toEqual({ dialect: 'generic', sip2Port: 0 });
+  });
+
+  it('default.yaml says exactly what the built-in defaults are', () => {
+    expect(loadConfig({ env: {} })).toEqual(configSchema.parse({}));
+  });
+
+  it('an empty file and empty sections mean the defaults', () => {
+    const defaults = configSchema.parse({});
+    expect(loadConfig({ file: tmp.write('empty.yaml', ''), env: {} })).toEqual(defaults);
+    expect(loadConfig({ file: tmp.write('comments.yaml', '# nothing here\n'), env: {} })).toEqual(defaults);
+    expect(loadConfig({ file: tmp.write('sections.yaml', 'http:\nsip2:\n  pool:\nlog:\n'), env: {} })).toEqual(defaults);
+  });
+
+  it('are deeply frozen: assignment throws', () => {
+    const config = loadConfig({ env: {} });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.sip2.pool)).toBe(true);
+    expect(Object.isFrozen(config.sip2.terminal)).toBe(true);
+    expect(() => {
+      (config as { http: { port: number } }).http.port = 1;
+    }).toThrow(TypeError);
+    expect(() => {
+      (config.sip2 as { host: string | null }).host = 'evil.example.org';
+    }).toThrow(TypeError);
+    expect(() => {
+      (config as unknown as Record<string, unknown>).extra = 1;
+    }).toThrow(TypeError);
+    expect(config.http.port).toBe(8080);
+  });
+
+  it('reads the default file next to the package, whatever the working directory', () => {
+    expect(DEFAULT_CONFIG_FILE).toBe(fileURLToPath(new URL('../../../config/default.yaml', import.meta.url)));
+    expect(loadConfig({ env: {}, cwd: tmp.dir }).http.port).toBe(8080);
+  });
+});
+
+describe('environment overrides', () => {
+  it('are named after the config path', () => {
+    expect(envNameOf('sip2.host')).toBe('PAIA_SIP2_HOST');
+    expect(envNameOf('http.port')).toBe('PAIA_HTTP_PORT');
+    expect(envNameOf('sip2.pool.acquireTimeoutMs')).toBe('PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS');
+    expect(envNameOf('sip2.terminal.password')).toBe('PAIA_SIP2_TERMINAL_PASSWORD');
+    expect(envNameOf('demo.sip2Port')).toBe('PAIA_DEMO_SIP2_PORT');
+    expect(envNameOf('paia.patronIdSecret')).toBe('PAIA_PAIA_PATRON_ID_SECRET');
+  });
+
+  it('exist for every setting, one variable each', () => {
+    const settings = configSettings();
+    const leaves = settings.filter((setting) => setting.kind !== 'section').map((setting) => setting.path);
+    expect(leaves).toEqual([
+      ...['host', 'port', 'basePath', 'publicUrl', 'tls.cert', 'tls.key', 'trustedProxy', 'maxBodyBytes'].map((key) => `http.${key}`),
+      ...['host', 'port', 'tls.ca', 'tls.cert', 'tls.key', 'tls.rejectUnauthorized', 'tls.servername', 'dialect', 'charset', 'errorDetection']
+        .concat(['terminal.user', 'terminal.password', 'terminal.location', 'institution', 'terminalPasswordInMessages'])
+        .concat(['pool.min', 'pool.max', 'pool.acquireTimeoutMs', 'pool.maxWaiting', 'pool.keepaliveSeconds', 'pool.maxLifetimeSeconds'])
+        .concat(['timeouts.connectMs', 'timeouts.responseMs', 'maxResends', 'pageSize', 'currency'])
+        .map((key) => `sip2.${key}`),
+      ...['itemUri', 'editionUri', 'storageUri', 'patronTypeUri', 'patronId', 'patronIdSecret', 'maxDocs'].map((key) => `paia.${key}`),
+      'auth.tokenLifetimeSeconds',
+      'auth.maxSessions',
+      'log.level',
+      'demo.dialect',
+      'demo.sip2Port',
+    ]);
+    expect(settings.filter((setting) => setting.kind === 'section').map((setting) => setting.env)).toEqual(['PAIA_HTTP_TLS', 'PAIA_SIP2_TLS']);
+    expect(new Set(settings.map((setting) => setting.env)).size).toBe(settings.length);
+    for (const setting of settings) expect(setting.env).toBe(envNameOf(setting.path));
+    expect(settings.filter((setting) => setting.secret).map((setting) => setting.path)).toEqual(['sip2.terminal.password', 'paia.patronIdSecret']);
+  });
+
+  it('override the file', () => {
+    const file = tmp.write('override.yaml', 'sip2:\n  host: file.example.org\n  pool:\n    max: 2\n');
+    const config = loadConfig({ file, env: { PAIA_SIP2_HOST: 'env.example.org', PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS: '1234' } });
+    expect(config.sip2.host).toBe('env.example.org');
+    expect(config.sip2.pool.max).toBe(2);
+    expect(config.sip2.pool.acquireTimeoutMs).toBe(1234);
+  });
+
+  it('parse numbers', () => {
+    const config = loadConfig({ env: { PAIA_HTTP_PORT: '9090', PAIA_SIP2_POOL_MAX: ' 8 ', PAIA_DEMO_SIP2_PORT: '6001' } });
+    expect(config.http.port).toBe(9090);
+    expect(config.sip2.pool.max).toBe(8);
+    expect(config.demo.sip2Port).toBe(6001);
+  });
+
+  it.each([
+    ['true', true],
+    ['false', false],
+    ['1', true],
+    ['0', false],
+    ['yes', true],
+    ['no', false],
+    ['YES', true],
+    ['False', false],
+  ])('parse the boolean %s', (text, value) => {
+    expect(loadConfig({ env: { PAIA_HTTP_TRUSTED_PROXY: text } }).http.trustedProxy).toBe(value);
+    expect(loadConfig({ env: { PAIA_SIP2_ERROR_DETECTION: text } }).sip2.errorDetection).toBe(value);
+  });
+
+  it('parse null for nullable settings, and an empty value as null', () => {
+    const file = tmp.write('nullable.yaml', 'sip2:\n  host: ils.example.org\n  pageSize: 20\n  charset: latin1\nhttp:\n  publicUrl: https://lib.example.org/paia\n');
+    const config = loadConfig({ file, env: { PAIA_SIP2_HOST: 'null', PAIA_SIP2_PAGE_SIZE: 'NULL', PAIA_SIP2_CHARSET: 'null', PAIA_HTTP_PUBLIC_URL: '' } });
+    expect(config.sip2.host).toBeNull();
+    expect(config.sip2.pageSize).toBeNull();
+    expect(config.sip2.charset).toBeNull();
+    expect(config.http.publicUrl).toBeNull();
+  });
+
+  it('set nullable settings to values', () => {
+    const config = loadConfig({ env: { PAIA_SIP2_PAGE_SIZE: '25', PAIA_SIP2_CHARSET: 'utf-8', PAIA_PAIA_STORAGE_URI: 'https://lib.example.org/location/{location}' } });
+    expect(config.sip2.pageSize).toBe(25);
+    expect(config.sip2.charset).toBe('utf-8');
+    expect(config.paia.storageUri).toBe('https://lib.example.org/location/{location}');
+  });
+
+  it('take enums and text; secrets exactly as given', () => {
+    const config = loadConfig({
+      env: { PAIA_LOG_LEVEL: 'debug', PAIA_PAIA_PATRON_ID: 'barcode', PAIA_SIP2_INSTITUTION: ' CPL ', PAIA_SIP2_TERMINAL_PASSWORD: ' pass word ' },
+    });
+    expect(config.log.level).toBe('debug');
+    expect(config.sip2.institution).toBe('CPL');
+    expect(config.sip2.terminal.password).toBe(' pass word ');
+  });
+
+  it('switch TLS sections on and off', () => {
+    expect(loadConfig({ env: { PAIA_SIP2_TLS: 'true' } }).sip2.tls).toEqual({ rejectUnauthorized: true });
+    expect(loadConfig({ env: { PAIA_SIP2_TLS_CA: CA } }).sip2.tls).toEqual({ ca: CA, rejectUnauthorized: true });
+    expect(loadConfig({ env: { PAIA_HTTP_TLS_CERT: CERT, PAIA_HTTP_TLS_KEY: KEY } }).http.tls).toEqual({ cert: CERT, key: KEY });
+    const off = tmp.write('tls-off.yaml', 'http:\n  tls: false\n');
+    expect(loadConfig({ file: off, env: { PAIA_HTTP_TLS_CERT: CERT, PAIA_HTTP_TLS_KEY: KEY } }).http.tls).toEqual({ cert: CERT, key: KEY });
+    const file = tmp.write('tls-on.yaml', `http:\n  tls:\n    cert: ${CERT}\n    key: ${KEY}\nsip2:\n  tls: {}\n`);
+    expect(loadConfig({ file, env: {} }).http.tls).toEqual({ cert: CERT, key: KEY });
+    const { config, warnings } = loadConfigWithWarnings({ file, env: { PAIA_HTTP_TLS: 'null', PAIA_HTTP_TLS_CERT: CERT, PAIA_SIP2_TLS: 'false' } });
+    expect(config.http.tls).toBeNull();
+    expect(config.sip2.tls).toBeNull();
+    expect(warnings).toEqual(['PAIA_HTTP_TLS_CERT is ignored because PAIA_HTTP_TLS switches http.tls off']);
+  });
+
+  it('report values that do not fit, naming the variable', () => {
+    expect(problemAt({ env: { PAIA_SIP2_PORT: 'abc' } }, 'sip2.port')).toBe('must be a TCP port between 1 and 65535 (got "abc", from PAIA_SIP2_PORT)');
+    expect(problemAt({ env: { PAIA_HTTP_TRUSTED_PROXY: 'maybe' } }, 'http.trustedProxy')).toBe(
+      'must be true or false (in the environment also yes/no, 1/0, on/off) (got "maybe", from PAIA_HTTP_TRUSTED_PROXY)',
+    );
+    expect(problemAt({ env: { PAIA_SIP2_POOL_MAX: '' } }, 'sip2.pool.max')).toContain('(got "", from PAIA_SIP2_POOL_MAX)');
+  });
+
+  it('warn about unknown PAIA_* variables, with a suggestion, and ignore others', () => {
+    const { warnings } = loadConfigWithWarnings({ env: { PAIA_SIP2_HOTS: 'x', PAIA_WHATEVER: '1', HOME: '/root', PAIA: 'x' } });
+    expect(warnings).toEqual([
+      'PAIA_SIP2_HOTS is not a paia-sip2 setting and is ignored; did you mean PAIA_SIP2_HOST?',
+      'PAIA_WHATEVER is not a paia-sip2 setting and is ignored',
+    ]);
+  });
+});
+
+describe('PORT', () => {
+  it('sets http.port', () => {
+    expect(loadConfig({ env: { PORT: '3000' } }).http.port).toBe(3000);
+    const file = tmp.write('port.yaml', 'http:\n  port: 8181\n');
+    expect(loadConfig({ file, env: { PORT: '3000' } }).http.port).toBe(3000);
+  });
+
+  it('loses to PAIA_HTTP_PORT, with a warning', () => {
+    const { config, warnings } = loadConfigWithWarnings({ env: { PORT: '3000', PAIA_HTTP_PORT: '4000' } });
+    expect(config.http.port).toBe(4000);
+    expect(warnings).toEqual(['PORT is ignored because PAIA_HTTP_PORT is set']);
+  });
+
+  it('is reported by name when wrong, and ignored when empty', () => {
+    expect(problemAt({ env: { PORT: 'http' } }, 'http.port')).toContain('(got "http", from PORT)');
+    expect(loadConfig({ env: { PORT: '' } }).http.port).toBe(8080);
+  });
+});
+
+describe('relative paths', () => {
+  it('in the file are read from the directory of the file, whatever the working directory', () => {
+    const koha = readFileSync(fileURLToPath(new URL('../../../config/dialects/koha.yaml', import.meta.url)), 'utf8');
+    tmp.write('rel/etc/tls/cert.pem', 'x');
+    tmp.write('rel/etc/tls/key.pem', 'x');
+    tmp.write('rel/etc/tls/ca.pem', 'x');
+    tmp.write('rel/etc/dialects/mine.yaml', koha.replace('name: koha', 'name: mine'));
+    const file = tmp.write(
+      'rel/etc/paia.yaml',
+      'http:\n  tls:\n    cert: tls/cert.pem\n    key: ./tls/key.pem\nsip2:\n  host: ils.example.org\n  dialect: dialects/mine.yaml\n  tls:\n    ca: tls/ca.pem\n',
+    );
+    const sub = { dir: join(tmp.dir, 'rel') };
+    const config = loadConfig({ file, env: {}, cwd: tmp.dir });
+    expect(config.http.tls).toEqual({ cert: join(sub.dir, 'etc/tls/cert.pem'), key: join(sub.dir, 'etc/tls/key.pem') });
+    expect(config.sip2.tls?.ca).toBe(join(sub.dir, 'etc/tls/ca.pem'));
+    expect(config.sip2.dialect).toBe(join(sub.dir, 'etc/dialects/mine.yaml'));
+  });
+
+  it('in environment variables and --config are read from the working directory', () => {
+    const file = tmp.write('conf/relative.yaml', 'log:\n  level: warn\n');
+    const config = loadConfig({ file: 'conf/relative.yaml', cwd: tmp.dir, env: { PAIA_HTTP_TLS_CERT: 'tls/server.pem', PAIA_HTTP_TLS_KEY: 'tls/server.key' } });
+    expect(config.log.level).toBe('warn');
+    expect(config.http.tls).toEqual({ cert: CERT, key: KEY });
+    expect(file).toBe(join(tmp.dir, 'conf/relative.yaml'));
+  });
+
+  it('leave built-in dialect names alone', () => {
+    expect(loadConfig({ env: { PAIA_SIP2_DIALECT: 'evergreen' } }).sip2.dialect).toBe('evergreen');
+  });
+});
+
+describe('config/example.yaml', () => {
+  const secrets = {
+    PAIA_SIP2_TERMINAL_PASSWORD: 'terminal-password-from-env',
+    PAIA_PAIA_PATRON_ID_SECRET: 'k8Qw3nZr7Lx2Vb5Tm9Hc4Jd6Fg1Ps0Ya',
+  };
+  const files = { PAIA_HTTP_TLS_CERT: CERT, PAIA_HTTP_TLS_KEY: KEY, PAIA_SIP2_TLS_CA: CA };
+
+  it('validates once its TLS files exist and the secrets are set', () => {
+    const { config, warnings } = loadConfigWithWarnings({ file: EXAMPLE_FILE, env: { ...secrets, ...files } });
+    expect(warnings).toEqual([]);
+    expect(config.sip2.host).toBe('koha-sip.lib.example.org');
+    expect(config.sip2.dialect).toBe('koha');
+    expect(config.sip2.tls).toEqual({ ca: CA, rejectUnauthorized: true });
+    expect(config.http).toMatchObject({ host: '0.0.0.0', port: 8443, basePath: '/paia', tls: { cert: CERT, key: KEY } });
+    expect(config.paia.patronId).toBe('opaque');
+    expect(config.paia.itemUri).toBe('https://lib.example.org/item/{barcode}');
+    expect(config.sip2.terminal.password).toBe(secrets.PAIA_SIP2_TERMINAL_PASSWORD);
+  });
+
+  it('as copied is refused until its files and secrets are real', () => {
+    const error = (() => {
+      try {
+        loadConfig({ file: EXAMPLE_FILE, env: {} });
+      } catch (e) {
+        return e as Error & { problems: { path: string }[] };
+      }
+      throw new Error('loaded');
+    })();
+    expect(error.problems.map((problem) => problem.path)).toEqual(['http.tls.cert', 'http.tls.key', 'sip2.tls.ca', 'sip2.terminal.password', 'paia.patronIdSecret']);
+  });
+
+  it('mentions every setting, with a comment', () => {
+    const text = readFileSync(EXAMPLE_FILE, 'utf8');
+    for (const setting of configSettings()) {
+      const key = setting.path.split('.').at(-1) as string;
+      expect(text, setting.path).toMatch(new RegExp(`^\\s*#?\\s*${key}:`, 'm'));
+    }
+    expect(text.split('\n').filter((line) => line.trimStart().startsWith('#')).length).toBeGreaterThan(60);
+  });
+
+  it('and default.yaml mention every setting too', () => {
+    const text = readFileSync(DEFAULT_CONFIG_FILE, 'utf8');
+    for (const setting of configSettings()) {
+      if (setting.path.startsWith('sip2.tls.') || setting.path.startsWith('http.tls.')) continue;
+      const key = setting.path.split('.').at(-1) as string;
+      expect(text, setting.path).toMatch(new RegExp(`^\\s*#?\\s*${key}:`, 'm'));
+    }
+  });
+});
+
+describe('describeConfig', () => {
+  it('summarises the demo', () => {
+    const summary = describeConfig(loadConfig({ env: {} }));
+    expect(summary).toMatchObject({
+      http: { listen: 'http://127.0.0.1:8080', tls: false },
+      sip2: { ils: expect.stringContaining('embedded demo simulator'), dialect: 'generic', charset: 'cp850', institution: 'DEMO' },
+      log: 'info',
+    });
+  });
+
+  it('never contains a secret', () => {
+    const env = {
+      PAIA_SIP2_HOST: 'ils.example.org',
+      PAIA_SIP2_TERMINAL_PASSWORD: 'hunter2-terminal',
+      PAIA_PAIA_PATRON_ID: 'opaque',
+      PAIA_PAIA_PATRON_ID_SECRET: 'a-very-long-secret-for-opaque-patron-ids',
+      PAIA_SIP2_DIALECT: 'koha',
+    };
+    const config: Config = loadConfig({ env });
+    const text = JSON.stringify(describeConfig(config));
+    expect(text).not.toContain('hunter2');
+    expect(text).not.toContain('a-very-long-secret');
+    expect(JSON.parse(text)).toMatchObject({ sip2: { ils: 'ils.example.org:6001', dialect: 'koha', charset: 'utf-8' }, paia: { patronId: 'opaque' } });
+  });
+});
