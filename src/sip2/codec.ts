@@ -51,6 +51,7 @@ const TAG = /^[A-Za-z0-9]{2}$/;
 
 /** Encodes a typed message into wire bytes, terminator included. */
 export function encodeMessage(message: Sip2Message, options: EncodeOptions): Buffer {
+  if (!isMessageCode(message.code)) throw new Sip2EncodeError('code', `"${String(message.code)}" is not a SIP2 message this codec knows`);
   const spec: MessageSpec = MESSAGE_SPECS[message.code];
   const record = message as unknown as Record<string, unknown>;
   let text = message.code;

@@ -69,9 +69,14 @@ export function isoDateOf(value: Sip2DateTime): string {
   return `${pad(value.year, 4)}-${pad(value.month, 2)}-${pad(value.day, 2)}`;
 }
 
-/** An instant: UTC when the zone says so ("Z" or "0000"), otherwise the process's local time. */
+/** Whether the zone marks UTC: "   Z" per the 3M text, "0000" as some servers send it. */
+export function isUtcZone(zone: string): boolean {
+  return zone.trim() === 'Z' || zone === '0000';
+}
+
+/** An instant: UTC when the zone says so, otherwise the process's local time. */
 export function toDate(value: Sip2DateTime): Date {
-  const utc = value.zone.trim() === 'Z' || value.zone === '0000';
+  const utc = isUtcZone(value.zone);
   return utc
     ? new Date(Date.UTC(value.year, value.month - 1, value.day, value.hour, value.minute, value.second))
     : new Date(value.year, value.month - 1, value.day, value.hour, value.minute, value.second);

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CHARSETS } from './charset.js';
-import { formatSip2Date, isoDateOf, parseSip2Date, type Sip2DateTime, sip2DateFrom, toDate, UTC_ZONE } from './date.js';
+import { formatSip2Date, isoDateOf, isUtcZone, parseSip2Date, type Sip2DateTime, sip2DateFrom, toDate, UTC_ZONE } from './date.js';
 
 /**
  * How one ILS fills SIP2. A dialect is data (config/dialects/*.yaml), never
@@ -122,7 +122,8 @@ export function parseDialectDate(text: string, format: DateFormat): string | nul
   const trimmed = text.trim();
   if (format === 'sip2' || format === 'sip2-utc' || trimmed.length === 18) {
     const parsed = parseSip2Date(trimmed.length === 18 ? trimmed : text);
-    if (parsed) return isoDateOf(parsed);
+    // A UTC instant is a library-local calendar date; the gateway runs in the library's time zone.
+    if (parsed) return isoDateOf(isUtcZone(parsed.zone) ? sip2DateFrom(toDate(parsed), 'local') : parsed);
   }
   const m = /^(\d{4})-?(\d{2})-?(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(trimmed);
   if (!m) return null;
