@@ -179,7 +179,8 @@ describe('dialect dates', () => {
   it.each(DATE_FORMATS)('%s: parseDialectDate(formatDialectDate(d)) is the calendar date of d', (format: DateFormat) => {
     // sip2-utc converts local times to UTC, which may change the calendar date: give it UTC dates here
     const dates = sip2DateArb
-      .filter((d) => d.year >= 1000)
+      // 9999-12-31T23:00Z is already year 10000 in Berlin, which no 4-digit date format can state
+      .filter((d) => d.year >= 1000 && d.year <= 9998)
       .map((d) => (format === 'sip2-utc' ? { ...d, zone: '   Z' } : d));
     fc.assert(
       fc.property(dates, (d) => {

@@ -1,0 +1,107 @@
+import { type Dialect, extraField, type ItemInformationResponse, parseDialectDate } from '../sip2/index.js';
+import type { PaiaDocument } from './types.js';
+import type { UriTemplates } from './uris.js';
+
+/**
+ * PAIA documents from SIP2 answers: pure functions, one per kind of entry a
+ * patron's 64 lists. Only what SIP2 states is reported; a field the ILS does
+ * not give stays absent (absent means unknown in PAIA).
+ */
+
+/** Which list an entry came from, after the dialect's hold lists are sorted out. */
+export type EntryKind = 'held' | 'ready' | 'pending';
+
+export interface DocumentContext {
+  dialect: Dialect;
+  uris: UriTemplates;
+  /** Whether holds can be cancelled over SIP2 (98 BX "hold"); undefined when not known. */
+  canCancel: boolean | undefined;
+  /** False when the patron's renewal privileges are denied; otherwise undefined: SIP2 does not say per item. */
+  canRenew: false | undefined;
+}
+
+/** 18 circulation status: the ILS does not know the item ("other"/unknown). */
+export const CIRCULATION_UNKNOWN = 1;
+/** 18 circulation status: in transit between locations. */
+export const CIRCULATION_IN_TRANSIT = 10;
+
+/** True for an 18 that does not know its item: a list entry that is not a barcode, i.e. a title id. */
+export function isUnknownItem(info: ItemInformationResponse): boolean {
+  return (info.circulationStatus === CIRCULATION_UNKNOWN || info.circulationStatus === null) && info.titleIdentifier.trim() === '';
+}
+
+/** One document of the items method from a list entry and its 17 answer. */
+export function itemDocument(entry: string, kind: EntryKind, info: ItemInformationResponse, ctx: DocumentContext): PaiaDocument {
+  if (isUnknownItem(info) && kind !== 'held') return titleHoldDocument(entry, kind, ctx);
+  const doc: PaiaDocument = { status: statusOf(kind, info), item: ctx.uris.item.build(entry) };
+  const about = nonEmpty(info.titleIdentifier);
+  if (about !== undefined) doc.about = about;
+  const label = nonEmpty(extraField(info, 'CS'));
+  if (label !== undefined) doc.label = label;
+  const queue = queueLength(info.holdQueueLength);
+  if (queue !== undefined) doc.queue = queue;
+  switch (kind) {
+    case 'held': {
+      const due = info.dueDate === undefined ? null : parseDialectDate(info.dueDate, ctx.dialect.dueDateFormat);
+      if (due !== null) {
+        doc.duedate = due;
+        doc.endtime = due;
+      }
+      if (ctx.canRenew !== undefined) doc.canrenew = ctx.canRenew;
+      Object.assign(doc, storageOf(nonEmpty(info.permanentLocation) ?? nonEmpty(info.currentLocation), ctx));
+      break;
+    }
+    case 'ready': {
+      // CM is the pickup-by date, an 18-char SIP2 date by the standard.
+      const pickupBy = info.holdPickupDate === undefined ? null : parseDialectDate(info.holdPickupDate, 'sip2');
+      if (pickupBy !== null) {
+        doc.duedate = pickupBy;
+        doc.endtime = pickupBy;
+      }
+      if (ctx.canCancel !== undefined) doc.cancancel = ctx.canCancel;
+      Object.assign(doc, storageOf(nonEmpty(info.currentLocation), ctx));
+      break;
+    }
+    case 'pending':
+      if (ctx.canCancel !== undefined) doc.cancancel = ctx.canCancel;
+      break;
+  }
+  return doc;
+}
+
+/** A hold whose list entry is a title id (17 does not know it): the edition, no item. */
+export function titleHoldDocument(titleId: string, kind: Exclude<EntryKind, 'held'>, ctx: DocumentContext): PaiaDocument {
+  const doc: PaiaDocument = { status: kind === 'ready' ? 4 : 1, edition: ctx.uris.edition.build(titleId) };
+  if (ctx.canCancel !== undefined) doc.cancancel = ctx.canCancel;
+  return doc;
+}
+
+function statusOf(kind: EntryKind, info: ItemInformationResponse): PaiaDocument['status'] {
+  switch (kind) {
+    case 'held':
+      return 3;
+    case 'ready':
+      return 4;
+    case 'pending':
+      return info.circulationStatus === CIRCULATION_IN_TRANSIT ? 2 : 1;
+  }
+}
+
+/** storage (the ILS location code) and storageid (its URI, when a template is configured). */
+export function storageOf(location: string | undefined, ctx: Pick<DocumentContext, 'uris'>): Pick<PaiaDocument, 'storage' | 'storageid'> {
+  if (location === undefined) return {};
+  return ctx.uris.storage ? { storage: location, storageid: ctx.uris.storage.build(location) } : { storage: location };
+}
+
+/** CF: a count greater than zero, else absent (zero waiting requests is not worth a field, junk is not a number). */
+export function queueLength(text: string | undefined): number | undefined {
+  const trimmed = text?.trim() ?? '';
+  if (!/^\d{1,6}$/.test(trimmed)) return undefined;
+  const n = Number(trimmed);
+  return n > 0 ? n : undefined;
+}
+
+export function nonEmpty(text: string | undefined): string | undefined {
+  const trimmed = text?.trim();
+  return trimmed ? trimmed : undefined;
+}

@@ -1,0 +1,79 @@
+import { type Dialect, parseDialectDate, parseFineItem, type PatronInformationResponse } from '../sip2/index.js';
+import { formatMoney, type Money, parseAmount, parseCurrency } from './money.js';
+import type { Fee, FeeRecord } from './types.js';
+import type { UriTemplates } from './uris.js';
+
+export interface FeeContext {
+  dialect: Dialect;
+  uris: UriTemplates;
+  /** The currency when the ILS sends no (usable) BH. */
+  currency: string;
+}
+
+/** Why an AV entry was left out, for the log (never the entry text: it is patron data). */
+export type UnparsedReason = 'pattern' | 'amount' | 'currency';
+
+/** Item placeholders that mean "no item" (the fine is not about a document). */
+const NO_ITEM = new Set(['', '-']);
+const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s]+$/;
+
+/**
+ * The fees record from the fine list (AV) and the account fields of the 64.
+ * amount = BV in BH (else the configured currency); without a readable BV,
+ * the sum of the entries when they share one currency.
+ */
+export function feeRecord(
+  first: PatronInformationResponse,
+  entries: readonly string[],
+  ctx: FeeContext,
+  onUnparsed: (index: number, entry: string, reason: UnparsedReason) => void = () => {},
+): FeeRecord {
+  const currency = parseCurrency(first.currencyType) ?? ctx.currency;
+  const parsed: Array<{ fee: Fee; money: Money }> = [];
+  entries.forEach((entry, index) => {
+    const result = parseFee(entry, currency, ctx);
+    if ('reason' in result) onUnparsed(index, entry, result.reason);
+    else parsed.push(result);
+  });
+  const record: FeeRecord = { fee: parsed.map(({ fee }) => fee) };
+  const total = first.feeAmount === undefined ? null : parseAmount(first.feeAmount);
+  if (total !== null) {
+    record.amount = formatMoney({ cents: total, currency });
+  } else {
+    const currencies = new Set(parsed.map(({ money }) => money.currency));
+    if (currencies.size <= 1) {
+      const cents = parsed.reduce((sum, { money }) => sum + money.cents, 0n);
+      record.amount = formatMoney({ cents, currency: [...currencies][0] ?? currency });
+    }
+  }
+  return record;
+}
+
+/** One AV entry read with the dialect's pattern, or why it could not be. */
+export function parseFee(entry: string, defaultCurrency: string, ctx: Omit<FeeContext, 'currency'>): { fee: Fee; money: Money } | { reason: UnparsedReason } {
+  const parts = parseFineItem(entry, ctx.dialect);
+  if (!parts) return { reason: 'pattern' };
+  const cents = parts.amount === undefined ? null : parseAmount(parts.amount);
+  if (cents === null) return { reason: 'amount' };
+  const currency = parts.currency === undefined ? defaultCurrency : parseCurrency(parts.currency);
+  if (currency === null) return { reason: 'currency' };
+  const money: Money = { cents, currency };
+  const fee: Fee = { amount: formatMoney(money) };
+  const date = parts.date === undefined ? null : parseDialectDate(parts.date, 'YYYYMMDD');
+  if (date !== null) fee.date = date;
+  const about = parts.about?.trim();
+  if (about) fee.about = about;
+  const item = parts.item?.trim() ?? '';
+  if (!NO_ITEM.has(item)) fee.item = ctx.uris.item.build(item);
+  const type = parts.type?.trim();
+  if (type) fee.feetype = type;
+  // PAIA: feeid is the URI of the kind of service that caused the fee; an ILS fine number is not one.
+  const id = parts.id?.trim();
+  if (id && ABSOLUTE_URI.test(id)) fee.feeid = id;
+  return { fee, money };
+}
+
+/** The shape of a text without its content (letters a/A, digits 9), so a log can show why a pattern failed. */
+export function textShape(text: string): string {
+  return text.replace(/\p{Lu}/gu, 'A').replace(/\p{Ll}|\p{Lo}|\p{Lt}|\p{Lm}/gu, 'a').replace(/\p{Nd}/gu, '9').slice(0, 120);
+}

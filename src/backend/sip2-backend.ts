@@ -1,0 +1,454 @@
+import type { Logger } from 'pino';
+import {
+  type AcsStatus,
+  type Dialect,
+  fetchPatronList,
+  type HoldResponse,
+  isBackendError,
+  parseDialectDate,
+  type PatronInformationResponse,
+  type PatronList,
+  type RenewResponse,
+  type RequestMessage,
+  type ResponseOf,
+  Sip2EncodeError,
+  type Sip2Error,
+  type Sip2Requests,
+  SUPPORTED_MESSAGES,
+  type SummaryList,
+} from '../sip2/index.js';
+import { accountState, expiryOf, localDateOf } from './account-state.js';
+import { type DocumentContext, type EntryKind, itemDocument, nonEmpty, queueLength, storageOf } from './documents.js';
+import { feeRecord, textShape } from './fees.js';
+import { parseCurrency } from './money.js';
+import { limiter } from './parallel.js';
+import type {
+  Backend,
+  DocumentRequest,
+  FeeRecord,
+  LoginOutcome,
+  PaiaDocument,
+  PatronRecord,
+  ServiceStatus,
+} from './types.js';
+import { compileUriTemplates, type UriTemplates, type UriTemplatesConfig } from './uris.js';
+
+/** One SIP2 round trip: `pool.request.bind(pool)`. */
+export type Sip2Send = <M extends RequestMessage>(message: M) => Promise<ResponseOf<M['code']>>;
+
+export interface Sip2BackendOptions {
+  /** Sends one request through the pool (which retries reads and never re-sends 29/15). */
+  send: Sip2Send;
+  requests: Sip2Requests;
+  dialect: Dialect;
+  /** BP/BQ page size for the 64 lists (normally the dialect's pageSize). */
+  pageSize: number;
+  /** Currency when the ILS sends no usable BH; three upper-case letters. */
+  currency: string;
+  uris: UriTemplatesConfig;
+  logger?: Logger | undefined;
+  /** The clock for "today" (account expiry); default: the system clock. */
+  now?: (() => Date) | undefined;
+  /**
+   * Whether the ACS supports holds (15), read from the pool's 98 BX (use
+   * `acsSupportsHoldsOf(pool.acsStatus)`); it is what `cancancel` reports.
+   * Without it, or when it answers undefined, `cancancel` is left out (unknown).
+   */
+  acsSupportsHolds?: (() => boolean | undefined) | undefined;
+  /** At most this many SIP2 requests of one call in the pool at once (default 32). */
+  maxParallel?: number | undefined;
+}
+
+const EMAIL = /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+const DEFAULT_MAX_PARALLEL = 32;
+
+/** What one document of renew, request or cancel resolves to before it goes to the ILS. */
+type Plan<T> = { key: string; target: T } | { done: PaiaDocument };
+
+type Outcome<R> = { ok: true; response: R } | { ok: false; error: unknown };
+
+/** How each write method words and numbers its per-document answers. */
+interface WriteKind {
+  /** For messages: "renewal", "request", "cancellation". */
+  noun: string;
+  /** Status of a document whose message may or may not have been executed. */
+  unknownStatus: ServiceStatus;
+  /** Status of a document whose message certainly was not executed. */
+  notSentStatus: ServiceStatus;
+  /** Status of a document the gateway cannot map to the ILS. */
+  unknownDocumentStatus: ServiceStatus;
+}
+
+const RENEW: WriteKind = { noun: 'renewal', unknownStatus: 3, notSentStatus: 3, unknownDocumentStatus: 0 };
+const REQUEST: WriteKind = { noun: 'request', unknownStatus: 0, notSentStatus: 5, unknownDocumentStatus: 5 };
+const CANCEL: WriteKind = { noun: 'cancellation', unknownStatus: 1, notSentStatus: 1, unknownDocumentStatus: 0 };
+
+interface HoldTarget {
+  item?: string;
+  title?: string;
+  pickupLocation?: string;
+}
+
+/**
+ * PAIA over SIP2 (design.md, "PAIA over SIP2"). Reads fan out in parallel
+ * through the pool; writes (29, 15) are sent once per distinct document and
+ * never retried: an unknown outcome is reported on the document.
+ */
+export class Sip2Backend implements Backend {
+  private readonly send: Sip2Send;
+  private readonly requests: Sip2Requests;
+  private readonly dialect: Dialect;
+  private readonly pageSize: number;
+  private readonly currency: string;
+  private readonly uris: UriTemplates;
+  private readonly logger: Logger | undefined;
+  private readonly now: () => Date;
+  private readonly acsSupportsHolds: (() => boolean | undefined) | undefined;
+  private readonly maxParallel: number;
+
+  constructor(options: Sip2BackendOptions) {
+    const currency = parseCurrency(options.currency);
+    if (currency === null || currency !== options.currency) throw new Error(`currency "${options.currency}" must be three upper-case letters`);
+    if (!Number.isInteger(options.pageSize) || options.pageSize < 1) throw new RangeError('pageSize must be an integer >= 1');
+    this.send = options.send;
+    this.requests = options.requests;
+    this.dialect = options.dialect;
+    this.pageSize = options.pageSize;
+    this.currency = currency;
+    this.uris = compileUriTemplates(options.uris);
+    this.logger = options.logger;
+    this.now = options.now ?? (() => new Date());
+    this.acsSupportsHolds = options.acsSupportsHolds;
+    this.maxParallel = options.maxParallel ?? DEFAULT_MAX_PARALLEL;
+    limiter(this.maxParallel); // validates the bound now rather than on the first call
+  }
+
+  // ------------------------------------------------------------ auth
+
+  async login(username: string, password: string): Promise<LoginOutcome> {
+    // An empty AD means "no password" to some ILSs, which then answer CQ=Y.
+    if (username === '' || password === '') return { ok: false };
+    let response: PatronInformationResponse;
+    try {
+      response = await this.send(this.requests.patronInformation(username, { password }));
+    } catch (error) {
+      // A username or password SIP2 cannot carry (|, CR, characters outside the charset) cannot be valid.
+      if (error instanceof Sip2EncodeError) return { ok: false };
+      throw error;
+    }
+    if (response.validPatron !== true || response.validPatronPassword !== true) return { ok: false };
+    return {
+      ok: true,
+      barcode: nonEmpty(response.patronIdentifier) ?? username,
+      state: accountState(response, this.dialect, this.today()),
+    };
+  }
+
+  async logout(barcode: string): Promise<void> {
+    try {
+      await this.send(this.requests.endSession(barcode));
+    } catch (error) {
+      this.logger?.warn({ patron: barcode, reason: (error as Error).message }, 'SIP2 end patron session failed; logout goes on');
+    }
+  }
+
+  // ------------------------------------------------------------ reads
+
+  async patron(barcode: string): Promise<PatronRecord | null> {
+    const response = await this.send(this.requests.patronInformation(barcode));
+    if (!isKnownPatron(response)) return null;
+    const record: PatronRecord = {
+      name: response.personalName.trim(),
+      status: accountState(response, this.dialect, this.today()),
+    };
+    const email = nonEmpty(response.emailAddress);
+    if (email !== undefined && email.length <= 254 && EMAIL.test(email)) record.email = email;
+    const address = nonEmpty(response.homeAddress);
+    if (address !== undefined) record.address = address;
+    const expires = expiryOf(response, this.dialect);
+    if (expires !== null) record.expires = expires;
+    const patronClass = nonEmpty(response.extra?.find(([tag]) => tag === 'PC')?.[1]);
+    if (this.uris.patronType && patronClass !== undefined) record.type = [this.uris.patronType.build(patronClass)];
+    return record;
+  }
+
+  async items(barcode: string): Promise<PaiaDocument[]> {
+    const [charged, overdue, recall, hold, unavailable] = await Promise.all([
+      this.list(barcode, 'charged'),
+      this.list(barcode, 'overdue'),
+      this.list(barcode, 'recall'),
+      this.list(barcode, 'hold'),
+      this.list(barcode, 'unavailableHold'),
+    ]);
+    if (!isKnownPatron(charged.first)) return [];
+
+    const held = distinct([...charged.entries, ...overdue.entries, ...recall.entries]);
+    const pending = distinct(unavailable.entries);
+    const pendingSet = new Set(pending);
+    const ready =
+      this.dialect.holdLists === 'all-in-AS' ? distinct(hold.entries).filter((entry) => !pendingSet.has(entry)) : distinct(hold.entries);
+
+    // One document per entry: a loan wins over a hold on the same item, a ready hold over a pending one.
+    const seen = new Set<string>();
+    const entries: Array<[entry: string, kind: EntryKind]> = [];
+    for (const [list, kind] of [[held, 'held'], [ready, 'ready'], [pending, 'pending']] as const) {
+      for (const entry of list) {
+        if (seen.has(entry)) continue;
+        seen.add(entry);
+        entries.push([entry, kind]);
+      }
+    }
+
+    const limit = limiter(this.maxParallel);
+    const infos = await Promise.all(entries.map(([entry]) => limit(() => this.send(this.requests.itemInformation(entry)))));
+    const ctx: DocumentContext = {
+      dialect: this.dialect,
+      uris: this.uris,
+      canCancel: this.holdSupported(),
+      canRenew: charged.first.patronStatus.renewalPrivilegesDenied ? false : undefined,
+    };
+    return entries.map(([entry, kind], i) => itemDocument(entry, kind, infos[i]!, ctx));
+  }
+
+  async fees(barcode: string): Promise<FeeRecord> {
+    const fines = await this.list(barcode, 'fine');
+    if (!isKnownPatron(fines.first)) return { fee: [] };
+    return feeRecord(fines.first, fines.entries, { dialect: this.dialect, uris: this.uris, currency: this.currency }, (index, entry, reason) => {
+      this.logger?.warn(
+        { patron: barcode, dialect: this.dialect.name, index, reason, shape: textShape(entry) },
+        'a fine item (AV) does not fit the dialect and is left out of the fees',
+      );
+    });
+  }
+
+  // ------------------------------------------------------------ writes
+
+  renew(barcode: string, docs: DocumentRequest[]): Promise<PaiaDocument[]> {
+    return this.write<string, RenewResponse>(docs, RENEW, {
+      plan: (doc) => {
+        if (doc.item === undefined) {
+          return { done: unknownDocument(doc, RENEW, doc.edition === undefined ? 'unknown item' : 'renewal needs an item URI') };
+        }
+        const item = this.uris.item.match(doc.item);
+        return item === null ? { done: unknownDocument(doc, RENEW, 'unknown item') } : { key: item, target: item };
+      },
+      execute: (item) => this.send(this.requests.renew(barcode, item)),
+      answer: (doc, item, response) => {
+        const result: PaiaDocument = { status: 3, item: this.uris.item.build(item), requested: requestedOf(doc) };
+        if (!response.ok) {
+          result.error = screenMessage(response) ?? 'the library system refused the renewal';
+          return result;
+        }
+        const about = nonEmpty(response.titleIdentifier);
+        if (about !== undefined) result.about = about;
+        const due = parseDialectDate(response.dueDate, this.dialect.dueDateFormat);
+        if (due !== null) {
+          result.duedate = due;
+          result.endtime = due;
+        }
+        return result;
+      },
+    }, barcode);
+  }
+
+  request(barcode: string, docs: DocumentRequest[]): Promise<PaiaDocument[]> {
+    return this.write<HoldTarget, HoldResponse>(docs, REQUEST, {
+      plan: (doc) => {
+        const target = this.holdTarget(doc, REQUEST);
+        if ('done' in target) return target;
+        const pickup = this.pickupLocation(doc);
+        if (pickup === null) return { done: unknownDocument(doc, REQUEST, 'unknown pickup location') };
+        return { key: target.key, target: { ...target.target, ...(pickup === undefined ? {} : { pickupLocation: pickup }) } };
+      },
+      execute: (target) => this.send(this.requests.hold('+', barcode, target)),
+      answer: (doc, target, response) => {
+        const result = this.holdDocument(doc, target, response.ok ? 1 : 5);
+        if (!response.ok) {
+          result.error = screenMessage(response) ?? 'the library system refused the request';
+          return result;
+        }
+        const queue = queueLength(response.queuePosition);
+        if (queue !== undefined) result.queue = queue;
+        Object.assign(result, storageOf(nonEmpty(response.pickupLocation), { uris: this.uris }));
+        return result;
+      },
+    }, barcode);
+  }
+
+  cancel(barcode: string, docs: DocumentRequest[]): Promise<PaiaDocument[]> {
+    return this.write<HoldTarget, HoldResponse>(docs, CANCEL, {
+      plan: (doc) => this.holdTarget(doc, CANCEL),
+      execute: (target) => this.send(this.requests.hold('-', barcode, target)),
+      answer: (doc, target, response) => {
+        // A refused cancel leaves the hold as it was; its exact status would cost another round trip, so 1.
+        const result = this.holdDocument(doc, target, response.ok ? 0 : 1);
+        if (!response.ok) result.error = screenMessage(response) ?? 'the library system refused the cancellation';
+        return result;
+      },
+    }, barcode);
+  }
+
+  // ------------------------------------------------------------ internals
+
+  /**
+   * Runs one write per distinct document, all in parallel, none retried. A
+   * document whose message failed in the backend gets an error saying whether
+   * it may have been executed; when every document failed that way, the first
+   * backend error is thrown instead so the HTTP layer answers 502/503/504.
+   */
+  private async write<T, R>(
+    docs: DocumentRequest[],
+    kind: WriteKind,
+    steps: {
+      plan: (doc: DocumentRequest) => Plan<T>;
+      execute: (target: T) => Promise<R>;
+      answer: (doc: DocumentRequest, target: T, response: R) => PaiaDocument;
+    },
+    patron: string,
+  ): Promise<PaiaDocument[]> {
+    const plans = docs.map((doc) => steps.plan(doc));
+    const limit = limiter(this.maxParallel);
+    const runs = new Map<string, Promise<Outcome<R>>>();
+    for (const plan of plans) {
+      if ('done' in plan || runs.has(plan.key)) continue;
+      runs.set(
+        plan.key,
+        limit(() => steps.execute(plan.target)).then(
+          (response): Outcome<R> => ({ ok: true, response }),
+          (error: unknown): Outcome<R> => ({ ok: false, error }),
+        ),
+      );
+    }
+    const outcomes = new Map<string, Outcome<R>>();
+    await Promise.all([...runs].map(async ([key, run]) => outcomes.set(key, await run)));
+
+    let firstBackendError: Sip2Error | undefined;
+    let allBackendErrors = docs.length > 0;
+    const results = docs.map((doc, i): PaiaDocument => {
+      const plan = plans[i]!;
+      if ('done' in plan) {
+        allBackendErrors = false;
+        return plan.done;
+      }
+      const outcome = outcomes.get(plan.key)!;
+      if (outcome.ok) {
+        allBackendErrors = false;
+        return steps.answer(doc, plan.target, outcome.response);
+      }
+      const { error } = outcome;
+      if (error instanceof Sip2EncodeError) {
+        // The value cannot be put on the wire (a character SIP2 or the charset cannot carry): not an ILS identifier.
+        allBackendErrors = false;
+        return unknownDocument(doc, kind, doc.item === undefined ? 'unknown edition' : 'unknown item');
+      }
+      if (!isBackendError(error)) throw error;
+      firstBackendError ??= error;
+      if (error.requestSent) {
+        this.logger?.warn({ patron, document: plan.key, reason: error.message }, `SIP2 ${kind.noun} outcome unknown`);
+        return {
+          ...echo(doc),
+          status: kind.unknownStatus,
+          error: `outcome unknown: the library system did not confirm the ${kind.noun}; check your items before trying again`,
+        };
+      }
+      return {
+        ...echo(doc),
+        status: kind.notSentStatus,
+        error: `${kind.noun} not sent: the library system is not available; try again later`,
+      };
+    });
+    if (allBackendErrors && firstBackendError) throw firstBackendError;
+    return results;
+  }
+
+  /** The 15 target of a document: the item barcode, else the edition's title id. */
+  private holdTarget(doc: DocumentRequest, kind: WriteKind): Plan<HoldTarget> {
+    if (doc.item !== undefined) {
+      const item = this.uris.item.match(doc.item);
+      return item === null ? { done: unknownDocument(doc, kind, 'unknown item') } : { key: `item:${item}`, target: { item } };
+    }
+    if (doc.edition !== undefined) {
+      const title = this.uris.edition.match(doc.edition);
+      return title === null ? { done: unknownDocument(doc, kind, 'unknown edition') } : { key: `title:${title}`, target: { title } };
+    }
+    return { done: unknownDocument(doc, kind, 'the document has neither an item nor an edition URI') };
+  }
+
+  /** BS: the storageid's location code, else the storage text; undefined when neither is given, null when unusable. */
+  private pickupLocation(doc: DocumentRequest): string | undefined | null {
+    const storage = nonEmpty(doc.storage);
+    if (doc.storageid !== undefined) {
+      const location = this.uris.storage?.match(doc.storageid) ?? null;
+      if (location !== null) return location;
+      return storage ?? null;
+    }
+    return storage;
+  }
+
+  private holdDocument(doc: DocumentRequest, target: HoldTarget, status: ServiceStatus): PaiaDocument {
+    const result: PaiaDocument = { status };
+    if (target.item !== undefined) result.item = this.uris.item.build(target.item);
+    if (doc.edition !== undefined) result.edition = doc.edition;
+    result.requested = requestedOf(doc);
+    return result;
+  }
+
+  private list(barcode: string, list: SummaryList): Promise<PatronList> {
+    return fetchPatronList(
+      this.send,
+      (start, end) => this.requests.patronInformation(barcode, { list, start, end }),
+      list,
+      this.pageSize,
+    );
+  }
+
+  private holdSupported(): boolean | undefined {
+    return this.acsSupportsHolds?.();
+  }
+
+  private today(): string {
+    return localDateOf(this.now());
+  }
+}
+
+const HOLD_SUPPORT_INDEX = SUPPORTED_MESSAGES.indexOf('hold');
+
+/** Whether a 98's BX says holds (15) are supported: true for Y, false for N, undefined without a 98. */
+export function acsSupportsHoldsOf(status: Pick<AcsStatus, 'supportedMessages'> | null | undefined): boolean | undefined {
+  const flag = status?.supportedMessages[HOLD_SUPPORT_INDEX];
+  return flag === 'Y' ? true : flag === 'N' ? false : undefined;
+}
+
+/**
+ * A patron the ILS knows: BL=Y. An ILS that sends no BL at all is taken at
+ * its word when it names the patron.
+ */
+export function isKnownPatron(response: PatronInformationResponse): boolean {
+  return response.validPatron === true || (response.validPatron === undefined && response.personalName.trim() !== '');
+}
+
+function distinct(entries: readonly string[]): string[] {
+  return [...new Set(entries.map((entry) => entry.trim()).filter((entry) => entry !== ''))];
+}
+
+function screenMessage(response: { screenMessage?: string[] }): string | undefined {
+  return nonEmpty(response.screenMessage?.map((line) => line.trim()).filter(Boolean).join(' '));
+}
+
+function requestedOf(doc: DocumentRequest): string | undefined {
+  return doc.item ?? doc.edition;
+}
+
+/** The document's URIs as the client sent them. */
+function echo(doc: DocumentRequest): Pick<PaiaDocument, 'item' | 'edition' | 'requested'> {
+  const result: Pick<PaiaDocument, 'item' | 'edition' | 'requested'> = {};
+  if (doc.item !== undefined) result.item = doc.item;
+  if (doc.edition !== undefined) result.edition = doc.edition;
+  const requested = requestedOf(doc);
+  if (requested !== undefined) result.requested = requested;
+  return result;
+}
+
+function unknownDocument(doc: DocumentRequest, kind: WriteKind, error: string): PaiaDocument {
+  return { status: kind.unknownDocumentStatus, ...echo(doc), error };
+}

@@ -1,0 +1,88 @@
+/**
+ * PAIA as the backend sees it: plain data in the spec's field names, and one
+ * interface the HTTP layer calls. The backend speaks SIP2; the HTTP layer
+ * never does. Patrons are addressed by their ILS barcode here: mapping public
+ * patron identifiers to barcodes is the session's job.
+ */
+
+/** Service status of a document for a patron (spec: 0 none ... 5 rejected). */
+export type ServiceStatus = 0 | 1 | 2 | 3 | 4 | 5;
+
+/** Account state: 0 active, 1 inactive, 2 expired, 3 outstanding fees, 4 expired and fees. */
+export type AccountState = 0 | 1 | 2 | 3 | 4;
+
+export interface PatronRecord {
+  name: string;
+  email?: string;
+  address?: string;
+  /** YYYY-MM-DD */
+  expires?: string;
+  status: AccountState;
+  /** URIs of patron types (PAIA upstream), from the ILS patron class. */
+  type?: string[];
+}
+
+export interface PaiaDocument {
+  status: ServiceStatus;
+  item?: string;
+  edition?: string;
+  requested?: string;
+  about?: string;
+  label?: string;
+  queue?: number;
+  renewals?: number;
+  reminder?: number;
+  /** YYYY-MM-DD */
+  duedate?: string;
+  /** YYYY-MM-DD: upstream PAIA's name for the end of the service status; same value as duedate. */
+  endtime?: string;
+  starttime?: string;
+  cancancel?: boolean;
+  canrenew?: boolean;
+  error?: string;
+  storage?: string;
+  storageid?: string;
+}
+
+export interface Fee {
+  /** Money as "x.xx CUR". */
+  amount: string;
+  date?: string;
+  about?: string;
+  item?: string;
+  edition?: string;
+  feetype?: string;
+  feeid?: string;
+}
+
+export interface FeeRecord {
+  amount?: string;
+  fee: Fee[];
+}
+
+/** One element of the doc list of renew, request and cancel. */
+export interface DocumentRequest {
+  item?: string;
+  edition?: string;
+  storage?: string;
+  storageid?: string;
+}
+
+export type LoginOutcome =
+  | { ok: true; barcode: string; state: AccountState }
+  /** Unknown patron and wrong password look the same on purpose. */
+  | { ok: false };
+
+export interface Backend {
+  /** Checks the patron's credentials with the ILS (63 with AD; BL and CQ). */
+  login(username: string, password: string): Promise<LoginOutcome>;
+  /** Null when the ILS does not know the patron. */
+  patron(barcode: string): Promise<PatronRecord | null>;
+  items(barcode: string): Promise<PaiaDocument[]>;
+  renew(barcode: string, docs: DocumentRequest[]): Promise<PaiaDocument[]>;
+  request(barcode: string, docs: DocumentRequest[]): Promise<PaiaDocument[]>;
+  cancel(barcode: string, docs: DocumentRequest[]): Promise<PaiaDocument[]>;
+  fees(barcode: string): Promise<FeeRecord>;
+  /** Ends the patron's ILS session (35); failures are logged, never fatal to a logout. */
+  logout(barcode: string): Promise<void>;
+}

@@ -1,0 +1,441 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { acsSupportsHoldsOf, Sip2Backend, type Sip2BackendOptions } from '../../../src/backend/sip2-backend.js';
+import { limiter } from '../../../src/backend/parallel.js';
+import { noPatronFlags } from '../../../src/sip2/codec.js';
+import { sip2DateFrom } from '../../../src/sip2/date.js';
+import { type Dialect, loadDialect } from '../../../src/sip2/dialect.js';
+import { BackendOverloaded, BackendTimeout, BackendUnavailable, Sip2EncodeError } from '../../../src/sip2/errors.js';
+import { Sip2Requests } from '../../../src/sip2/requests.js';
+import type {
+  HoldResponse,
+  ItemInformationResponse,
+  PatronInformationResponse,
+  RenewResponse,
+  RequestMessage,
+  SummaryList,
+} from '../../../src/sip2/spec.js';
+
+const NOW = new Date(2026, 2, 15, 12, 0, 0);
+const URIS = { item: 'https://x.org/i/{barcode}', edition: 'https://x.org/t/{title}', storage: null, patronType: null };
+const I = (barcode: string) => `https://x.org/i/${barcode}`;
+const date = sip2DateFrom(NOW);
+
+type Lists = Partial<Record<SummaryList, string[]>>;
+
+function info64(lists: Lists, extra: Partial<PatronInformationResponse> = {}): (list: SummaryList | null) => PatronInformationResponse {
+  return (list) => ({
+    code: '64',
+    patronStatus: noPatronFlags(),
+    language: '000',
+    transactionDate: date,
+    holdItemsCount: lists.hold?.length ?? 0,
+    overdueItemsCount: lists.overdue?.length ?? 0,
+    chargedItemsCount: lists.charged?.length ?? 0,
+    fineItemsCount: lists.fine?.length ?? 0,
+    recallItemsCount: lists.recall?.length ?? 0,
+    unavailableHoldsCount: lists.unavailableHold?.length ?? 0,
+    institutionId: 'X',
+    patronIdentifier: 'p1',
+    personalName: 'P One',
+    validPatron: true,
+    ...(list === 'hold' ? { holdItems: lists.hold ?? [] } : {}),
+    ...(list === 'overdue' ? { overdueItems: lists.overdue ?? [] } : {}),
+    ...(list === 'charged' ? { chargedItems: lists.charged ?? [] } : {}),
+    ...(list === 'fine' ? { fineItems: lists.fine ?? [] } : {}),
+    ...(list === 'recall' ? { recallItems: lists.recall ?? [] } : {}),
+    ...(list === 'unavailableHold' ? { unavailableHoldItems: lists.unavailableHold ?? [] } : {}),
+    ...extra,
+  });
+}
+
+function item18(barcode: string, fields: Partial<ItemInformationResponse> = {}): ItemInformationResponse {
+  return {
+    code: '18', circulationStatus: 4, securityMarker: 2, feeType: 1, transactionDate: date,
+    itemIdentifier: barcode, titleIdentifier: `Title ${barcode}`, ...fields,
+  };
+}
+
+interface FakeIls {
+  patron?: (list: SummaryList | null) => PatronInformationResponse;
+  item?: (barcode: string) => ItemInformationResponse;
+  renew?: (barcode: string) => Promise<RenewResponse> | RenewResponse;
+  hold?: (mode: string, target: { item?: string; title?: string; pickup?: string }) => Promise<HoldResponse> | HoldResponse;
+  delayMs?: number;
+}
+
+function makeBackend(ils: FakeIls, options: Partial<Sip2BackendOptions> & { dialect?: Dialect } = {}) {
+  const sent: RequestMessage[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const send = async (message: RequestMessage): Promise<unknown> => {
+    sent.push(message);
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, ils.delayMs ?? 1));
+      switch (message.code) {
+        case '63':
+          return ils.patron!(message.summary);
+        case '17':
+          return ils.item ? ils.item(message.itemIdentifier) : item18(message.itemIdentifier);
+        case '29':
+          return await ils.renew!(message.itemIdentifier ?? '');
+        case '15':
+          return await ils.hold!(message.holdMode, { item: message.itemIdentifier, title: message.titleIdentifier, pickup: message.pickupLocation });
+        case '35':
+          return { code: '36', endSession: true, transactionDate: date, institutionId: 'X', patronIdentifier: message.patronIdentifier };
+        default:
+          throw new Error(`unexpected ${message.code}`);
+      }
+    } finally {
+      inFlight--;
+    }
+  };
+  const backend = new Sip2Backend({
+    send: send as Sip2BackendOptions['send'],
+    requests: new Sip2Requests({ institutionId: 'X', now: () => NOW }),
+    dialect: options.dialect ?? loadDialect('generic'),
+    pageSize: 50,
+    currency: 'EUR',
+    uris: URIS,
+    now: () => NOW,
+    ...options,
+  });
+  return { backend, sent, maxInFlight: () => maxInFlight };
+}
+
+const renewOk = (barcode: string): RenewResponse => ({
+  code: '30', ok: true, renewalOk: true, magneticMedia: 'N', desensitize: 'N', transactionDate: date, institutionId: 'X',
+  patronIdentifier: 'p1', itemIdentifier: barcode, titleIdentifier: `Title ${barcode}`, dueDate: '20260412    235900',
+});
+const holdAnswer = (ok: boolean, fields: Partial<HoldResponse> = {}): HoldResponse => ({
+  code: '16', ok, available: false, transactionDate: date, institutionId: 'X', patronIdentifier: 'p1', ...fields,
+});
+
+describe('Sip2Backend items', () => {
+  it('reads the five lists in parallel, then every 17 in parallel', async () => {
+    const { backend, sent, maxInFlight } = makeBackend({
+      patron: info64({ charged: ['a', 'b'], overdue: ['a'], hold: ['c', 'd'], unavailableHold: ['d'] }),
+      delayMs: 20,
+    });
+    const docs = await backend.items('p1');
+    expect(docs.map((doc) => [doc.item, doc.status])).toEqual([[I('a'), 3], [I('b'), 3], [I('c'), 4], [I('d'), 1]]);
+    expect(sent.filter((m) => m.code === '63')).toHaveLength(5);
+    expect(sent.filter((m) => m.code === '17').map((m) => (m as { itemIdentifier: string }).itemIdentifier)).toEqual(['a', 'b', 'c', 'd']);
+    expect(maxInFlight()).toBe(5);
+  });
+
+  it('keeps to maxParallel', async () => {
+    const charged = Array.from({ length: 40 }, (_, i) => `b${i}`);
+    const { backend, maxInFlight } = makeBackend({ patron: info64({ charged }), delayMs: 5 }, { maxParallel: 6 });
+    expect(await backend.items('p1')).toHaveLength(40);
+    expect(maxInFlight()).toBe(6);
+  });
+
+  it('ready-in-AS (koha): AS are ready, CD pending, even when an entry is in both', async () => {
+    const { backend } = makeBackend({ patron: info64({ hold: ['r1', 'x'], unavailableHold: ['p1', 'x'] }) }, { dialect: loadDialect('koha') });
+    const docs = await backend.items('p1');
+    expect(docs.map((doc) => [doc.item, doc.status])).toEqual([[I('r1'), 4], [I('x'), 4], [I('p1'), 1]]);
+  });
+
+  it('a loan wins over a hold on the same item; blank entries are ignored', async () => {
+    const { backend } = makeBackend({ patron: info64({ charged: ['a', ' '], hold: ['a', 'b'] }) });
+    expect((await backend.items('p1')).map((doc) => [doc.item, doc.status])).toEqual([[I('a'), 3], [I('b'), 4]]);
+  });
+
+  it('pending in transit is ordered (2); a title id 17 does not know is an edition; CF and CM as given', async () => {
+    const { backend } = makeBackend(
+      {
+        patron: info64({ hold: ['t', 'tt', 'w'], unavailableHold: ['t', 'tt'] }),
+        item: (barcode) =>
+          barcode === 'tt'
+            ? item18(barcode, { circulationStatus: 1, titleIdentifier: '', screenMessage: ['Item not found'] })
+            : barcode === 't'
+              ? item18(barcode, { circulationStatus: 10, holdQueueLength: '3' })
+              : item18(barcode, { circulationStatus: 8, holdQueueLength: '0', holdPickupDate: '20260320    120000', currentLocation: 'DESK' }),
+      },
+      { acsSupportsHolds: () => false },
+    );
+    expect(await backend.items('p1')).toEqual([
+      { status: 4, item: I('w'), about: 'Title w', duedate: '2026-03-20', endtime: '2026-03-20', cancancel: false, storage: 'DESK' },
+      { status: 2, item: I('t'), about: 'Title t', queue: 3, cancancel: false },
+      { status: 1, edition: 'https://x.org/t/tt', cancancel: false },
+    ]);
+  });
+
+  it('leaves out what the ILS does not say (unparseable due date, no call number, no hold support info)', async () => {
+    const { backend } = makeBackend({
+      patron: info64({ charged: ['a'] }),
+      item: (barcode) => item18(barcode, { dueDate: 'soon', holdQueueLength: 'many' }),
+    });
+    expect(await backend.items('p1')).toEqual([{ status: 3, item: I('a'), about: 'Title a' }]);
+  });
+
+  it('an unknown patron has no items; a failing 17 fails the call', async () => {
+    const unknown = makeBackend({ patron: info64({}, { validPatron: false, personalName: '' }) });
+    expect(await unknown.backend.items('nobody')).toEqual([]);
+    const failing = makeBackend({
+      patron: info64({ charged: ['a'] }),
+      item: () => {
+        throw new BackendTimeout('no answer');
+      },
+    });
+    await expect(failing.backend.items('p1')).rejects.toBeInstanceOf(BackendTimeout);
+  });
+});
+
+describe('Sip2Backend login and patron', () => {
+  it('login needs BL=Y and CQ=Y', async () => {
+    const cases: Array<[Partial<PatronInformationResponse>, boolean]> = [
+      [{ validPatron: true, validPatronPassword: true }, true],
+      [{ validPatron: true, validPatronPassword: false }, false],
+      [{ validPatron: true }, false],
+      [{ validPatron: false, validPatronPassword: true }, false],
+      [{ validPatronPassword: true }, false],
+    ];
+    for (const [fields, ok] of cases) {
+      const { backend } = makeBackend({ patron: info64({}, { validPatron: undefined, ...fields }) });
+      expect((await backend.login('p1', 'pw')).ok).toBe(ok);
+    }
+  });
+
+  it('login: an encode error is a failed login, a backend error is thrown', async () => {
+    const encode = makeBackend({
+      patron: () => {
+        throw new Sip2EncodeError('patronPassword', 'bad');
+      },
+    });
+    expect(await encode.backend.login('p1', 'x')).toEqual({ ok: false });
+    const down = makeBackend({
+      patron: () => {
+        throw new BackendUnavailable('refused');
+      },
+    });
+    await expect(down.backend.login('p1', 'x')).rejects.toBeInstanceOf(BackendUnavailable);
+  });
+
+  it('patron: email only when it is one; no AD sent', async () => {
+    const { backend, sent } = makeBackend({ patron: info64({}, { emailAddress: 'not an email', homeAddress: '  ' }) });
+    const record = await backend.patron('p1');
+    expect(record).toEqual({ name: 'P One', status: 0 });
+    expect(sent[0]).toMatchObject({ code: '63', summary: null });
+    expect((sent[0] as { patronPassword?: string }).patronPassword).toBeUndefined();
+  });
+});
+
+describe('Sip2Backend writes', () => {
+  it('maps renew answers, refusals and unknown documents', async () => {
+    const { backend, sent } = makeBackend({
+      renew: (barcode) =>
+        barcode === 'ok'
+          ? renewOk(barcode)
+          : { ...renewOk(barcode), ok: false, renewalOk: false, dueDate: '', screenMessage: ['Renewal limit reached'] },
+    });
+    const docs = await backend.renew('p1', [{ item: I('ok') }, { item: I('no') }, { item: 'https://y.org/i/ok' }, { edition: 'https://x.org/t/t1' }]);
+    expect(docs).toEqual([
+      { status: 3, item: I('ok'), requested: I('ok'), about: 'Title ok', duedate: '2026-04-12', endtime: '2026-04-12' },
+      { status: 3, item: I('no'), requested: I('no'), error: 'Renewal limit reached' },
+      { status: 0, item: 'https://y.org/i/ok', requested: 'https://y.org/i/ok', error: 'unknown item' },
+      { status: 0, edition: 'https://x.org/t/t1', requested: 'https://x.org/t/t1', error: 'renewal needs an item URI' },
+    ]);
+    expect(sent.filter((m) => m.code === '29')).toHaveLength(2);
+  });
+
+  it('sends the writes of one call in parallel', async () => {
+    const { backend, maxInFlight } = makeBackend({ renew: renewOk, delayMs: 20 });
+    await backend.renew('p1', [{ item: I('a') }, { item: I('b') }, { item: I('c') }]);
+    expect(maxInFlight()).toBe(3);
+  });
+
+  it('reports an unknown outcome per document when another document was confirmed', async () => {
+    const { backend, sent } = makeBackend({
+      renew: (barcode) => {
+        if (barcode === 'hang') throw new BackendTimeout('no answer', { requestSent: true });
+        if (barcode === 'busy') throw new BackendOverloaded('queue full');
+        return renewOk(barcode);
+      },
+    });
+    const docs = await backend.renew('p1', [{ item: I('hang') }, { item: I('busy') }, { item: I('ok') }]);
+    expect(docs[0]).toMatchObject({ status: 3, item: I('hang'), error: expect.stringMatching(/outcome unknown.*check your items/) });
+    expect(docs[1]).toMatchObject({ status: 3, item: I('busy'), error: expect.stringMatching(/not sent/) });
+    expect(docs[2]).toMatchObject({ status: 3, duedate: '2026-04-12' });
+    expect(sent.filter((m) => m.code === '29')).toHaveLength(3);
+  });
+
+  it('an unknown document next to a failed one: reported per document', async () => {
+    const { backend } = makeBackend({
+      renew: () => {
+        throw new BackendTimeout('no answer', { requestSent: true });
+      },
+    });
+    const docs = await backend.renew('p1', [{ item: 'urn:x' }, { item: I('a') }]);
+    expect(docs.map((doc) => doc.error)).toEqual(['unknown item', expect.stringMatching(/outcome unknown/)]);
+  });
+
+  it('throws the first backend error when every document failed in the backend', async () => {
+    const { backend } = makeBackend({
+      hold: (_, target) => {
+        throw target.item === 'a' ? new BackendUnavailable('reset', { requestSent: true }) : new BackendOverloaded('full');
+      },
+    });
+    const error = await backend.request('p1', [{ item: I('a') }, { item: I('b') }]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BackendUnavailable);
+  });
+
+  it('rethrows what is not a backend error (a bug), and treats an unencodable value as an unknown document', async () => {
+    const bug = makeBackend({
+      renew: () => {
+        throw new TypeError('oops');
+      },
+    });
+    await expect(bug.backend.renew('p1', [{ item: I('a') }])).rejects.toBeInstanceOf(TypeError);
+    const encode = makeBackend({
+      renew: () => {
+        throw new Sip2EncodeError('itemIdentifier', 'contains |');
+      },
+    });
+    expect(await encode.backend.renew('p1', [{ item: I('a%7Cb') }])).toEqual([
+      { status: 0, item: I('a%7Cb'), requested: I('a%7Cb'), error: 'unknown item' },
+    ]);
+  });
+
+  it('request: item or edition, pickup from storageid or storage, queue from BR, refusals rejected', async () => {
+    const targets: Array<{ item?: string; title?: string; pickup?: string }> = [];
+    const { backend } = makeBackend(
+      {
+        hold: (mode, target) => {
+          targets.push(target);
+          if (target.item === 'lost') return holdAnswer(false, { screenMessage: ['Item is lost'] });
+          return holdAnswer(true, { queuePosition: '2', pickupLocation: target.pickup ?? 'MAIN' });
+        },
+      },
+      { uris: { ...URIS, storage: 'https://x.org/l/{location}' } },
+    );
+    const docs = await backend.request('p1', [
+      { item: I('a'), storageid: 'https://x.org/l/BRANCH', storage: 'ignored' },
+      { edition: 'https://x.org/t/t1', storage: 'Main desk' },
+      { item: I('lost') },
+      { item: I('c'), storageid: 'https://y.org/l/X' },
+      { item: I('d'), storageid: 'https://y.org/l/X', storage: 'MAIN' },
+    ]);
+    expect(docs).toEqual([
+      { status: 1, item: I('a'), requested: I('a'), queue: 2, storage: 'BRANCH', storageid: 'https://x.org/l/BRANCH' },
+      { status: 1, edition: 'https://x.org/t/t1', requested: 'https://x.org/t/t1', queue: 2, storage: 'Main desk', storageid: 'https://x.org/l/Main%20desk' },
+      { status: 5, item: I('lost'), requested: I('lost'), error: 'Item is lost' },
+      { status: 5, item: I('c'), requested: I('c'), error: 'unknown pickup location' },
+      { status: 1, item: I('d'), requested: I('d'), queue: 2, storage: 'MAIN', storageid: 'https://x.org/l/MAIN' },
+    ]);
+    expect(targets).toEqual([
+      { item: 'a', title: undefined, pickup: 'BRANCH' },
+      { item: undefined, title: 't1', pickup: 'Main desk' },
+      { item: 'lost', title: undefined, pickup: undefined },
+      { item: 'd', title: undefined, pickup: 'MAIN' },
+    ]);
+  });
+
+  it('cancel: ok is 0, refused is 1 with the reason', async () => {
+    const { backend, sent } = makeBackend({ hold: (_, target) => holdAnswer(target.item === 'a', target.item === 'a' ? {} : { screenMessage: ['No hold'] }) });
+    expect(await backend.cancel('p1', [{ item: I('a') }, { item: I('b') }, {}])).toEqual([
+      { status: 0, item: I('a'), requested: I('a') },
+      { status: 1, item: I('b'), requested: I('b'), error: 'No hold' },
+      { status: 0, error: 'the document has neither an item nor an edition URI' },
+    ]);
+    expect(sent.every((m) => m.code !== '15' || (m as { holdMode: string }).holdMode === '-')).toBe(true);
+  });
+});
+
+describe('Sip2Backend fees and logout', () => {
+  function capture() {
+    const lines: Array<Record<string, unknown>> = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        callback();
+      },
+    });
+    return { logger: pino({ level: 'debug' }, stream), lines };
+  }
+
+  it('logs entries that do not fit the dialect, without their text, and leaves them out', async () => {
+    const { logger, lines } = capture();
+    const { backend } = makeBackend(
+      {
+        patron: info64(
+          { fine: ['2.50 EUR overdue 20260301 it-1 Der Zauberberg', 'Secret Title owes money', '1.00 EUR lost 20260302 - Card'] },
+          { feeAmount: '3.50', currencyType: 'EUR' },
+        ),
+      },
+      { logger },
+    );
+    const fees = await backend.fees('p1');
+    expect(fees).toEqual({
+      amount: '3.50 EUR',
+      fee: [
+        { amount: '2.50 EUR', date: '2026-03-01', about: 'Der Zauberberg', item: I('it-1'), feetype: 'overdue' },
+        { amount: '1.00 EUR', date: '2026-03-02', about: 'Card', feetype: 'lost' },
+      ],
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    const warnings = lines.filter((line) => line.level === 40);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ patron: 'p1', index: 1, reason: 'pattern', shape: 'Aaaaaa Aaaaa aaaa aaaaa' });
+    expect(JSON.stringify(lines)).not.toContain('Secret');
+  });
+
+  it('without BV: the sum of the entries; without BH: the configured currency', async () => {
+    const { backend } = makeBackend(
+      { patron: info64({ fine: ['overdue 20260301 a T 2.50', 'lost 20260301 b U -1.00'] }, { currencyType: undefined }) },
+      { dialect: loadDialect('koha'), currency: 'CHF' },
+    );
+    const fees = await backend.fees('p1');
+    expect(fees.amount).toBe('1.50 CHF');
+    expect(fees.fee.map((fee) => fee.amount)).toEqual(['2.50 CHF', '-1.00 CHF']);
+  });
+
+  it('logout swallows failures', async () => {
+    const { logger, lines } = capture();
+    const { backend } = makeBackend({}, { logger, send: (() => Promise.reject(new BackendTimeout('x'))) as Sip2BackendOptions['send'] });
+    await expect(backend.logout('p1')).resolves.toBeUndefined();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.some((line) => line.level === 40)).toBe(true);
+  });
+});
+
+describe('helpers', () => {
+  it('reads hold support from the 98 BX', () => {
+    expect(acsSupportsHoldsOf({ supportedMessages: 'YNNNYYYYYYYNNYYY' })).toBe(true);
+    expect(acsSupportsHoldsOf({ supportedMessages: 'YYYYYYYYYYYYYNYY' })).toBe(false);
+    expect(acsSupportsHoldsOf({ supportedMessages: 'YYY' })).toBeUndefined();
+    expect(acsSupportsHoldsOf(null)).toBeUndefined();
+  });
+
+  it('the limiter never runs more than its bound, and hands slots over in order', async () => {
+    const limit = limiter(2);
+    let running = 0;
+    let peak = 0;
+    const order: number[] = [];
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        limit(async () => {
+          running++;
+          peak = Math.max(peak, running);
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          order.push(i);
+          running--;
+        }),
+      ),
+    );
+    expect(peak).toBe(2);
+    expect(order).toHaveLength(10);
+    expect(() => limiter(0)).toThrow();
+  });
+
+  it('refuses bad options', () => {
+    const base = { send: (() => Promise.reject(new Error())) as Sip2BackendOptions['send'], requests: new Sip2Requests({ institutionId: 'X' }), dialect: loadDialect('generic'), pageSize: 10, currency: 'EUR', uris: URIS };
+    expect(() => new Sip2Backend({ ...base, currency: 'eur' })).toThrow(/currency/);
+    expect(() => new Sip2Backend({ ...base, pageSize: 0 })).toThrow(/pageSize/);
+    expect(() => new Sip2Backend({ ...base, uris: { ...URIS, item: 'https://x.org/{title}' } })).toThrow(/template/);
+  });
+});
