@@ -1,0 +1,26 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** 256 bits of randomness per access token. */
+export const TOKEN_BYTES = 32;
+
+/** Length of a token as issued (base64url of 32 bytes, no padding). */
+export const TOKEN_LENGTH = 43;
+
+/** A new access token: 256 random bits, base64url without padding. */
+export function newToken(): string {
+  return randomBytes(TOKEN_BYTES).toString('base64url');
+}
+
+/**
+ * The only form in which a token is stored: SHA-256, base64url. A stolen
+ * session store or heap dump does not yield usable tokens, and lookups
+ * compare hashes, so their timing says nothing about the token.
+ */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('base64url');
+}
+
+/** Whether a string can be a token this server issued (cheap check before hashing). */
+export function looksLikeToken(value: string): boolean {
+  return value.length === TOKEN_LENGTH && /^[A-Za-z0-9_-]+$/.test(value);
+}

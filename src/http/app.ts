@@ -1,0 +1,113 @@
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import { LoginThrottle } from '../auth/login-throttle.js';
+import type { PatronIds } from '../auth/patron-ids.js';
+import type { SessionStore } from '../auth/session-store.js';
+import type { Backend } from '../backend/types.js';
+import type { Logger } from '../log.js';
+import type { PaiaEnv } from './env.js';
+import { notFound, translateError } from './errors.js';
+import { accessLog } from './middleware/access-log/index.js';
+import { paiaFormat } from './middleware/paia-format/index.js';
+import { requestId } from './middleware/request-id/index.js';
+import { respondError } from './respond.js';
+import { mountAuth } from './routes/auth.js';
+import { mountCore } from './routes/core.js';
+
+export interface AppOptions {
+  backend: Backend;
+  sessions: SessionStore;
+  patronIds: PatronIds;
+  /** "" or a path such as "/paia": core methods live at {basePath}/core, auth at {basePath}/auth. */
+  basePath: string;
+  /** Most documents in one renew, request or cancel. */
+  maxDocs: number;
+  /** Largest POST body, in bytes. */
+  maxBodyBytes: number;
+  /** Lifetime of an access token (expires_in). */
+  tokenLifetimeSeconds: number;
+  logger: Logger;
+  /** Realm in WWW-Authenticate. Default "PAIA". */
+  realm?: string;
+  /** Brute-force protection for login. Default: a LoginThrottle with its default limits. */
+  loginThrottle?: LoginThrottle;
+  /**
+   * The client address used for login throttling. Default: the socket's
+   * remote address under @hono/node-server (undefined in app.request()).
+   * Behind a trusted proxy, pass a function that reads X-Forwarded-For.
+   */
+  clientAddress?: (c: Context<PaiaEnv>) => string | undefined;
+}
+
+/** The socket address under @hono/node-server, if any. */
+function socketAddress(c: Context<PaiaEnv>): string | undefined {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  return env?.incoming?.socket?.remoteAddress;
+}
+
+/**
+ * The PAIA core + auth HTTP app. Every response, errors included, is made by
+ * respond()/respondError(); every thrown error goes through the one onError.
+ */
+export function createApp(options: AppOptions): Hono<PaiaEnv> {
+  const basePath = normalizeBasePath(options.basePath);
+  for (const [name, value] of [
+    ['maxDocs', options.maxDocs],
+    ['maxBodyBytes', options.maxBodyBytes],
+    ['tokenLifetimeSeconds', options.tokenLifetimeSeconds],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${value}`);
+  }
+  const realm = options.realm ?? 'PAIA';
+  const corePrefix = `${basePath}/core`;
+  const authPrefix = `${basePath}/auth`;
+
+  const app = new Hono<PaiaEnv>();
+  app.use('*', requestId({ logger: options.logger }), accessLog(), paiaFormat({ authPrefix }));
+
+  mountCore(app, {
+    backend: options.backend,
+    sessions: options.sessions,
+    prefix: corePrefix,
+    maxDocs: options.maxDocs,
+    maxBodyBytes: options.maxBodyBytes,
+  });
+  mountAuth(app, {
+    backend: options.backend,
+    sessions: options.sessions,
+    patronIds: options.patronIds,
+    throttle: options.loginThrottle ?? new LoginThrottle(),
+    clientAddress: options.clientAddress ?? socketAddress,
+    prefix: authPrefix,
+    maxBodyBytes: options.maxBodyBytes,
+    tokenLifetimeSeconds: options.tokenLifetimeSeconds,
+  });
+
+  const unknownUrl = () => notFound('unknown URL: no PAIA method here');
+  app.all('*', () => {
+    throw unknownUrl();
+  });
+  app.notFound((c) => respondError(c, unknownUrl(), { realm }));
+
+  app.onError((thrown, c) => {
+    const requestIdValue = c.get('requestId') ?? '-';
+    const { error, kind } = translateError(thrown, requestIdValue);
+    const log = c.get('log') ?? options.logger;
+    if (kind === 'backend') {
+      const code = (thrown as { code?: unknown }).code;
+      log.warn({ err: { type: thrown.name, code, message: thrown.message } }, 'backend failure');
+    } else if (kind === 'bug') {
+      log.error({ err: thrown }, 'unexpected error');
+    }
+    return respondError(c, error, { realm });
+  });
+
+  return app;
+}
+
+function normalizeBasePath(basePath: string): string {
+  const trimmed = basePath.trim().replace(/\/+$/, '');
+  if (trimmed === '') return '';
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(trimmed)) throw new Error(`basePath must be "" or a path like "/paia", got ${JSON.stringify(basePath)}`);
+  return trimmed;
+}

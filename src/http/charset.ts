@@ -1,0 +1,143 @@
+/**
+ * Response charset negotiation (spec: Accept-Charset first, then the charset
+ * parameter of Accept, else UTF-8 or ISO-8859-1) and encoding. ISO-8859-1
+ * output is lossless: every non-ASCII character is written as a JSON \uXXXX
+ * escape, so the bytes are plain ASCII and decode the same in either charset.
+ */
+export type Charset = 'utf-8' | 'iso-8859-1';
+
+export const DEFAULT_CHARSET: Charset = 'utf-8';
+
+/** Charset names and aliases (IANA registry) this server can answer in, lower case. */
+const NAMES: ReadonlyMap<string, Charset> = new Map<string, Charset>([
+  ['utf-8', 'utf-8'],
+  ['utf8', 'utf-8'],
+  ['unicode-1-1-utf-8', 'utf-8'],
+  ['iso-8859-1', 'iso-8859-1'],
+  ['iso8859-1', 'iso-8859-1'],
+  ['iso_8859-1', 'iso-8859-1'],
+  ['iso_8859-1:1987', 'iso-8859-1'],
+  ['iso-ir-100', 'iso-8859-1'],
+  ['latin1', 'iso-8859-1'],
+  ['l1', 'iso-8859-1'],
+  ['ibm819', 'iso-8859-1'],
+  ['cp819', 'iso-8859-1'],
+  ['csisolatin1', 'iso-8859-1'],
+]);
+
+export function charsetByName(name: string): Charset | undefined {
+  return NAMES.get(name.trim().toLowerCase());
+}
+
+interface HeaderElement {
+  value: string;
+  params: Map<string, string>;
+  q: number;
+  index: number;
+}
+
+/** Splits a comma-separated header of `value;name=value` elements (quoted values allowed). */
+function parseElements(header: string): HeaderElement[] {
+  const elements: HeaderElement[] = [];
+  let index = 0;
+  for (const part of splitOutsideQuotes(header, ',')) {
+    const [head, ...rest] = splitOutsideQuotes(part, ';');
+    const value = (head ?? '').trim().toLowerCase();
+    if (value === '') continue;
+    const params = new Map<string, string>();
+    for (const param of rest) {
+      const eq = param.indexOf('=');
+      if (eq < 0) continue;
+      const name = param.slice(0, eq).trim().toLowerCase();
+      let v = param.slice(eq + 1).trim();
+      if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1).replace(/\\(.)/g, '$1');
+      if (name !== '' && !params.has(name)) params.set(name, v);
+    }
+    elements.push({ value, params, q: parseQ(params.get('q')), index: index++ });
+  }
+  return elements;
+}
+
+function splitOutsideQuotes(text: string, separator: string): string[] {
+  const parts: string[] = [];
+  let current = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] as string;
+    if (quoted) {
+      current += ch;
+      if (ch === '\\' && i + 1 < text.length) current += text[++i] as string;
+      else if (ch === '"') quoted = false;
+    } else if (ch === '"') {
+      quoted = true;
+      current += ch;
+    } else if (ch === separator) {
+      parts.push(current);
+      current = '';
+    } else {
+      current += ch;
+    }
+  }
+  parts.push(current);
+  return parts;
+}
+
+function parseQ(value: string | undefined): number {
+  if (value === undefined) return 1;
+  if (!/^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/.test(value.trim())) return 1;
+  return Number(value.trim());
+}
+
+function byPreference(a: HeaderElement, b: HeaderElement): number {
+  return b.q - a.q || a.index - b.index;
+}
+
+/**
+ * Chooses the response charset. Accept-Charset wins; then the charset
+ * parameters in Accept; else UTF-8, or ISO-8859-1 when the client refused
+ * UTF-8 (q=0) but not ISO-8859-1.
+ */
+export function negotiateCharset(acceptCharset: string | undefined, accept: string | undefined): Charset {
+  const refused = new Set<Charset>();
+  if (acceptCharset !== undefined) {
+    const elements = parseElements(acceptCharset);
+    for (const element of elements) {
+      const charset = charsetByName(element.value);
+      if (charset !== undefined && element.q === 0) refused.add(charset);
+    }
+    for (const element of elements.filter((e) => e.q > 0).sort(byPreference)) {
+      if (element.value === '*') {
+        const pick = (['utf-8', 'iso-8859-1'] as const).find((c) => !refused.has(c));
+        if (pick) return pick;
+        continue;
+      }
+      const charset = charsetByName(element.value);
+      if (charset !== undefined && !refused.has(charset)) return charset;
+    }
+  }
+  if (accept !== undefined) {
+    for (const element of parseElements(accept).filter((e) => e.q > 0).sort(byPreference)) {
+      const name = element.params.get('charset');
+      const charset = name === undefined ? undefined : charsetByName(name);
+      if (charset !== undefined && !refused.has(charset)) return charset;
+    }
+  }
+  if (refused.has('utf-8') && !refused.has('iso-8859-1')) return 'iso-8859-1';
+  return DEFAULT_CHARSET;
+}
+
+/**
+ * Makes JSON text safe for the charset: for ISO-8859-1 every non-ASCII UTF-16
+ * unit becomes \uXXXX (surrogate pairs as two escapes, valid JSON); for
+ * UTF-8 only U+2028 and U+2029, which old JavaScript parsers choke on in JSONP.
+ * Non-ASCII characters occur in JSON text only inside strings, where an
+ * escape means the same character.
+ */
+export function escapeJsonText(json: string, charset: Charset): string {
+  const pattern = charset === 'utf-8' ? /[\u2028\u2029]/g : /[\u0080-\uffff]/g;
+  return json.replace(pattern, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+export function encodeText(text: string, charset: Charset): Uint8Array {
+  return Buffer.from(text, charset === 'utf-8' ? 'utf8' : 'latin1');
+}

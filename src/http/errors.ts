@@ -1,0 +1,159 @@
+import {
+  BackendOverloaded,
+  Sip2DecodeError,
+  Sip2EncodeError,
+  isBackendError,
+} from '../sip2/errors.js';
+
+/** The PAIA request error codes (spec: Errors). */
+export type PaiaErrorCode =
+  | 'not_found'
+  | 'not_implemented'
+  | 'invalid_request'
+  | 'invalid_grant'
+  | 'insufficient_scope'
+  | 'access_denied'
+  | 'internal_error'
+  | 'service_unavailable'
+  | 'bad_gateway'
+  | 'gateway_timeout';
+
+/** Extra parameters of the WWW-Authenticate challenge (RFC 6750 section 3). */
+export interface BearerChallenge {
+  error?: 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+  scope?: string;
+}
+
+/**
+ * The one error type of the HTTP layer: a stable PAIA `error` code, the
+ * HTTP status, a description meant for client developers, and headers the
+ * response must carry (Allow, Retry-After). Thrown anywhere, rendered by the
+ * app's single onError.
+ */
+export class PaiaError extends Error {
+  readonly error: PaiaErrorCode;
+  readonly status: number;
+  readonly description: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly challenge: BearerChallenge;
+
+  constructor(
+    error: PaiaErrorCode,
+    status: number,
+    description: string,
+    options: { headers?: Record<string, string>; challenge?: BearerChallenge } = {},
+  ) {
+    super(`${error} (${status}): ${description}`);
+    this.name = 'PaiaError';
+    this.error = error;
+    this.status = status;
+    this.description = description;
+    this.headers = options.headers ?? {};
+    this.challenge = options.challenge ?? {};
+  }
+}
+
+/** 400 invalid_request: the request cannot be parsed (JSON, content type, charset, size, parameters). */
+export function malformed(description: string): PaiaError {
+  return new PaiaError('invalid_request', 400, description, { challenge: { error: 'invalid_request' } });
+}
+
+/** 422 invalid_request: parsed, but does not fit the method. */
+export function unprocessable(description: string): PaiaError {
+  return new PaiaError('invalid_request', 422, description, { challenge: { error: 'invalid_request' } });
+}
+
+export function methodNotAllowed(method: string, allow: readonly string[]): PaiaError {
+  return new PaiaError('invalid_request', 405, `the HTTP method ${method} is not supported at this URL; use ${allow.join(', ')}`, {
+    headers: { Allow: allow.join(', ') },
+  });
+}
+
+export function notFound(description: string): PaiaError {
+  return new PaiaError('not_found', 404, description);
+}
+
+export function notImplemented(description: string): PaiaError {
+  return new PaiaError('not_implemented', 501, description);
+}
+
+/** 401 invalid_grant; `presented` says whether a token came with the request (RFC 6750: no error attribute otherwise). */
+export function invalidGrant(description: string, presented: boolean): PaiaError {
+  return new PaiaError('invalid_grant', 401, description, presented ? { challenge: { error: 'invalid_token' } } : {});
+}
+
+export function accessDenied(description: string, headers?: Record<string, string>): PaiaError {
+  return new PaiaError('access_denied', 403, description, headers ? { headers } : {});
+}
+
+export function insufficientScope(scope: string): PaiaError {
+  return new PaiaError('insufficient_scope', 403, `the access token lacks the scope ${scope}, which this method needs`, {
+    challenge: { error: 'insufficient_scope', scope },
+  });
+}
+
+/** How an error thrown while serving a request is answered and logged. */
+export interface TranslatedError {
+  error: PaiaError;
+  /** client: nothing to log beyond the access line; backend: the ILS side failed (warn); bug: unexpected (error, with stack). */
+  kind: 'client' | 'backend' | 'bug';
+}
+
+/**
+ * Turns anything thrown into a PaiaError. Backend failures get descriptions
+ * a client developer can act on; nothing internal (messages, stacks, hosts)
+ * ever reaches the client.
+ */
+export function translateError(thrown: unknown, requestId: string): TranslatedError {
+  if (thrown instanceof PaiaError) return { error: thrown, kind: 'client' };
+  if (isBackendError(thrown)) {
+    switch (thrown.code) {
+      case 'BACKEND_TIMEOUT':
+        return {
+          kind: 'backend',
+          error: new PaiaError(
+            'gateway_timeout',
+            504,
+            thrown.requestSent
+              ? 'the library system did not answer in time after the request had been sent, so it may or may not have been carried out; check the items list before trying again'
+              : 'the library system did not answer in time; please try again later',
+          ),
+        };
+      case 'BACKEND_OVERLOADED': {
+        const seconds = Math.max(1, Math.ceil((thrown as BackendOverloaded).retryAfterSeconds || 1));
+        return {
+          kind: 'backend',
+          error: new PaiaError('service_unavailable', 503, `the service is busy right now; please try again in ${seconds} second${seconds === 1 ? '' : 's'}`, {
+            headers: { 'Retry-After': String(seconds) },
+          }),
+        };
+      }
+      case 'BACKEND_PROTOCOL':
+        return {
+          kind: 'backend',
+          error: new PaiaError('bad_gateway', 502, 'the library system sent an answer that could not be understood; please try again later'),
+        };
+      default:
+        return {
+          kind: 'backend',
+          error: new PaiaError('bad_gateway', 502, 'the library system cannot be reached right now; please try again later'),
+        };
+    }
+  }
+  if (thrown instanceof Sip2DecodeError) {
+    return {
+      kind: 'backend',
+      error: new PaiaError('bad_gateway', 502, 'the library system sent an answer that could not be understood; please try again later'),
+    };
+  }
+  if (thrown instanceof Sip2EncodeError) {
+    return {
+      kind: 'backend',
+      error: unprocessable('a value in the request cannot be passed on to the library system: it is too long or contains a character the library system does not accept'),
+    };
+  }
+  return {
+    kind: 'bug',
+    error: new PaiaError('internal_error', 500, `an unexpected error occurred in the server; it has been logged with request id ${requestId}`),
+  };
+}

@@ -1,0 +1,47 @@
+import type { MiddlewareHandler } from 'hono';
+import type { PaiaEnv } from '../../env.js';
+
+export interface AccessLogOptions {
+  /** pino level of the line. Default `info`. */
+  level?: 'trace' | 'debug' | 'info';
+  /** Clock in milliseconds. Default `performance.now`. */
+  now?: () => number;
+}
+
+/**
+ * One log line per request, after the response is made: method, path
+ * (never the query string, which may carry an access token), status, PAIA
+ * error code if any, duration. Needs `requestId` before it (for the child
+ * logger). Headers and bodies are never logged.
+ *
+ * @example
+ * app.use(requestId({ logger }), accessLog())
+ */
+export function accessLog(options: AccessLogOptions = {}): MiddlewareHandler<PaiaEnv> {
+  const level = options.level ?? 'info';
+  const now = options.now ?? (() => performance.now());
+  return async function accessLogMiddleware(c, next) {
+    const start = now();
+    await next();
+    const log = c.get('log');
+    if (log === undefined) return;
+    let path: string;
+    try {
+      path = new URL(c.req.url).pathname;
+    } catch {
+      path = '?';
+    }
+    if (path.length > 512) path = `${path.slice(0, 512)}...`;
+    const errorCode = c.get('errorCode');
+    log[level](
+      {
+        method: c.req.method,
+        path,
+        status: c.res.status,
+        ...(errorCode !== undefined ? { error: errorCode } : {}),
+        ms: Math.round((now() - start) * 10) / 10,
+      },
+      'request',
+    );
+  };
+}

@@ -1,0 +1,66 @@
+import type { MiddlewareHandler } from 'hono';
+import type { SessionStore } from '../../../auth/session-store.js';
+import type { PaiaEnv } from '../../env.js';
+import { guarded } from '../../guard.js';
+import { accessDenied, insufficientScope, invalidGrant, malformed } from '../../errors.js';
+
+export interface PaiaAuthOptions {
+  sessions: SessionStore;
+  /** Scope the method needs; absent or null: any valid token will do (logout). */
+  scope?: string | null;
+  /**
+   * Route parameter with the patron identifier the token must belong to
+   * (core methods). Hono hands it over URI-decoded, so a patron id sent
+   * unescaped (VuFind) and one sent escaped compare the same.
+   */
+  patronParam?: string;
+}
+
+/** Longest Authorization header or access_token value worth looking at. */
+const MAX_TOKEN_CHARS = 512;
+
+/**
+ * Bearer-token middleware. The token comes from `Authorization: Bearer` or
+ * the `access_token` query parameter (both present and different: 400).
+ * Order of checks, so that patron identifiers never leak: token missing,
+ * unknown or expired -> 401 invalid_grant; token of another patron -> 403
+ * access_denied; scope missing -> 403 insufficient_scope. Sets `auth` and
+ * `tokenScopes`.
+ *
+ * @example
+ * app.get('/core/:patron', paiaAuth({ sessions, scope: 'read_patron', patronParam: 'patron' }), handler)
+ */
+export function paiaAuth(options: PaiaAuthOptions): MiddlewareHandler<PaiaEnv> {
+  const { sessions, scope, patronParam } = options;
+  return async function paiaAuthMiddleware(c, next) {
+    const token = bearerToken(c.req.header('authorization'), new URL(c.req.url).searchParams.getAll('access_token'));
+    if (token === undefined) {
+      throw invalidGrant('an access token is required: send it as "Authorization: Bearer <token>" or as the access_token parameter', false);
+    }
+    const session = token.length > MAX_TOKEN_CHARS ? null : await guarded('session store', () => sessions.get(token));
+    if (session === null) throw invalidGrant('the access token is invalid or has expired; log in again', true);
+    c.set('auth', { session, token });
+    c.set('tokenScopes', session.scopes);
+    if (patronParam !== undefined && c.req.param(patronParam) !== session.patron) {
+      throw accessDenied('the access token does not belong to this patron');
+    }
+    if (scope && !session.scopes.includes(scope)) throw insufficientScope(scope);
+    await next();
+  };
+}
+
+/** The token of a request, or undefined when none is given. Throws 400 when header and query disagree. */
+export function bearerToken(authorization: string | undefined, queryValues: readonly string[]): string | undefined {
+  const fromQuery = [...new Set(queryValues.filter((value) => value !== ''))];
+  if (fromQuery.length > 1) throw malformed('the access_token parameter is given more than once, with different values');
+  let fromHeader: string | undefined;
+  if (authorization !== undefined) {
+    const match = /^[ \t]*Bearer[ \t]+([^ \t]+)[ \t]*$/i.exec(authorization);
+    if (match) fromHeader = match[1];
+  }
+  const queryToken = fromQuery[0];
+  if (fromHeader !== undefined && queryToken !== undefined && fromHeader !== queryToken) {
+    throw malformed('the access token is given both in the Authorization header and as access_token parameter, with different values');
+  }
+  return fromHeader ?? queryToken;
+}

@@ -1,0 +1,64 @@
+import type { MiddlewareHandler } from 'hono';
+import { negotiateCharset, type Charset } from '../../charset.js';
+import type { PaiaEnv } from '../../env.js';
+import { malformed } from '../../errors.js';
+
+/** How the response to this request is rendered. */
+export interface ResponseFormat {
+  charset: Charset;
+  /** JSONP function name, only when valid. */
+  callback?: string;
+  /** `suppress_response_codes` was present: every status becomes 200. */
+  suppressResponseCodes: boolean;
+  /** Which part of PAIA the URL belongs to: auth error bodies never carry `code`. */
+  api: 'core' | 'auth';
+}
+
+export interface PaiaFormatOptions {
+  /** URL prefix of the auth methods, for example `/auth` or `/paia/auth`. */
+  authPrefix: string;
+}
+
+export const DEFAULT_FORMAT: ResponseFormat = { charset: 'utf-8', suppressResponseCodes: false, api: 'core' };
+
+/** Spec: a callback may contain only alphanumeric characters and underscores. */
+const CALLBACK = /^[A-Za-z0-9_]+$/;
+
+/**
+ * Reads the special request parameters that shape every response
+ * (`callback`, `suppress_response_codes`) and negotiates the charset from
+ * Accept-Charset and Accept; stores the result as `format`. A bad callback
+ * is a 400, rendered as plain JSON.
+ *
+ * It is also the point past which anything thrown reaches the app's
+ * onError: a thrown non-Error value (which Hono would not hand to onError)
+ * is wrapped into an Error here.
+ *
+ * @example
+ * app.use(paiaFormat({ authPrefix: '/auth' }))
+ */
+export function paiaFormat(options: PaiaFormatOptions): MiddlewareHandler<PaiaEnv> {
+  const authPrefix = options.authPrefix;
+  return async function paiaFormatMiddleware(c, next) {
+    const query = new URL(c.req.url).searchParams;
+    const path = c.req.path;
+    const format: ResponseFormat = {
+      charset: negotiateCharset(c.req.header('accept-charset'), c.req.header('accept')),
+      suppressResponseCodes: query.has('suppress_response_codes'),
+      api: path === authPrefix || path.startsWith(`${authPrefix}/`) ? 'auth' : 'core',
+    };
+    c.set('format', format);
+    const callback = query.get('callback');
+    if (callback !== null) {
+      if (!CALLBACK.test(callback)) {
+        throw malformed('the callback parameter may contain only letters A-Z and a-z, digits and underscores');
+      }
+      format.callback = callback;
+    }
+    try {
+      await next();
+    } catch (thrown) {
+      throw thrown instanceof Error ? thrown : new Error(`non-Error value thrown: ${typeof thrown}`);
+    }
+  };
+}

@@ -1,0 +1,92 @@
+import type { Context } from 'hono';
+import { coreVisibleScopes, formatScopes } from '../auth/scopes.js';
+import { encodeText, escapeJsonText } from './charset.js';
+import type { PaiaEnv } from './env.js';
+import type { PaiaError } from './errors.js';
+import { DEFAULT_FORMAT } from './middleware/paia-format/index.js';
+
+/** The PAIA version this server was checked against (X-PAIA-Version). */
+export const PAIA_VERSION = '1.4.0';
+
+/** Response headers a cross-origin client may read. */
+export const EXPOSED_HEADERS = [
+  'X-PAIA-Version',
+  'X-OAuth-Scopes',
+  'X-Accepted-OAuth-Scopes',
+  'WWW-Authenticate',
+  'Retry-After',
+  'X-Request-Id',
+].join(', ');
+
+export interface RenderOptions {
+  /** Realm of the WWW-Authenticate challenge. */
+  realm: string;
+}
+
+/**
+ * Every response of the app is made here, so every one carries the same
+ * contract: a JSON object (or JSONP call) in the negotiated charset with the
+ * charset in Content-Type; X-PAIA-Version; X-OAuth-Scopes and
+ * X-Accepted-OAuth-Scopes; CORS; X-Request-Id; no caching (patron data and
+ * tokens); status 200 when suppress_response_codes was given.
+ */
+export function respond(
+  c: Context<PaiaEnv>,
+  status: number,
+  body: object,
+  headers: Readonly<Record<string, string>> = {},
+): Response {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new TypeError('a PAIA response body must be a JSON object');
+  }
+  const format = c.get('format') ?? DEFAULT_FORMAT;
+  const json = escapeJsonText(JSON.stringify(body), format.charset);
+  const text = format.callback !== undefined ? `/**/${format.callback}(${json});` : json;
+  const mediaType = format.callback !== undefined ? 'application/javascript' : 'application/json';
+
+  const h = new Headers();
+  h.set('Content-Type', `${mediaType}; charset=${format.charset}`);
+  h.set('X-PAIA-Version', PAIA_VERSION);
+  const tokenScopes = c.get('tokenScopes') ?? [];
+  h.set('X-OAuth-Scopes', formatScopes(format.api === 'core' ? coreVisibleScopes(tokenScopes) : tokenScopes));
+  h.set('X-Accepted-OAuth-Scopes', c.get('acceptedScopes') ?? '');
+  h.set('Access-Control-Allow-Origin', '*');
+  h.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+  h.set('Cache-Control', 'no-store');
+  h.set('Pragma', 'no-cache');
+  h.set('X-Content-Type-Options', 'nosniff');
+  const requestId = c.get('requestId');
+  if (requestId !== undefined) h.set('X-Request-Id', requestId);
+  for (const [name, value] of Object.entries(headers)) h.set(name, value);
+
+  return new Response(encodeText(text, format.charset), {
+    status: format.suppressResponseCodes ? 200 : status,
+    headers: h,
+  });
+}
+
+/**
+ * A request error: `{error, code?, error_description}` with a Bearer
+ * challenge in WWW-Authenticate (spec: on every request error). `code` is
+ * given in core bodies and never in auth bodies (OAuth clients).
+ */
+export function respondError(c: Context<PaiaEnv>, error: PaiaError, options: RenderOptions): Response {
+  const format = c.get('format') ?? DEFAULT_FORMAT;
+  c.set('errorCode', error.error);
+  const body: Record<string, unknown> = { error: error.error };
+  if (format.api === 'core') body['code'] = error.status;
+  body['error_description'] = error.description;
+  return respond(c, error.status, body, { ...error.headers, 'WWW-Authenticate': challenge(options.realm, error) });
+}
+
+function challenge(realm: string, error: PaiaError): string {
+  const params = [`realm="${quote(realm)}"`];
+  if (error.challenge.error !== undefined) params.push(`error="${error.challenge.error}"`);
+  if (error.challenge.scope !== undefined) params.push(`scope="${quote(error.challenge.scope)}"`);
+  return `Bearer ${params.join(', ')}`;
+}
+
+/** A quoted-string value without quotes, backslashes or control characters. */
+function quote(value: string): string {
+  return value.replace(/["\\\u0000-\u001f\u007f-\uffff]/g, '');
+}

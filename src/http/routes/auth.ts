@@ -1,0 +1,143 @@
+import type { Context, Hono } from 'hono';
+import type { LoginThrottle } from '../../auth/login-throttle.js';
+import type { PatronIds } from '../../auth/patron-ids.js';
+import {
+  DEFAULT_LOGIN_SCOPES,
+  METHOD_SCOPE,
+  allowedScopes,
+  formatScopes,
+  grantScopes,
+  parseScopeParameter,
+} from '../../auth/scopes.js';
+import type { SessionStore } from '../../auth/session-store.js';
+import type { Backend, LoginOutcome } from '../../backend/types.js';
+import { readBody } from '../body.js';
+import type { PaiaEnv } from '../env.js';
+import { accessDenied, malformed, notImplemented, unprocessable } from '../errors.js';
+import { guarded } from '../guard.js';
+import { paiaAuth } from '../middleware/paia-auth/index.js';
+import { respond } from '../respond.js';
+import { parseLogin, parseLogout } from '../schemas.js';
+import { mountMethod } from './mount.js';
+
+export interface AuthRouteOptions {
+  backend: Backend;
+  sessions: SessionStore;
+  patronIds: PatronIds;
+  throttle: LoginThrottle;
+  /** The client's address for brute-force counting; undefined when unknown. */
+  clientAddress: (c: Context<PaiaEnv>) => string | undefined;
+  /** URL prefix of the auth methods, for example `/auth` or `/paia/auth`. */
+  prefix: string;
+  maxBodyBytes: number;
+  tokenLifetimeSeconds: number;
+}
+
+/** One answer for an unknown user, a wrong password and a locked-out login. */
+const REJECTED = 'login failed: wrong username or password';
+
+/** Names that must never travel in a URL. */
+const CREDENTIAL_PARAMETERS = ['password', 'username', 'old_password', 'new_password'];
+
+/** PAIA auth: login, logout, change (not implemented: SIP2 cannot change passwords). */
+export function mountAuth(app: Hono<PaiaEnv>, options: AuthRouteOptions): void {
+  const { backend, sessions, patronIds, throttle, prefix } = options;
+
+  mountMethod(app, {
+    path: `${prefix}/login`,
+    verb: 'POST',
+    scope: METHOD_SCOPE.login,
+    handlers: [
+      async (c) => {
+        const query = new URL(c.req.url).searchParams;
+        if (CREDENTIAL_PARAMETERS.some((name) => query.has(name))) {
+          throw malformed('credentials are never accepted in the URL: send username and password in the POST body');
+        }
+        const body = await readBody(c, { maxBytes: options.maxBodyBytes, acceptForm: true });
+        const input = parseLogin(body);
+        const requested = parseScopeParameter(input.scope);
+        if (requested !== undefined && grantScopes(requested, DEFAULT_LOGIN_SCOPES).length === 0) {
+          throw unprocessable(`none of the requested scopes can be granted; this server grants ${formatScopes(DEFAULT_LOGIN_SCOPES)}`);
+        }
+
+        const gate = throttle.begin(input.username, options.clientAddress(c));
+        if (!gate.allowed) throw accessDenied(REJECTED, { 'Retry-After': String(gate.retryAfterSeconds) });
+        let outcome: LoginOutcome;
+        try {
+          outcome = await guarded('backend', () => backend.login(input.username, input.password));
+        } catch (error) {
+          gate.attempt.undo();
+          throw error;
+        }
+        if (!outcome.ok) throw accessDenied(REJECTED);
+        gate.attempt.succeeded();
+
+        const granted = grantScopes(requested, allowedScopes(outcome.state));
+        if (granted.length === 0) {
+          throw unprocessable(
+            `this account is expired or blocked, so only ${formatScopes(allowedScopes(outcome.state))} can be granted, and none of these was requested`,
+          );
+        }
+        const patron = patronIds.fromBarcode(outcome.barcode);
+        const session = {
+          patron,
+          barcode: outcome.barcode,
+          scopes: granted,
+          expiresAt: Date.now() + options.tokenLifetimeSeconds * 1000,
+        };
+        let token = await guarded('session store', () => sessions.create(session));
+        // Spec: a token never equals the user's password. 2^-256, but cheap to rule out.
+        while (token === input.password) {
+          await guarded('session store', () => sessions.delete(token));
+          token = await guarded('session store', () => sessions.create(session));
+        }
+        c.set('tokenScopes', granted);
+        return respond(
+          c,
+          200,
+          {
+            patron,
+            access_token: token,
+            token_type: 'Bearer',
+            scope: formatScopes(granted),
+            expires_in: options.tokenLifetimeSeconds,
+          },
+          { 'Cache-Control': 'no-store', Pragma: 'no-cache' },
+        );
+      },
+    ],
+  });
+
+  mountMethod(app, {
+    path: `${prefix}/logout`,
+    verb: 'POST',
+    scope: METHOD_SCOPE.logout,
+    handlers: [
+      paiaAuth({ sessions }),
+      async (c) => {
+        const body = await readBody(c, { maxBytes: options.maxBodyBytes, acceptForm: true });
+        const { patron } = parseLogout(body);
+        const { session, token } = c.get('auth');
+        if (patron !== session.patron) throw accessDenied('the patron does not match the access token');
+        await guarded('session store', () => sessions.delete(token));
+        // The ILS session end (35) is a courtesy: the token is already dead, a failure changes nothing.
+        const log = c.get('log');
+        void guarded('backend', () => backend.logout(session.barcode)).catch((error: unknown) => {
+          log?.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'backend logout failed');
+        });
+        return respond(c, 200, { patron });
+      },
+    ],
+  });
+
+  mountMethod(app, {
+    path: `${prefix}/change`,
+    verb: 'POST',
+    scope: METHOD_SCOPE.change,
+    handlers: [
+      () => {
+        throw notImplemented('changing the password is not supported by this server; please change it through your library');
+      },
+    ],
+  });
+}

@@ -1,0 +1,94 @@
+import type { Hono } from 'hono';
+import type { SessionStore } from '../../auth/session-store.js';
+import { METHOD_SCOPE, type PaiaMethod } from '../../auth/scopes.js';
+import type { Backend, DocumentRequest, PaiaDocument } from '../../backend/types.js';
+import { readBody } from '../body.js';
+import type { PaiaEnv } from '../env.js';
+import { notFound } from '../errors.js';
+import { guarded } from '../guard.js';
+import { paiaAuth } from '../middleware/paia-auth/index.js';
+import { respond } from '../respond.js';
+import { parseDocuments } from '../schemas.js';
+import { mountMethod } from './mount.js';
+
+export interface CoreRouteOptions {
+  backend: Backend;
+  sessions: SessionStore;
+  /** URL prefix of the core methods, for example `/core` or `/paia/core`. */
+  prefix: string;
+  maxDocs: number;
+  maxBodyBytes: number;
+}
+
+/** PAIA core: patron, items, renew, request, cancel, fees. */
+export function mountCore(app: Hono<PaiaEnv>, options: CoreRouteOptions): void {
+  const { backend, sessions, prefix } = options;
+  const auth = (method: PaiaMethod) => paiaAuth({ sessions, scope: METHOD_SCOPE[method], patronParam: 'patron' });
+
+  mountMethod(app, {
+    path: `${prefix}/:patron`,
+    verb: 'GET',
+    scope: METHOD_SCOPE.patron,
+    handlers: [
+      auth('patron'),
+      async (c) => {
+        const { barcode } = c.get('auth').session;
+        const record = await guarded('backend', () => backend.patron(barcode));
+        if (record === null) throw notFound('the library system does not know this patron account');
+        return respond(c, 200, record);
+      },
+    ],
+  });
+
+  mountMethod(app, {
+    path: `${prefix}/:patron/items`,
+    verb: 'GET',
+    scope: METHOD_SCOPE.items,
+    handlers: [
+      auth('items'),
+      async (c) => {
+        const { barcode } = c.get('auth').session;
+        const doc = await guarded('backend', () => backend.items(barcode));
+        return respond(c, 200, { doc });
+      },
+    ],
+  });
+
+  const writes: Array<['renew' | 'request' | 'cancel', (barcode: string, docs: DocumentRequest[]) => Promise<PaiaDocument[]>]> = [
+    ['renew', (barcode, docs) => backend.renew(barcode, docs)],
+    ['request', (barcode, docs) => backend.request(barcode, docs)],
+    ['cancel', (barcode, docs) => backend.cancel(barcode, docs)],
+  ];
+  for (const [method, call] of writes) {
+    mountMethod(app, {
+      path: `${prefix}/:patron/${method}`,
+      verb: 'POST',
+      scope: METHOD_SCOPE[method],
+      handlers: [
+        auth(method),
+        async (c) => {
+          const body = await readBody(c, { maxBytes: options.maxBodyBytes, acceptForm: false });
+          const docs = parseDocuments(body, { maxDocs: options.maxDocs, pickup: method === 'request' });
+          const { barcode } = c.get('auth').session;
+          // Document errors (unknown URI, refused renewal) come back inside doc[], status 200.
+          const doc = await guarded('backend', () => call(barcode, docs));
+          return respond(c, 200, { doc });
+        },
+      ],
+    });
+  }
+
+  mountMethod(app, {
+    path: `${prefix}/:patron/fees`,
+    verb: 'GET',
+    scope: METHOD_SCOPE.fees,
+    handlers: [
+      auth('fees'),
+      async (c) => {
+        const { barcode } = c.get('auth').session;
+        const fees = await guarded('backend', () => backend.fees(barcode));
+        return respond(c, 200, fees);
+      },
+    ],
+  });
+}

@@ -1,0 +1,98 @@
+import { LRUCache } from 'lru-cache';
+import { describe, expect, it, vi } from 'vitest';
+import { LruSessionStore, type Session } from '../../../src/auth/session-store.js';
+import { hashToken } from '../../../src/auth/tokens.js';
+
+const session = (patron: string, expiresAt: number): Session => ({ patron, barcode: `bc-${patron}`, scopes: ['read_patron'], expiresAt });
+
+describe('LruSessionStore', () => {
+  it('issues a random token per session and finds the session by it', async () => {
+    const store = new LruSessionStore({ maxSessions: 10 });
+    const a = await store.create(session('a', Date.now() + 60_000));
+    const b = await store.create(session('a', Date.now() + 60_000));
+    expect(a).not.toBe(b);
+    expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await store.get(a)).toMatchObject({ patron: 'a', barcode: 'bc-a', scopes: ['read_patron'] });
+    expect(await store.get('unknown')).toBeNull();
+    expect(await store.get('')).toBeNull();
+    expect(await store.get('x'.repeat(10_000))).toBeNull();
+    expect(store.size()).toBe(2);
+  });
+
+  it('keys sessions by the token hash, never the token', async () => {
+    const set = vi.spyOn(LRUCache.prototype, 'set');
+    try {
+      const store = new LruSessionStore({ maxSessions: 10 });
+      const token = await store.create(session('a', Date.now() + 60_000));
+      expect(set).toHaveBeenCalledTimes(1);
+      const [key, value] = set.mock.calls[0]!;
+      expect(key).toBe(hashToken(token));
+      expect(JSON.stringify(value)).not.toContain(token);
+      // The only way in is the token itself; the hash is not a token.
+      expect(await store.get(hashToken(token))).toBeNull();
+    } finally {
+      set.mockRestore();
+    }
+  });
+
+  it('returns copies, so callers cannot change a stored session', async () => {
+    const store = new LruSessionStore({ maxSessions: 10 });
+    const token = await store.create(session('a', Date.now() + 60_000));
+    const got = await store.get(token);
+    got!.scopes.push('write_items');
+    expect((await store.get(token))!.scopes).toEqual(['read_patron']);
+  });
+
+  it('expires sessions at expiresAt (real short TTL)', async () => {
+    const store = new LruSessionStore({ maxSessions: 10 });
+    const token = await store.create(session('a', Date.now() + 40));
+    expect(await store.get(token)).not.toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(await store.get(token)).toBeNull();
+    expect(store.size()).toBe(0);
+  });
+
+  it('expires sessions by an injected clock', async () => {
+    let now = 1_000_000;
+    const store = new LruSessionStore({ maxSessions: 10, now: () => now });
+    const token = await store.create(session('a', now + 5000));
+    now += 4999;
+    expect(await store.get(token)).not.toBeNull();
+    now += 1;
+    expect(await store.get(token)).toBeNull();
+    // an already expired session is dead on arrival
+    const dead = await store.create(session('b', now - 1));
+    expect(await store.get(dead)).toBeNull();
+  });
+
+  it('is bounded by maxSessions, dropping the least recently used', async () => {
+    const store = new LruSessionStore({ maxSessions: 3 });
+    const far = Date.now() + 60_000;
+    const t1 = await store.create(session('p1', far));
+    const t2 = await store.create(session('p2', far));
+    const t3 = await store.create(session('p3', far));
+    await store.get(t1); // t2 is now the least recently used
+    const t4 = await store.create(session('p4', far));
+    expect(store.size()).toBe(3);
+    expect(await store.get(t2)).toBeNull();
+    for (const t of [t1, t3, t4]) expect(await store.get(t)).not.toBeNull();
+    expect(() => new LruSessionStore({ maxSessions: 0 })).toThrow();
+  });
+
+  it('deletes one token or every token of a patron', async () => {
+    const store = new LruSessionStore({ maxSessions: 10 });
+    const far = Date.now() + 60_000;
+    const a1 = await store.create(session('a', far));
+    const a2 = await store.create(session('a', far));
+    const b1 = await store.create(session('b', far));
+    await store.delete(a1);
+    await store.delete('never-issued');
+    expect(await store.get(a1)).toBeNull();
+    expect(await store.get(a2)).not.toBeNull();
+    await store.create(session('a', far));
+    expect(await store.deleteAllFor('a')).toBe(2);
+    expect(await store.get(a2)).toBeNull();
+    expect(await store.get(b1)).not.toBeNull();
+    expect(store.size()).toBe(1);
+  });
+});
