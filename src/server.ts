@@ -104,6 +104,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     maxBodyBytes: config.http.maxBodyBytes,
     tokenLifetimeSeconds: config.auth.tokenLifetimeSeconds,
     logger: logger.child({ component: 'http' }),
+    // Behind a trusted proxy every request comes from the proxy: brute-force counting needs the client it forwarded for.
+    ...(config.http.trustedProxy ? { clientAddress: (c) => c.req.header('x-forwarded-for')?.split(',').at(-1)?.trim() } : {}),
   });
 
   const server = config.http.tls
