@@ -1,4 +1,5 @@
 import { noPatronFlags } from '../../src/sip2/codec.js';
+import { LIST_FIELD } from '../../src/sip2/paging.js';
 import { type Sip2DateTime, formatSip2Date, sip2DateFrom } from '../../src/sip2/date.js';
 import { type DateFormat, type Dialect, formatDialectDate, formatFineItem } from '../../src/sip2/dialect.js';
 import type {
@@ -204,7 +205,7 @@ function patronInformation(request: PatronInformation, ctx: ResponseContext): Pa
   };
   if (request.summary !== null) {
     const page = pageSlice(lists[request.summary] ?? [], request.startItem, request.endItem, dialect.listLimit);
-    const field = LIST_FIELDS[request.summary];
+    const field = LIST_FIELD[request.summary];
     (response as Record<string, unknown>)[field] = page;
   }
   if (patron.address !== undefined) response.homeAddress = patron.address;
@@ -219,14 +220,7 @@ function patronInformation(request: PatronInformation, ctx: ResponseContext): Pa
   return response;
 }
 
-const LIST_FIELDS = {
-  hold: 'holdItems',
-  overdue: 'overdueItems',
-  charged: 'chargedItems',
-  fine: 'fineItems',
-  recall: 'recallItems',
-  unavailableHold: 'unavailableHoldItems',
-} as const;
+
 
 function unknownPatronInformation(request: PatronInformation, ctx: ResponseContext): PatronInformationResponse {
   return {

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { PaiaEnv } from './env.js';
+import { parseParams } from './charset.js';
 import { malformed } from './errors.js';
 
 export interface BodyOptions {
@@ -19,16 +20,7 @@ export function parseMediaType(value: string): MediaType | null {
   const [head, ...rest] = value.split(';');
   const type = (head ?? '').trim().toLowerCase();
   if (!/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(type)) return null;
-  const params = new Map<string, string>();
-  for (const param of rest) {
-    const eq = param.indexOf('=');
-    if (eq < 0) continue;
-    const name = param.slice(0, eq).trim().toLowerCase();
-    let v = param.slice(eq + 1).trim();
-    if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
-    params.set(name, v);
-  }
-  return { type, params };
+  return { type, params: parseParams(rest) };
 }
 
 const JSON_TYPE = 'application/json';

@@ -36,6 +36,20 @@ interface HeaderElement {
   index: number;
 }
 
+/** `name=value` header parameters, lower-cased names, quotes (and backslash escapes) removed; the first of a repeated name wins. */
+export function parseParams(parts: readonly string[]): Map<string, string> {
+  const params = new Map<string, string>();
+  for (const param of parts) {
+    const eq = param.indexOf('=');
+    if (eq < 0) continue;
+    const name = param.slice(0, eq).trim().toLowerCase();
+    let v = param.slice(eq + 1).trim();
+    if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1).replace(/\\(.)/g, '$1');
+    if (name !== '' && !params.has(name)) params.set(name, v);
+  }
+  return params;
+}
+
 /** Splits a comma-separated header of `value;name=value` elements (quoted values allowed). */
 function parseElements(header: string): HeaderElement[] {
   const elements: HeaderElement[] = [];
@@ -44,15 +58,7 @@ function parseElements(header: string): HeaderElement[] {
     const [head, ...rest] = splitOutsideQuotes(part, ';');
     const value = (head ?? '').trim().toLowerCase();
     if (value === '') continue;
-    const params = new Map<string, string>();
-    for (const param of rest) {
-      const eq = param.indexOf('=');
-      if (eq < 0) continue;
-      const name = param.slice(0, eq).trim().toLowerCase();
-      let v = param.slice(eq + 1).trim();
-      if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1).replace(/\\(.)/g, '$1');
-      if (name !== '' && !params.has(name)) params.set(name, v);
-    }
+    const params = parseParams(rest);
     elements.push({ value, params, q: parseQ(params.get('q')), index: index++ });
   }
   return elements;

@@ -10,7 +10,8 @@ const COUNT_FIELD = {
   unavailableHold: 'unavailableHoldsCount',
 } as const satisfies Record<SummaryList, keyof PatronInformationResponse>;
 
-const LIST_FIELD = {
+/** Which 64 field carries each list. */
+export const LIST_FIELD = {
   hold: 'holdItems',
   overdue: 'overdueItems',
   charged: 'chargedItems',
