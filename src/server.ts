@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
-import { Sip2Backend } from './backend/sip2-backend.js';
+import { acsSupportsHoldsOf, Sip2Backend } from './backend/sip2-backend.js';
 import { LruSessionStore } from './auth/session-store.js';
 import { PatronIds } from './auth/patron-ids.js';
 import type { Config } from './config/index.js';
@@ -91,7 +91,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       storage: config.paia.storageUri,
       patronType: config.paia.patronTypeUri,
     },
-    acsSupportsHolds: () => pool.acsStatus?.supportedMessages?.[13] !== 'N',
+    acsSupportsHolds: () => acsSupportsHoldsOf(pool.acsStatus),
     logger: logger.child({ component: 'backend' }),
   });
   const sessions = new LruSessionStore({ maxSessions: config.auth.maxSessions });

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Charset } from '../../src/sip2/charset.js';
 import { decodeText } from '../../src/sip2/charset.js';
-import { type Decoded, decodeFrame, encodeMessage } from '../../src/sip2/codec.js';
+import { type Decoded, decodeFrame, encodeMessage, redactSecrets } from '../../src/sip2/codec.js';
 import { type Dialect, terminatorOf } from '../../src/sip2/dialect.js';
 import { Sip2DecodeError } from '../../src/sip2/errors.js';
 import { FrameDecoder } from '../../src/sip2/framer.js';
@@ -283,19 +283,8 @@ export class Session {
 
   private trace(direction: 'in' | 'out', bytes: Buffer): void {
     if (!this.log.isLevelEnabled('debug')) return;
-    this.log.debug({ dir: direction, text: maskPasswords(decodeText(bytes, this.ctx.config.charset).replace(/[\r\n]+$/, '')) }, 'sip2');
+    this.log.debug({ dir: direction, text: redactSecrets(decodeText(bytes, this.ctx.config.charset).replace(/[\r\n]+$/, '')) }, 'sip2');
   }
-}
-
-/** A message text for the protocol trace, with CO and AD values replaced by "***". */
-export function maskPasswords(text: string): string {
-  const code = text.slice(0, 2);
-  // Tagged fields start right after the fixed part, then after each "|".
-  const start = isMessageCode(code) ? 2 + MESSAGE_SPECS[code].fixed.reduce((sum, field) => sum + field.length, 0) : 0;
-  const mask = (fields: string, re: RegExp) => fields.replace(re, '$1$2***');
-  return start > 0
-    ? text.slice(0, start) + mask(text.slice(start), /(^|\|)(CO|AD)[^|]*/g)
-    : mask(text, /(\|)(CO|AD)[^|]*/g);
 }
 
 function sleep(ms: number): Promise<void> {

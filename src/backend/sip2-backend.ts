@@ -148,7 +148,7 @@ export class Sip2Backend implements Backend {
     try {
       await this.send(this.requests.endSession(barcode));
     } catch (error) {
-      this.logger?.warn({ patron: barcode, reason: (error as Error).message }, 'SIP2 end patron session failed; logout goes on');
+      this.logger?.warn({ reason: (error as Error).message }, 'SIP2 end patron session failed; logout goes on');
     }
   }
 
@@ -215,7 +215,7 @@ export class Sip2Backend implements Backend {
     if (!isKnownPatron(fines.first)) return { fee: [] };
     return feeRecord(fines.first, fines.entries, { dialect: this.dialect, uris: this.uris, currency: this.currency }, (index, entry, reason) => {
       this.logger?.warn(
-        { patron: barcode, dialect: this.dialect.name, index, reason, shape: textShape(entry) },
+        { dialect: this.dialect.name, index, reason, shape: textShape(entry) },
         'a fine item (AV) does not fit the dialect and is left out of the fees',
       );
     });
@@ -344,7 +344,9 @@ export class Sip2Backend implements Backend {
       if (!isBackendError(error)) throw error;
       firstBackendError ??= error;
       if (error.requestSent) {
-        this.logger?.warn({ patron, document: plan.key, reason: error.message }, `SIP2 ${kind.noun} outcome unknown`);
+        // The ILS may have acted: this must reach the client as a document, never as a retryable request error.
+        allBackendErrors = false;
+        this.logger?.warn({ document: plan.key, reason: error.message }, `SIP2 ${kind.noun} outcome unknown`);
         return {
           ...echo(doc),
           status: kind.unknownStatus,
@@ -357,6 +359,7 @@ export class Sip2Backend implements Backend {
         error: `${kind.noun} not sent: the library system is not available; try again later`,
       };
     });
+    // Nothing was confirmed and nothing may have happened: a plain 502/503/504 tells the client the truth.
     if (allBackendErrors && firstBackendError) throw firstBackendError;
     return results;
   }

@@ -114,9 +114,8 @@ export function translateError(thrown: unknown, requestId: string): TranslatedEr
           error: new PaiaError(
             'gateway_timeout',
             504,
-            thrown.requestSent
-              ? 'the library system did not answer in time after the request had been sent, so it may or may not have been carried out; check the items list before trying again'
-              : 'the library system did not answer in time; please try again later',
+            // Writes whose outcome is unknown never get here: the backend reports them per document.
+            'the library system did not answer in time; please try again later',
           ),
         };
       case 'BACKEND_OVERLOADED': {

@@ -287,9 +287,17 @@ export function noPatronFlags(): PatronStatusFlags {
   return Object.fromEntries(PATRON_STATUS_FLAGS.map((flag) => [flag, false])) as PatronStatusFlags;
 }
 
-const SECRET_FIELDS = /(\|)(AC|AD|CO)[^|\r]*/g;
-
-/** A wire text safe to log: terminal and patron passwords replaced by ***. */
+/**
+ * A wire text safe to log: the values of AC (terminal password), AD (patron
+ * password) and CO (login password) replaced by ***. Tagged fields start right
+ * after the fixed part and after each "|", so a field value that merely
+ * contains "AD" is left alone.
+ */
 export function redactSecrets(wireText: string): string {
-  return wireText.replace(SECRET_FIELDS, '$1$2***');
+  const code = wireText.slice(0, 2);
+  const start = isMessageCode(code) ? 2 + MESSAGE_SPECS[code].fixed.reduce((sum, field) => sum + field.length, 0) : 0;
+  const mask = (fields: string, re: RegExp) => fields.replace(re, '$1$2***');
+  return start > 0
+    ? wireText.slice(0, start) + mask(wireText.slice(start), /(^|\|)(AC|AD|CO)[^|\r]*/g)
+    : mask(wireText, /(\|)(AC|AD|CO)[^|\r]*/g);
 }

@@ -12,6 +12,7 @@ import {
   Sip2Error,
 } from './errors.js';
 import { FrameDecoder } from './framer.js';
+import { SC_STATUS } from './requests.js';
 import {
   type AcsStatus,
   NON_IDEMPOTENT,
@@ -72,7 +73,8 @@ interface Exchange {
 export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
   readonly id: number;
   readonly createdAt = Date.now();
-  lastUsedAt = Date.now();
+  /** Whether any request after login was sent on it: a connection the ILS drops before that counts as a failed connect. */
+  servedRequest = false;
 
   private state: ConnectionStatus = 'connecting';
   private socket: net.Socket | null = null;
@@ -112,7 +114,7 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
       if (!login.ok) {
         throw new BackendUnavailable('the ILS rejected the SIP2 terminal login (check the terminal user and password)');
       }
-      connection.acs = await connection.send({ code: '99', statusCode: 0, maxPrintWidth: 80, protocolVersion: '2.00' });
+      connection.acs = await connection.send(SC_STATUS);
       connection.setStatus('ready');
       return connection;
     } catch (error) {
@@ -143,10 +145,10 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
       throw new BackendUnavailable(`SIP2 connection ${this.id} is ${this.state}, not ready`);
     }
     this.setStatus('busy');
+    this.servedRequest = true;
     try {
       return await this.send(message);
     } finally {
-      this.lastUsedAt = Date.now();
       if (this.status === 'busy') this.setStatus('ready');
     }
   }
@@ -154,7 +156,10 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
   /** Ends the session politely (FIN); pending work is failed. */
   close(reason = 'closed'): void {
     if (this.state === 'closed') return;
-    this.socket?.end();
+    const socket = this.socket;
+    socket?.end();
+    // An ILS that never answers our FIN must not keep the socket half-open.
+    if (socket) setTimeout(() => socket.destroy(), 2000).unref();
     this.finish(reason);
   }
 
@@ -191,7 +196,7 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
       this.socket = socket;
       socket.on('data', (chunk: Buffer) => this.onData(chunk));
       socket.on('error', (error: NodeJS.ErrnoException) => this.finish(`socket error: ${error.code ?? error.message}`));
-      socket.on('close', () => this.finish(this.closeReason || 'closed by the ILS'));
+      socket.on('close', () => this.finish('closed by the ILS'));
     });
   }
 

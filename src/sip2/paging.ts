@@ -26,6 +26,8 @@ export interface PatronList {
   first: PatronInformationResponse;
   /** How many 63 round trips it took. */
   requests: number;
+  /** Fewer entries than the ILS announced (it ignores BP/BQ, or pages came back short): the caller may log it. */
+  truncated: boolean;
 }
 
 export function listEntries(response: PatronInformationResponse, list: SummaryList): string[] {
@@ -54,7 +56,7 @@ export async function fetchPatronList(
   const firstEntries = listEntries(first, list);
   const count = listCount(first, list);
   if (count === null || firstEntries.length >= count || firstEntries.length === 0) {
-    return { entries: firstEntries, first, requests };
+    return { entries: firstEntries, first, requests, truncated: count !== null && firstEntries.length < count };
   }
   const slots: Array<string | undefined> = Array.from({ length: count }, () => undefined);
   firstEntries.forEach((entry, i) => (slots[i] = entry));
@@ -63,13 +65,25 @@ export async function fetchPatronList(
   for (let start = step + 1; start <= count; start += step) starts.push(start);
   const pages = await Promise.all(starts.map((start) => send(build(start, Math.min(start + step - 1, count)))));
   requests += pages.length;
-  pages.forEach((page, i) => listEntries(page, list).forEach((entry, j) => (slots[starts[i]! - 1 + j] = entry)));
+  // An ILS that ignores BP/BQ answers every page with the first entries again: keep the first page only.
+  if (pages.some((page) => listEntries(page, list)[0] === firstEntries[0])) {
+    return { entries: firstEntries, first, requests, truncated: true };
+  }
+  pages.forEach((page, i) => place(slots, starts[i]! - 1, listEntries(page, list)));
 
   for (let gap = slots.indexOf(undefined); gap !== -1 && gap < count; gap = slots.indexOf(undefined)) {
     const page = listEntries(await send(build(gap + 1, Math.min(gap + step, count))), list);
     requests++;
     if (page.length === 0) break;
-    page.forEach((entry, j) => (slots[gap + j] = entry));
+    place(slots, gap, page);
   }
-  return { entries: slots.filter((entry): entry is string => entry !== undefined), first, requests };
+  const entries = slots.filter((entry): entry is string => entry !== undefined);
+  return { entries, first, requests, truncated: entries.length < count };
+}
+
+/** Puts a page's entries at their list positions; entries beyond the announced count are dropped. */
+function place(slots: Array<string | undefined>, offset: number, page: string[]): void {
+  page.forEach((entry, j) => {
+    if (offset + j < slots.length) slots[offset + j] = entry;
+  });
 }

@@ -2,7 +2,11 @@ import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import { type ConnectionOptions, Sip2Connection } from './connection.js';
 import { BackendOverloaded, BackendProtocolError, BackendUnavailable } from './errors.js';
+import { SC_STATUS } from './requests.js';
 import { NON_IDEMPOTENT, type RequestMessage, type ResponseOf } from './spec.js';
+
+/** A connection that closes sooner than this after its login, without serving a request, counts as a failed connect. */
+const DIED_YOUNG_MS = 5000;
 
 export interface PoolOptions {
   connection: Omit<ConnectionOptions, 'id' | 'logger'>;
@@ -64,6 +68,12 @@ export class Sip2Pool {
   private created = 0;
   private connectFailures = 0;
   private consecutiveFailures = 0;
+  /**
+   * While the ILS keeps failing, no connection is opened before this time:
+   * requests fail fast (the circuit is open) and only the background fill
+   * probes, so a dead or refusing ILS is not hammered with logins.
+   */
+  private nextAttemptAt = 0;
   private fillTimer: NodeJS.Timeout | null = null;
   /** close() called: no new work is admitted, admitted work drains. */
   private closing = false;
@@ -93,10 +103,10 @@ export class Sip2Pool {
     }
     const controller = new AbortController();
     const deadline = Date.now() + this.options.acquireTimeoutMs;
-    const timer = setTimeout(
-      () => controller.abort(new BackendOverloaded(`no ILS connection became free within ${this.options.acquireTimeoutMs} ms`)),
-      this.options.acquireTimeoutMs,
-    );
+    const timer = setTimeout(() => {
+      this.queued.delete(controller);
+      controller.abort(new BackendOverloaded(`no ILS connection became free within ${this.options.acquireTimeoutMs} ms`));
+    }, this.options.acquireTimeoutMs);
     this.queued.add(controller);
     return this.queue.add(
       async () => {
@@ -120,14 +130,27 @@ export class Sip2Pool {
    */
   async request<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
     try {
-      return await this.execute((connection) => connection.request(message));
+      const response = await this.execute((connection) => connection.request(message));
+      this.markHealthy();
+      return response;
     } catch (error) {
+      // Only a read that went out on a connection that then proved dead is worth a second try;
+      // a failed connect or a rejected terminal login would only fail again.
       const retryable =
-        !NON_IDEMPOTENT.has(message.code) && (error instanceof BackendUnavailable || error instanceof BackendProtocolError);
+        !NON_IDEMPOTENT.has(message.code) &&
+        (error instanceof BackendUnavailable || error instanceof BackendProtocolError) &&
+        error.requestSent;
       if (!retryable || this.closing) throw error;
       this.options.logger?.info({ code: message.code, reason: (error as Error).message }, 'retrying a SIP2 read on a fresh connection');
-      return this.execute((connection) => connection.request(message), { fresh: true });
+      const response = await this.execute((connection) => connection.request(message), { fresh: true });
+      this.markHealthy();
+      return response;
     }
+  }
+
+  /** True while connecting is suspended after failures (requests fail fast, the background fill probes). */
+  get circuitOpen(): boolean {
+    return Date.now() < this.nextAttemptAt;
   }
 
   /** True when at least one logged-in connection is open. */
@@ -205,7 +228,13 @@ export class Sip2Pool {
         const connection = this.takeIdle();
         if (connection) return connection;
       }
-      if (this.all.size + this.opening < this.options.max) return this.open();
+      if (this.all.size + this.opening < this.options.max) {
+        const wait = this.nextAttemptAt - Date.now();
+        if (wait > 0 && this.all.size === 0) {
+          throw new BackendOverloaded('the library system is not reachable at the moment', Math.max(1, Math.ceil(wait / 1000)));
+        }
+        if (wait <= 0) return this.open();
+      }
       await this.waitForRelease(deadline);
     }
   }
@@ -258,7 +287,6 @@ export class Sip2Pool {
     try {
       const connection = await Sip2Connection.open({ ...this.options.connection, id: ++this.nextId, logger: this.options.logger });
       this.created++;
-      this.consecutiveFailures = 0;
       if (this.closed) {
         connection.close('pool closing');
         throw new BackendOverloaded('the gateway is shutting down its ILS connections');
@@ -270,11 +298,13 @@ export class Sip2Pool {
     } catch (error) {
       if (!(error instanceof BackendOverloaded)) {
         this.connectFailures++;
-        this.consecutiveFailures++;
+        this.recordFailure();
       }
       throw error;
     } finally {
       this.opening--;
+      // A slot is free again: a task waiting for a release may open a connection itself now.
+      this.wakeWaiters();
     }
   }
 
@@ -284,7 +314,11 @@ export class Sip2Pool {
     this.clearKeepalive(connection);
     if (!this.closing) {
       this.options.logger?.warn({ conn: connection.id, reason, connections: this.all.size }, 'SIP2 connection closed');
-      this.scheduleFill(0);
+      // An ILS that accepts the login and then drops idle connections at once must not get a login storm
+      // from the refill; requests may still open connections on demand (that is how an ILS restart heals).
+      const diedYoung = !connection.servedRequest && Date.now() - connection.createdAt < DIED_YOUNG_MS;
+      if (diedYoung) this.consecutiveFailures++;
+      this.scheduleFill(diedYoung ? this.backoffDelay() : 0);
     }
     this.wakeWaiters();
   }
@@ -299,7 +333,7 @@ export class Sip2Pool {
         this.wakeWaiters();
       } catch (error) {
         if (this.closing) return;
-        const delay = this.backoffDelay();
+        const delay = Math.max(0, this.nextAttemptAt - Date.now());
         this.options.logger?.warn(
           { reason: (error as Error).message, retryInMs: delay, failures: this.consecutiveFailures },
           'cannot open a SIP2 connection to the ILS',
@@ -322,6 +356,16 @@ export class Sip2Pool {
   private clearFillTimer(): void {
     if (this.fillTimer) clearTimeout(this.fillTimer);
     this.fillTimer = null;
+  }
+
+  private recordFailure(): void {
+    this.consecutiveFailures++;
+    this.nextAttemptAt = Date.now() + this.backoffDelay();
+  }
+
+  private markHealthy(): void {
+    this.consecutiveFailures = 0;
+    this.nextAttemptAt = 0;
   }
 
   /** "Equal jitter": half the exponential delay fixed, half random, so many gateways do not reconnect in step. */
@@ -360,7 +404,8 @@ export class Sip2Pool {
       return;
     }
     try {
-      await connection.request({ code: '99', statusCode: 0, maxPrintWidth: 80, protocolVersion: '2.00' });
+      await connection.request(SC_STATUS);
+      this.markHealthy();
       this.release(connection);
     } catch (error) {
       this.options.logger?.warn({ conn: connection.id, reason: (error as Error).message }, 'SIP2 keepalive failed; replacing the connection');

@@ -16,6 +16,9 @@ import type {
  * Builders for the requests an SC sends, with the boilerplate (language,
  * transaction date, institution, terminal password) filled in once.
  */
+/** 99 SC Status: SC unit OK, 80-column printer, protocol 2.00. Sent after login and as keepalive. */
+export const SC_STATUS: ScStatus = { code: '99', statusCode: 0, maxPrintWidth: 80, protocolVersion: '2.00' };
+
 export interface RequestDefaults {
   institutionId: string;
   /** AC, when the ILS wants it on every message. */
@@ -32,10 +35,6 @@ export class Sip2Requests {
   constructor(private readonly defaults: RequestDefaults) {
     this.language = defaults.language ?? '000';
     this.now = defaults.now ?? (() => new Date());
-  }
-
-  scStatus(): ScStatus {
-    return { code: '99', statusCode: 0, maxPrintWidth: 80, protocolVersion: '2.00' };
   }
 
   patronStatus(patron: string, password = ''): PatronStatusRequest {

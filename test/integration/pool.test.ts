@@ -227,13 +227,37 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     expect(pool.stats().created).toBeGreaterThanOrEqual(4);
   });
 
-  it('reports refused connections as BackendUnavailable', async () => {
+  it('reports refused connections as BackendUnavailable, then fails fast without connecting until the backoff ends', async () => {
     await sim.setFaults({ refuseConnections: true });
-    const pool = track(poolFor(sim, 'generic', { min: 0 }));
+    const pool = track(poolFor(sim, 'generic', { min: 0, backoff: { initialMs: 1500, maxMs: 3000 } }));
     const error = await pool.request(requests.itemInformation('it-0010')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BackendUnavailable);
+    expect(pool.stats().connectFailures).toBe(1);
+
+    const fast = await pool.request(requests.itemInformation('it-0010')).catch((e: unknown) => e);
+    expect(fast).toBeInstanceOf(BackendOverloaded);
+    expect((fast as BackendOverloaded).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(pool.stats().connectFailures).toBe(1);
+    expect(pool.circuitOpen).toBe(true);
+
     await sim.clearFaults();
-    await expect(pool.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ code: '18' });
+    await expect(eventually(() => pool.request(requests.itemInformation('it-0010')))).resolves.toMatchObject({ code: '18' });
+    expect(pool.circuitOpen).toBe(false);
+  });
+
+  it('does not storm an ILS that drops every connection right after the login', async () => {
+    const pool = track(poolFor(sim, 'generic', { min: 2, max: 2, backoff: { initialMs: 200, maxMs: 400 } }));
+    await pool.start();
+    const before = (await sim.counters()).executed['93'] ?? 0;
+    const deadline = Date.now() + 1500;
+    while (Date.now() < deadline) {
+      await sim.disconnectAll();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const logins = ((await sim.counters()).executed['93'] ?? 0) - before;
+    // Without backoff this loop sees a fresh login every few milliseconds; with it, a handful.
+    expect(logins).toBeLessThan(25);
+    await sim.clearFaults();
   });
 
   it('close() lets a running request finish, then refuses new work', async () => {

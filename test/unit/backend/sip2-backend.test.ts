@@ -274,14 +274,24 @@ describe('Sip2Backend writes', () => {
     expect(docs.map((doc) => doc.error)).toEqual(['unknown item', expect.stringMatching(/outcome unknown/)]);
   });
 
-  it('throws the first backend error when every document failed in the backend', async () => {
+  it('throws the first backend error when no document reached the library system', async () => {
+    const { backend } = makeBackend({
+      hold: (_, target) => {
+        throw target.item === 'a' ? new BackendUnavailable('refused', { requestSent: false }) : new BackendOverloaded('full');
+      },
+    });
+    const error = await backend.request('p1', [{ item: I('a') }, { item: I('b') }]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BackendUnavailable);
+  });
+
+  it('never turns a write that may have happened into a request error, even when every document failed', async () => {
     const { backend } = makeBackend({
       hold: (_, target) => {
         throw target.item === 'a' ? new BackendUnavailable('reset', { requestSent: true }) : new BackendOverloaded('full');
       },
     });
-    const error = await backend.request('p1', [{ item: I('a') }, { item: I('b') }]).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(BackendUnavailable);
+    const docs = await backend.request('p1', [{ item: I('a') }, { item: I('b') }]);
+    expect(docs.map((doc) => doc.error)).toEqual([expect.stringMatching(/outcome unknown/), expect.stringMatching(/not sent/)]);
   });
 
   it('rethrows what is not a backend error (a bug), and treats an unencodable value as an unknown document', async () => {
@@ -380,7 +390,9 @@ describe('Sip2Backend fees and logout', () => {
     await new Promise((resolve) => setImmediate(resolve));
     const warnings = lines.filter((line) => line.level === 40);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ patron: 'p1', index: 1, reason: 'pattern', shape: 'Aaaaaa Aaaaa aaaa aaaaa' });
+    expect(warnings[0]).toMatchObject({ index: 1, reason: 'pattern', shape: 'Aaaaaa Aaaaa aaaa aaaaa' });
+    // no patron identifier in the log: in opaque mode barcodes must stay out of logs
+    expect(JSON.stringify(warnings[0])).not.toContain('p1');
     expect(JSON.stringify(lines)).not.toContain('Secret');
   });
 

@@ -44,12 +44,15 @@ describe('backend failures', () => {
     });
   }
 
-  it('a timeout after a write was sent says the outcome is unknown', async () => {
+  it('a timeout is a 504 gateway_timeout that says the library system did not answer, without internal detail', async () => {
     const { t, backend, token, patron } = await setup();
     backend.failNext = new BackendTimeout(INTERNAL, { requestSent: true });
-    const response = await t.app.request(`/core/${patron}/renew`, jsonPost({ doc: [{ item: 'x' }] }, bearer(token)));
+    const response = await t.app.request(`/core/${patron}/items`, { headers: bearer(token) });
     expect(response.status).toBe(504);
-    expect((await json(response))['error_description']).toMatch(/may or may not have been carried out/);
+    const body = await json(response);
+    expect(body['error']).toBe('gateway_timeout');
+    expect(body['error_description']).toMatch(/did not answer in time/);
+    expect(JSON.stringify(body)).not.toContain(INTERNAL);
   });
 
   it('a value the ILS cannot take is a 422', async () => {

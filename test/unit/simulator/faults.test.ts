@@ -4,7 +4,6 @@ import { Sip2DecodeError } from '../../../src/sip2/errors.js';
 import { FrameDecoder } from '../../../src/sip2/framer.js';
 import { parseCli, UsageError } from '../../../sip2-simulator/src/cli.js';
 import { Faults, corruptChecksum, garbageBytes, parseFaultPatch } from '../../../sip2-simulator/src/faults.js';
-import { maskPasswords } from '../../../sip2-simulator/src/session.js';
 
 describe('Faults', () => {
   it('uses up counted faults one response at a time and keeps boolean ones', () => {
@@ -76,18 +75,6 @@ describe('fault bytes', () => {
       expect(() => decodeFrame(frames[0]!, wire)).toThrow(Sip2DecodeError);
       expect(() => decodeFrame(frames[0]!, { ...wire, errorDetection: false })).toThrow(Sip2DecodeError);
     }
-  });
-});
-
-describe('maskPasswords', () => {
-  it('hides CO and AD values and nothing else', () => {
-    expect(maskPasswords('9300CNpaia|COpaia-secret|CPMAIN|AY0AZF1E5')).toBe('9300CNpaia|CO***|CPMAIN|AY0AZF1E5');
-    expect(maskPasswords('63001' + '20260315    120000' + '  Y       AODEMO|AAalice|ADalice-pass|BP1|AY2AZ0000')).toBe(
-      '63001' + '20260315    120000' + '  Y       AODEMO|AAalice|AD***|BP1|AY2AZ0000',
-    );
-    // a name containing "AD" is left alone
-    expect(maskPasswords('24              00120260315    120000AODEMO|AAx|AEADam|')).toContain('AEADam|');
-    expect(maskPasswords('XXfoo|ADsecret|')).toBe('XXfoo|AD***|');
   });
 });
 

@@ -6,6 +6,7 @@ import {
   encodeMessage,
   extraField,
   noPatronFlags,
+  redactSecrets,
   splitFields,
 } from '../../../src/sip2/codec.js';
 import type { Sip2DateTime } from '../../../src/sip2/date.js';
@@ -433,5 +434,20 @@ describe('encodeMessage, field forms', () => {
   it('writes CRLF when asked, with or without error detection', () => {
     expect(encodeMessage({ code: '94', ok: true }, { ...OFF, terminator: '\r\n' }).toString('latin1')).toBe('941\r\n');
     expect(encodeMessage({ code: '94', ok: true }, { ...ON, terminator: '\r\n' }).toString('latin1')).toBe('941AY0AZFDFD\r\n');
+  });
+});
+
+describe('redactSecrets', () => {
+  it('hides AC, AD and CO values and nothing else', () => {
+    expect(redactSecrets('9300CNpaia|COpaia-secret|CPMAIN|AY0AZF1E5')).toBe('9300CNpaia|CO***|CPMAIN|AY0AZF1E5');
+    expect(redactSecrets('63001' + '20260315    120000' + '  Y       AODEMO|AAalice|ADalice-pass|BP1|AY2AZ0000')).toBe(
+      '63001' + '20260315    120000' + '  Y       AODEMO|AAalice|AD***|BP1|AY2AZ0000',
+    );
+    expect(redactSecrets('1720260315    120000AODEMO|ABit-1|ACterminal-secret|')).toBe('1720260315    120000AODEMO|ABit-1|AC***|');
+    // a secret as the first tagged field, right after the fixed part
+    expect(redactSecrets('3520260315    120000ADpatron-pw|AODEMO|AAx|')).toBe('3520260315    120000AD***|AODEMO|AAx|');
+    // a name containing "AD" is left alone, and an unknown message still has its fields after "|" masked
+    expect(redactSecrets('24              00120260315    120000AODEMO|AAx|AEADam|')).toContain('AEADam|');
+    expect(redactSecrets('XXfoo|ADsecret|')).toBe('XXfoo|AD***|');
   });
 });
