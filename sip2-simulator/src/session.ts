@@ -6,7 +6,7 @@ import { type Decoded, decodeFrame, encodeMessage, redactSecrets } from '../../s
 import { type Dialect, terminatorOf } from '../../src/sip2/dialect.js';
 import { Sip2DecodeError } from '../../src/sip2/errors.js';
 import { FrameDecoder } from '../../src/sip2/framer.js';
-import { MESSAGE_SPECS, type Sip2Message, isMessageCode } from '../../src/sip2/spec.js';
+import type { Sip2Message } from '../../src/sip2/spec.js';
 import type { Counters } from './counters.js';
 import { type Faults, corruptChecksum, garbageBytes } from './faults.js';
 import type { Library } from './library.js';
