@@ -98,7 +98,8 @@ export class Sip2Pool {
   /** Runs `fn` with a connection of its own; the connection returns to the pool afterwards. */
   execute<T>(fn: (connection: Sip2Connection) => Promise<T>, options: ExecuteOptions = {}): Promise<T> {
     if (this.closing) return Promise.reject(new BackendOverloaded('the gateway is shutting down its ILS connections'));
-    if (this.queue.size >= this.options.maxWaiting) {
+    // Only work that has to wait counts: with a free slot the task starts at once, even with maxWaiting 0.
+    if (this.queue.pending >= this.options.max && this.queue.size >= this.options.maxWaiting) {
       return Promise.reject(new BackendOverloaded(`too many requests are waiting for the ILS (${this.queue.size})`));
     }
     const controller = new AbortController();

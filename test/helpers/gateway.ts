@@ -1,0 +1,163 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Runs the real gateway (`src/main.ts serve`) as a separate process against a
+ * SIP2 server (normally the simulator started by startSimulatorProcess), on
+ * 127.0.0.1 and a free port, and resolves once it prints its listening line.
+ *
+ * The child is `node --import tsx src/main.ts serve`, not node_modules/.bin/tsx:
+ * the tsx binary runs the script in a grandchild process, so killing it could
+ * leave the gateway running. Here there is exactly one process to signal, and
+ * every child still alive when the test process exits is killed.
+ *
+ * The environment is the test process's without any PAIA_* or PORT variable
+ * (a developer's shell must not change what the tests see), plus the SIP2
+ * settings below, plus `env`.
+ */
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const LISTENING = /^paia-sip2 listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m;
+const START_TIMEOUT_MS = 15_000;
+const KEEP_OUTPUT_CHARS = 200_000;
+
+export type GatewayDialect = 'generic' | 'koha' | 'evergreen' | 'folio';
+
+export interface GatewayProcessOptions {
+  /** Port of the SIP2 server on 127.0.0.1. */
+  sip2Port: number;
+  /** sip2.dialect; must match the simulator's. */
+  dialect: GatewayDialect;
+  /** Further PAIA_* settings (they win over the defaults set here). */
+  env?: Record<string, string>;
+}
+
+export interface GatewayExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface GatewayProcess {
+  /** Base URL, e.g. http://127.0.0.1:41234 (no trailing slash, no base path). */
+  readonly url: string;
+  readonly pid: number;
+  /** Everything the child wrote to stdout so far. */
+  stdout(): string;
+  /** Everything the child wrote to stderr so far (its log at the configured level). */
+  stderr(): string;
+  /** Signals the process (default SIGTERM) and resolves once it has exited. */
+  kill(signal?: NodeJS.Signals): Promise<GatewayExit>;
+  /** kill('SIGTERM') unless already gone; SIGKILL if it has not exited within 5 s. */
+  stop(): Promise<void>;
+}
+
+const children = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const child of children) child.kill('SIGKILL');
+  });
+}
+
+function childEnv(options: GatewayProcessOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (name.startsWith('PAIA_') || name === 'PORT') continue;
+    env[name] = value;
+  }
+  return {
+    ...env,
+    PAIA_SIP2_HOST: '127.0.0.1',
+    PAIA_SIP2_PORT: String(options.sip2Port),
+    PAIA_SIP2_DIALECT: options.dialect,
+    PAIA_HTTP_HOST: '127.0.0.1',
+    PAIA_HTTP_PORT: '0',
+    PAIA_LOG_LEVEL: 'warn',
+    ...options.env,
+  };
+}
+
+/** Starts the gateway; rejects (with the child's stdout and stderr) if it does not listen within 15 s. */
+export function startGatewayProcess(options: GatewayProcessOptions): Promise<GatewayProcess> {
+  installExitHook();
+  const env = childEnv(options);
+  if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the test gateway listens on 127.0.0.1 only');
+  const args = ['--import', 'tsx', 'src/main.ts', 'serve'];
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+
+  let stdout = '';
+  let stderr = '';
+  const keep = (text: string) => (text.length > KEEP_OUTPUT_CHARS ? text.slice(-KEEP_OUTPUT_CHARS / 2) : text);
+  child.stdout!.setEncoding('utf8');
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => {
+    stderr = keep(stderr + chunk);
+  });
+
+  let running = true;
+  const exited = new Promise<GatewayExit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      running = false;
+      children.delete(child);
+      resolve({ code, signal });
+    });
+  });
+
+  const kill = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<GatewayExit> => {
+    if (running) child.kill(signal);
+    return exited;
+  };
+  const stop = async (): Promise<void> => {
+    if (!running) return;
+    child.kill('SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const forced = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 5000)));
+    if ((await Promise.race([exited, forced])) === 'timeout') {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    clearTimeout(timer);
+  };
+
+  return new Promise<GatewayProcess>((resolve, reject) => {
+    let settled = false;
+    const sip2 = `sip2 127.0.0.1:${options.sip2Port}, dialect ${options.dialect}`;
+    const fail = (why: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      const overrides = Object.entries(options.env ?? {})
+        .map(([name, value]) => `${name}=${value}`)
+        .join(' ');
+      reject(
+        new Error(
+          `paia-sip2 gateway did not start (${sip2}): ${why}\n--- command: node ${args.join(' ')}${overrides ? ` with ${overrides}` : ''}` +
+            `\n--- stdout:\n${stdout}\n--- stderr:\n${stderr}`,
+        ),
+      );
+    };
+    const timer = setTimeout(() => fail(`no listening line within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+    child.once('error', (error) => fail(error.message));
+    void exited.then(({ code, signal }) => fail(`exited early (code ${code}, signal ${signal})`));
+    child.stdout!.on('data', (chunk: string) => {
+      stdout = keep(stdout + chunk);
+      const match = LISTENING.exec(stdout);
+      if (match && !settled) {
+        settled = true;
+        clearTimeout(timer);
+        resolve({
+          url: match[1]!,
+          pid: child.pid!,
+          stdout: () => stdout,
+          stderr: () => stderr,
+          kill,
+          stop,
+        });
+      }
+    });
+  });
+}
