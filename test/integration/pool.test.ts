@@ -158,6 +158,16 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
+  it('with maxWaiting 0 runs what finds a free connection and refuses only what would have to wait', async () => {
+    const pool = track(poolFor(sim, 'generic', { min: 1, max: 1, maxWaiting: 0 }));
+    await pool.start();
+    await expect(pool.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ code: '18' });
+    await sim.setFaults({ latencyMs: 200 });
+    const results = await Promise.allSettled([0, 1].map(() => pool.request(requests.itemInformation('it-0010'))));
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(BackendOverloaded);
+  });
+
   it('gives BackendOverloaded after the acquire timeout when no connection frees up', async () => {
     const pool = track(poolFor(sim, 'generic', { min: 1, max: 1, acquireTimeoutMs: 200 }));
     await pool.start();
