@@ -3,21 +3,27 @@
  *
  *   paia-sip2 [serve] [--config FILE]     run the gateway
  *   paia-sip2 check-config [--config FILE] validate the configuration and exit
+ *   paia-sip2 doctor [--config FILE] [--patron NAME]  check the ILS connection
  *
  * With no `sip2.host` configured, `serve` embeds the SIP2 simulator with the
  * demo library, so `npm start` works on a fresh clone.
  */
+import { constants as osConstants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ConfigError, type Config, describeConfig, loadConfigWithWarnings } from './config/index.js';
-import { createLogger } from './log.js';
-import { startGateway } from './server.js';
+import { createLogger, type Logger } from './log.js';
+import { type RunningGateway, startGateway } from './server.js';
 
-const USAGE = `usage: paia-sip2 [serve|check-config] [--config FILE]
+const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--patron NAME]
 
   serve          run the gateway (default)
   check-config   validate the configuration, print a summary and exit
+  doctor         connect to the ILS, log in, show its capabilities and round-trip
+                 times; with --patron, what each PAIA method would return
+                 (the patron's password is read from PAIA_DOCTOR_PASSWORD or stdin)
 
   --config FILE  configuration file (default: config/default.yaml)
+  --patron NAME  test patron for doctor
   -h, --help     this text
 
 Every setting can be overridden by an environment variable named after its
@@ -29,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { config: { type: 'string' }, patron: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     });
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
@@ -40,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const command = parsed.positionals[0] ?? 'serve';
-  if (!['serve', 'check-config'].includes(command) || parsed.positionals.length > 1) {
+  if (!['serve', 'check-config', 'doctor'].includes(command) || parsed.positionals.length > 1) {
     process.stderr.write(`unknown command "${parsed.positionals.join(' ')}"\n\n${USAGE}\n`);
     return 2;
   }
@@ -62,6 +68,10 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`configuration is valid\n${JSON.stringify(describeConfig(config), null, 2)}\n`);
     return 0;
   }
+  if (command === 'doctor') {
+    const { runDoctor } = await import('./doctor.js');
+    return runDoctor(config, { patron: parsed.values.patron, out: process.stdout, err: process.stderr });
+  }
 
   const logger = createLogger({ level: config.log.level, name: 'paia-sip2' });
   let gateway;
@@ -80,26 +90,53 @@ async function main(argv: string[]): Promise<number> {
     );
   }
 
+  return untilSignal(gateway, logger, config.http.shutdownTimeoutMs);
+}
+
+/**
+ * Shutdown on SIGTERM or SIGINT, each phase logged:
+ *
+ * - first signal: /readyz answers 503 at once, the listener closes (new
+ *   connections are refused), idle keep-alive connections are closed,
+ *   requests in flight finish, the SIP2 pool drains and closes, the embedded
+ *   simulator stops: exit 0;
+ * - not done within http.shutdownTimeoutMs: what is left is dropped: exit 1;
+ * - a second signal during the drain: everything is dropped at once: exit
+ *   128 + the signal's number (130 for SIGINT, 143 for SIGTERM), as a shell
+ *   reports a process killed by that signal.
+ */
+function untilSignal(gateway: RunningGateway, logger: Logger, shutdownTimeoutMs: number): Promise<number> {
   return new Promise<number>((resolve) => {
     let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
+    const onSignal = (signal: NodeJS.Signals) => {
       if (stopping) {
-        logger.warn({ signal }, 'second signal: exiting now');
-        resolve(1);
+        const code = 128 + (osConstants.signals[signal] ?? 0);
+        logger.warn({ signal, exitCode: code }, 'shutdown: second signal; exiting now');
+        gateway.forceStop(`second signal (${signal})`);
+        resolve(code);
         return;
       }
       stopping = true;
-      logger.info({ signal }, 'shutting down');
-      gateway.stop().then(
-        () => resolve(0),
+      logger.info({ signal, timeoutMs: shutdownTimeoutMs }, 'shutdown: signal received; draining (a second signal exits at once)');
+      gateway.stop(shutdownTimeoutMs).then(
+        (outcome) => {
+          if (outcome === 'graceful') {
+            logger.info({ exitCode: 0 }, 'shutdown: complete');
+            resolve(0);
+          } else {
+            logger.error({ exitCode: 1, timeoutMs: shutdownTimeoutMs }, 'shutdown: not done within http.shutdownTimeoutMs; exiting anyway');
+            resolve(1);
+          }
+        },
         (error: unknown) => {
-          logger.error({ err: error }, 'shutdown failed');
+          logger.error({ err: error, exitCode: 1 }, 'shutdown failed');
+          gateway.forceStop('shutdown failed');
           resolve(1);
         },
       );
     };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
   });
 }
 

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
@@ -7,6 +8,7 @@ import { LruSessionStore } from './auth/session-store.js';
 import { PatronIds } from './auth/patron-ids.js';
 import type { Config } from './config/index.js';
 import { createApp } from './http/app.js';
+import { createHealthHandler } from './http/health.js';
 import type { Logger } from './log.js';
 import { loadDialect, terminatorOf } from './sip2/dialect.js';
 import { Sip2Pool } from './sip2/pool.js';
@@ -18,7 +20,18 @@ export interface RunningGateway {
   /** Set when the SIP2 simulator runs embedded (no sip2.host configured). */
   demo: { sip2: string } | null;
   pool: Sip2Pool;
-  stop(): Promise<void>;
+  /**
+   * Graceful shutdown, bounded by `timeoutMs` (default http.shutdownTimeoutMs):
+   * /readyz turns 503 at once, the listener closes (new connections are
+   * refused), idle keep-alive connections are closed, requests in flight
+   * finish (their responses carry Connection: close), then the SIP2 pool
+   * drains and closes and the embedded simulator stops: "graceful". If the
+   * bound passes first, everything left is dropped (forceStop): "forced".
+   * A second call returns the first call's promise.
+   */
+  stop(timeoutMs?: number): Promise<'graceful' | 'forced'>;
+  /** Drops everything now: open HTTP connections, SIP2 connections and queued work. For a second signal. */
+  forceStop(reason: string): void;
 }
 
 /**
@@ -108,13 +121,40 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     ...(config.http.trustedProxy ? { clientAddress: (c) => c.req.header('x-forwarded-for')?.split(',').at(-1)?.trim() } : {}),
   });
 
+  // Shutdown state. /healthz and /readyz live outside the PAIA app, at the root whatever the base path.
+  let shuttingDown = false;
+  const health = createHealthHandler({
+    readiness: () => ({
+      shuttingDown,
+      loggedIn: pool.hasReadyConnection,
+      connections: pool.stats().connections,
+      online: pool.acsStatus?.onlineStatus ?? null,
+    }),
+    logger: logger.child({ component: 'health' }),
+  });
+
+  const fetch: Parameters<typeof createAdaptorServer>[0]['fetch'] = (request, env) => health(request) ?? app.fetch(request, env);
   const server = config.http.tls
     ? createAdaptorServer({
-        fetch: app.fetch,
+        fetch,
         createServer: createHttpsServer,
         serverOptions: { cert: readFileSync(config.http.tls.cert), key: readFileSync(config.http.tls.key) },
       })
-    : createAdaptorServer({ fetch: app.fetch });
+    : createAdaptorServer({ fetch });
+  // Only HTTP/1.1 servers (node:http or node:https) are created above.
+  const httpServer = server as unknown as HttpServer;
+
+  // Responses in flight, so that a shutdown can tell their clients to close the connection afterwards.
+  const inFlight = new Set<ServerResponse>();
+  httpServer.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    inFlight.add(response);
+    if (shuttingDown) response.setHeader('Connection', 'close');
+    response.once('close', () => {
+      inFlight.delete(response);
+      if (shuttingDown) setImmediate(() => httpServer.closeIdleConnections());
+    });
+  });
+
   const address = await listen(server, config.http.host, config.http.port).catch(async (error: unknown) => {
     pool.destroy();
     await stopSimulator?.();
@@ -125,15 +165,61 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const url = `${scheme}://${host}:${address.port}`;
   logger.info({ url, sip2: `${sip2Host}:${sip2Port}`, dialect: dialect.name, demo: stopSimulator !== null }, 'paia-sip2 started');
 
+  const log = logger.child({ component: 'shutdown' });
+  let listenerClosed: Promise<void> | null = null;
+  /** Stops accepting connections; resolves once every HTTP connection has ended. */
+  const closeListener = () =>
+    (listenerClosed ??= new Promise<void>((resolve) => {
+      httpServer.close(() => resolve());
+    }));
+
+  const drain = async (deadline: number): Promise<void> => {
+    shuttingDown = true;
+    const httpDone = closeListener();
+    // Clients of requests in flight are told to close the connection after the answer; idle keep-alive connections go now.
+    for (const response of inFlight) if (!response.headersSent) response.setHeader('Connection', 'close');
+    httpServer.closeIdleConnections();
+    log.info({ inFlight: inFlight.size }, 'shutdown 1/4: not ready any more, listener closed; waiting for requests in flight');
+    await httpDone;
+    log.info({ sip2: pool.stats() }, 'shutdown 2/4: requests finished; draining the SIP2 pool');
+    await pool.close(Math.max(1, deadline - Date.now()));
+    log.info('shutdown 3/4: SIP2 connections closed');
+    if (stopSimulator) await stopSimulator();
+    log.info('shutdown 4/4: done');
+  };
+
+  let stopping: Promise<'graceful' | 'forced'> | null = null;
+  const forceStop = (reason: string): void => {
+    shuttingDown = true;
+    log.warn({ reason, inFlight: inFlight.size, sip2: pool.stats() }, 'shutdown: forced; dropping open HTTP connections and SIP2 work');
+    void closeListener();
+    httpServer.closeAllConnections();
+    pool.destroy();
+    // The process exits next; the embedded simulator's sockets go with it.
+    stopSimulator?.().catch(() => {});
+  };
+
   return {
     url,
     demo: stopSimulator ? { sip2: `${sip2Host}:${sip2Port}` } : null,
     pool,
-    async stop() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await pool.close(5000);
-      await stopSimulator?.();
+    stop(timeoutMs = config.http.shutdownTimeoutMs) {
+      stopping ??= (async () => {
+        const deadline = Date.now() + timeoutMs;
+        let timer: NodeJS.Timeout | undefined;
+        const bound = new Promise<'forced'>((resolve) => (timer = setTimeout(() => resolve('forced'), timeoutMs)));
+        let outcome: 'graceful' | 'forced';
+        try {
+          outcome = await Promise.race([drain(deadline).then(() => 'graceful' as const), bound]);
+        } finally {
+          clearTimeout(timer);
+        }
+        if (outcome === 'forced') forceStop(`not done within http.shutdownTimeoutMs (${timeoutMs} ms)`);
+        return outcome;
+      })();
+      return stopping;
     },
+    forceStop,
   };
 }
 

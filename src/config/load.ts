@@ -175,6 +175,9 @@ function setIn(raw: Raw, path: readonly string[], value: unknown): boolean {
 /** Where a value came from: the environment variable, keyed by dotted path. */
 type Sources = Map<string, string>;
 
+/** PAIA_ variables that are inputs of a command, not settings (the doctor's test patron password). */
+const NOT_SETTINGS: ReadonlySet<string> = new Set(['PAIA_DOCTOR_PASSWORD']);
+
 function applyEnv(raw: Raw, env: NodeJS.ProcessEnv, warnings: string[]): Sources {
   const sources: Sources = new Map();
   const switchedOff: string[] = [];
@@ -184,6 +187,7 @@ function applyEnv(raw: Raw, env: NodeJS.ProcessEnv, warnings: string[]): Sources
   for (const [name, text] of ordered) {
     const setting = SETTING_BY_ENV.get(name);
     if (!setting) {
+      if (NOT_SETTINGS.has(name)) continue;
       warnings.push(`${name} is not a paia-sip2 setting and is ignored${suggest(name, [...SETTING_BY_ENV.keys()])}`);
       continue;
     }
@@ -418,6 +422,9 @@ function collectWarnings(config: Config, warnings: string[]): void {
   for (const name of ['connectMs', 'responseMs'] as const) {
     const value = config.sip2.timeouts[name];
     if (value < 100) warnings.push(`sip2.timeouts.${name} is ${value} ms; it is in milliseconds, not seconds (e.g. 5000 for 5 s)`);
+  }
+  if (config.http.shutdownTimeoutMs < 100) {
+    warnings.push(`http.shutdownTimeoutMs is ${config.http.shutdownTimeoutMs} ms; it is in milliseconds, not seconds (e.g. 10000 for 10 s)`);
   }
   if (config.sip2.pool.acquireTimeoutMs < 100) {
     warnings.push(`sip2.pool.acquireTimeoutMs is ${config.sip2.pool.acquireTimeoutMs} ms; it is in milliseconds, not seconds`);

@@ -51,6 +51,8 @@ export interface Config {
     readonly tls: HttpTlsConfig | null;
     readonly trustedProxy: boolean;
     readonly maxBodyBytes: number;
+    /** On SIGTERM/SIGINT: how long in-flight requests and the SIP2 pool drain before the gateway exits anyway. */
+    readonly shutdownTimeoutMs: number;
   };
   readonly sip2: {
     /** null = the embedded simulator with demo data (see `demo`). */
@@ -228,6 +230,14 @@ const httpSection = section({
   trustedProxy: flag().default(false),
   /** Largest request body accepted (login forms and renew/request/cancel lists are small). */
   maxBodyBytes: integer(1024, 16 * 1024 * 1024, 'must be a size in bytes between 1024 and 16777216').default(65536),
+  /**
+   * On SIGTERM or SIGINT the gateway stops listening, lets requests in flight
+   * finish and closes its SIP2 connections; if that takes longer than this it
+   * drops what is left and exits with code 1. Keep it below the process
+   * manager's own kill timeout (systemd TimeoutStopSec, Kubernetes
+   * terminationGracePeriodSeconds).
+   */
+  shutdownTimeoutMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000 (e.g. 10000 for 10 s)').default(10_000),
 }).superRefine(
   (http, ctx) => {
     if (typeof http.host === 'string' && hostProblem(http.host) === null && !isLoopback(http.host) && http.tls === null && http.trustedProxy === false) {

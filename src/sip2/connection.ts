@@ -147,7 +147,10 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
     this.setStatus('busy');
     this.servedRequest = true;
     try {
-      return await this.send(message);
+      const response = await this.send(message);
+      // Every 98 (a keepalive's too) is the ILS's current status: readiness follows it.
+      if (response.code === '98') this.acs = response as AcsStatus;
+      return response;
     } finally {
       if (this.status === 'busy') this.setStatus('ready');
     }

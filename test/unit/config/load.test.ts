@@ -24,7 +24,7 @@ describe('defaults', () => {
   it('load from config/default.yaml: the embedded demo on 127.0.0.1:8080', () => {
     const { config, warnings } = loadConfigWithWarnings({ env: {} });
     expect(warnings).toEqual([]);
-    expect(config.http).toEqual({ host: '127.0.0.1', port: 8080, basePath: '', publicUrl: null, tls: null, trustedProxy: false, maxBodyBytes: 65536 });
+    expect(config.http).toEqual({ host: '127.0.0.1', port: 8080, basePath: '', publicUrl: null, tls: null, trustedProxy: false, maxBodyBytes: 65536, shutdownTimeoutMs: 10000 });
     expect(config.sip2.host).toBeNull();
     expect(config.sip2.terminal).toEqual({ user: 'paia', password: 'paia-secret', location: 'MAIN' });
     expect(config.sip2.institution).toBe('DEMO');
@@ -83,7 +83,7 @@ describe('environment overrides', () => {
     const settings = configSettings();
     const leaves = settings.filter((setting) => setting.kind !== 'section').map((setting) => setting.path);
     expect(leaves).toEqual([
-      ...['host', 'port', 'basePath', 'publicUrl', 'tls.cert', 'tls.key', 'trustedProxy', 'maxBodyBytes'].map((key) => `http.${key}`),
+      ...['host', 'port', 'basePath', 'publicUrl', 'tls.cert', 'tls.key', 'trustedProxy', 'maxBodyBytes', 'shutdownTimeoutMs'].map((key) => `http.${key}`),
       ...['host', 'port', 'tls.ca', 'tls.cert', 'tls.key', 'tls.rejectUnauthorized', 'tls.servername', 'dialect', 'charset', 'errorDetection']
         .concat(['terminal.user', 'terminal.password', 'terminal.location', 'institution', 'terminalPasswordInMessages'])
         .concat(['pool.min', 'pool.max', 'pool.acquireTimeoutMs', 'pool.maxWaiting', 'pool.keepaliveSeconds', 'pool.maxLifetimeSeconds'])
