@@ -1,12 +1,17 @@
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
+import { CircuitBreaker, type CircuitOptions, type CircuitState, type CircuitTransition, DEFAULT_CIRCUIT_OPTIONS } from './circuit.js';
 import { type ConnectionOptions, Sip2Connection } from './connection.js';
-import { BackendOverloaded, BackendProtocolError, BackendUnavailable } from './errors.js';
+import { BackendOverloaded, BackendProtocolError, BackendTimeout, BackendUnavailable } from './errors.js';
 import { SC_STATUS } from './requests.js';
 import { NON_IDEMPOTENT, type RequestMessage, type ResponseOf } from './spec.js';
 
+export { type CircuitOptions, type CircuitState, DEFAULT_CIRCUIT_OPTIONS } from './circuit.js';
+
 /** A connection that closes sooner than this after its login, without serving a request, counts as a failed connect. */
 const DIED_YOUNG_MS = 5000;
+/** While every connection is still held by work sent before the circuit opened, look again this soon for one to probe with. */
+const PROBE_RECHECK_MS = 100;
 
 export interface PoolOptions {
   connection: Omit<ConnectionOptions, 'id' | 'logger'>;
@@ -22,8 +27,18 @@ export interface PoolOptions {
   keepaliveIntervalMs: number;
   /** Retire connections older than this (they are closed when next idle). 0 = never. */
   maxLifetimeMs: number;
-  /** Reconnect delays: exponential from initialMs, capped at maxMs, with jitter. */
+  /**
+   * Delays of the background fill (keeping `min` open) after failed connects
+   * or connections the ILS dropped right after the login, while the circuit
+   * is still closed: exponential from initialMs, capped at maxMs, with jitter.
+   */
   backoff: { initialMs: number; maxMs: number };
+  /**
+   * Circuit breaker (see circuit.ts): after `failureThreshold` consecutive
+   * backend failures every request fails at once with BackendOverloaded until
+   * a probe (99) succeeds; default 5 failures, cool-down 1 s growing to 30 s.
+   */
+  circuit?: Partial<CircuitOptions> | undefined;
   logger?: Logger | undefined;
 }
 
@@ -38,6 +53,10 @@ export interface PoolStats {
   running: number;
   created: number;
   connectFailures: number;
+  /** closed: requests flow; open: they fail at once (503); half-open: one probe is deciding. */
+  circuit: CircuitState;
+  /** Consecutive backend failures counted towards opening the circuit. */
+  consecutiveFailures: number;
   closing: boolean;
 }
 
@@ -55,6 +74,14 @@ export interface ExecuteOptions {
  * waiting (`maxWaiting`) and each queued task carries its own acquire timer,
  * cleared the moment it starts: p-queue rejects a task whose signal aborts
  * even while it runs, and a running renew must never be reported as failed.
+ *
+ * A circuit breaker (circuit.ts) stands in front of the queue: after
+ * repeated backend failures it opens, `execute` then rejects at once with
+ * BackendOverloaded (Retry-After = time to the next probe), queued work is
+ * failed the same way, no connection is opened and the background fill
+ * stops. A timer (unref'd) runs one probe after the cool-down: a 99 on an
+ * idle connection, or a new connection (93 login + 99). Success closes the
+ * circuit and refills the pool; failure opens it again for longer.
  */
 export class Sip2Pool {
   private readonly options: PoolOptions;
@@ -67,13 +94,8 @@ export class Sip2Pool {
   private opening = 0;
   private created = 0;
   private connectFailures = 0;
-  private consecutiveFailures = 0;
-  /**
-   * While the ILS keeps failing, no connection is opened before this time:
-   * requests fail fast (the circuit is open) and only the background fill
-   * probes, so a dead or refusing ILS is not hammered with logins.
-   */
-  private nextAttemptAt = 0;
+  private readonly circuit: CircuitBreaker;
+  private probeTimer: NodeJS.Timeout | null = null;
   private fillTimer: NodeJS.Timeout | null = null;
   /** close() called: no new work is admitted, admitted work drains. */
   private closing = false;
@@ -88,6 +110,13 @@ export class Sip2Pool {
     }
     this.options = options;
     this.queue = new PQueue({ concurrency: options.max });
+    this.circuit = new CircuitBreaker(
+      {
+        failureThreshold: options.circuit?.failureThreshold ?? DEFAULT_CIRCUIT_OPTIONS.failureThreshold,
+        coolDownMs: options.circuit?.coolDownMs ?? DEFAULT_CIRCUIT_OPTIONS.coolDownMs,
+      },
+      { onTransition: (transition) => this.onCircuitTransition(transition) },
+    );
   }
 
   /** Opens `min` connections; resolves after the first attempt whatever its outcome (failures retry in the background). */
@@ -98,6 +127,7 @@ export class Sip2Pool {
   /** Runs `fn` with a connection of its own; the connection returns to the pool afterwards. */
   execute<T>(fn: (connection: Sip2Connection) => Promise<T>, options: ExecuteOptions = {}): Promise<T> {
     if (this.closing) return Promise.reject(new BackendOverloaded('the gateway is shutting down its ILS connections'));
+    if (this.circuit.state !== 'closed') return Promise.reject(this.circuitRejection());
     // Only work that has to wait counts: with a free slot the task starts at once, even with maxWaiting 0.
     if (this.queue.pending >= this.options.max && this.queue.size >= this.options.maxWaiting) {
       return Promise.reject(new BackendOverloaded(`too many requests are waiting for the ILS (${this.queue.size})`));
@@ -113,9 +143,20 @@ export class Sip2Pool {
       async () => {
         clearTimeout(timer);
         this.queued.delete(controller);
-        const connection = await this.checkout(deadline, options.fresh ?? false);
+        let connection: Sip2Connection;
         try {
-          return await fn(connection);
+          connection = await this.checkout(deadline, options.fresh ?? false);
+        } catch (error) {
+          this.recordOutcome(error);
+          throw error;
+        }
+        try {
+          const result = await fn(connection);
+          this.circuit.recordSuccess();
+          return result;
+        } catch (error) {
+          this.recordOutcome(error);
+          throw error;
         } finally {
           this.release(connection);
         }
@@ -131,9 +172,7 @@ export class Sip2Pool {
    */
   async request<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
     try {
-      const response = await this.execute((connection) => connection.request(message));
-      this.markHealthy();
-      return response;
+      return await this.execute((connection) => connection.request(message));
     } catch (error) {
       // Only a read that went out on a connection that then proved dead is worth a second try;
       // a failed connect or a rejected terminal login would only fail again.
@@ -141,17 +180,21 @@ export class Sip2Pool {
         !NON_IDEMPOTENT.has(message.code) &&
         (error instanceof BackendUnavailable || error instanceof BackendProtocolError) &&
         error.requestSent;
-      if (!retryable || this.closing) throw error;
+      // With the circuit now open, this request's own failure says more than "try again later".
+      if (!retryable || this.closing || this.circuit.state !== 'closed') throw error;
       this.options.logger?.info({ code: message.code, reason: (error as Error).message }, 'retrying a SIP2 read on a fresh connection');
-      const response = await this.execute((connection) => connection.request(message), { fresh: true });
-      this.markHealthy();
-      return response;
+      return await this.execute((connection) => connection.request(message), { fresh: true });
     }
   }
 
-  /** True while connecting is suspended after failures (requests fail fast, the background fill probes). */
+  /** closed: requests go to the ILS; open: they fail at once; half-open: one probe is under way. For health and metrics. */
+  get circuitState(): CircuitState {
+    return this.circuit.state;
+  }
+
+  /** True while the circuit is not closed (requests fail fast with BackendOverloaded). */
   get circuitOpen(): boolean {
-    return Date.now() < this.nextAttemptAt;
+    return this.circuit.state !== 'closed';
   }
 
   /** True when at least one logged-in connection is open. */
@@ -176,6 +219,8 @@ export class Sip2Pool {
       running: this.queue.pending,
       created: this.created,
       connectFailures: this.connectFailures,
+      circuit: this.circuit.state,
+      consecutiveFailures: this.circuit.consecutiveFailures,
       closing: this.closing,
     };
   }
@@ -190,7 +235,7 @@ export class Sip2Pool {
   destroy(): void {
     this.closing = true;
     this.closed = true;
-    this.clearFillTimer();
+    this.clearTimers();
     for (const controller of this.queued) controller.abort(new BackendOverloaded('the gateway shut down its ILS connections'));
     this.queued.clear();
     for (const connection of [...this.all]) connection.destroy('pool destroyed');
@@ -201,7 +246,7 @@ export class Sip2Pool {
 
   private async drainAndClose(drainTimeoutMs: number): Promise<void> {
     this.closing = true;
-    this.clearFillTimer();
+    this.clearTimers();
     let timer: NodeJS.Timeout | undefined;
     const drained = await Promise.race([
       this.queue.onIdle().then(() => true),
@@ -221,6 +266,8 @@ export class Sip2Pool {
   private async checkout(deadline: number, fresh: boolean): Promise<Sip2Connection> {
     for (;;) {
       if (this.closed) throw new BackendOverloaded('the gateway is shutting down its ILS connections');
+      // The circuit opened while this task waited: it fails at once like any new one.
+      if (this.circuit.state !== 'closed') throw this.circuitRejection();
       if (fresh && this.all.size + this.opening >= this.options.max) {
         // Make room for the fresh connection by retiring an idle one: after a stale-connection failure the idle ones are suspect too.
         this.idle.shift()?.close('replaced by a fresh connection');
@@ -229,13 +276,7 @@ export class Sip2Pool {
         const connection = this.takeIdle();
         if (connection) return connection;
       }
-      if (this.all.size + this.opening < this.options.max) {
-        const wait = this.nextAttemptAt - Date.now();
-        if (wait > 0 && this.all.size === 0) {
-          throw new BackendOverloaded('the library system is not reachable at the moment', Math.max(1, Math.ceil(wait / 1000)));
-        }
-        if (wait <= 0) return this.open();
-      }
+      if (this.all.size + this.opening < this.options.max) return this.open();
       await this.waitForRelease(deadline);
     }
   }
@@ -297,10 +338,8 @@ export class Sip2Pool {
       this.options.logger?.info({ conn: connection.id, connections: this.all.size }, 'SIP2 connection ready');
       return connection;
     } catch (error) {
-      if (!(error instanceof BackendOverloaded)) {
-        this.connectFailures++;
-        this.recordFailure();
-      }
+      // The caller reports the failure to the circuit (a request, the fill or the probe).
+      if (!(error instanceof BackendOverloaded)) this.connectFailures++;
       throw error;
     } finally {
       this.opening--;
@@ -318,15 +357,19 @@ export class Sip2Pool {
       // An ILS that accepts the login and then drops idle connections at once must not get a login storm
       // from the refill; requests may still open connections on demand (that is how an ILS restart heals).
       const diedYoung = !connection.servedRequest && Date.now() - connection.createdAt < DIED_YOUNG_MS;
-      if (diedYoung) this.consecutiveFailures++;
+      if (diedYoung) this.circuit.recordFailure('the ILS closed a new connection right after the login');
       this.scheduleFill(diedYoung ? this.backoffDelay() : 0);
     }
     this.wakeWaiters();
   }
 
-  /** Keeps `min` connections open, reconnecting with capped, jittered exponential backoff. */
+  /**
+   * Keeps `min` connections open while the circuit is closed, retrying with
+   * capped, jittered exponential backoff; while it is open only the probe
+   * connects, and its success starts the fill again.
+   */
   private async fill(): Promise<void> {
-    while (!this.closing && this.all.size + this.opening < this.options.min) {
+    while (!this.closing && this.circuit.state === 'closed' && this.all.size + this.opening < this.options.min) {
       try {
         const connection = await this.open();
         this.idle.push(connection);
@@ -334,9 +377,10 @@ export class Sip2Pool {
         this.wakeWaiters();
       } catch (error) {
         if (this.closing) return;
-        const delay = Math.max(0, this.nextAttemptAt - Date.now());
+        this.recordOutcome(error);
+        const delay = this.backoffDelay();
         this.options.logger?.warn(
-          { reason: (error as Error).message, retryInMs: delay, failures: this.consecutiveFailures },
+          { reason: (error as Error).message, circuit: this.circuit.state, failures: this.circuit.consecutiveFailures, ...(this.circuit.state === 'closed' ? { retryInMs: delay } : {}) },
           'cannot open a SIP2 connection to the ILS',
         );
         this.scheduleFill(delay);
@@ -346,7 +390,7 @@ export class Sip2Pool {
   }
 
   private scheduleFill(delayMs: number): void {
-    if (this.fillTimer || this.closing) return;
+    if (this.fillTimer || this.closing || this.circuit.state !== 'closed') return;
     this.fillTimer = setTimeout(() => {
       this.fillTimer = null;
       void this.fill();
@@ -354,25 +398,92 @@ export class Sip2Pool {
     this.fillTimer.unref();
   }
 
-  private clearFillTimer(): void {
+  private clearTimers(): void {
     if (this.fillTimer) clearTimeout(this.fillTimer);
     this.fillTimer = null;
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.probeTimer = null;
   }
 
-  private recordFailure(): void {
-    this.consecutiveFailures++;
-    this.nextAttemptAt = Date.now() + this.backoffDelay();
+  /** Counts a failure against the circuit when it is one of the ILS (not: queue full, shutting down, a value SIP2 cannot carry, a bug). */
+  private recordOutcome(error: unknown): void {
+    if (this.closing) return;
+    if (error instanceof BackendTimeout || error instanceof BackendUnavailable || error instanceof BackendProtocolError) {
+      this.circuit.recordFailure(error.message);
+    }
   }
 
-  private markHealthy(): void {
-    this.consecutiveFailures = 0;
-    this.nextAttemptAt = 0;
+  private circuitRejection(): BackendOverloaded {
+    return new BackendOverloaded(
+      `the library system is failing; requests are refused until a probe succeeds (circuit ${this.circuit.state})`,
+      this.circuit.retryAfterSeconds(),
+    );
+  }
+
+  private onCircuitTransition(transition: CircuitTransition): void {
+    const log = this.options.logger;
+    if (transition.to === 'open') {
+      log?.warn(transition, 'SIP2 circuit open: failing requests at once until a probe succeeds');
+      this.clearTimers();
+      // Nothing waits for a dead ILS: queued work and work waiting for a connection fail now with BackendOverloaded.
+      for (const controller of this.queued) controller.abort(this.circuitRejection());
+      this.queued.clear();
+      this.wakeWaiters();
+      this.scheduleProbe(this.circuit.msUntilProbe());
+    } else if (transition.to === 'half-open') {
+      log?.info(transition, 'SIP2 circuit half-open: probing the ILS');
+    } else {
+      log?.info(transition, 'SIP2 circuit closed: the ILS answers again');
+      this.scheduleFill(0);
+    }
+  }
+
+  private scheduleProbe(delayMs: number): void {
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = null;
+      void this.probe();
+    }, delayMs);
+    this.probeTimer.unref();
+  }
+
+  /** The one probe of a half-open circuit: a 99 on an idle connection, or a new connection (93 + 99). */
+  private async probe(): Promise<void> {
+    if (this.closing || this.circuit.state !== 'open') return;
+    const early = this.circuit.msUntilProbe();
+    if (early > 0) {
+      // Timers may fire a millisecond before the clock says so.
+      this.scheduleProbe(early);
+      return;
+    }
+    let connection = this.takeIdle();
+    if (!connection && this.all.size + this.opening >= this.options.max) {
+      // Every connection is still held by work sent before the circuit opened (bounded by the response timeout).
+      this.scheduleProbe(PROBE_RECHECK_MS);
+      return;
+    }
+    this.circuit.tryStartProbe();
+    try {
+      if (connection) await connection.request(SC_STATUS);
+      else connection = await this.open();
+    } catch (error) {
+      connection?.destroy('circuit probe failed');
+      if (this.closing) return;
+      this.circuit.probeFailed((error as Error).message);
+      return;
+    }
+    if (this.closing) {
+      this.release(connection);
+      return;
+    }
+    this.circuit.probeSucceeded();
+    this.release(connection);
   }
 
   /** "Equal jitter": half the exponential delay fixed, half random, so many gateways do not reconnect in step. */
   private backoffDelay(): number {
     const { initialMs, maxMs } = this.options.backoff;
-    const exponential = Math.min(maxMs, initialMs * 2 ** Math.max(0, this.consecutiveFailures - 1));
+    const exponential = Math.min(maxMs, initialMs * 2 ** Math.max(0, this.circuit.consecutiveFailures - 1));
     return Math.round(exponential / 2 + (Math.random() * exponential) / 2);
   }
 
@@ -406,11 +517,12 @@ export class Sip2Pool {
     }
     try {
       await connection.request(SC_STATUS);
-      this.markHealthy();
+      this.circuit.recordSuccess();
       this.release(connection);
     } catch (error) {
       this.options.logger?.warn({ conn: connection.id, reason: (error as Error).message }, 'SIP2 keepalive failed; replacing the connection');
       connection.destroy('keepalive failed');
+      this.recordOutcome(error);
       this.wakeWaiters();
     }
   }

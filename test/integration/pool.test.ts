@@ -1,3 +1,4 @@
+import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type DialectName, loadDialect, terminatorOf } from '../../src/sip2/dialect.js';
 import {
@@ -237,22 +238,95 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     expect(pool.stats().created).toBeGreaterThanOrEqual(4);
   });
 
-  it('reports refused connections as BackendUnavailable, then fails fast without connecting until the backoff ends', async () => {
+  it('reports refused connections as BackendUnavailable until the circuit opens, then fails fast without connecting until a probe succeeds', async () => {
     await sim.setFaults({ refuseConnections: true });
-    const pool = track(poolFor(sim, 'generic', { min: 0, backoff: { initialMs: 1500, maxMs: 3000 } }));
-    const error = await pool.request(requests.itemInformation('it-0010')).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(BackendUnavailable);
-    expect(pool.stats().connectFailures).toBe(1);
-
-    const fast = await pool.request(requests.itemInformation('it-0010')).catch((e: unknown) => e);
-    expect(fast).toBeInstanceOf(BackendOverloaded);
-    expect((fast as BackendOverloaded).retryAfterSeconds).toBeGreaterThanOrEqual(1);
-    expect(pool.stats().connectFailures).toBe(1);
+    const pool = track(poolFor(sim, 'generic', { min: 0, circuit: { failureThreshold: 3, coolDownMs: { initial: 1500, max: 3000 } } }));
+    expect(pool.circuitState).toBe('closed');
+    for (let i = 1; i <= 3; i++) {
+      const error = await pool.request(requests.itemInformation('it-0010')).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(BackendUnavailable);
+      expect(pool.stats().connectFailures).toBe(i);
+    }
+    expect(pool.circuitState).toBe('open');
     expect(pool.circuitOpen).toBe(true);
 
+    const started = Date.now();
+    const fast = await pool.request(requests.itemInformation('it-0010')).catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(100);
+    expect(fast).toBeInstanceOf(BackendOverloaded);
+    // The first cool-down is 750..1500 ms: Retry-After says when the probe runs.
+    expect((fast as BackendOverloaded).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect((fast as BackendOverloaded).retryAfterSeconds).toBeLessThanOrEqual(2);
+    expect(pool.stats().connectFailures).toBe(3);
+
     await sim.clearFaults();
-    await expect(eventually(() => pool.request(requests.itemInformation('it-0010')))).resolves.toMatchObject({ code: '18' });
+    // Nobody calls the pool: the probe's own timer finds the ILS back and closes the circuit.
+    await eventually(async () => expect(pool.circuitState).toBe('closed'), 5000);
+    expect((await sim.counters()).executed['93']).toBe(1);
+    await expect(pool.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ code: '18' });
     expect(pool.circuitOpen).toBe(false);
+  });
+
+  it('opens the circuit after consecutive timeouts: queued work fails at once, nothing reaches the ILS while open, one probe closes it', async () => {
+    const pool = track(
+      poolFor(sim, 'generic', { min: 1, max: 1, acquireTimeoutMs: 10_000, circuit: { failureThreshold: 2, coolDownMs: { initial: 2000, max: 4000 } } }),
+    );
+    await pool.start();
+    await sim.setFaults({ hang: true });
+    const results = await Promise.allSettled([0, 1, 2, 3].map(() => pool.request(requests.itemInformation('it-0010'))));
+    const reasons = results.map((r) => (r.status === 'rejected' ? (r.reason as Error).constructor.name : 'fulfilled'));
+    // The first times out on its request, the second on the login of a new connection; that opens the circuit
+    // and the two still queued fail with BackendOverloaded at that moment, not after their acquire timeout.
+    expect(reasons).toEqual(['BackendTimeout', 'BackendTimeout', 'BackendOverloaded', 'BackendOverloaded']);
+    expect(pool.circuitState).toBe('open');
+    expect(pool.stats().waiting).toBe(0);
+
+    const before = await sim.counters();
+    const started = Date.now();
+    const refused = await Promise.allSettled(Array.from({ length: 20 }, () => pool.request(requests.itemInformation('it-0010'))));
+    expect(Date.now() - started).toBeLessThan(200);
+    for (const r of refused) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(BackendOverloaded);
+    expect((await sim.counters()).received).toEqual(before.received);
+
+    await sim.clearFaults();
+    await eventually(async () => expect(pool.circuitState).toBe('closed'), 6000);
+    const after = await sim.counters();
+    // One probe: a new connection, so one login and one 99.
+    expect((after.received['93'] ?? 0) - (before.received['93'] ?? 0)).toBe(1);
+    expect((after.received['99'] ?? 0) - (before.received['99'] ?? 0)).toBe(1);
+    await expect(pool.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ code: '18' });
+  });
+
+  it('keeps the circuit open while the probe fails, probing less often, and closes it once the ILS answers (transitions logged)', async () => {
+    const logged: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) });
+    const pool = track(poolFor(sim, 'generic', { min: 0, max: 2, logger, circuit: { failureThreshold: 1, coolDownMs: { initial: 200, max: 400 } } }));
+    await sim.setFaults({ refuseConnections: true });
+    await expect(pool.request(requests.itemInformation('it-0010'))).rejects.toBeInstanceOf(BackendUnavailable);
+    expect(pool.circuitState).toBe('open');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Probes ran and failed; no request got through meanwhile, and each failed probe opened the circuit for longer (capped).
+    expect(pool.circuitState).not.toBe('closed');
+    const failedProbes = pool.stats().connectFailures - 1;
+    expect(failedProbes).toBeGreaterThanOrEqual(2);
+    expect(failedProbes).toBeLessThan(10);
+    await sim.clearFaults();
+    await eventually(async () => expect(pool.circuitState).toBe('closed'), 3000);
+    await expect(pool.request(requests.itemInformation('it-0010'))).resolves.toMatchObject({ code: '18' });
+
+    const transitions = logged.filter((record) => typeof record.to === 'string');
+    const path = transitions.map((record) => `${String(record.from)}>${String(record.to)}`);
+    expect(path[0]).toBe('closed>open');
+    expect(path.at(-1)).toBe('half-open>closed');
+    for (const [i, step] of path.entries()) {
+      if (i === 0 || i === path.length - 1) continue;
+      expect(step).toBe(i % 2 === 1 ? 'open>half-open' : 'half-open>open');
+    }
+    const coolDowns = transitions.filter((record) => record.to === 'open').map((record) => Number(record.probeInMs));
+    expect(coolDowns[0]).toBeLessThanOrEqual(200);
+    for (const ms of coolDowns) expect(ms).toBeLessThanOrEqual(400);
+    expect(Math.max(...coolDowns)).toBeGreaterThan(200);
+    expect(logged.find((record) => record.to === 'open')?.level).toBe(40); // warn
   });
 
   it('does not storm an ILS that drops every connection right after the login', async () => {
