@@ -7,6 +7,8 @@ import { acsSupportsHoldsOf, Sip2Backend } from './backend/sip2-backend.js';
 import { LruSessionStore } from './auth/session-store.js';
 import { PatronIds } from './auth/patron-ids.js';
 import type { Config } from './config/index.js';
+import { compileUriTemplates } from './backend/uris.js';
+import { DaiaService } from './daia/service.js';
 import { createApp } from './http/app.js';
 import { createHealthHandler } from './http/health.js';
 import type { Logger } from './log.js';
@@ -107,6 +109,18 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     acsSupportsHolds: () => acsSupportsHoldsOf(pool.acsStatus),
     logger: logger.child({ component: 'backend' }),
   });
+  const daia = new DaiaService({
+    send: (message) => pool.request(message),
+    requests,
+    dialect,
+    uris: compileUriTemplates({
+      item: config.paia.itemUri,
+      edition: config.paia.editionUri,
+      storage: config.paia.storageUri,
+      patronType: config.paia.patronTypeUri,
+    }),
+    institution: config.sip2.institution,
+  });
   const sessions = new LruSessionStore({ maxSessions: config.auth.maxSessions });
   const app = createApp({
     backend,
@@ -117,6 +131,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     maxBodyBytes: config.http.maxBodyBytes,
     tokenLifetimeSeconds: config.auth.tokenLifetimeSeconds,
     logger: logger.child({ component: 'http' }),
+    daia: { service: daia },
     // Behind a trusted proxy every request comes from the proxy: brute-force counting needs the client it forwarded for.
     ...(config.http.trustedProxy ? { clientAddress: (c) => c.req.header('x-forwarded-for')?.split(',').at(-1)?.trim() } : {}),
   });

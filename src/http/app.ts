@@ -4,6 +4,7 @@ import { LoginThrottle } from '../auth/login-throttle.js';
 import type { PatronIds } from '../auth/patron-ids.js';
 import type { SessionStore } from '../auth/session-store.js';
 import type { Backend } from '../backend/types.js';
+import type { DaiaService } from '../daia/service.js';
 import type { Logger } from '../log.js';
 import type { PaiaEnv } from './env.js';
 import { notFound, translateError } from './errors.js';
@@ -13,6 +14,7 @@ import { requestId } from './middleware/request-id/index.js';
 import { respondError } from './respond.js';
 import { mountAuth } from './routes/auth.js';
 import { mountCore } from './routes/core.js';
+import { mountDaia } from './routes/daia.js';
 
 export interface AppOptions {
   backend: Backend;
@@ -37,6 +39,11 @@ export interface AppOptions {
    * Behind a trusted proxy, pass a function that reads X-Forwarded-For.
    */
   clientAddress?: (c: Context<PaiaEnv>) => string | undefined;
+  /**
+   * DAIA availability at {basePath}/daia; not served when left out.
+   * maxIds: most request identifiers per request (default maxDocs).
+   */
+  daia?: { service: DaiaService; maxIds?: number };
 }
 
 /** The socket address under @hono/node-server, if any. */
@@ -61,9 +68,12 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
   const realm = options.realm ?? 'PAIA';
   const corePrefix = `${basePath}/core`;
   const authPrefix = `${basePath}/auth`;
+  const daiaPath = `${basePath}/daia`;
+  const maxIds = options.daia?.maxIds ?? options.maxDocs;
+  if (!Number.isInteger(maxIds) || maxIds < 1) throw new Error(`daia.maxIds must be a positive integer, got ${maxIds}`);
 
   const app = new Hono<PaiaEnv>();
-  app.use('*', requestId({ logger: options.logger }), accessLog(), paiaFormat({ authPrefix }));
+  app.use('*', requestId({ logger: options.logger }), accessLog(), paiaFormat({ authPrefix, ...(options.daia ? { daiaPath } : {}) }));
 
   mountCore(app, {
     backend: options.backend,
@@ -82,6 +92,8 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
     maxBodyBytes: options.maxBodyBytes,
     tokenLifetimeSeconds: options.tokenLifetimeSeconds,
   });
+
+  if (options.daia) mountDaia(app, { service: options.daia.service, path: daiaPath, maxIds });
 
   const unknownUrl = () => notFound('unknown URL: no PAIA method here');
   app.all('*', () => {

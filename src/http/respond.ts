@@ -8,6 +8,9 @@ import { DEFAULT_FORMAT } from './middleware/paia-format/index.js';
 /** The PAIA version this server was checked against (X-PAIA-Version). */
 export const PAIA_VERSION = '1.4.0';
 
+/** The DAIA version this server was checked against (X-DAIA-Version). */
+export const DAIA_VERSION = '1.0.0';
+
 /** Response headers a cross-origin client may read. */
 export const EXPOSED_HEADERS = [
   'X-PAIA-Version',
@@ -17,6 +20,9 @@ export const EXPOSED_HEADERS = [
   'Retry-After',
   'X-Request-Id',
 ].join(', ');
+
+/** Response headers a cross-origin DAIA client may read. */
+export const DAIA_EXPOSED_HEADERS = ['X-DAIA-Version', 'Link', 'Retry-After', 'X-Request-Id'].join(', ');
 
 export interface RenderOptions {
   /** Realm of the WWW-Authenticate challenge. */
@@ -46,12 +52,19 @@ export function respond(
 
   const h = new Headers();
   h.set('Content-Type', `${mediaType}; charset=${format.charset}`);
-  h.set('X-PAIA-Version', PAIA_VERSION);
-  const tokenScopes = c.get('tokenScopes') ?? [];
-  h.set('X-OAuth-Scopes', formatScopes(format.api === 'core' ? coreVisibleScopes(tokenScopes) : tokenScopes));
-  h.set('X-Accepted-OAuth-Scopes', c.get('acceptedScopes') ?? '');
-  h.set('Access-Control-Allow-Origin', '*');
-  h.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+  if (format.api === 'daia') {
+    // DAIA is public: no tokens, no scopes.
+    h.set('X-DAIA-Version', DAIA_VERSION);
+    h.set('Access-Control-Allow-Origin', '*');
+    h.set('Access-Control-Expose-Headers', DAIA_EXPOSED_HEADERS);
+  } else {
+    h.set('X-PAIA-Version', PAIA_VERSION);
+    const tokenScopes = c.get('tokenScopes') ?? [];
+    h.set('X-OAuth-Scopes', formatScopes(format.api === 'core' ? coreVisibleScopes(tokenScopes) : tokenScopes));
+    h.set('X-Accepted-OAuth-Scopes', c.get('acceptedScopes') ?? '');
+    h.set('Access-Control-Allow-Origin', '*');
+    h.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+  }
   h.set('Cache-Control', 'no-store');
   h.set('Pragma', 'no-cache');
   h.set('X-Content-Type-Options', 'nosniff');
@@ -74,8 +87,10 @@ export function respondError(c: Context<PaiaEnv>, error: PaiaError, options: Ren
   const format = c.get('format') ?? DEFAULT_FORMAT;
   c.set('errorCode', error.error);
   const body: Record<string, unknown> = { error: error.error };
-  if (format.api === 'core') body['code'] = error.status;
+  if (format.api !== 'auth') body['code'] = error.status;
   body['error_description'] = error.description;
+  // DAIA error responses are plain {error, code, error_description}: there is no token to challenge for.
+  if (format.api === 'daia') return respond(c, error.status, body, error.headers);
   return respond(c, error.status, body, { ...error.headers, 'WWW-Authenticate': challenge(options.realm, error) });
 }
 

@@ -10,13 +10,15 @@ export interface ResponseFormat {
   callback?: string;
   /** `suppress_response_codes` was present: every status becomes 200. */
   suppressResponseCodes: boolean;
-  /** Which part of PAIA the URL belongs to: auth error bodies never carry `code`. */
-  api: 'core' | 'auth';
+  /** Which API the URL belongs to: auth error bodies never carry `code`; daia answers carry X-DAIA-Version instead of the PAIA headers. */
+  api: 'core' | 'auth' | 'daia';
 }
 
 export interface PaiaFormatOptions {
   /** URL prefix of the auth methods, for example `/auth` or `/paia/auth`. */
   authPrefix: string;
+  /** URL of the DAIA endpoint, for example `/daia`; none when DAIA is not served. */
+  daiaPath?: string;
 }
 
 export const DEFAULT_FORMAT: ResponseFormat = { charset: 'utf-8', suppressResponseCodes: false, api: 'core' };
@@ -38,14 +40,14 @@ const CALLBACK = /^[A-Za-z0-9_]+$/;
  * app.use(paiaFormat({ authPrefix: '/auth' }))
  */
 export function paiaFormat(options: PaiaFormatOptions): MiddlewareHandler<PaiaEnv> {
-  const authPrefix = options.authPrefix;
+  const { authPrefix, daiaPath } = options;
   return async function paiaFormatMiddleware(c, next) {
     const query = new URL(c.req.url).searchParams;
     const path = c.req.path;
     const format: ResponseFormat = {
       charset: negotiateCharset(c.req.header('accept-charset'), c.req.header('accept')),
       suppressResponseCodes: query.has('suppress_response_codes'),
-      api: path === authPrefix || path.startsWith(`${authPrefix}/`) ? 'auth' : 'core',
+      api: path === authPrefix || path.startsWith(`${authPrefix}/`) ? 'auth' : daiaPath !== undefined && path === daiaPath ? 'daia' : 'core',
     };
     c.set('format', format);
     const callback = query.get('callback');

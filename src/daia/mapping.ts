@@ -1,0 +1,122 @@
+import { isUnknownItem, nonEmpty, queueLength } from '../backend/documents.js';
+import type { UriTemplates } from '../backend/uris.js';
+import { type Dialect, extraField, type ItemInformationResponse, parseDialectDate } from '../sip2/index.js';
+import type { DaiaAvailable, DaiaDocument, DaiaEntity, DaiaItem, DaiaUnavailable } from './types.js';
+
+/**
+ * DAIA documents from SIP2 18 (Item Information Response): pure functions.
+ * Only what SIP2 states is reported; what the ILS does not give stays absent.
+ */
+
+export interface DaiaMappingContext {
+  dialect: Pick<Dialect, 'dueDateFormat'>;
+  uris: Pick<UriTemplates, 'item' | 'storage'>;
+  /** sip2.institution: an owner equal to it is no department of its own. */
+  institution: string;
+}
+
+/** SIP2 18 circulation status values (SIP2 2.00, Item Information Response). */
+export const CIRCULATION = {
+  other: 1,
+  onOrder: 2,
+  available: 3,
+  charged: 4,
+  chargedNoRecall: 5,
+  inProcess: 6,
+  recalled: 7,
+  holdShelf: 8,
+  reshelving: 9,
+  inTransit: 10,
+  claimedReturned: 11,
+  lost: 12,
+  missing: 13,
+} as const;
+
+const SERVICES = ['loan', 'presentation'] as const;
+
+function available(extra: Omit<DaiaAvailable, 'service'> = {}): DaiaAvailable[] {
+  return SERVICES.map((service) => ({ service, ...extra }));
+}
+
+function unavailable(extra: Omit<DaiaUnavailable, 'service'> = {}): DaiaUnavailable[] {
+  return SERVICES.map((service) => ({ service, ...extra }));
+}
+
+/**
+ * What a patron needs to know about one item, by circulation status:
+ * on the shelf: loan and presentation available; on loan (charged,
+ * recalled): unavailable until the due date (`expected`, "unknown" when the
+ * date cannot be read) with the hold queue; on the hold shelf: unavailable,
+ * with the queue, no expected date (it goes to the patron who asked for it);
+ * in transit, on order, in process: unavailable, expected "unknown" (it will
+ * come); being re-shelved: available with an unknown delay; lost, missing,
+ * claimed returned: unavailable, no expected date; other/unknown status: no
+ * services (availability unknown).
+ */
+export function availabilityOf(info: ItemInformationResponse, ctx: Pick<DaiaMappingContext, 'dialect'>): Pick<DaiaItem, 'available' | 'unavailable'> {
+  const queue = queueLength(info.holdQueueLength);
+  const withQueue = queue === undefined ? {} : { queue };
+  switch (info.circulationStatus) {
+    case CIRCULATION.available:
+      return { available: available() };
+    case CIRCULATION.charged:
+    case CIRCULATION.chargedNoRecall:
+    case CIRCULATION.recalled: {
+      const due = info.dueDate === undefined ? null : parseDialectDate(info.dueDate, ctx.dialect.dueDateFormat);
+      return { unavailable: unavailable({ expected: due ?? 'unknown', ...withQueue }) };
+    }
+    case CIRCULATION.holdShelf:
+      return { unavailable: unavailable(withQueue) };
+    case CIRCULATION.inTransit:
+    case CIRCULATION.onOrder:
+    case CIRCULATION.inProcess:
+      return { unavailable: unavailable({ expected: 'unknown', ...withQueue }) };
+    case CIRCULATION.reshelving:
+      return { available: available({ delay: 'unknown' }) };
+    case CIRCULATION.lost:
+    case CIRCULATION.missing:
+    case CIRCULATION.claimedReturned:
+      return { unavailable: unavailable(withQueue) };
+    default:
+      return {};
+  }
+}
+
+/** The location entity: the ILS location code, with its URI when paia.storageUri is configured. */
+export function storageEntity(location: string, ctx: Pick<DaiaMappingContext, 'uris'>): DaiaEntity {
+  return ctx.uris.storage ? { id: ctx.uris.storage.build(location), content: location } : { content: location };
+}
+
+/** The DAIA item for a barcode the ILS knows; null when the 18 says it does not know the item. */
+export function daiaItem(barcode: string, info: ItemInformationResponse, ctx: DaiaMappingContext): DaiaItem | null {
+  if (isUnknownItem(info)) return null;
+  const item: DaiaItem = { id: ctx.uris.item.build(barcode) };
+  const label = nonEmpty(extraField(info, 'CS'));
+  if (label !== undefined) item.label = label;
+  const owner = nonEmpty(info.owner);
+  // Department: the owning library when it is not the institution itself (content only, so it never clashes with storage ids).
+  if (owner !== undefined && owner !== ctx.institution) item.department = { content: owner };
+  // Storage: where the item belongs (AQ), else where it is (AP).
+  const location = nonEmpty(info.permanentLocation) ?? nonEmpty(info.currentLocation);
+  if (location !== undefined) item.storage = storageEntity(location, ctx);
+  Object.assign(item, availabilityOf(info, ctx));
+  return item;
+}
+
+/**
+ * The document for one request identifier resolved to a barcode: its id is
+ * the item URI (the document is this copy); `requested` repeats the request
+ * identifier when it differs (a plain barcode). No items when the ILS does
+ * not know the barcode.
+ */
+export function daiaDocument(requested: string, barcode: string, info: ItemInformationResponse | null, ctx: DaiaMappingContext): DaiaDocument {
+  const id = ctx.uris.item.build(barcode);
+  const doc: DaiaDocument = { id };
+  if (requested !== id) doc.requested = requested;
+  const item = info === null ? null : daiaItem(barcode, info, ctx);
+  if (item === null) return doc;
+  const about = nonEmpty(info?.titleIdentifier);
+  if (about !== undefined) doc.about = about;
+  doc.item = [item];
+  return doc;
+}

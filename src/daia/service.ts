@@ -1,0 +1,97 @@
+import type { UriTemplates } from '../backend/uris.js';
+import { type ItemInformation, type ItemInformationResponse, Sip2EncodeError, type Sip2Requests } from '../sip2/index.js';
+import { type DaiaMappingContext, daiaDocument } from './mapping.js';
+import type { DaiaDocument, DaiaResponse } from './types.js';
+
+/** Sends one 17 through the pool (Sip2Pool.request). */
+export type ItemInformationSend = (message: ItemInformation) => Promise<ItemInformationResponse>;
+
+export interface DaiaServiceOptions {
+  send: ItemInformationSend;
+  requests: Pick<Sip2Requests, 'itemInformation'>;
+  dialect: DaiaMappingContext['dialect'];
+  uris: Pick<UriTemplates, 'item' | 'storage'>;
+  /** sip2.institution: the response's institution entity. */
+  institution: string;
+  /** Clock for `timestamp` (tests). */
+  now?: () => Date;
+}
+
+/** A request identifier resolved: a barcode to ask the ILS about, or a URI that is none of ours. */
+export type ResolvedId = { kind: 'barcode'; barcode: string; id: string } | { kind: 'foreign'; id: string };
+
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+/** What a barcode may look like before it is sent in a 17 (AB): SIP2 field text. */
+const BARCODE = /^[^\u0000-\u001f\u007f|]{1,255}$/;
+
+/** Splits a DAIA query id at vertical bars; empty identifiers are dropped, repeated ones kept once (first wins). */
+export function splitQueryId(queryId: string): string[] {
+  return [...new Set(queryId.split('|').filter((id) => id.trim() !== ''))];
+}
+
+/**
+ * DAIA availability over SIP2 item information: one 17 per distinct item,
+ * all in parallel through the pool (which bounds and queues them).
+ */
+export class DaiaService {
+  private readonly options: DaiaServiceOptions;
+  private readonly ctx: DaiaMappingContext;
+
+  constructor(options: DaiaServiceOptions) {
+    this.options = options;
+    this.ctx = { dialect: options.dialect, uris: options.uris, institution: options.institution };
+  }
+
+  /**
+   * Maps a request identifier: an item URI from our template, else any other
+   * URI (not ours: an unknown document), else a plain barcode. A barcode
+   * SIP2 cannot carry is unknown too, and never sent.
+   */
+  resolve(requested: string): ResolvedId {
+    const fromUri = this.options.uris.item.match(requested);
+    if (fromUri !== null) return BARCODE.test(fromUri) ? { kind: 'barcode', barcode: fromUri, id: requested } : { kind: 'foreign', id: requested };
+    if (SCHEME.test(requested)) return { kind: 'foreign', id: requested };
+    const id = this.options.uris.item.build(requested);
+    return BARCODE.test(requested) ? { kind: 'barcode', barcode: requested, id } : { kind: 'foreign', id };
+  }
+
+  /**
+   * The DAIA response for request identifiers: one document per distinct
+   * document id, in request order; unknown ids are documents without items.
+   * Backend failures (unreachable, timeout, overloaded) reject the whole call.
+   */
+  async availability(requestIds: readonly string[]): Promise<DaiaResponse> {
+    const documents = new Map<string, { requested: string; resolved: ResolvedId }>();
+    for (const requested of requestIds) {
+      const resolved = this.resolve(requested);
+      if (!documents.has(resolved.id)) documents.set(resolved.id, { requested, resolved });
+    }
+    const barcodes = [...new Set([...documents.values()].flatMap(({ resolved }) => (resolved.kind === 'barcode' ? [resolved.barcode] : [])))];
+    const answers = await Promise.all(barcodes.map((barcode) => this.lookup(barcode)));
+    const infos = new Map(barcodes.map((barcode, i) => [barcode, answers[i] ?? null]));
+
+    const document: DaiaDocument[] = [];
+    for (const { requested, resolved } of documents.values()) {
+      if (resolved.kind === 'foreign') {
+        document.push(resolved.id === requested ? { id: resolved.id } : { id: resolved.id, requested });
+      } else {
+        document.push(daiaDocument(requested, resolved.barcode, infos.get(resolved.barcode) ?? null, this.ctx));
+      }
+    }
+    return {
+      document,
+      institution: { content: this.options.institution },
+      timestamp: (this.options.now?.() ?? new Date()).toISOString(),
+    };
+  }
+
+  /** The 18 for one barcode; null when the barcode cannot be put into a 17 (an unknown item, not an error). */
+  private async lookup(barcode: string): Promise<ItemInformationResponse | null> {
+    try {
+      return await this.options.send(this.options.requests.itemInformation(barcode));
+    } catch (error) {
+      if (error instanceof Sip2EncodeError) return null;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,62 @@
+import type { Hono } from 'hono';
+import { type DaiaService, splitQueryId } from '../../daia/service.js';
+import type { PaiaEnv } from '../env.js';
+import { methodNotAllowed, notImplemented, unprocessable } from '../errors.js';
+import { guarded } from '../guard.js';
+import { respond } from '../respond.js';
+import { ALLOWED_REQUEST_HEADERS } from './mount.js';
+
+export interface DaiaRouteOptions {
+  service: DaiaService;
+  /** URL of the endpoint, for example `/daia` or `/paia/daia`. */
+  path: string;
+  /** Most request identifiers answered per request; the rest goes into a Link rel="next" URL. */
+  maxIds: number;
+}
+
+const ALLOW = ['GET', 'HEAD', 'OPTIONS'];
+
+/**
+ * DAIA 1.0 query API: GET {path}?id=a|b&format=json. Special parameters
+ * (callback, suppress_response_codes) and the charset are handled by
+ * paia-format, rendering by respond(), errors by the app's onError.
+ */
+export function mountDaia(app: Hono<PaiaEnv>, options: DaiaRouteOptions): void {
+  const { service, path, maxIds } = options;
+
+  app.get(path, async (c) => {
+    const query = new URL(c.req.url).searchParams;
+    const format = query.get('format');
+    if (format === null) throw unprocessable('the format parameter is missing; set format=json');
+    if (format !== 'json') throw unprocessable(`format ${JSON.stringify(format.slice(0, 40))} is not supported; set format=json`);
+    if (query.has('access_token') || c.req.header('authorization') !== undefined) {
+      throw notImplemented('patron-specific availability is not supported: send the request without an access token');
+    }
+    const queryId = query.get('id');
+    if (queryId === null || queryId.trim() === '') throw unprocessable('the id parameter is missing; give one or more document ids separated by |');
+
+    const ids = splitQueryId(queryId);
+    const headers: Record<string, string> = {};
+    if (ids.length > maxIds) {
+      // DAIA: process a subset and link to a request with the remaining identifiers.
+      const next = new URL(c.req.url);
+      next.searchParams.set('id', ids.slice(maxIds).join('|'));
+      headers['Link'] = `<${next.href}>; rel="next"`;
+    }
+    const body = await guarded('daia', () => service.availability(ids.slice(0, maxIds)));
+    return respond(c, 200, body, headers);
+  });
+
+  app.options(path, (c) =>
+    respond(c, 200, {}, {
+      Allow: ALLOW.join(', '),
+      'Access-Control-Allow-Methods': ALLOW.join(', '),
+      'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS,
+      'Access-Control-Max-Age': '86400',
+    }),
+  );
+
+  app.all(path, (c) => {
+    throw methodNotAllowed(c.req.method, ALLOW);
+  });
+}
