@@ -15,18 +15,17 @@
  * passwords) are never printed.
  */
 import { lookup } from 'node:dns/promises';
-import { readFileSync } from 'node:fs';
 import net, { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import tls from 'node:tls';
-import { acsSupportsHoldsOf, Sip2Backend } from './backend/sip2-backend.js';
+import type { Sip2Backend } from './backend/sip2-backend.js';
 import type { AccountState } from './backend/types.js';
 import type { Config } from './config/index.js';
 import { createLogger, type Logger } from './log.js';
 import { type ConnectionOptions, Sip2Connection } from './sip2/connection.js';
 import { toDate } from './sip2/date.js';
-import { type Dialect, loadDialect, terminatorOf } from './sip2/dialect.js';
+import { type Dialect, loadDialect } from './sip2/dialect.js';
 import {
   BackendProtocolError,
   BackendTimeout,
@@ -35,8 +34,9 @@ import {
   Sip2EncodeError,
 } from './sip2/errors.js';
 import { Sip2Pool } from './sip2/pool.js';
-import { SC_STATUS, Sip2Requests } from './sip2/requests.js';
+import { SC_STATUS } from './sip2/requests.js';
 import { type AcsStatus, SUPPORTED_MESSAGES, type SupportedMessage } from './sip2/spec.js';
+import { sip2Backend, sip2ConnectionOptions, sip2TlsOptions } from './wiring.js';
 
 export interface DoctorOptions {
   /** Test patron (user name or barcode, as a PAIA client would log in). */
@@ -107,7 +107,7 @@ export async function runDoctor(config: Config, options: DoctorOptions): Promise
   let tlsOptions: tls.ConnectionOptions | undefined;
   try {
     dialect = loadDialect(demo ? config.demo.dialect : config.sip2.dialect);
-    tlsOptions = config.sip2.tls ? readTlsOptions(config.sip2.tls) : undefined;
+    tlsOptions = config.sip2.tls ? sip2TlsOptions(config.sip2.tls) : undefined;
   } catch (error) {
     options.err.write(`paia-sip2 doctor: ${(error as Error).message}\n`);
     return 2;
@@ -237,20 +237,7 @@ async function checks(ctx: CheckContext): Promise<void> {
   );
 
   // ---------------------------------------------------------- SIP2 session
-  const connectionOptions: ConnectionOptions = {
-    host,
-    port,
-    tls: ctx.tlsOptions,
-    charset: sip2.charset ?? ctx.dialect.charset,
-    terminator: terminatorOf(ctx.dialect),
-    errorDetection: sip2.errorDetection,
-    loginUserId: sip2.terminal.user,
-    loginPassword: sip2.terminal.password,
-    locationCode: sip2.terminal.location,
-    connectTimeoutMs: connectMs,
-    responseTimeoutMs: responseMs,
-    maxResends: sip2.maxResends,
-  };
+  const connectionOptions: ConnectionOptions = sip2ConnectionOptions(config, ctx.dialect, { host, port }, ctx.tlsOptions);
   const connection = await report.step(
     `connect + 93 login as terminal user "${sip2.terminal.user}"`,
     () => Sip2Connection.open(connectionOptions),
@@ -318,25 +305,8 @@ async function checkPatron(ctx: CheckContext, connection: ConnectionOptions, sta
   ctx.cleanups.push(() => pool.close(CLEANUP_MS));
   let backend: Sip2Backend;
   try {
-    backend = new Sip2Backend({
-      send: (message) => pool.request(message),
-      requests: new Sip2Requests({
-        institutionId: sip2.institution,
-        terminalPassword: sip2.terminalPasswordInMessages ? sip2.terminal.password : undefined,
-      }),
-      dialect: ctx.dialect,
-      pageSize: sip2.pageSize ?? ctx.dialect.pageSize,
-      currency: sip2.currency,
-      uris: {
-        item: config.paia.itemUri,
-        edition: config.paia.editionUri,
-        storage: config.paia.storageUri,
-        patronType: config.paia.patronTypeUri,
-      },
-      // The 98 of the doctor's own connection: the pool's may not exist yet.
-      acsSupportsHolds: () => acsSupportsHoldsOf(pool.acsStatus ?? status),
-      logger,
-    });
+    // The 98 of the doctor's own connection: the pool's may not exist yet.
+    backend = sip2Backend(config, ctx.dialect, pool, { acsStatus: () => pool.acsStatus ?? status, logger });
   } catch (error) {
     return report.fatal('set up the PAIA backend', `${messageOf(error)}; check sip2.currency, sip2.pageSize and the paia URI templates`);
   }
@@ -678,17 +648,6 @@ function probe(host: string, port: number, tlsOptions: tls.ConnectionOptions | u
       resolve(info);
     });
   });
-}
-
-function readTlsOptions(config: NonNullable<Config['sip2']['tls']>): tls.ConnectionOptions {
-  // The same options the gateway connects with (src/server.ts).
-  return {
-    ca: config.ca ? readFileSync(config.ca) : undefined,
-    cert: config.cert ? readFileSync(config.cert) : undefined,
-    key: config.key ? readFileSync(config.key) : undefined,
-    rejectUnauthorized: config.rejectUnauthorized,
-    servername: config.servername,
-  };
 }
 
 type PasswordRead = { ok: true; password: string } | { ok: false; reason: string };

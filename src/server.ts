@@ -3,7 +3,6 @@ import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
-import { acsSupportsHoldsOf, Sip2Backend } from './backend/sip2-backend.js';
 import { LruSessionStore } from './auth/session-store.js';
 import { PatronIds } from './auth/patron-ids.js';
 import type { Config } from './config/index.js';
@@ -12,9 +11,9 @@ import { DaiaService } from './daia/service.js';
 import { createApp } from './http/app.js';
 import { createHealthHandler } from './http/health.js';
 import type { Logger } from './log.js';
-import { loadDialect, terminatorOf } from './sip2/dialect.js';
+import { loadDialect } from './sip2/dialect.js';
 import { Sip2Pool } from './sip2/pool.js';
-import { Sip2Requests } from './sip2/requests.js';
+import { sip2Backend, sip2ConnectionOptions, sip2Requests, sip2TlsOptions, uriTemplatesOf } from './wiring.js';
 
 export interface RunningGateway {
   /** Where the gateway listens (scheme, host, port; without the base path). */
@@ -65,20 +64,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
 
   const dialect = loadDialect(dialectName);
   const pool = new Sip2Pool({
-    connection: {
-      host: sip2Host,
-      port: sip2Port,
-      tls: config.sip2.tls ? tlsOptions(config.sip2.tls) : undefined,
-      charset: config.sip2.charset ?? dialect.charset,
-      terminator: terminatorOf(dialect),
-      errorDetection: config.sip2.errorDetection,
-      loginUserId: config.sip2.terminal.user,
-      loginPassword: config.sip2.terminal.password,
-      locationCode: config.sip2.terminal.location,
-      connectTimeoutMs: config.sip2.timeouts.connectMs,
-      responseTimeoutMs: config.sip2.timeouts.responseMs,
-      maxResends: config.sip2.maxResends,
-    },
+    connection: sip2ConnectionOptions(config, dialect, { host: sip2Host, port: sip2Port }, config.sip2.tls ? sip2TlsOptions(config.sip2.tls) : undefined),
     min: config.sip2.pool.min,
     max: config.sip2.pool.max,
     acquireTimeoutMs: config.sip2.pool.acquireTimeoutMs,
@@ -90,35 +76,13 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   });
   await pool.start();
 
-  const requests = new Sip2Requests({
-    institutionId: config.sip2.institution,
-    terminalPassword: config.sip2.terminalPasswordInMessages ? config.sip2.terminal.password : undefined,
-  });
-  const backend = new Sip2Backend({
-    send: (message) => pool.request(message),
-    requests,
-    dialect,
-    pageSize: config.sip2.pageSize ?? dialect.pageSize,
-    currency: config.sip2.currency,
-    uris: {
-      item: config.paia.itemUri,
-      edition: config.paia.editionUri,
-      storage: config.paia.storageUri,
-      patronType: config.paia.patronTypeUri,
-    },
-    acsSupportsHolds: () => acsSupportsHoldsOf(pool.acsStatus),
-    logger: logger.child({ component: 'backend' }),
-  });
+  const requests = sip2Requests(config);
+  const backend = sip2Backend(config, dialect, pool, { requests, logger: logger.child({ component: 'backend' }) });
   const daia = new DaiaService({
     send: (message) => pool.request(message),
     requests,
     dialect,
-    uris: compileUriTemplates({
-      item: config.paia.itemUri,
-      edition: config.paia.editionUri,
-      storage: config.paia.storageUri,
-      patronType: config.paia.patronTypeUri,
-    }),
+    uris: compileUriTemplates(uriTemplatesOf(config)),
     institution: config.sip2.institution,
   });
   const sessions = new LruSessionStore({ maxSessions: config.auth.maxSessions });
@@ -245,14 +209,4 @@ function listen(server: ServerType, host: string, port: number): Promise<Address
     );
     server.listen(port, host, () => resolve(server.address() as AddressInfo));
   });
-}
-
-function tlsOptions(tls: NonNullable<Config['sip2']['tls']>) {
-  return {
-    ca: tls.ca ? readFileSync(tls.ca) : undefined,
-    cert: tls.cert ? readFileSync(tls.cert) : undefined,
-    key: tls.key ? readFileSync(tls.key) : undefined,
-    rejectUnauthorized: tls.rejectUnauthorized,
-    servername: tls.servername,
-  };
 }

@@ -1,0 +1,85 @@
+import { readFileSync } from 'node:fs';
+import type tls from 'node:tls';
+import { acsSupportsHoldsOf, Sip2Backend } from './backend/sip2-backend.js';
+import type { Config } from './config/index.js';
+import type { Logger } from './log.js';
+import type { ConnectionOptions } from './sip2/connection.js';
+import { type Dialect, terminatorOf } from './sip2/dialect.js';
+import type { Sip2Pool } from './sip2/pool.js';
+import { Sip2Requests } from './sip2/requests.js';
+import type { AcsStatus } from './sip2/spec.js';
+
+/**
+ * The pieces the gateway and the doctor build from the configuration in the
+ * same way, so that what the doctor checks is exactly what the gateway runs.
+ */
+
+/** TLS options towards the ILS: CA, client certificate, name check. */
+export function sip2TlsOptions(config: NonNullable<Config['sip2']['tls']>): tls.ConnectionOptions {
+  return {
+    ca: config.ca ? readFileSync(config.ca) : undefined,
+    cert: config.cert ? readFileSync(config.cert) : undefined,
+    key: config.key ? readFileSync(config.key) : undefined,
+    rejectUnauthorized: config.rejectUnauthorized,
+    servername: config.servername,
+  };
+}
+
+/** One SIP2 session's settings: where, how (dialect, charset, TLS), who (terminal account) and how long to wait. */
+export function sip2ConnectionOptions(
+  config: Config,
+  dialect: Dialect,
+  target: { host: string; port: number },
+  tlsOptions: tls.ConnectionOptions | undefined,
+): Omit<ConnectionOptions, 'id' | 'logger'> {
+  const { sip2 } = config;
+  return {
+    host: target.host,
+    port: target.port,
+    tls: tlsOptions,
+    charset: sip2.charset ?? dialect.charset,
+    terminator: terminatorOf(dialect),
+    errorDetection: sip2.errorDetection,
+    loginUserId: sip2.terminal.user,
+    loginPassword: sip2.terminal.password,
+    locationCode: sip2.terminal.location,
+    connectTimeoutMs: sip2.timeouts.connectMs,
+    responseTimeoutMs: sip2.timeouts.responseMs,
+    maxResends: sip2.maxResends,
+  };
+}
+
+export function sip2Requests(config: Config): Sip2Requests {
+  return new Sip2Requests({
+    institutionId: config.sip2.institution,
+    terminalPassword: config.sip2.terminalPasswordInMessages ? config.sip2.terminal.password : undefined,
+  });
+}
+
+export function uriTemplatesOf(config: Config) {
+  return {
+    item: config.paia.itemUri,
+    edition: config.paia.editionUri,
+    storage: config.paia.storageUri,
+    patronType: config.paia.patronTypeUri,
+  };
+}
+
+/** The PAIA backend over a pool; `acsStatus` tells whether the ILS supports holds (cancancel). */
+export function sip2Backend(
+  config: Config,
+  dialect: Dialect,
+  pool: Sip2Pool,
+  options: { requests?: Sip2Requests; acsStatus?: () => AcsStatus | null; logger?: Logger } = {},
+): Sip2Backend {
+  return new Sip2Backend({
+    send: (message) => pool.request(message),
+    requests: options.requests ?? sip2Requests(config),
+    dialect,
+    pageSize: config.sip2.pageSize ?? dialect.pageSize,
+    currency: config.sip2.currency,
+    uris: uriTemplatesOf(config),
+    acsSupportsHolds: () => acsSupportsHoldsOf(options.acsStatus?.() ?? pool.acsStatus),
+    logger: options.logger,
+  });
+}
