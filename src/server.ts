@@ -3,6 +3,8 @@ import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
+import { LoginThrottle } from './auth/login-throttle.js';
+import { PasswordPolicy } from './auth/password-policy.js';
 import { LruSessionStore } from './auth/session-store.js';
 import { PatronIds } from './auth/patron-ids.js';
 import type { Config } from './config/index.js';
@@ -21,6 +23,8 @@ export interface RunningGateway {
   /** Set when the SIP2 simulator runs embedded (no sip2.host configured). */
   demo: { sip2: string } | null;
   pool: Sip2Pool;
+  /** Brute-force protection; stats() has the lockout counter (for metrics). */
+  loginThrottle: LoginThrottle;
   /**
    * Graceful shutdown, bounded by `timeoutMs` (default http.shutdownTimeoutMs):
    * /readyz turns 503 at once, the listener closes (new connections are
@@ -85,7 +89,15 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     uris: compileUriTemplates(uriTemplatesOf(config)),
     institution: config.sip2.institution,
   });
-  const sessions = new LruSessionStore({ maxSessions: config.auth.maxSessions });
+  const sessions = new LruSessionStore({ maxSessions: config.auth.maxSessions, maxSessionsPerPatron: config.auth.maxSessionsPerPatron });
+  const { bruteForce } = config.auth;
+  const loginThrottle = new LoginThrottle({
+    freeAttemptsPerUser: bruteForce.freeFailuresPerUser,
+    freeAttemptsPerAddress: bruteForce.freeFailuresPerAddress,
+    baseDelayMs: bruteForce.lockoutBaseSeconds * 1000,
+    maxDelayMs: bruteForce.lockoutMaxSeconds * 1000,
+    maxAttemptsPerSecond: config.auth.maxLoginsPerSecond,
+  });
   const app = createApp({
     backend,
     sessions,
@@ -94,6 +106,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     maxDocs: config.paia.maxDocs,
     maxBodyBytes: config.http.maxBodyBytes,
     tokenLifetimeSeconds: config.auth.tokenLifetimeSeconds,
+    loginThrottle,
+    passwordPolicy: new PasswordPolicy(config.auth.passwordPolicy),
+    requestsPerMinute: config.auth.requestsPerMinute,
+    logoutAllSessions: config.auth.logoutAllSessions,
+    maxUrlBytes: config.http.maxUrlBytes,
     logger: logger.child({ component: 'http' }),
     daia: { service: daia },
     // Behind a trusted proxy every request comes from the proxy: brute-force counting needs the client it forwarded for.
@@ -117,9 +134,10 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     ? createAdaptorServer({
         fetch,
         createServer: createHttpsServer,
-        serverOptions: { cert: readFileSync(config.http.tls.cert), key: readFileSync(config.http.tls.key) },
+        serverOptions: { cert: readFileSync(config.http.tls.cert), key: readFileSync(config.http.tls.key), maxHeaderSize: config.http.maxHeaderBytes },
       })
-    : createAdaptorServer({ fetch });
+    : // Node answers 431 itself to a request head larger than maxHeaderSize.
+      createAdaptorServer({ fetch, serverOptions: { maxHeaderSize: config.http.maxHeaderBytes } });
   // Only HTTP/1.1 servers (node:http or node:https) are created above.
   const httpServer = server as unknown as HttpServer;
 
@@ -182,6 +200,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     url,
     demo: stopSimulator ? { sip2: `${sip2Host}:${sip2Port}` } : null,
     pool,
+    loginThrottle,
     stop(timeoutMs = config.http.shutdownTimeoutMs) {
       stopping ??= (async () => {
         const deadline = Date.now() + timeoutMs;

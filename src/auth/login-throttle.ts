@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 
 /**
@@ -10,6 +11,18 @@ import { LRUCache } from 'lru-cache';
  * asked), so firing many guesses in parallel gains nothing.
  * A successful login clears its username's count but not its address's:
  * one valid account must not reset the counter for guesses at others.
+ *
+ * On top of that a global ceiling on login attempts per second protects the
+ * ILS from a distributed guessing run (many addresses, many usernames): an
+ * attempt beyond it is refused as "busy" (503 + Retry-After), is not
+ * counted as a failure, and never reaches the ILS. Attempts refused by a
+ * lockout do not count towards the ceiling (they cost the ILS nothing).
+ *
+ * Every lockout (a username or address going into a delay, or its delay
+ * growing) is reported once in the refusing gate's `lockouts` (for a warn
+ * log line) and counted in stats().lockouts; further refusals during the
+ * same delay are only counted in stats().refused, so an attacker cannot
+ * flood the log.
  */
 export interface LoginThrottleOptions {
   /** Failed attempts per username before delays start. Default 5. */
@@ -22,6 +35,8 @@ export interface LoginThrottleOptions {
   maxDelayMs?: number;
   /** Counters are forgotten this long after their last attempt. Default 1 hour (at least maxDelayMs). */
   forgetAfterMs?: number;
+  /** Login attempts per second, all users and addresses together, allowed to go to the ILS. Default 20. */
+  maxAttemptsPerSecond?: number;
   /** Bound on remembered usernames and addresses. Default 100000. */
   maxEntries?: number;
   /** Clock in epoch milliseconds; for tests. */
@@ -30,7 +45,36 @@ export interface LoginThrottleOptions {
 
 export type LoginGate =
   | { allowed: true; attempt: LoginAttempt }
-  | { allowed: false; retryAfterSeconds: number };
+  | {
+      allowed: false;
+      retryAfterSeconds: number;
+      /** locked: this username or address is in a lockout delay; busy: the global ceiling is reached. */
+      reason: 'locked' | 'busy';
+      /** Lockouts that begin (or grow) with this refusal: log each once. */
+      lockouts: LockoutEvent[];
+    };
+
+/** A username or client address going into a lockout delay. */
+export interface LockoutEvent {
+  kind: 'username' | 'address';
+  /** A short SHA-256 prefix of the normalised username (barcodes stay out of logs), or the address as is. */
+  subject: string;
+  /** Failed attempts counted so far. */
+  failures: number;
+  retryAfterSeconds: number;
+}
+
+/** Counters for metrics. */
+export interface LoginThrottleStats {
+  /** Lockouts begun (each escalation of a delay counts once). */
+  lockouts: number;
+  /** Attempts refused because of a lockout. */
+  refused: number;
+  /** Attempts refused because of the global ceiling. */
+  busy: number;
+  /** Usernames and addresses currently remembered. */
+  tracked: number;
+}
 
 /** One started login; call exactly one of these when it is decided (none for wrong credentials). */
 export interface LoginAttempt {
@@ -43,6 +87,13 @@ export interface LoginAttempt {
 interface Counter {
   failures: number;
   last: number;
+  /** The failure count a lockout was last reported at (0: none). */
+  reported?: number;
+}
+
+/** The first 12 hex digits of SHA-256 of a normalised username: enough to correlate log lines, not to read a barcode. */
+export function usernameDigest(username: string): string {
+  return createHash('sha256').update(normalizeUsername(username)).digest('hex').slice(0, 12);
 }
 
 export class LoginThrottle {
@@ -52,6 +103,12 @@ export class LoginThrottle {
   readonly #freeAddress: number;
   readonly #baseDelayMs: number;
   readonly #maxDelayMs: number;
+  readonly #maxPerSecond: number;
+  /** Start (epoch ms) and count of the current one-second window of the global ceiling. */
+  #window = { start: 0, count: 0 };
+  #lockouts = 0;
+  #refused = 0;
+  #busy = 0;
 
   constructor(options: LoginThrottleOptions = {}) {
     this.#now = options.now ?? Date.now;
@@ -59,6 +116,16 @@ export class LoginThrottle {
     this.#freeAddress = options.freeAttemptsPerAddress ?? 30;
     this.#baseDelayMs = options.baseDelayMs ?? 1000;
     this.#maxDelayMs = options.maxDelayMs ?? 15 * 60_000;
+    this.#maxPerSecond = options.maxAttemptsPerSecond ?? 20;
+    for (const [name, value] of [
+      ['freeAttemptsPerUser', this.#freeUser],
+      ['freeAttemptsPerAddress', this.#freeAddress],
+      ['baseDelayMs', this.#baseDelayMs],
+      ['maxDelayMs', this.#maxDelayMs],
+      ['maxAttemptsPerSecond', this.#maxPerSecond],
+    ] as const) {
+      if (!Number.isFinite(value) || value < 1) throw new Error(`${name} must be at least 1, got ${value}`);
+    }
     const forget = Math.max(options.forgetAfterMs ?? 60 * 60_000, this.#maxDelayMs);
     const now = this.#now;
     this.#counters = new LRUCache<string, Counter>({ max: options.maxEntries ?? 100_000, ttl: forget, perf: { now } });
@@ -71,24 +138,49 @@ export class LoginThrottle {
     if (address !== undefined && address !== '') keys.push([`a:${address}`, this.#freeAddress]);
 
     let waitMs = 0;
+    const locked: Array<{ key: string; counter: Counter; waitMs: number }> = [];
     for (const [key, free] of keys) {
       const counter = this.#counters.get(key);
       if (counter === undefined) continue;
       const until = counter.last + this.#delay(counter.failures, free);
+      if (until - now > 0) locked.push({ key, counter, waitMs: until - now });
       waitMs = Math.max(waitMs, until - now);
     }
-    if (waitMs > 0) return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+    if (waitMs > 0) {
+      this.#refused += 1;
+      const lockouts: LockoutEvent[] = [];
+      for (const { key, counter, waitMs: wait } of locked) {
+        if (counter.reported === counter.failures) continue;
+        // Mutated in place: a set() would refresh the entry's TTL and LRU position for a refused attempt.
+        counter.reported = counter.failures;
+        this.#lockouts += 1;
+        lockouts.push({
+          kind: key.startsWith('u:') ? 'username' : 'address',
+          subject: key.startsWith('u:') ? usernameDigest(username) : key.slice(2),
+          failures: counter.failures,
+          retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)),
+        });
+      }
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)), reason: 'locked', lockouts };
+    }
+
+    if (now - this.#window.start >= 1000) this.#window = { start: now, count: 0 };
+    if (this.#window.count >= this.#maxPerSecond) {
+      this.#busy += 1;
+      return { allowed: false, retryAfterSeconds: 1, reason: 'busy', lockouts: [] };
+    }
+    this.#window.count += 1;
 
     for (const [key] of keys) {
       const counter = this.#counters.get(key) ?? { failures: 0, last: now };
-      this.#counters.set(key, { failures: counter.failures + 1, last: now });
+      this.#counters.set(key, { failures: counter.failures + 1, last: now, ...(counter.reported ? { reported: counter.reported } : {}) });
     }
     let settled = false;
     const takeBack = (key: string): void => {
       const counter = this.#counters.get(key);
       if (counter === undefined) return;
       if (counter.failures <= 1) this.#counters.delete(key);
-      else this.#counters.set(key, { failures: counter.failures - 1, last: counter.last });
+      else this.#counters.set(key, { ...counter, failures: counter.failures - 1 });
     };
     return {
       allowed: true,
@@ -109,6 +201,11 @@ export class LoginThrottle {
     };
   }
 
+  /** Counters for metrics (lockouts, refusals, remembered keys). */
+  stats(): LoginThrottleStats {
+    return { lockouts: this.#lockouts, refused: this.#refused, busy: this.#busy, tracked: this.#counters.size };
+  }
+
   #delay(failures: number, free: number): number {
     if (failures < free) return 0;
     const exponent = Math.min(failures - free, 30);
@@ -116,6 +213,10 @@ export class LoginThrottle {
   }
 }
 
+function normalizeUsername(username: string): string {
+  return username.normalize('NFC').trim().toLowerCase();
+}
+
 function userKey(username: string): string {
-  return `u:${username.normalize('NFC').trim().toLowerCase()}`;
+  return `u:${normalizeUsername(username)}`;
 }

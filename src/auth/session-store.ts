@@ -18,7 +18,10 @@ export interface Session {
  * several instances run.
  */
 export interface SessionStore {
-  /** Stores the session under a new random token and returns the token. */
+  /**
+   * Stores the session under a new random token and returns the token. When
+   * the patron already has the most live sessions allowed, the oldest ends.
+   */
   create(session: Session): Promise<string>;
   /** The session of a token; null when unknown, expired or malformed. */
   get(token: string): Promise<Session | null>;
@@ -37,6 +40,11 @@ export interface LruSessionStoreOptions {
    * the login rate.
    */
   maxSessions: number;
+  /**
+   * Most live sessions of one patron; when a login would exceed it, the
+   * patron's oldest session ends. Default: no bound beyond maxSessions.
+   */
+  maxSessionsPerPatron?: number;
   /** Clock in epoch milliseconds; for tests. */
   now?: () => number;
 }
@@ -48,14 +56,48 @@ const MAX_TOKEN_CHARS = 512;
 export class LruSessionStore implements SessionStore {
   readonly #cache: LRUCache<string, Session>;
   readonly #now: () => number;
+  readonly #perPatron: number;
+  /** Token hashes of each patron, oldest first; kept in step with the cache by its dispose hook. */
+  readonly #byPatron = new Map<string, string[]>();
 
   constructor(options: LruSessionStoreOptions) {
     if (!Number.isInteger(options.maxSessions) || options.maxSessions < 1) {
       throw new Error(`maxSessions must be a positive integer, got ${options.maxSessions}`);
     }
+    const perPatron = options.maxSessionsPerPatron ?? Number.POSITIVE_INFINITY;
+    if (perPatron !== Number.POSITIVE_INFINITY && (!Number.isInteger(perPatron) || perPatron < 1)) {
+      throw new Error(`maxSessionsPerPatron must be a positive integer, got ${perPatron}`);
+    }
+    this.#perPatron = perPatron;
     const now = options.now ?? Date.now;
     this.#now = now;
-    this.#cache = new LRUCache<string, Session>({ max: options.maxSessions, perf: { now } });
+    this.#cache = new LRUCache<string, Session>({
+      max: options.maxSessions,
+      perf: { now },
+      // Evicted, expired, deleted: the patron index forgets the key too, so it stays as bounded as the cache.
+      dispose: (session, key) => this.#unindex(session.patron, key),
+    });
+  }
+
+  #unindex(patron: string, key: string): void {
+    const keys = this.#byPatron.get(patron);
+    if (keys === undefined) return;
+    const index = keys.indexOf(key);
+    if (index >= 0) keys.splice(index, 1);
+    if (keys.length === 0) this.#byPatron.delete(patron);
+  }
+
+  /** Ends the patron's oldest sessions until one more fits. */
+  #makeRoomFor(patron: string): void {
+    const keys = this.#byPatron.get(patron);
+    if (keys === undefined) return;
+    // Expired ones first: they go without anyone noticing.
+    for (const key of [...keys]) if (!this.#cache.has(key)) this.#cache.delete(key);
+    while ((this.#byPatron.get(patron)?.length ?? 0) >= this.#perPatron) {
+      const oldest = this.#byPatron.get(patron)?.[0];
+      if (oldest === undefined) break;
+      this.#cache.delete(oldest);
+    }
   }
 
   async create(session: Session): Promise<string> {
@@ -66,7 +108,13 @@ export class LruSessionStore implements SessionStore {
       if (this.#cache.has(key)) continue; // 2^-256; cheap to rule out anyway
       const ttl = Math.floor(stored.expiresAt - this.#now());
       // An already expired session is never stored: its token is dead on arrival.
-      if (ttl > 0) this.#cache.set(key, stored, { ttl });
+      if (ttl > 0) {
+        this.#makeRoomFor(stored.patron);
+        this.#cache.set(key, stored, { ttl });
+        const keys = this.#byPatron.get(stored.patron);
+        if (keys) keys.push(key);
+        else this.#byPatron.set(stored.patron, [key]);
+      }
       return token;
     }
   }
@@ -89,12 +137,14 @@ export class LruSessionStore implements SessionStore {
   }
 
   async deleteAllFor(patron: string): Promise<number> {
-    const keys: string[] = [];
-    for (const [key, session] of this.#cache.entries()) {
-      if (session.patron === patron) keys.push(key);
+    const keys = [...(this.#byPatron.get(patron) ?? [])];
+    let live = 0;
+    for (const key of keys) {
+      if (this.#cache.has(key)) live += 1;
+      this.#cache.delete(key);
     }
-    for (const key of keys) this.#cache.delete(key);
-    return keys.length;
+    this.#byPatron.delete(patron);
+    return live;
   }
 
   size(): number {

@@ -540,7 +540,16 @@ export function describeConfig(config: Config): Record<string, unknown> {
       timeoutsMs: { connect: sip2.timeouts.connectMs, response: sip2.timeouts.responseMs },
     },
     paia: { patronId: paia.patronId, itemUri: paia.itemUri, editionUri: paia.editionUri },
-    auth: { tokenLifetimeSeconds: auth.tokenLifetimeSeconds, maxSessions: auth.maxSessions },
+    auth: {
+      tokenLifetimeSeconds: auth.tokenLifetimeSeconds,
+      maxSessions: auth.maxSessions,
+      maxSessionsPerPatron: auth.maxSessionsPerPatron,
+      requestsPerMinute: auth.requestsPerMinute,
+      logoutAllSessions: auth.logoutAllSessions,
+      maxLoginsPerSecond: auth.maxLoginsPerSecond,
+      bruteForce: auth.bruteForce,
+      passwordPolicy: { minLength: auth.passwordPolicy.minLength, denyList: `${auth.passwordPolicy.denyList.length} entries` },
+    },
     log: log.level,
   };
 }

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { type Charset, CHARSETS } from '../sip2/charset.js';
 import type { DialectName } from '../sip2/dialect.js';
+import { DEFAULT_DENY_LIST } from '../auth/password-policy.js';
 
 /**
  * The configuration schema: every setting a sysadmin can make, its default,
@@ -51,6 +52,10 @@ export interface Config {
     readonly tls: HttpTlsConfig | null;
     readonly trustedProxy: boolean;
     readonly maxBodyBytes: number;
+    /** Largest request head (request line and headers); Node answers 431 beyond it. */
+    readonly maxHeaderBytes: number;
+    /** Longest request target (path and query); 414 beyond it. */
+    readonly maxUrlBytes: number;
     /** On SIGTERM/SIGINT: how long in-flight requests and the SIP2 pool drain before the gateway exits anyway. */
     readonly shutdownTimeoutMs: number;
   };
@@ -90,7 +95,21 @@ export interface Config {
     readonly patronIdSecret: string | null;
     readonly maxDocs: number;
   };
-  readonly auth: { readonly tokenLifetimeSeconds: number; readonly maxSessions: number };
+  readonly auth: {
+    readonly tokenLifetimeSeconds: number;
+    readonly maxSessions: number;
+    readonly maxSessionsPerPatron: number;
+    readonly requestsPerMinute: number;
+    readonly logoutAllSessions: boolean;
+    readonly maxLoginsPerSecond: number;
+    readonly bruteForce: {
+      readonly freeFailuresPerUser: number;
+      readonly freeFailuresPerAddress: number;
+      readonly lockoutBaseSeconds: number;
+      readonly lockoutMaxSeconds: number;
+    };
+    readonly passwordPolicy: { readonly minLength: number; readonly denyList: string[] };
+  };
   readonly log: { readonly level: LogLevel };
   readonly demo: { readonly dialect: DialectName; readonly sip2Port: number };
 }
@@ -230,6 +249,10 @@ const httpSection = section({
   trustedProxy: flag().default(false),
   /** Largest request body accepted (login forms and renew/request/cancel lists are small). */
   maxBodyBytes: integer(1024, 16 * 1024 * 1024, 'must be a size in bytes between 1024 and 16777216').default(65536),
+  /** Largest request head (request line plus all headers) in bytes; Node answers 431 beyond it. */
+  maxHeaderBytes: integer(1024, 1024 * 1024, 'must be a size in bytes between 1024 and 1048576').default(16384),
+  /** Longest request target (path and query string) in bytes; longer ones get 414 invalid_request. */
+  maxUrlBytes: integer(256, 65536, 'must be a length in bytes between 256 and 65536').default(2048),
   /**
    * On SIGTERM or SIGINT the gateway stops listening, lets requests in flight
    * finish and closes its SIP2 connections; if that takes longer than this it
@@ -395,6 +418,37 @@ const authSection = section({
   tokenLifetimeSeconds: integer(1, 2_592_000, 'must be seconds between 1 and 2592000 (30 days)').default(3600),
   /** Most sessions kept at once; beyond that the least recently used are dropped (and must log in again). */
   maxSessions: integer(1, 10_000_000, 'must be a whole number between 1 and 10000000').default(100_000),
+  /** Most live sessions of one patron; a further login ends the patron's oldest session. */
+  maxSessionsPerPatron: integer(1, 10_000, 'must be a whole number between 1 and 10000').default(10),
+  /** Requests allowed per access token per minute; beyond it 429 with Retry-After. */
+  requestsPerMinute: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(120),
+  /** true: logout ends every session of the patron, not only the token used for it. */
+  logoutAllSessions: flag().default(false),
+  /** Login attempts per second sent to the ILS, all clients together; beyond it 503 with Retry-After (protects the ILS from a distributed guessing run). */
+  maxLoginsPerSecond: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(20),
+  /** Brute-force lockout: failed logins counted per username and per client address; past the free ones each failure doubles a delay, up to the cap. */
+  bruteForce: section({
+    /** Failed logins of one username before the lockout starts. */
+    freeFailuresPerUser: integer(1, 1000, 'must be a whole number between 1 and 1000').default(5),
+    /** Failed logins from one client address before the lockout starts (higher: many patrons share NAT addresses). */
+    freeFailuresPerAddress: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(30),
+    /** First lockout delay, in seconds; it doubles with each further failure. */
+    lockoutBaseSeconds: integer(1, 3600, 'must be seconds between 1 and 3600').default(1),
+    /** Longest lockout delay, in seconds. */
+    lockoutMaxSeconds: integer(1, 86_400, 'must be seconds between 1 and 86400 (a day)').default(900),
+  }),
+  /** Weak passwords: logins with them get no token, and the patron is told to change the password at the library. */
+  passwordPolicy: section({
+    /** Shortest password accepted (0: no length check). 4 lets 4-digit library PINs through. */
+    minLength: integer(0, 128, 'must be a whole number between 0 (no check) and 128').default(4),
+    /** Passwords always refused (case is ignored). In the environment: comma-separated. */
+    denyList: z
+      .preprocess(
+        (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
+        z.array(z.string(must('must be a list of passwords (strings)')), must('must be a list of passwords, e.g. ["password", "123456"], or [] for none')),
+      )
+      .default([...DEFAULT_DENY_LIST]),
+  }),
 });
 
 const logSection = section({

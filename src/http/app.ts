@@ -1,13 +1,15 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { LoginThrottle } from '../auth/login-throttle.js';
+import { DEFAULT_DENY_LIST, PasswordPolicy } from '../auth/password-policy.js';
 import type { PatronIds } from '../auth/patron-ids.js';
+import { RequestLimiter } from '../auth/request-limit.js';
 import type { SessionStore } from '../auth/session-store.js';
 import type { Backend } from '../backend/types.js';
 import type { DaiaService } from '../daia/service.js';
 import type { Logger } from '../log.js';
 import type { PaiaEnv } from './env.js';
-import { notFound, translateError } from './errors.js';
+import { notFound, translateError, uriTooLong } from './errors.js';
 import { accessLog } from './middleware/access-log/index.js';
 import { paiaFormat } from './middleware/paia-format/index.js';
 import { requestId } from './middleware/request-id/index.js';
@@ -33,6 +35,14 @@ export interface AppOptions {
   realm?: string;
   /** Brute-force protection for login. Default: a LoginThrottle with its default limits. */
   loginThrottle?: LoginThrottle;
+  /** Weak passwords get no token. Default: minimum length 4 and DEFAULT_DENY_LIST. */
+  passwordPolicy?: PasswordPolicy;
+  /** Requests per minute per access token (429 beyond). Default 120. */
+  requestsPerMinute?: number;
+  /** Logout ends every session of the patron. Default false: only the token used. */
+  logoutAllSessions?: boolean;
+  /** Longest request target (path and query), in bytes (414 beyond). Default 2048. */
+  maxUrlBytes?: number;
   /**
    * The client address used for login throttling. Default: the socket's
    * remote address under @hono/node-server (undefined in app.request()).
@@ -62,6 +72,8 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
     ['maxDocs', options.maxDocs],
     ['maxBodyBytes', options.maxBodyBytes],
     ['tokenLifetimeSeconds', options.tokenLifetimeSeconds],
+    ['requestsPerMinute', options.requestsPerMinute ?? 120],
+    ['maxUrlBytes', options.maxUrlBytes ?? 2048],
   ] as const) {
     if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${value}`);
   }
@@ -73,7 +85,16 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
   if (!Number.isInteger(maxIds) || maxIds < 1) throw new Error(`daia.maxIds must be a positive integer, got ${maxIds}`);
 
   const app = new Hono<PaiaEnv>();
-  app.use('*', requestId({ logger: options.logger }), accessLog(), paiaFormat({ authPrefix, ...(options.daia ? { daiaPath } : {}) }));
+  const maxUrlBytes = options.maxUrlBytes ?? 2048;
+  app.use('*', requestId({ logger: options.logger }), accessLog(), paiaFormat({ authPrefix, ...(options.daia ? { daiaPath } : {}) }), async (c, next) => {
+    // Path and query are percent-encoded ASCII once parsed, so characters are bytes.
+    const url = new URL(c.req.url);
+    if (url.pathname.length + url.search.length > maxUrlBytes) throw uriTooLong(maxUrlBytes);
+    await next();
+  });
+
+  const perMinute = options.requestsPerMinute ?? 120;
+  const limiter = { limiter: new RequestLimiter({ perMinute }), perMinute };
 
   mountCore(app, {
     backend: options.backend,
@@ -81,6 +102,7 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
     prefix: corePrefix,
     maxDocs: options.maxDocs,
     maxBodyBytes: options.maxBodyBytes,
+    limiter,
   });
   mountAuth(app, {
     backend: options.backend,
@@ -91,6 +113,9 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
     prefix: authPrefix,
     maxBodyBytes: options.maxBodyBytes,
     tokenLifetimeSeconds: options.tokenLifetimeSeconds,
+    passwordPolicy: options.passwordPolicy ?? new PasswordPolicy({ minLength: 4, denyList: DEFAULT_DENY_LIST }),
+    logoutAllSessions: options.logoutAllSessions ?? false,
+    limiter,
   });
 
   if (options.daia) mountDaia(app, { service: options.daia.service, path: daiaPath, maxIds });

@@ -8,6 +8,34 @@ export interface BodyOptions {
   maxBytes: number;
   /** Also accept application/x-www-form-urlencoded (auth methods). */
   acceptForm: boolean;
+  /** Deepest nesting of JSON arrays and objects accepted. Default MAX_JSON_DEPTH. */
+  maxDepth?: number;
+}
+
+/** PAIA bodies nest three deep ({doc: [{item}]}); anything far deeper is not a PAIA request. */
+export const MAX_JSON_DEPTH = 16;
+
+/** How deep arrays and objects nest in a JSON text (strings skipped); stops counting past `limit`. */
+export function jsonDepth(text: string, limit: number): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++; // backslash: skip the escaped character
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) {
+      inString = true;
+    } else if (ch === 0x7b || ch === 0x5b) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+      if (deepest > limit) return deepest;
+    } else if (ch === 0x7d || ch === 0x5d) {
+      depth--;
+    }
+  }
+  return deepest;
 }
 
 interface MediaType {
@@ -69,6 +97,11 @@ export async function readBody(c: Context<PaiaEnv>, options: BodyOptions): Promi
     return Object.fromEntries(fields);
   }
   if (text.trim() === '') throw malformed('the request body is empty: send a JSON object');
+  // Checked before parsing: a deeply nested document costs memory and stack before any schema sees it.
+  const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
+  if (jsonDepth(text, maxDepth) > maxDepth) {
+    throw malformed(`the request body nests JSON arrays and objects too deeply: at most ${maxDepth} levels are accepted`);
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch {

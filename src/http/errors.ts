@@ -86,6 +86,34 @@ export function accessDenied(description: string, headers?: Record<string, strin
   return new PaiaError('access_denied', 403, description, headers ? { headers } : {});
 }
 
+/**
+ * 429 service_unavailable: the access token used up its requests for this
+ * minute. The HTTP status is RFC 6585's (a 503 would tell load balancers and
+ * monitoring that the server is failing); the error code stays within the
+ * spec's table, where service_unavailable is "temporary failure", which is
+ * what a client should make of it: wait Retry-After seconds and try again.
+ */
+export function tooManyRequests(limit: number, retryAfterSeconds: number): PaiaError {
+  return new PaiaError(
+    'service_unavailable',
+    429,
+    `too many requests with this access token: at most ${limit} per minute are allowed; try again in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}`,
+    { headers: { 'Retry-After': String(retryAfterSeconds) } },
+  );
+}
+
+/** 503 service_unavailable with Retry-After. */
+export function unavailable(description: string, retryAfterSeconds: number): PaiaError {
+  return new PaiaError('service_unavailable', 503, description, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+}
+
+/** 414 invalid_request: the request target is too long. */
+export function uriTooLong(maxBytes: number): PaiaError {
+  return new PaiaError('invalid_request', 414, `the URL is too long: at most ${maxBytes} bytes of path and query are accepted`, {
+    challenge: { error: 'invalid_request' },
+  });
+}
+
 export function insufficientScope(scope: string): PaiaError {
   return new PaiaError('insufficient_scope', 403, `the access token lacks the scope ${scope}, which this method needs`, {
     challenge: { error: 'insufficient_scope', scope },

@@ -344,7 +344,20 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
     await client.login('alice');
   });
 
-  it.todo('"Servers SHOULD limit token lifetime and the number of requests per minute": the lifetime is limited (expires_in), a per-token request limit is not implemented');
+  it('"Servers SHOULD limit token lifetime and the number of requests per minute": expires_in bounds the lifetime; past auth.requestsPerMinute a token gets 429 with Retry-After, other tokens go on', async () => {
+    const { client } = await fx().extraGateway({ PAIA_AUTH_REQUESTS_PER_MINUTE: '4' });
+    const session = await client.login('alice');
+    expect(session.reply.body.expires_in).toBe(3600);
+    for (let i = 0; i < 4; i++) expectOk(await client.get('/core/alice', { token: session.token, tokenIn: i % 2 === 0 ? 'header' : 'query' }));
+    const limited = await client.get('/core/alice/items', { token: session.token });
+    expectRequestError(limited, { status: 429, error: 'service_unavailable' });
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // logout counts against the same token's budget; a fresh token is unaffected
+    const other = await client.login('alice');
+    expectOk(await client.get('/core/alice', { token: other.token }));
+  });
 
   // last in the block: the token has had time to expire meanwhile
   it('invalid_grant 401: an expired access token is refused for reads and writes, and no write is executed', async () => {

@@ -36,6 +36,9 @@ export const BASE_ENV: Readonly<Record<string, string>> = {
   PAIA_PAIA_ITEM_URI: ITEM_TEMPLATE,
   PAIA_PAIA_EDITION_URI: EDITION_TEMPLATE,
   PAIA_PAIA_STORAGE_URI: STORAGE_TEMPLATE,
+  // The suite logs in far faster than patrons do; the global login ceiling
+  // (auth.maxLoginsPerSecond, default 20) is tested in test/integration/abuse.test.ts.
+  PAIA_AUTH_MAX_LOGINS_PER_SECOND: '1000',
 };
 
 /** Today's date where gateway and simulator run (the library's local time). */

@@ -1,5 +1,7 @@
 import type { Context, Hono } from 'hono';
 import type { LoginThrottle } from '../../auth/login-throttle.js';
+import { type PasswordPolicy, WEAK_PASSWORD_MESSAGE } from '../../auth/password-policy.js';
+import type { RequestLimiter } from '../../auth/request-limit.js';
 import type { PatronIds } from '../../auth/patron-ids.js';
 import {
   DEFAULT_LOGIN_SCOPES,
@@ -13,7 +15,7 @@ import type { SessionStore } from '../../auth/session-store.js';
 import type { Backend, LoginOutcome } from '../../backend/types.js';
 import { readBody } from '../body.js';
 import type { PaiaEnv } from '../env.js';
-import { accessDenied, malformed, notImplemented, unprocessable } from '../errors.js';
+import { accessDenied, malformed, notImplemented, unavailable, unprocessable } from '../errors.js';
 import { guarded } from '../guard.js';
 import { paiaAuth } from '../middleware/paia-auth/index.js';
 import { respond } from '../respond.js';
@@ -31,6 +33,11 @@ export interface AuthRouteOptions {
   prefix: string;
   maxBodyBytes: number;
   tokenLifetimeSeconds: number;
+  passwordPolicy: PasswordPolicy;
+  /** Logout ends every session of the patron, not only the token used. */
+  logoutAllSessions: boolean;
+  /** Requests per minute per token (logout counts too). */
+  limiter?: { limiter: RequestLimiter; perMinute: number };
 }
 
 /** One answer for an unknown user, a wrong password and a locked-out login. */
@@ -60,8 +67,28 @@ export function mountAuth(app: Hono<PaiaEnv>, options: AuthRouteOptions): void {
           throw unprocessable(`none of the requested scopes can be granted; this server grants ${formatScopes(DEFAULT_LOGIN_SCOPES)}`);
         }
 
-        const gate = throttle.begin(input.username, options.clientAddress(c));
-        if (!gate.allowed) throw accessDenied(REJECTED, { 'Retry-After': String(gate.retryAfterSeconds) });
+        // Weak passwords are refused before anything else, the ILS included. The
+        // answer is then the same whether the password is right or wrong and
+        // whether the account exists, so it confirms nothing to someone trying
+        // common passwords (checking after the ILS would tell them "right, but
+        // weak"), costs the ILS nothing, and is not counted as a failure. A
+        // patron whose real password is weak cannot get a token: the account is
+        // blocked here until the password is changed at the library.
+        if (options.passwordPolicy.weakness(input.password) !== null) throw accessDenied(WEAK_PASSWORD_MESSAGE);
+
+        const address = options.clientAddress(c);
+        const gate = throttle.begin(input.username, address);
+        if (!gate.allowed) {
+          const log = c.get('log');
+          for (const lockout of gate.lockouts) {
+            // Never the password; the username only as a short hash (it is often the library card barcode).
+            log?.warn({ lockout: { ...lockout }, address }, `login lockout: ${lockout.kind} locked for ${lockout.retryAfterSeconds} s after ${lockout.failures} failed logins`);
+          }
+          // The ceiling protects the ILS: a temporary failure of the service, not an answer about these credentials.
+          if (gate.reason === 'busy') throw unavailable('too many logins right now; please try again in a second', gate.retryAfterSeconds);
+          // Same answer as a wrong password (plus Retry-After): nothing says whether the account exists.
+          throw accessDenied(REJECTED, { 'Retry-After': String(gate.retryAfterSeconds) });
+        }
         let outcome: LoginOutcome;
         try {
           outcome = await guarded('backend', () => backend.login(input.username, input.password));
@@ -113,13 +140,14 @@ export function mountAuth(app: Hono<PaiaEnv>, options: AuthRouteOptions): void {
     verb: 'POST',
     scope: METHOD_SCOPE.logout,
     handlers: [
-      paiaAuth({ sessions }),
+      paiaAuth({ sessions, ...(options.limiter ? { limiter: options.limiter } : {}) }),
       async (c) => {
         const body = await readBody(c, { maxBytes: options.maxBodyBytes, acceptForm: true });
         const { patron } = parseLogout(body);
         const { session, token } = c.get('auth');
         if (patron !== session.patron) throw accessDenied('the patron does not match the access token');
         await guarded('session store', () => sessions.delete(token));
+        if (options.logoutAllSessions) await guarded('session store', () => sessions.deleteAllFor(session.patron));
         // The ILS session end (35) is a courtesy: the token is already dead, a failure changes nothing.
         const log = c.get('log');
         void guarded('backend', () => backend.logout(session.barcode)).catch((error: unknown) => {

@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import type { RequestLimiter } from '../../auth/request-limit.js';
 import type { SessionStore } from '../../auth/session-store.js';
 import { METHOD_SCOPE, type PaiaMethod } from '../../auth/scopes.js';
 import type { Backend, DocumentRequest, PaiaDocument } from '../../backend/types.js';
@@ -18,12 +19,15 @@ export interface CoreRouteOptions {
   prefix: string;
   maxDocs: number;
   maxBodyBytes: number;
+  /** Requests per minute per token. */
+  limiter?: { limiter: RequestLimiter; perMinute: number };
 }
 
 /** PAIA core: patron, items, renew, request, cancel, fees. */
 export function mountCore(app: Hono<PaiaEnv>, options: CoreRouteOptions): void {
   const { backend, sessions, prefix } = options;
-  const auth = (method: PaiaMethod) => paiaAuth({ sessions, scope: METHOD_SCOPE[method], patronParam: 'patron' });
+  const auth = (method: PaiaMethod) =>
+    paiaAuth({ sessions, scope: METHOD_SCOPE[method], patronParam: 'patron', ...(options.limiter ? { limiter: options.limiter } : {}) });
 
   mountMethod(app, {
     path: `${prefix}/:patron`,

@@ -16,18 +16,18 @@ describe('LoginThrottle', () => {
   it('allows the free attempts, then locks with doubling delays up to the cap', () => {
     const { throttle, advance } = setup();
     for (let i = 0; i < 3; i++) fail(throttle, 'alice');
-    expect(throttle.begin('alice')).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(throttle.begin('alice')).toMatchObject({ allowed: false, retryAfterSeconds: 1, reason: 'locked' });
     advance(1000);
     fail(throttle, 'alice');
-    expect(throttle.begin('alice')).toEqual({ allowed: false, retryAfterSeconds: 2 });
+    expect(throttle.begin('alice')).toMatchObject({ allowed: false, retryAfterSeconds: 2, reason: 'locked' });
     advance(2000);
     fail(throttle, 'ALICE '); // same username, other spelling
-    expect(throttle.begin('alice')).toEqual({ allowed: false, retryAfterSeconds: 4 });
+    expect(throttle.begin('alice')).toMatchObject({ allowed: false, retryAfterSeconds: 4, reason: 'locked' });
     advance(4000);
     fail(throttle, 'alice');
     advance(8000);
     fail(throttle, 'alice');
-    expect(throttle.begin('alice')).toEqual({ allowed: false, retryAfterSeconds: 8 }); // capped
+    expect(throttle.begin('alice')).toMatchObject({ allowed: false, retryAfterSeconds: 8, reason: 'locked' }); // capped
     expect(throttle.begin('bob').allowed).toBe(true); // other users unaffected
   });
 

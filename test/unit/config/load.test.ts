@@ -13,6 +13,7 @@ import {
   loadConfigWithWarnings,
 } from '../../../src/config/index.js';
 import { problemAt, tempDir } from './helpers.js';
+import { DEFAULT_DENY_LIST } from '../../../src/auth/password-policy.js';
 
 const EXAMPLE_FILE = fileURLToPath(new URL('../../../config/example.yaml', import.meta.url));
 const tmp = tempDir();
@@ -24,13 +25,22 @@ describe('defaults', () => {
   it('load from config/default.yaml: the embedded demo on 127.0.0.1:8080', () => {
     const { config, warnings } = loadConfigWithWarnings({ env: {} });
     expect(warnings).toEqual([]);
-    expect(config.http).toEqual({ host: '127.0.0.1', port: 8080, basePath: '', publicUrl: null, tls: null, trustedProxy: false, maxBodyBytes: 65536, shutdownTimeoutMs: 10000 });
+    expect(config.http).toEqual({ host: '127.0.0.1', port: 8080, basePath: '', publicUrl: null, tls: null, trustedProxy: false, maxBodyBytes: 65536, maxHeaderBytes: 16384, maxUrlBytes: 2048, shutdownTimeoutMs: 10000 });
     expect(config.sip2.host).toBeNull();
     expect(config.sip2.terminal).toEqual({ user: 'paia', password: 'paia-secret', location: 'MAIN' });
     expect(config.sip2.institution).toBe('DEMO');
     expect(config.sip2.pool).toEqual({ min: 1, max: 4, acquireTimeoutMs: 5000, maxWaiting: 200, keepaliveSeconds: 60, maxLifetimeSeconds: 3600 });
     expect(config.paia).toMatchObject({ itemUri: 'http://127.0.0.1:8080/item/{barcode}', patronId: 'barcode', patronIdSecret: null, maxDocs: 50 });
-    expect(config.auth).toEqual({ tokenLifetimeSeconds: 3600, maxSessions: 100000 });
+    expect(config.auth).toEqual({
+      tokenLifetimeSeconds: 3600,
+      maxSessions: 100000,
+      maxSessionsPerPatron: 10,
+      requestsPerMinute: 120,
+      logoutAllSessions: false,
+      maxLoginsPerSecond: 20,
+      bruteForce: { freeFailuresPerUser: 5, freeFailuresPerAddress: 30, lockoutBaseSeconds: 1, lockoutMaxSeconds: 900 },
+      passwordPolicy: { minLength: 4, denyList: [...DEFAULT_DENY_LIST] },
+    });
     expect(config.log.level).toBe('info');
     expect(config.demo).toEqual({ dialect: 'generic', sip2Port: 0 });
   });
@@ -83,15 +93,17 @@ describe('environment overrides', () => {
     const settings = configSettings();
     const leaves = settings.filter((setting) => setting.kind !== 'section').map((setting) => setting.path);
     expect(leaves).toEqual([
-      ...['host', 'port', 'basePath', 'publicUrl', 'tls.cert', 'tls.key', 'trustedProxy', 'maxBodyBytes', 'shutdownTimeoutMs'].map((key) => `http.${key}`),
+      ...['host', 'port', 'basePath', 'publicUrl', 'tls.cert', 'tls.key', 'trustedProxy', 'maxBodyBytes', 'maxHeaderBytes', 'maxUrlBytes', 'shutdownTimeoutMs'].map((key) => `http.${key}`),
       ...['host', 'port', 'tls.ca', 'tls.cert', 'tls.key', 'tls.rejectUnauthorized', 'tls.servername', 'dialect', 'charset', 'errorDetection']
         .concat(['terminal.user', 'terminal.password', 'terminal.location', 'institution', 'terminalPasswordInMessages'])
         .concat(['pool.min', 'pool.max', 'pool.acquireTimeoutMs', 'pool.maxWaiting', 'pool.keepaliveSeconds', 'pool.maxLifetimeSeconds'])
         .concat(['timeouts.connectMs', 'timeouts.responseMs', 'maxResends', 'pageSize', 'currency'])
         .map((key) => `sip2.${key}`),
       ...['itemUri', 'editionUri', 'storageUri', 'patronTypeUri', 'patronId', 'patronIdSecret', 'maxDocs'].map((key) => `paia.${key}`),
-      'auth.tokenLifetimeSeconds',
-      'auth.maxSessions',
+      ...['tokenLifetimeSeconds', 'maxSessions', 'maxSessionsPerPatron', 'requestsPerMinute', 'logoutAllSessions', 'maxLoginsPerSecond']
+        .concat(['bruteForce.freeFailuresPerUser', 'bruteForce.freeFailuresPerAddress', 'bruteForce.lockoutBaseSeconds', 'bruteForce.lockoutMaxSeconds'])
+        .concat(['passwordPolicy.minLength', 'passwordPolicy.denyList'])
+        .map((key) => `auth.${key}`),
       'log.level',
       'demo.dialect',
       'demo.sip2Port',
@@ -310,5 +322,43 @@ describe('describeConfig', () => {
     expect(text).not.toContain('hunter2');
     expect(text).not.toContain('a-very-long-secret');
     expect(JSON.parse(text)).toMatchObject({ sip2: { ils: 'ils.example.org:6001', dialect: 'koha', charset: 'utf-8' }, paia: { patronId: 'opaque' } });
+  });
+});
+
+describe('auth and input-limit settings (issue 5)', () => {
+  it('take environment overrides: numbers, flags, a comma-separated deny list', () => {
+    const config = loadConfig({
+      env: {
+        PAIA_AUTH_REQUESTS_PER_MINUTE: '30',
+        PAIA_AUTH_LOGOUT_ALL_SESSIONS: 'yes',
+        PAIA_AUTH_MAX_LOGINS_PER_SECOND: '5',
+        PAIA_AUTH_BRUTE_FORCE_LOCKOUT_MAX_SECONDS: '60',
+        PAIA_AUTH_PASSWORD_POLICY_MIN_LENGTH: '8',
+        PAIA_AUTH_PASSWORD_POLICY_DENY_LIST: ' hunter2, secret ,',
+        PAIA_HTTP_MAX_HEADER_BYTES: '4096',
+        PAIA_HTTP_MAX_URL_BYTES: '1024',
+      },
+    });
+    expect(config.auth.requestsPerMinute).toBe(30);
+    expect(config.auth.logoutAllSessions).toBe(true);
+    expect(config.auth.maxLoginsPerSecond).toBe(5);
+    expect(config.auth.bruteForce.lockoutMaxSeconds).toBe(60);
+    expect(config.auth.passwordPolicy).toEqual({ minLength: 8, denyList: ['hunter2', 'secret'] });
+    expect(config.http.maxHeaderBytes).toBe(4096);
+    expect(config.http.maxUrlBytes).toBe(1024);
+  });
+
+  it('an empty deny list is allowed; wrong values say what they must be', () => {
+    expect(loadConfig({ file: tmp.write('deny.yaml', 'auth:\n  passwordPolicy:\n    denyList: []\n'), env: {} }).auth.passwordPolicy.denyList).toEqual([]);
+    const problems = (() => {
+      try {
+        loadConfig({ file: tmp.write('bad-auth.yaml', 'auth:\n  requestsPerMinute: 0\n  passwordPolicy:\n    denyList: 5\n  bruteForce:\n    freeFailuresPerUser: x\n'), env: {} });
+      } catch (e) {
+        return (e as { problems: { path: string; message: string }[] }).problems;
+      }
+      throw new Error('loaded');
+    })();
+    expect(problems.map((p) => p.path)).toEqual(['auth.requestsPerMinute', 'auth.bruteForce.freeFailuresPerUser', 'auth.passwordPolicy.denyList']);
+    expect(problems[2]!.message).toMatch(/must be a list of passwords/);
   });
 });

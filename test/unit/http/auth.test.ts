@@ -67,8 +67,8 @@ describe('login', () => {
 
   it('rejects unknown user and wrong password identically: 403 access_denied with WWW-Authenticate, no code', async () => {
     const t = makeApp();
-    const unknown = await t.app.request('/auth/login', jsonPost({ username: 'nobody', password: 'x', grant_type: 'password' }));
-    const wrong = await t.app.request('/auth/login', jsonPost({ username: 'alice', password: 'x', grant_type: 'password' }));
+    const unknown = await t.app.request('/auth/login', jsonPost({ username: 'nobody', password: 'wrong-guess', grant_type: 'password' }));
+    const wrong = await t.app.request('/auth/login', jsonPost({ username: 'alice', password: 'wrong-guess', grant_type: 'password' }));
     for (const response of [unknown, wrong]) {
       expect(response.status).toBe(403);
       expect(response.headers.get('www-authenticate')).toBe('Bearer realm="PAIA"');
@@ -164,8 +164,8 @@ describe('login', () => {
 
   it('throttles by client address as given by the clientAddress option', async () => {
     const t = makeApp({ throttle: { freeAttemptsPerUser: 100, freeAttemptsPerAddress: 2 }, clientAddress: () => '192.0.2.1' });
-    await t.app.request('/auth/login', jsonPost({ username: 'u1', password: 'x', grant_type: 'password' }));
-    await t.app.request('/auth/login', jsonPost({ username: 'u2', password: 'x', grant_type: 'password' }));
+    await t.app.request('/auth/login', jsonPost({ username: 'u1', password: 'wrong-guess', grant_type: 'password' }));
+    await t.app.request('/auth/login', jsonPost({ username: 'u2', password: 'wrong-guess', grant_type: 'password' }));
     const locked = await t.app.request('/auth/login', LOGIN({}));
     expect(locked.status).toBe(403);
     expect(locked.headers.has('retry-after')).toBe(true);

@@ -157,7 +157,7 @@ export function makeApp(
     maxBodyBytes: 2048,
     tokenLifetimeSeconds: 3600,
     logger,
-    loginThrottle: new LoginThrottle(throttle ?? { freeAttemptsPerUser: 1000, freeAttemptsPerAddress: 1000 }),
+    loginThrottle: new LoginThrottle({ maxAttemptsPerSecond: 10_000, ...(throttle ?? { freeAttemptsPerUser: 1000, freeAttemptsPerAddress: 1000 }) }),
     ...rest,
   });
   return {
