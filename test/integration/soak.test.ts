@@ -293,6 +293,10 @@ describe('soak: mixed traffic while the simulator dies twice and faults come and
         PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
         PAIA_SIP2_TIMEOUTS_RESPONSE_MS: String(RESPONSE_MS),
         PAIA_SIP2_TIMEOUTS_CONNECT_MS: String(CONNECT_MS),
+        // The soak is about the ILS failing, not about client limits: its few patrons log in and ask far more than people do.
+        PAIA_AUTH_MAX_SESSIONS_PER_PATRON: '1000',
+        PAIA_AUTH_REQUESTS_PER_MINUTE: '100000',
+        PAIA_AUTH_MAX_LOGINS_PER_SECOND: '1000',
       },
     });
   });
