@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { trackChild } from './children.js';
 
 /**
  * Runs the real gateway (`src/main.ts serve`) as a separate process against a
@@ -51,16 +52,6 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-const children = new Set<ChildProcess>();
-let exitHookInstalled = false;
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const child of children) child.kill('SIGKILL');
-  });
-}
-
 function childEnv(options: GatewayProcessOptions): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
@@ -81,12 +72,11 @@ function childEnv(options: GatewayProcessOptions): NodeJS.ProcessEnv {
 
 /** Starts the gateway; rejects (with the child's stdout and stderr) if it does not listen within 15 s. */
 export function startGatewayProcess(options: GatewayProcessOptions): Promise<GatewayProcess> {
-  installExitHook();
   const env = childEnv(options);
   if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the test gateway listens on 127.0.0.1 only');
   const args = ['--import', 'tsx', 'src/main.ts', 'serve'];
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
+  trackChild(child);
 
   let stdout = '';
   let stderr = '';
@@ -101,7 +91,6 @@ export function startGatewayProcess(options: GatewayProcessOptions): Promise<Gat
   const exited = new Promise<GatewayExit>((resolve) => {
     child.once('exit', (code, signal) => {
       running = false;
-      children.delete(child);
       resolve({ code, signal });
     });
   });

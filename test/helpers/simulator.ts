@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { type Socket, connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { trackChild } from './children.js';
 import type { Charset } from '../../src/sip2/charset.js';
 import { type Decoded, type EncodeOptions, decodeFrame, encodeMessage } from '../../src/sip2/codec.js';
 import type { Sip2Message } from '../../src/sip2/spec.js';
@@ -77,16 +78,6 @@ export interface SimulatorProcess {
   stop(): Promise<void>;
 }
 
-const children = new Set<ChildProcess>();
-let exitHookInstalled = false;
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const child of children) child.kill('SIGKILL');
-  });
-}
-
 interface Spawned {
   child: ChildProcess;
   host: string;
@@ -107,9 +98,8 @@ function argsFor(options: SimulatorProcessOptions, port: number, controlPort: nu
 }
 
 async function spawnSimulator(args: string[]): Promise<Spawned> {
-  installExitHook();
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
+  trackChild(child);
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8');
@@ -120,7 +110,6 @@ async function spawnSimulator(args: string[]): Promise<Spawned> {
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => {
-      children.delete(child);
       resolve({ code, signal });
     });
   });

@@ -2,10 +2,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { localDateOf } from '../../src/backend/account-state.js';
 import { acsSupportsHoldsOf, Sip2Backend } from '../../src/backend/sip2-backend.js';
 import type { PaiaDocument } from '../../src/backend/types.js';
-import { type DialectName, loadDialect, terminatorOf } from '../../src/sip2/dialect.js';
+import { type DialectName, loadDialect } from '../../src/sip2/dialect.js';
 import { BackendTimeout } from '../../src/sip2/errors.js';
 import { Sip2Pool } from '../../src/sip2/pool.js';
 import { Sip2Requests } from '../../src/sip2/requests.js';
+import { testPoolOptions } from '../helpers/pool.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 const BASE = 'https://lib.example.org';
@@ -37,29 +38,16 @@ describe.each(['generic', 'koha', 'evergreen', 'folio'] as const)('Sip2Backend a
 
   beforeAll(async () => {
     sim = await startSimulatorProcess({ dialect: dialectName });
-    pool = new Sip2Pool({
-      connection: {
-        host: '127.0.0.1',
-        port: sim.port,
-        charset: dialect.charset,
-        terminator: terminatorOf(dialect),
-        errorDetection: true,
-        loginUserId: 'paia',
-        loginPassword: 'paia-secret',
-        locationCode: 'MAIN',
-        connectTimeoutMs: 2000,
+    // Every connection open before a test starts: a fault then hits the message under test, never a login.
+    pool = new Sip2Pool(
+      testPoolOptions(sim.port, dialectName, {
         responseTimeoutMs: RESPONSE_TIMEOUT_MS,
-        maxResends: 2,
-      },
-      // Every connection open before a test starts: a fault then hits the message under test, never a login.
-      min: POOL_SIZE,
-      max: POOL_SIZE,
-      acquireTimeoutMs: 5000,
-      maxWaiting: 500,
-      keepaliveIntervalMs: 0,
-      maxLifetimeMs: 0,
-      backoff: { initialMs: 50, maxMs: 400 },
-    });
+        min: POOL_SIZE,
+        max: POOL_SIZE,
+        acquireTimeoutMs: 5000,
+        maxWaiting: 500,
+      }),
+    );
     await pool.start();
     backend = new Sip2Backend({
       send: (message) => pool.request(message),

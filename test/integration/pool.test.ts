@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type DialectName, loadDialect, terminatorOf } from '../../src/sip2/dialect.js';
+import { type DialectName, loadDialect } from '../../src/sip2/dialect.js';
 import {
   BackendOverloaded,
   BackendProtocolError,
@@ -10,36 +10,14 @@ import {
 import { fetchPatronList } from '../../src/sip2/paging.js';
 import { type PoolOptions, Sip2Pool } from '../../src/sip2/pool.js';
 import { Sip2Requests } from '../../src/sip2/requests.js';
+import { testPoolOptions } from '../helpers/pool.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 const requests = new Sip2Requests({ institutionId: 'DEMO' });
 const RESPONSE_TIMEOUT_MS = 800;
 
 function poolFor(sim: SimulatorProcess, dialectName: DialectName = 'generic', overrides: Partial<PoolOptions> = {}): Sip2Pool {
-  const dialect = loadDialect(dialectName);
-  return new Sip2Pool({
-    connection: {
-      host: '127.0.0.1',
-      port: sim.port,
-      charset: dialect.charset,
-      terminator: terminatorOf(dialect),
-      errorDetection: true,
-      loginUserId: 'paia',
-      loginPassword: 'paia-secret',
-      locationCode: 'MAIN',
-      connectTimeoutMs: 2000,
-      responseTimeoutMs: RESPONSE_TIMEOUT_MS,
-      maxResends: 2,
-    },
-    min: 1,
-    max: 4,
-    acquireTimeoutMs: 3000,
-    maxWaiting: 100,
-    keepaliveIntervalMs: 0,
-    maxLifetimeMs: 0,
-    backoff: { initialMs: 50, maxMs: 400 },
-    ...overrides,
-  });
+  return new Sip2Pool(testPoolOptions(sim.port, dialectName, { responseTimeoutMs: RESPONSE_TIMEOUT_MS, ...overrides }));
 }
 
 const pools: Sip2Pool[] = [];

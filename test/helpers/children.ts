@@ -1,0 +1,20 @@
+import type { ChildProcess } from 'node:child_process';
+
+/**
+ * Child processes a test run started: killed when the test process exits, so
+ * a failing or interrupted test never leaves a simulator or gateway holding ports.
+ */
+const children = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+export function trackChild(child: ChildProcess): ChildProcess {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const running of children) running.kill('SIGKILL');
+    });
+  }
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
