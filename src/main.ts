@@ -81,6 +81,8 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`paia-sip2 could not start: ${(error as Error).message}\n`);
     return 1;
   }
+  // Signal handlers first: whoever waits for the listening line may signal right after reading it.
+  const exitCode = untilSignal(gateway, logger, config.http.shutdownTimeoutMs);
   process.stdout.write(`paia-sip2 listening on ${gateway.url}\n`);
   if (gateway.demo) {
     process.stdout.write(
@@ -90,7 +92,7 @@ async function main(argv: string[]): Promise<number> {
     );
   }
 
-  return untilSignal(gateway, logger, config.http.shutdownTimeoutMs);
+  return exitCode;
 }
 
 /**
@@ -104,6 +106,9 @@ async function main(argv: string[]): Promise<number> {
  * - a second signal during the drain: everything is dropped at once: exit
  *   128 + the signal's number (130 for SIGINT, 143 for SIGTERM), as a shell
  *   reports a process killed by that signal.
+ *
+ * SIGHUP re-reads http.tls.cert and http.tls.key for new connections (a
+ * failure is logged and the old certificate kept); it does not stop the gateway.
  */
 function untilSignal(gateway: RunningGateway, logger: Logger, shutdownTimeoutMs: number): Promise<number> {
   return new Promise<number>((resolve) => {
@@ -137,6 +142,10 @@ function untilSignal(gateway: RunningGateway, logger: Logger, shutdownTimeoutMs:
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // SIGHUP: reload the HTTPS certificate and key (after a renewal) without dropping connections.
+    process.on('SIGHUP', () => {
+      if (!stopping) gateway.reloadTls();
+    });
   });
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { X509Certificate } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import { LoginThrottle } from './auth/login-throttle.js';
@@ -37,6 +38,14 @@ export interface RunningGateway {
   stop(timeoutMs?: number): Promise<'graceful' | 'forced'>;
   /** Drops everything now: open HTTP connections, SIP2 connections and queued work. For a second signal. */
   forceStop(reason: string): void;
+  /**
+   * Re-reads http.tls.cert and http.tls.key (SIGHUP) and uses them for new
+   * TLS connections; open connections keep theirs. On any failure the old
+   * certificate stays in use and the reason is logged; never throws. On plain
+   * HTTP it only logs that there is nothing to reload. Returns whether a new
+   * certificate is in use.
+   */
+  reloadTls(): boolean;
 }
 
 /**
@@ -113,6 +122,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     maxUrlBytes: config.http.maxUrlBytes,
     logger: logger.child({ component: 'http' }),
     daia: { service: daia },
+    corsOrigins: config.http.corsOrigins,
+    // HSTS only where the gateway really is reached over HTTPS.
+    hsts: config.http.tls !== null || config.http.trustedProxy,
+    // Behind a TLS-terminating proxy, a request it did not get over HTTPS is refused (the health endpoints stay open).
+    requireForwardedHttps: config.http.trustedProxy,
     // Behind a trusted proxy every request comes from the proxy: brute-force counting needs the client it forwarded for.
     ...(config.http.trustedProxy ? { clientAddress: (c) => c.req.header('x-forwarded-for')?.split(',').at(-1)?.trim() } : {}),
   });
@@ -196,8 +210,37 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     stopSimulator?.().catch(() => {});
   };
 
+  const tlsLog = logger.child({ component: 'tls' });
+  const reloadTls = (): boolean => {
+    const files = config.http.tls;
+    if (!files) {
+      tlsLog.info('SIGHUP: no http.tls configured (plain HTTP); nothing to reload');
+      return false;
+    }
+    let step = `reading ${files.cert}`;
+    try {
+      const cert = readFileSync(files.cert);
+      step = `reading ${files.key}`;
+      const key = readFileSync(files.key);
+      step = 'checking the certificate and key';
+      const certificate = new X509Certificate(cert);
+      // Throws when the files are not PEM or the key does not belong to the certificate.
+      (server as unknown as HttpsServer).setSecureContext({ cert, key });
+      tlsLog.info(
+        { cert: files.cert, subject: certificate.subject, validTo: certificate.validTo, fingerprint256: certificate.fingerprint256 },
+        'TLS certificate reloaded; new connections use it, open connections keep theirs',
+      );
+      return true;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      tlsLog.error({ cert: files.cert, key: files.key, reason: `${step}: ${reason}` }, 'TLS certificate NOT reloaded; the previous certificate stays in use');
+      return false;
+    }
+  };
+
   return {
     url,
+    reloadTls,
     demo: stopSimulator ? { sip2: `${sip2Host}:${sip2Port}` } : null,
     pool,
     loginThrottle,

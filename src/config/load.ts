@@ -526,6 +526,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
       publicUrl: http.publicUrl,
       tls: http.tls !== null,
       trustedProxy: http.trustedProxy,
+      corsOrigins: http.corsOrigins,
     },
     sip2: {
       ils: embedded ? `embedded demo simulator on 127.0.0.1:${demo.sip2Port === 0 ? '(free port)' : demo.sip2Port}` : `${sip2.host}:${sip2.port}`,

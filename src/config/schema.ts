@@ -51,6 +51,8 @@ export interface Config {
     readonly publicUrl: string | null;
     readonly tls: HttpTlsConfig | null;
     readonly trustedProxy: boolean;
+    /** ["*"] (any origin) or exact origins (scheme://host[:port], normalised as browsers send them). */
+    readonly corsOrigins: string[];
     readonly maxBodyBytes: number;
     /** Largest request head (request line and headers); Node answers 431 beyond it. */
     readonly maxHeaderBytes: number;
@@ -146,6 +148,19 @@ function sipText(mustBe: string, options: { allowEmpty: boolean }) {
   return (options.allowEmpty ? base : base.min(1, must(mustBe))).refine((value) => !/[|\r\n\0]/.test(value), {
     error: `${mustBe}, without "|", line breaks or NUL characters (SIP2 uses them as separators)`,
   });
+}
+
+/** Why a CORS origin entry is wrong, or null when it is an absolute http(s) origin (scheme://host[:port], no path). */
+export function originProblem(value: string): string | null {
+  const example = 'e.g. "https://opac.lib.example.org" or "http://localhost:3000"';
+  const url = /^https?:\/\/[^/?#\s]+\/?$/i.test(value) && URL.canParse(value) ? new URL(value) : null;
+  if (url === null) {
+    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return `is not an origin: give the scheme and host, ${example}`;
+    if (!/^https?:/i.test(value)) return `is not an http(s) origin: ${example}`;
+    return `is not an origin: give scheme://host[:port] without a path, query or fragment, ${example}`;
+  }
+  if (url.username !== '' || url.password !== '') return `must not contain a user name or password: ${example}`;
+  return null;
 }
 
 const HOST_NAME = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
@@ -247,6 +262,34 @@ const httpSection = section({
    * is then allowed on any address and X-Forwarded-For / -Proto are believed.
    */
   trustedProxy: flag().default(false),
+  /**
+   * Web pages (origins) whose scripts may read the responses (CORS): ["*"],
+   * any origin, or a list of exact origins such as
+   * "https://opac.lib.example.org"; others get no Access-Control-Allow-Origin
+   * (the request is still answered: browsers enforce CORS). [] allows none.
+   * In the environment: comma-separated.
+   */
+  corsOrigins: z
+    .preprocess(
+      (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
+      z.array(
+        z.string(must('must be a list of origins (strings)')),
+        must('must be ["*"] (any origin) or a list of origins, e.g. ["https://opac.lib.example.org"]'),
+      ),
+    )
+    .superRefine((origins, ctx) => {
+      if (origins.includes('*') && origins.length > 1) {
+        ctx.addIssue({ code: 'custom', message: 'must be ["*"] alone (any origin) or a list of origins without "*"' });
+      }
+      for (const entry of origins) {
+        if (entry === '*') continue;
+        const problem = originProblem(entry);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: `has ${JSON.stringify(entry.slice(0, 80))}, which ${problem}` });
+      }
+    })
+    // Browsers send origins lower-case and without a default port.
+    .transform((origins) => origins.map((entry) => (entry === '*' ? entry : new URL(entry).origin)))
+    .default(['*']),
   /** Largest request body accepted (login forms and renew/request/cancel lists are small). */
   maxBodyBytes: integer(1024, 16 * 1024 * 1024, 'must be a size in bytes between 1024 and 16777216').default(65536),
   /** Largest request head (request line plus all headers) in bytes; Node answers 431 beyond it. */

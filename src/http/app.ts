@@ -11,12 +11,14 @@ import type { Logger } from '../log.js';
 import type { PaiaEnv } from './env.js';
 import { notFound, translateError, uriTooLong } from './errors.js';
 import { accessLog } from './middleware/access-log/index.js';
+import { requireForwardedHttps } from './middleware/forwarded-proto/index.js';
 import { paiaFormat } from './middleware/paia-format/index.js';
 import { requestId } from './middleware/request-id/index.js';
 import { respondError } from './respond.js';
 import { mountAuth } from './routes/auth.js';
 import { mountCore } from './routes/core.js';
 import { mountDaia } from './routes/daia.js';
+import { responsePolicy, responsePolicyMiddleware } from './security.js';
 
 export interface AppOptions {
   backend: Backend;
@@ -54,6 +56,20 @@ export interface AppOptions {
    * maxIds: most request identifiers per request (default maxDocs).
    */
   daia?: { service: DaiaService; maxIds?: number };
+  /**
+   * Origins whose scripts may read responses (CORS): ["*"] (the default, any
+   * origin) or exact origins such as "https://opac.lib.example.org"; other
+   * origins get no Access-Control-* headers.
+   */
+  corsOrigins?: readonly string[];
+  /**
+   * Send Strict-Transport-Security on requests that came over HTTPS (an
+   * https URL, or X-Forwarded-Proto: https). Default false; turn it on when
+   * the gateway serves TLS or sits behind a trusted TLS-terminating proxy.
+   */
+  hsts?: boolean;
+  /** Behind a TLS-terminating proxy: refuse (400) requests whose X-Forwarded-Proto is not https. Default false. */
+  requireForwardedHttps?: boolean;
 }
 
 /** The socket address under @hono/node-server, if any. */
@@ -84,14 +100,17 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
   const maxIds = options.daia?.maxIds ?? options.maxDocs;
   if (!Number.isInteger(maxIds) || maxIds < 1) throw new Error(`daia.maxIds must be a positive integer, got ${maxIds}`);
 
+  const policy = responsePolicy({ corsOrigins: options.corsOrigins, hsts: options.hsts });
+
   const app = new Hono<PaiaEnv>();
   const maxUrlBytes = options.maxUrlBytes ?? 2048;
-  app.use('*', requestId({ logger: options.logger }), accessLog(), paiaFormat({ authPrefix, ...(options.daia ? { daiaPath } : {}) }), async (c, next) => {
+  app.use('*', responsePolicyMiddleware(policy), requestId({ logger: options.logger }), accessLog(), paiaFormat({ authPrefix, ...(options.daia ? { daiaPath } : {}) }), async (c, next) => {
     // Path and query are percent-encoded ASCII once parsed, so characters are bytes.
     const url = new URL(c.req.url);
     if (url.pathname.length + url.search.length > maxUrlBytes) throw uriTooLong(maxUrlBytes);
     await next();
   });
+  if (options.requireForwardedHttps) app.use('*', requireForwardedHttps());
 
   const perMinute = options.requestsPerMinute ?? 120;
   const limiter = { limiter: new RequestLimiter({ perMinute }), perMinute };

@@ -1,6 +1,7 @@
 import type { Session } from '../auth/session-store.js';
 import type { Logger } from '../log.js';
 import type { ResponseFormat } from './middleware/paia-format/index.js';
+import type { ResponsePolicy } from './security.js';
 
 /** A request that passed the bearer-token check. The token is kept for logout only and never logged. */
 export interface Authenticated {
@@ -11,6 +12,8 @@ export interface Authenticated {
 /** The Hono environment of the PAIA app: what middleware hands to handlers and to the renderer. */
 export interface PaiaEnv {
   Variables: {
+    /** Set first of all: CORS origins and HSTS, applied by the renderer. */
+    responsePolicy: ResponsePolicy;
     /** Set by request-id: the id echoed in X-Request-Id and bound to every log line. */
     requestId: string;
     /** Set by request-id: pino child logger with the request id. */

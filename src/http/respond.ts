@@ -4,6 +4,7 @@ import { encodeText, escapeJsonText } from './charset.js';
 import type { PaiaEnv } from './env.js';
 import type { PaiaError } from './errors.js';
 import { DEFAULT_FORMAT } from './middleware/paia-format/index.js';
+import { applyResponsePolicy } from './security.js';
 
 /** The PAIA version this server was checked against (X-PAIA-Version). */
 export const PAIA_VERSION = '1.4.0';
@@ -33,8 +34,10 @@ export interface RenderOptions {
  * Every response of the app is made here, so every one carries the same
  * contract: a JSON object (or JSONP call) in the negotiated charset with the
  * charset in Content-Type; X-PAIA-Version; X-OAuth-Scopes and
- * X-Accepted-OAuth-Scopes; CORS; X-Request-Id; no caching (patron data and
- * tokens); status 200 when suppress_response_codes was given.
+ * X-Accepted-OAuth-Scopes; CORS (per the response policy); X-Request-Id; no
+ * caching (patron data and tokens); the secure headers (nosniff,
+ * Referrer-Policy, X-Frame-Options, CSP, HSTS over HTTPS when enabled); status
+ * 200 when suppress_response_codes was given.
  */
 export function respond(
   c: Context<PaiaEnv>,
@@ -55,22 +58,20 @@ export function respond(
   if (format.api === 'daia') {
     // DAIA is public: no tokens, no scopes.
     h.set('X-DAIA-Version', DAIA_VERSION);
-    h.set('Access-Control-Allow-Origin', '*');
     h.set('Access-Control-Expose-Headers', DAIA_EXPOSED_HEADERS);
   } else {
     h.set('X-PAIA-Version', PAIA_VERSION);
     const tokenScopes = c.get('tokenScopes') ?? [];
     h.set('X-OAuth-Scopes', formatScopes(format.api === 'core' ? coreVisibleScopes(tokenScopes) : tokenScopes));
     h.set('X-Accepted-OAuth-Scopes', c.get('acceptedScopes') ?? '');
-    h.set('Access-Control-Allow-Origin', '*');
     h.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
   }
   h.set('Cache-Control', 'no-store');
   h.set('Pragma', 'no-cache');
-  h.set('X-Content-Type-Options', 'nosniff');
   const requestId = c.get('requestId');
   if (requestId !== undefined) h.set('X-Request-Id', requestId);
   for (const [name, value] of Object.entries(headers)) h.set(name, value);
+  applyResponsePolicy(c, h);
 
   return new Response(encodeText(text, format.charset), {
     status: format.suppressResponseCodes ? 200 : status,

@@ -185,7 +185,10 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
       };
       const onError = (error: NodeJS.ErrnoException) => {
         clearTimeout(timer);
-        reject(new BackendUnavailable(`cannot connect to the ILS at ${host}:${port} (${error.code ?? error.message})`, { cause: error }));
+        // A certificate check that failed is a configuration problem (sip2.tls.ca, .servername): say so plainly.
+        const untrusted = this.options.tls !== undefined && /CERT|SIGNATURE|ALTNAME|ISSUER/.test(error.code ?? '');
+        const why = untrusted ? `the ILS's TLS certificate was not trusted: ${error.code}: ${error.message}` : (error.code ?? error.message);
+        reject(new BackendUnavailable(`cannot connect to the ILS at ${host}:${port} (${why})`, { cause: error }));
       };
       const socket = this.options.tls
         ? tls.connect({ host, port, ...this.options.tls }, onConnected)

@@ -18,7 +18,7 @@ import { trackChild } from './children.js';
  */
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const LISTENING = /^paia-sip2 listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m;
+const LISTENING = /^paia-sip2 listening on (https?:\/\/127\.0\.0\.1:\d+)\s*$/m;
 const START_TIMEOUT_MS = 15_000;
 const KEEP_OUTPUT_CHARS = 200_000;
 
@@ -39,7 +39,7 @@ export interface GatewayExit {
 }
 
 export interface GatewayProcess {
-  /** Base URL, e.g. http://127.0.0.1:41234 (no trailing slash, no base path). */
+  /** Base URL, e.g. http://127.0.0.1:41234 (https:// with http.tls; no trailing slash, no base path). */
   readonly url: string;
   readonly pid: number;
   /** Everything the child wrote to stdout so far. */

@@ -25,7 +25,7 @@ describe('defaults', () => {
   it('load from config/default.yaml: the embedded demo on 127.0.0.1:8080', () => {
     const { config, warnings } = loadConfigWithWarnings({ env: {} });
     expect(warnings).toEqual([]);
-    expect(config.http).toEqual({ host: '127.0.0.1', port: 8080, basePath: '', publicUrl: null, tls: null, trustedProxy: false, maxBodyBytes: 65536, maxHeaderBytes: 16384, maxUrlBytes: 2048, shutdownTimeoutMs: 10000 });
+    expect(config.http).toEqual({ host: '127.0.0.1', port: 8080, basePath: '', publicUrl: null, tls: null, trustedProxy: false, corsOrigins: ['*'], maxBodyBytes: 65536, maxHeaderBytes: 16384, maxUrlBytes: 2048, shutdownTimeoutMs: 10000 });
     expect(config.sip2.host).toBeNull();
     expect(config.sip2.terminal).toEqual({ user: 'paia', password: 'paia-secret', location: 'MAIN' });
     expect(config.sip2.institution).toBe('DEMO');
@@ -93,7 +93,7 @@ describe('environment overrides', () => {
     const settings = configSettings();
     const leaves = settings.filter((setting) => setting.kind !== 'section').map((setting) => setting.path);
     expect(leaves).toEqual([
-      ...['host', 'port', 'basePath', 'publicUrl', 'tls.cert', 'tls.key', 'trustedProxy', 'maxBodyBytes', 'maxHeaderBytes', 'maxUrlBytes', 'shutdownTimeoutMs'].map((key) => `http.${key}`),
+      ...['host', 'port', 'basePath', 'publicUrl', 'tls.cert', 'tls.key', 'trustedProxy', 'corsOrigins', 'maxBodyBytes', 'maxHeaderBytes', 'maxUrlBytes', 'shutdownTimeoutMs'].map((key) => `http.${key}`),
       ...['host', 'port', 'tls.ca', 'tls.cert', 'tls.key', 'tls.rejectUnauthorized', 'tls.servername', 'dialect', 'charset', 'errorDetection']
         .concat(['terminal.user', 'terminal.password', 'terminal.location', 'institution', 'terminalPasswordInMessages'])
         .concat(['pool.min', 'pool.max', 'pool.acquireTimeoutMs', 'pool.maxWaiting', 'pool.keepaliveSeconds', 'pool.maxLifetimeSeconds'])
@@ -360,5 +360,49 @@ describe('auth and input-limit settings (issue 5)', () => {
     })();
     expect(problems.map((p) => p.path)).toEqual(['auth.requestsPerMinute', 'auth.bruteForce.freeFailuresPerUser', 'auth.passwordPolicy.denyList']);
     expect(problems[2]!.message).toMatch(/must be a list of passwords/);
+  });
+});
+
+describe('http.corsOrigins (issue 5)', () => {
+  function problemsOf(options: { file?: string; env: NodeJS.ProcessEnv }): { path: string; message: string }[] {
+    try {
+      loadConfig(options);
+    } catch (e) {
+      return (e as { problems: { path: string; message: string }[] }).problems;
+    }
+    throw new Error('loaded');
+  }
+
+  it('defaults to ["*"] and takes a comma-separated list from the environment, normalised as browsers send origins', () => {
+    expect(loadConfig({ env: {} }).http.corsOrigins).toEqual(['*']);
+    const config = loadConfig({ env: { PAIA_HTTP_CORS_ORIGINS: ' https://OPAC.Lib.example.org/ , http://localhost:3000,https://x.example.org:443,' } });
+    expect(config.http.corsOrigins).toEqual(['https://opac.lib.example.org', 'http://localhost:3000', 'https://x.example.org']);
+    expect(describeConfig(config)).toMatchObject({ http: { corsOrigins: config.http.corsOrigins } });
+  });
+
+  it('takes a list from the file; [] allows no origin', () => {
+    const file = tmp.write('cors.yaml', 'http:\n  corsOrigins: ["https://opac.lib.example.org", "http://[::1]:8081"]\n');
+    expect(loadConfig({ file, env: {} }).http.corsOrigins).toEqual(['https://opac.lib.example.org', 'http://[::1]:8081']);
+    expect(loadConfig({ file: tmp.write('cors-none.yaml', 'http:\n  corsOrigins: []\n'), env: {} }).http.corsOrigins).toEqual([]);
+  });
+
+  it.each([
+    ['https://opac.example.org/catalog', 'is not an origin: give scheme://host[:port] without a path'],
+    ['https://opac.example.org?x=1', 'is not an origin: give scheme://host[:port] without a path, query or fragment'],
+    ['opac.example.org', 'is not an origin: give the scheme and host'],
+    ['ftp://opac.example.org', 'is not an http(s) origin'],
+    ['https://user:pw@opac.example.org', 'must not contain a user name or password'],
+  ])('names the bad entry %s', (entry, message) => {
+    const problems = problemsOf({ env: { PAIA_HTTP_CORS_ORIGINS: `https://ok.example.org,${entry}` } });
+    expect(problems.map((p) => p.path)).toEqual(['http.corsOrigins']);
+    expect(problems[0]!.message).toContain(`has ${JSON.stringify(entry)}, which ${message}`);
+  });
+
+  it('wants "*" alone, and a list (a single string is a list of one, as in the environment)', () => {
+    expect(loadConfig({ file: tmp.write('cors-one.yaml', 'http:\n  corsOrigins: https://opac.example.org\n'), env: {} }).http.corsOrigins).toEqual(['https://opac.example.org']);
+    expect(problemsOf({ env: { PAIA_HTTP_CORS_ORIGINS: '*,https://opac.example.org' } })[0]!.message).toContain('must be ["*"] alone (any origin) or a list of origins without "*"');
+    const problems = problemsOf({ file: tmp.write('cors-bad.yaml', 'http:\n  corsOrigins: 5\n'), env: {} });
+    expect(problems.map((p) => p.path)).toEqual(['http.corsOrigins']);
+    expect(problems[0]!.message).toContain('must be ["*"] (any origin) or a list of origins, e.g. ["https://opac.lib.example.org"]');
   });
 });

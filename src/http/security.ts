@@ -1,0 +1,81 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import type { PaiaEnv } from './env.js';
+
+/** How responses are guarded: which origins may read them cross-site, and whether HSTS is sent. */
+export interface ResponsePolicy {
+  /** "*" = any origin (Access-Control-Allow-Origin: *); otherwise the exact origins (scheme://host[:port]) allowed. */
+  readonly corsOrigins: '*' | ReadonlySet<string>;
+  /** Send Strict-Transport-Security on requests that came over HTTPS. */
+  readonly hsts: boolean;
+}
+
+/** What a response looks like when no policy was set: today's public CORS, no HSTS. */
+export const DEFAULT_RESPONSE_POLICY: ResponsePolicy = { corsOrigins: '*', hsts: false };
+
+/** The headers every response carries: a JSON API serves no documents to frame, embed or refer from. */
+export const SECURE_HEADERS: Readonly<Record<string, string>> = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+};
+
+export const HSTS_VALUE = 'max-age=31536000';
+
+/**
+ * Turns the corsOrigins setting into a policy: ["*"] (the default) or a list
+ * of origins. Throws on "*" mixed with origins; the config loader reports
+ * malformed entries before this.
+ */
+export function responsePolicy(options: { corsOrigins?: readonly string[] | undefined; hsts?: boolean | undefined }): ResponsePolicy {
+  const origins = options.corsOrigins ?? ['*'];
+  const hsts = options.hsts ?? false;
+  if (origins.includes('*')) {
+    if (origins.length !== 1) throw new Error('corsOrigins: "*" must stand alone (any origin), or list origins without it');
+    return { corsOrigins: '*', hsts };
+  }
+  return { corsOrigins: new Set(origins), hsts };
+}
+
+/** Stores the response policy for respond(). First in the chain, so that every response sees it. */
+export function responsePolicyMiddleware(policy: ResponsePolicy): MiddlewareHandler<PaiaEnv> {
+  return async function responsePolicyHandler(c, next) {
+    c.set('responsePolicy', policy);
+    await next();
+  };
+}
+
+/** Whether the request reached us over HTTPS: directly, or per X-Forwarded-Proto (believed only when hsts is on, i.e. with TLS or a trusted proxy). */
+function overHttps(c: Context<PaiaEnv>): boolean {
+  if (new URL(c.req.url).protocol === 'https:') return true;
+  const forwarded = c.req.header('x-forwarded-proto');
+  // As in requireForwardedHttps: with a list, the last entry (the trusted proxy's own) counts.
+  return forwarded?.split(',').at(-1)?.trim().toLowerCase() === 'https';
+}
+
+/**
+ * Adds the secure headers and settles CORS on a response's headers (called
+ * last, after route-specific headers): with "*" any origin may read it; with
+ * a list only a listed Origin is echoed (with Vary: Origin), and for any other
+ * origin every Access-Control-* header is dropped. The response itself is
+ * still sent: browsers enforce CORS.
+ */
+export function applyResponsePolicy(c: Context<PaiaEnv>, h: Headers): void {
+  const policy = c.get('responsePolicy') ?? DEFAULT_RESPONSE_POLICY;
+  for (const [name, value] of Object.entries(SECURE_HEADERS)) h.set(name, value);
+  if (policy.hsts && overHttps(c)) h.set('Strict-Transport-Security', HSTS_VALUE);
+
+  if (policy.corsOrigins === '*') {
+    h.set('Access-Control-Allow-Origin', '*');
+    return;
+  }
+  h.append('Vary', 'Origin');
+  const origin = c.req.header('origin');
+  if (origin !== undefined && policy.corsOrigins.has(origin)) {
+    h.set('Access-Control-Allow-Origin', origin);
+    return;
+  }
+  for (const name of [...h.keys()]) {
+    if (name.startsWith('access-control-')) h.delete(name);
+  }
+}
