@@ -4,6 +4,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { X509Certificate } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
+import { ClientAllowlist } from './auth/client-allowlist.js';
 import { LoginThrottle } from './auth/login-throttle.js';
 import { PasswordPolicy } from './auth/password-policy.js';
 import { LruSessionStore } from './auth/session-store.js';
@@ -117,6 +118,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     tokenLifetimeSeconds: config.auth.tokenLifetimeSeconds,
     loginThrottle,
     passwordPolicy: new PasswordPolicy(config.auth.passwordPolicy),
+    allowedClients: new ClientAllowlist(config.auth.allowedClients),
     requestsPerMinute: config.auth.requestsPerMinute,
     logoutAllSessions: config.auth.logoutAllSessions,
     maxUrlBytes: config.http.maxUrlBytes,

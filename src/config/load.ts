@@ -548,6 +548,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
       requestsPerMinute: auth.requestsPerMinute,
       logoutAllSessions: auth.logoutAllSessions,
       maxLoginsPerSecond: auth.maxLoginsPerSecond,
+      allowedClients: auth.allowedClients.length === 0 ? 'any' : auth.allowedClients,
       bruteForce: auth.bruteForce,
       passwordPolicy: { minLength: auth.passwordPolicy.minLength, denyList: `${auth.passwordPolicy.denyList.length} entries` },
     },

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { type Charset, CHARSETS } from '../sip2/charset.js';
 import type { DialectName } from '../sip2/dialect.js';
 import { DEFAULT_DENY_LIST } from '../auth/password-policy.js';
+import { clientRuleProblem } from '../auth/client-allowlist.js';
 
 /**
  * The configuration schema: every setting a sysadmin can make, its default,
@@ -104,6 +105,8 @@ export interface Config {
     readonly requestsPerMinute: number;
     readonly logoutAllSessions: boolean;
     readonly maxLoginsPerSecond: number;
+    /** IP addresses and CIDR blocks of the clients that may log in; [] = any client. */
+    readonly allowedClients: string[];
     readonly bruteForce: {
       readonly freeFailuresPerUser: number;
       readonly freeFailuresPerAddress: number;
@@ -469,6 +472,26 @@ const authSection = section({
   logoutAllSessions: flag().default(false),
   /** Login attempts per second sent to the ILS, all clients together; beyond it 503 with Retry-After (protects the ILS from a distributed guessing run). */
   maxLoginsPerSecond: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(20),
+  /**
+   * Clients that may log in: IP addresses and CIDR blocks, IPv4 or IPv6 (behind
+   * http.trustedProxy, the last X-Forwarded-For hop). Others get 403. [] = any
+   * client. Core methods stay open to every token holder. In the environment: comma-separated.
+   */
+  allowedClients: z
+    .preprocess(
+      (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
+      z.array(
+        z.string(must('must be a list of IP addresses or CIDR blocks (strings)')),
+        must('must be a list of IP addresses or CIDR blocks, e.g. ["10.0.0.0/8", "2001:db8::/32"], or [] for any client'),
+      ),
+    )
+    .superRefine((entries, ctx) => {
+      for (const entry of entries) {
+        const problem = clientRuleProblem(entry);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: `has ${JSON.stringify(entry.slice(0, 80))}, which ${problem}` });
+      }
+    })
+    .default([]),
   /** Brute-force lockout: failed logins counted per username and per client address; past the free ones each failure doubles a delay, up to the cap. */
   bruteForce: section({
     /** Failed logins of one username before the lockout starts. */

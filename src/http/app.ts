@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
+import type { ClientAllowlist } from '../auth/client-allowlist.js';
 import { LoginThrottle } from '../auth/login-throttle.js';
 import { DEFAULT_DENY_LIST, PasswordPolicy } from '../auth/password-policy.js';
 import type { PatronIds } from '../auth/patron-ids.js';
@@ -51,6 +52,11 @@ export interface AppOptions {
    * Behind a trusted proxy, pass a function that reads X-Forwarded-For.
    */
   clientAddress?: (c: Context<PaiaEnv>) => string | undefined;
+  /**
+   * Clients (by clientAddress) that may log in; others get 403 access_denied.
+   * Default: any client. Core methods stay open to every holder of a token.
+   */
+  allowedClients?: ClientAllowlist;
   /**
    * DAIA availability at {basePath}/daia; not served when left out.
    * maxIds: most request identifiers per request (default maxDocs).
@@ -129,6 +135,7 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
     patronIds: options.patronIds,
     throttle: options.loginThrottle ?? new LoginThrottle(),
     clientAddress: options.clientAddress ?? socketAddress,
+    ...(options.allowedClients && !options.allowedClients.open ? { allowedClients: options.allowedClients } : {}),
     prefix: authPrefix,
     maxBodyBytes: options.maxBodyBytes,
     tokenLifetimeSeconds: options.tokenLifetimeSeconds,

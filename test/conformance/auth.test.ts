@@ -37,10 +37,14 @@ function sleep(ms: number): Promise<void> {
 
 describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
   // extras[0]: tokens live one second;
-  // extras[1]: opaque patron identifiers
+  // extras[1]: opaque patron identifiers;
+  // extras[2]: logins only from 10.0.0.0/8 (the suite calls from 127.0.0.1);
+  // extras[3]: logins only from 127.0.0.1/32
   const fx = useFixture(dialect, {}, [
     { PAIA_AUTH_TOKEN_LIFETIME_SECONDS: '1' },
     { PAIA_PAIA_PATRON_ID: 'opaque', PAIA_PAIA_PATRON_ID_SECRET: 'conformance-suite-secret-0123456789abcdefghij' },
+    { PAIA_AUTH_ALLOWED_CLIENTS: '10.0.0.0/8' },
+    { PAIA_AUTH_ALLOWED_CLIENTS: '127.0.0.1/32' },
   ]);
   let shortLived: { session: Session; at: number; fresh: Reply } | undefined;
 
@@ -212,7 +216,15 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
     expect(logout.patron).toBe(first.patron);
   });
 
-  it.todo('"An auth server ... SHOULD restrict access to specific clients" (not implemented: any client may log in)');
+  it('"An auth server ... SHOULD restrict access to specific clients" (auth.allowedClients): a client outside the list gets 403 access_denied, one inside logs in', async () => {
+    const refused = await fx().extras[2]!.client.loginReply('alice', PASSWORDS.alice!);
+    expectRequestError(refused, { status: 403, error: 'access_denied', api: 'auth' });
+    expect(refused.body).not.toHaveProperty('access_token');
+    expect(String(refused.body.error_description)).toMatch(/this client is not allowed to log in/);
+    expect(String(refused.body.error_description)).not.toMatch(/username or password/);
+    const allowed = await fx().extras[3]!.client.login('alice');
+    expectOk(await fx().extras[3]!.client.get('/core/alice', { token: allowed.token }));
+  });
 
   // ------------------------------------------------------------ tokens
 

@@ -1,4 +1,5 @@
 import type { Context, Hono } from 'hono';
+import type { ClientAllowlist } from '../../auth/client-allowlist.js';
 import type { LoginThrottle } from '../../auth/login-throttle.js';
 import { type PasswordPolicy, WEAK_PASSWORD_MESSAGE } from '../../auth/password-policy.js';
 import type { RequestLimiter } from '../../auth/request-limit.js';
@@ -29,6 +30,8 @@ export interface AuthRouteOptions {
   throttle: LoginThrottle;
   /** The client's address for brute-force counting; undefined when unknown. */
   clientAddress: (c: Context<PaiaEnv>) => string | undefined;
+  /** Clients that may log in (by clientAddress); undefined or an empty list: any client. */
+  allowedClients?: ClientAllowlist;
   /** URL prefix of the auth methods, for example `/auth` or `/paia/auth`. */
   prefix: string;
   maxBodyBytes: number;
@@ -43,6 +46,9 @@ export interface AuthRouteOptions {
 /** One answer for an unknown user, a wrong password and a locked-out login. */
 const REJECTED = 'login failed: wrong username or password';
 
+/** The answer to a client outside auth.allowedClients. */
+export const CLIENT_NOT_ALLOWED = 'this client is not allowed to log in here: its address is not among the allowed clients of this server';
+
 /** Names that must never travel in a URL. */
 const CREDENTIAL_PARAMETERS = ['password', 'username', 'old_password', 'new_password'];
 
@@ -56,6 +62,11 @@ export function mountAuth(app: Hono<PaiaEnv>, options: AuthRouteOptions): void {
     scope: METHOD_SCOPE.login,
     handlers: [
       async (c) => {
+        // Spec: "An auth server SHOULD restrict access to specific clients". Checked
+        // first, before the body is read: a refused client learns nothing else.
+        if (options.allowedClients !== undefined && !options.allowedClients.allows(options.clientAddress(c))) {
+          throw accessDenied(CLIENT_NOT_ALLOWED);
+        }
         const query = new URL(c.req.url).searchParams;
         if (CREDENTIAL_PARAMETERS.some((name) => query.has(name))) {
           throw malformed('credentials are never accepted in the URL: send username and password in the POST body');

@@ -38,6 +38,7 @@ describe('defaults', () => {
       requestsPerMinute: 120,
       logoutAllSessions: false,
       maxLoginsPerSecond: 20,
+      allowedClients: [],
       bruteForce: { freeFailuresPerUser: 5, freeFailuresPerAddress: 30, lockoutBaseSeconds: 1, lockoutMaxSeconds: 900 },
       passwordPolicy: { minLength: 4, denyList: [...DEFAULT_DENY_LIST] },
     });
@@ -100,7 +101,7 @@ describe('environment overrides', () => {
         .concat(['timeouts.connectMs', 'timeouts.responseMs', 'maxResends', 'pageSize', 'currency'])
         .map((key) => `sip2.${key}`),
       ...['itemUri', 'editionUri', 'storageUri', 'patronTypeUri', 'patronId', 'patronIdSecret', 'maxDocs'].map((key) => `paia.${key}`),
-      ...['tokenLifetimeSeconds', 'maxSessions', 'maxSessionsPerPatron', 'requestsPerMinute', 'logoutAllSessions', 'maxLoginsPerSecond']
+      ...['tokenLifetimeSeconds', 'maxSessions', 'maxSessionsPerPatron', 'requestsPerMinute', 'logoutAllSessions', 'maxLoginsPerSecond', 'allowedClients']
         .concat(['bruteForce.freeFailuresPerUser', 'bruteForce.freeFailuresPerAddress', 'bruteForce.lockoutBaseSeconds', 'bruteForce.lockoutMaxSeconds'])
         .concat(['passwordPolicy.minLength', 'passwordPolicy.denyList'])
         .map((key) => `auth.${key}`),
@@ -360,6 +361,42 @@ describe('auth and input-limit settings (issue 5)', () => {
     })();
     expect(problems.map((p) => p.path)).toEqual(['auth.requestsPerMinute', 'auth.bruteForce.freeFailuresPerUser', 'auth.passwordPolicy.denyList']);
     expect(problems[2]!.message).toMatch(/must be a list of passwords/);
+  });
+
+  it('auth.allowedClients: IPv4 and IPv6 addresses and CIDR blocks, comma-separated in the environment; a bad entry is named', () => {
+    expect(loadConfig({ env: { PAIA_AUTH_ALLOWED_CLIENTS: ' 10.0.0.0/8, 192.0.2.10 ,2001:db8::/32,::1,' } }).auth.allowedClients).toEqual([
+      '10.0.0.0/8',
+      '192.0.2.10',
+      '2001:db8::/32',
+      '::1',
+    ]);
+    expect(loadConfig({ file: tmp.write('clients.yaml', 'auth:\n  allowedClients: ["127.0.0.1/32"]\n'), env: {} }).auth.allowedClients).toEqual(['127.0.0.1/32']);
+    for (const [value, pattern] of [
+      ['10.0.0.0/8,intranet', /"intranet", which is not an IP address or CIDR block/],
+      ['10.0.0.0/33', /"10\.0\.0\.0\/33", which has a prefix length that is not a whole number between 0 and 32/],
+      ['2001:db8::/129', /between 0 and 128/],
+      ['10.0.0.0/x', /prefix length/],
+    ] as const) {
+      const problems = (() => {
+        try {
+          loadConfig({ env: { PAIA_AUTH_ALLOWED_CLIENTS: value } });
+        } catch (e) {
+          return (e as { problems: { path: string; message: string }[] }).problems;
+        }
+        throw new Error(`loaded ${value}`);
+      })();
+      expect(problems.map((p) => p.path)).toEqual(['auth.allowedClients']);
+      expect(problems[0]!.message).toMatch(pattern);
+    }
+    const wrongType = (() => {
+      try {
+        loadConfig({ file: tmp.write('clients-bad.yaml', 'auth:\n  allowedClients: 5\n'), env: {} });
+      } catch (e) {
+        return (e as { problems: { path: string; message: string }[] }).problems;
+      }
+      throw new Error('loaded');
+    })();
+    expect(wrongType[0]!.message).toMatch(/must be a list of IP addresses or CIDR blocks/);
   });
 });
 
