@@ -475,7 +475,7 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
   }
   const parsed: unknown = doc.toJS({ maxAliasCount: 100 });
   if (parsed !== null && parsed !== undefined && !isMapping(parsed)) {
-    throw new ConfigError(file, [{ path: file, message: `must be a mapping of sections (http, sip2, paia, auth, log, demo), ${show(parsed)}` }]);
+    throw new ConfigError(file, [{ path: file, message: `must be a mapping of sections (http, sip2, paia, auth, cache, metrics, log, demo), ${show(parsed)}` }]);
   }
   const raw: Raw = parsed ?? {};
 
@@ -508,7 +508,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
 
 /** A short, secret-free summary for the start-up log line and `check-config`. */
 export function describeConfig(config: Config): Record<string, unknown> {
-  const { http, sip2, paia, auth, log, demo } = config;
+  const { http, sip2, paia, auth, cache, metrics, log, demo } = config;
   const embedded = sip2.host === null;
   const dialectName = embedded ? demo.dialect : sip2.dialect;
   let charset: string | null = sip2.charset;
@@ -552,6 +552,8 @@ export function describeConfig(config: Config): Record<string, unknown> {
       bruteForce: auth.bruteForce,
       passwordPolicy: { minLength: auth.passwordPolicy.minLength, denyList: `${auth.passwordPolicy.denyList.length} entries` },
     },
+    cache: { items: cache.items.enabled ? `${cache.items.maxEntries} entries for ${cache.items.ttlSeconds} s` : 'off' },
+    metrics: metrics.enabled ? { path: '/metrics', allowedClients: metrics.allowedClients.length === 0 ? 'any' : metrics.allowedClients } : 'off',
     log: log.level,
   };
 }

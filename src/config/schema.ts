@@ -115,6 +115,14 @@ export interface Config {
     };
     readonly passwordPolicy: { readonly minLength: number; readonly denyList: string[] };
   };
+  readonly cache: {
+    readonly items: { readonly enabled: boolean; readonly ttlSeconds: number; readonly maxEntries: number };
+  };
+  readonly metrics: {
+    readonly enabled: boolean;
+    /** IP addresses and CIDR blocks of the clients that may read /metrics; [] = any client. */
+    readonly allowedClients: string[];
+  };
   readonly log: { readonly level: LogLevel };
   readonly demo: { readonly dialect: DialectName; readonly sip2Port: number };
 }
@@ -151,6 +159,24 @@ function sipText(mustBe: string, options: { allowEmpty: boolean }) {
   return (options.allowEmpty ? base : base.min(1, must(mustBe))).refine((value) => !/[|\r\n\0]/.test(value), {
     error: `${mustBe}, without "|", line breaks or NUL characters (SIP2 uses them as separators)`,
   });
+}
+
+/** IP addresses and CIDR blocks (IPv4 or IPv6); comma-separated in the environment. Each bad entry is named. */
+function clientList() {
+  return z
+    .preprocess(
+      (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
+      z.array(
+        z.string(must('must be a list of IP addresses or CIDR blocks (strings)')),
+        must('must be a list of IP addresses or CIDR blocks, e.g. ["10.0.0.0/8", "2001:db8::/32"], or [] for any client'),
+      ),
+    )
+    .superRefine((entries, ctx) => {
+      for (const entry of entries) {
+        const problem = clientRuleProblem(entry);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: `has ${JSON.stringify(entry.slice(0, 80))}, which ${problem}` });
+      }
+    });
 }
 
 /** Why a CORS origin entry is wrong, or null when it is an absolute http(s) origin (scheme://host[:port], no path). */
@@ -477,21 +503,7 @@ const authSection = section({
    * http.trustedProxy, the last X-Forwarded-For hop). Others get 403. [] = any
    * client. Core methods stay open to every token holder. In the environment: comma-separated.
    */
-  allowedClients: z
-    .preprocess(
-      (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
-      z.array(
-        z.string(must('must be a list of IP addresses or CIDR blocks (strings)')),
-        must('must be a list of IP addresses or CIDR blocks, e.g. ["10.0.0.0/8", "2001:db8::/32"], or [] for any client'),
-      ),
-    )
-    .superRefine((entries, ctx) => {
-      for (const entry of entries) {
-        const problem = clientRuleProblem(entry);
-        if (problem !== null) ctx.addIssue({ code: 'custom', message: `has ${JSON.stringify(entry.slice(0, 80))}, which ${problem}` });
-      }
-    })
-    .default([]),
+  allowedClients: clientList().default([]),
   /** Brute-force lockout: failed logins counted per username and per client address; past the free ones each failure doubles a delay, up to the cap. */
   bruteForce: section({
     /** Failed logins of one username before the lockout starts. */
@@ -517,6 +529,29 @@ const authSection = section({
   }),
 });
 
+const cacheSection = section({
+  /** Item information (SIP2 17) answers, shared by items and DAIA: fewer round trips when the same items are asked for again. */
+  items: section({
+    /** false: every item is asked of the ILS each time. */
+    enabled: flag().default(true),
+    /** How long an answer is used; keep it short, other patrons' loans and returns change items without the gateway knowing. A renew, request or cancel of an item through the gateway drops its entry at once. */
+    ttlSeconds: integer(1, 3600, 'must be seconds between 1 and 3600').default(15),
+    /** Most items kept; the least recently used go first. */
+    maxEntries: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(10_000),
+  }),
+});
+
+const metricsSection = section({
+  /** Serve Prometheus metrics on /metrics (outside the PAIA base paths). */
+  enabled: flag().default(true),
+  /**
+   * Clients that may read /metrics: IP addresses and CIDR blocks (behind
+   * http.trustedProxy, the last X-Forwarded-For hop); others get 403.
+   * [] = any client. In the environment: comma-separated.
+   */
+  allowedClients: clientList().default(['127.0.0.1', '::1']),
+});
+
 const logSection = section({
   /** Log level: fatal, error, warn, info, debug (traces SIP2, passwords masked), trace or silent. */
   level: z.enum(LOG_LEVELS, must(`must be one of ${LOG_LEVELS.join(', ')}`)).default('info'),
@@ -540,12 +575,16 @@ export const configSchema = z.strictObject(
     paia: paiaSection,
     /** Access tokens and sessions. */
     auth: authSection,
+    /** Short-lived caches of ILS answers. */
+    cache: cacheSection,
+    /** Prometheus metrics. */
+    metrics: metricsSection,
     /** Logging. */
     log: logSection,
     /** The embedded SIP2 simulator, used only while sip2.host is null. */
     demo: demoSection,
   },
-  must('must be a mapping of sections (http, sip2, paia, auth, log, demo)'),
+  must('must be a mapping of sections (http, sip2, paia, auth, cache, metrics, log, demo)'),
 );
 
 // The hand-written Config above and the schema's output must not drift apart.

@@ -105,6 +105,11 @@ describe('environment overrides', () => {
         .concat(['bruteForce.freeFailuresPerUser', 'bruteForce.freeFailuresPerAddress', 'bruteForce.lockoutBaseSeconds', 'bruteForce.lockoutMaxSeconds'])
         .concat(['passwordPolicy.minLength', 'passwordPolicy.denyList'])
         .map((key) => `auth.${key}`),
+      'cache.items.enabled',
+      'cache.items.ttlSeconds',
+      'cache.items.maxEntries',
+      'metrics.enabled',
+      'metrics.allowedClients',
       'log.level',
       'demo.dialect',
       'demo.sip2Port',
