@@ -17,7 +17,7 @@ import { createHealthHandler } from './http/health.js';
 import type { Logger } from './log.js';
 import { loadDialect } from './sip2/dialect.js';
 import { Sip2Pool } from './sip2/pool.js';
-import { sip2Backend, sip2ConnectionOptions, sip2Requests, sip2TlsOptions, uriTemplatesOf } from './wiring.js';
+import { itemInfoCache, sip2Backend, sip2ConnectionOptions, sip2Requests, sip2TlsOptions, uriTemplatesOf } from './wiring.js';
 
 export interface RunningGateway {
   /** Where the gateway listens (scheme, host, port; without the base path). */
@@ -91,13 +91,15 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   await pool.start();
 
   const requests = sip2Requests(config);
-  const backend = sip2Backend(config, dialect, pool, { requests, logger: logger.child({ component: 'backend' }) });
+  const itemCache = itemInfoCache(config);
+  const backend = sip2Backend(config, dialect, pool, { requests, itemCache, logger: logger.child({ component: 'backend' }) });
   const daia = new DaiaService({
     send: (message) => pool.request(message),
     requests,
     dialect,
     uris: compileUriTemplates(uriTemplatesOf(config)),
     institution: config.sip2.institution,
+    itemCache,
   });
   const sessions = new LruSessionStore({ maxSessions: config.auth.maxSessions, maxSessionsPerPatron: config.auth.maxSessionsPerPatron });
   const { bruteForce } = config.auth;

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type tls from 'node:tls';
+import { ItemInfoCache } from './backend/item-cache.js';
 import { acsSupportsHoldsOf, Sip2Backend } from './backend/sip2-backend.js';
 import type { Config } from './config/index.js';
 import type { Logger } from './log.js';
@@ -70,7 +71,7 @@ export function sip2Backend(
   config: Config,
   dialect: Dialect,
   pool: Sip2Pool,
-  options: { requests?: Sip2Requests; acsStatus?: () => AcsStatus | null; logger?: Logger } = {},
+  options: { requests?: Sip2Requests; acsStatus?: () => AcsStatus | null; logger?: Logger; itemCache?: ItemInfoCache | null } = {},
 ): Sip2Backend {
   return new Sip2Backend({
     send: (message) => pool.request(message),
@@ -81,5 +82,12 @@ export function sip2Backend(
     uris: uriTemplatesOf(config),
     acsSupportsHolds: () => acsSupportsHoldsOf(options.acsStatus?.() ?? pool.acsStatus),
     logger: options.logger,
+    itemCache: options.itemCache,
   });
+}
+
+/** The item-information cache of cache.items; null when it is switched off. */
+export function itemInfoCache(config: Config): ItemInfoCache | null {
+  const { items } = config.cache;
+  return items.enabled ? new ItemInfoCache({ ttlMs: items.ttlSeconds * 1000, maxEntries: items.maxEntries }) : null;
 }

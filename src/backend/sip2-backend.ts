@@ -20,6 +20,7 @@ import {
 import { accountState, expiryOf, localDateOf } from './account-state.js';
 import { type DocumentContext, type EntryKind, itemDocument, nonEmpty, queueLength, storageOf } from './documents.js';
 import { feeRecord, textShape } from './fees.js';
+import { type ItemInfoCache, type ItemLookup, itemLookup } from './item-cache.js';
 import { parseCurrency } from './money.js';
 import { limiter } from './parallel.js';
 import type {
@@ -57,6 +58,8 @@ export interface Sip2BackendOptions {
   acsSupportsHolds?: (() => boolean | undefined) | undefined;
   /** At most this many SIP2 requests of one call in the pool at once (default 32). */
   maxParallel?: number | undefined;
+  /** Item information answers to reuse (shared with DAIA); renew, request and cancel drop their items from it. */
+  itemCache?: ItemInfoCache | null | undefined;
 }
 
 const EMAIL = /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
@@ -105,6 +108,8 @@ export class Sip2Backend implements Backend {
   private readonly now: () => Date;
   private readonly acsSupportsHolds: (() => boolean | undefined) | undefined;
   private readonly maxParallel: number;
+  private readonly itemCache: ItemInfoCache | null;
+  private readonly itemInformation: ItemLookup;
 
   constructor(options: Sip2BackendOptions) {
     const currency = parseCurrency(options.currency);
@@ -120,6 +125,8 @@ export class Sip2Backend implements Backend {
     this.now = options.now ?? (() => new Date());
     this.acsSupportsHolds = options.acsSupportsHolds;
     this.maxParallel = options.maxParallel ?? DEFAULT_MAX_PARALLEL;
+    this.itemCache = options.itemCache ?? null;
+    this.itemInformation = itemLookup(this.send, this.requests, this.itemCache);
     limiter(this.maxParallel); // validates the bound now rather than on the first call
   }
 
@@ -200,7 +207,7 @@ export class Sip2Backend implements Backend {
     }
 
     const limit = limiter(this.maxParallel);
-    const infos = await Promise.all(entries.map(([entry]) => limit(() => this.send(this.requests.itemInformation(entry)))));
+    const infos = await Promise.all(entries.map(([entry]) => limit(() => this.itemInformation(entry))));
     const ctx: DocumentContext = {
       dialect: this.dialect,
       uris: this.uris,
@@ -233,6 +240,7 @@ export class Sip2Backend implements Backend {
         return item === null ? { done: unknownDocument(doc, RENEW, 'unknown item') } : { key: item, target: item };
       },
       execute: (item) => this.send(this.requests.renew(barcode, item)),
+      itemOf: (item) => item,
       answer: (doc, item, response) => {
         const result: PaiaDocument = { status: 3, item: this.uris.item.build(item), requested: requestedOf(doc) };
         if (!response.ok) {
@@ -261,6 +269,7 @@ export class Sip2Backend implements Backend {
         return { key: target.key, target: { ...target.target, ...(pickup === undefined ? {} : { pickupLocation: pickup }) } };
       },
       execute: (target) => this.send(this.requests.hold('+', barcode, target)),
+      itemOf: (target) => target.item,
       answer: (doc, target, response) => {
         const result = this.holdDocument(doc, target, response.ok ? 1 : 5);
         if (!response.ok) {
@@ -279,6 +288,7 @@ export class Sip2Backend implements Backend {
     return this.write<HoldTarget, HoldResponse>(docs, CANCEL, {
       plan: (doc) => this.holdTarget(doc, CANCEL),
       execute: (target) => this.send(this.requests.hold('-', barcode, target)),
+      itemOf: (target) => target.item,
       answer: (doc, target, response) => {
         // A refused cancel leaves the hold as it was; its exact status would cost another round trip, so 1.
         const result = this.holdDocument(doc, target, response.ok ? 0 : 1);
@@ -302,6 +312,8 @@ export class Sip2Backend implements Backend {
     steps: {
       plan: (doc: DocumentRequest) => Plan<T>;
       execute: (target: T) => Promise<R>;
+      /** The item a write changes, whose cached information it makes stale. */
+      itemOf: (target: T) => string | undefined;
       answer: (doc: DocumentRequest, target: T, response: R) => PaiaDocument;
     },
     patron: string,
@@ -311,12 +323,18 @@ export class Sip2Backend implements Backend {
     const runs = new Map<string, Promise<Outcome<R>>>();
     for (const plan of plans) {
       if ('done' in plan || runs.has(plan.key)) continue;
+      const item = steps.itemOf(plan.target);
       runs.set(
         plan.key,
-        limit(() => steps.execute(plan.target)).then(
-          (response): Outcome<R> => ({ ok: true, response }),
-          (error: unknown): Outcome<R> => ({ ok: false, error }),
-        ),
+        limit(() => steps.execute(plan.target))
+          // Whatever the outcome (even unknown), the item may have changed.
+          .finally(() => {
+            if (item !== undefined) this.itemCache?.invalidate(item);
+          })
+          .then(
+            (response): Outcome<R> => ({ ok: true, response }),
+            (error: unknown): Outcome<R> => ({ ok: false, error }),
+          ),
       );
     }
     const outcomes = new Map<string, Outcome<R>>();

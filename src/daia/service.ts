@@ -1,3 +1,4 @@
+import { type ItemInfoCache, type ItemLookup, itemLookup } from '../backend/item-cache.js';
 import type { UriTemplates } from '../backend/uris.js';
 import { type ItemInformation, type ItemInformationResponse, Sip2EncodeError, type Sip2Requests } from '../sip2/index.js';
 import { type DaiaMappingContext, daiaDocument } from './mapping.js';
@@ -13,6 +14,8 @@ export interface DaiaServiceOptions {
   uris: Pick<UriTemplates, 'item' | 'storage'>;
   /** sip2.institution: the response's institution entity. */
   institution: string;
+  /** Item information answers to reuse (shared with the PAIA backend). */
+  itemCache?: ItemInfoCache | null;
   /** Clock for `timestamp` (tests). */
   now?: () => Date;
 }
@@ -36,9 +39,11 @@ export function splitQueryId(queryId: string): string[] {
 export class DaiaService {
   private readonly options: DaiaServiceOptions;
   private readonly ctx: DaiaMappingContext;
+  private readonly itemInformation: ItemLookup;
 
   constructor(options: DaiaServiceOptions) {
     this.options = options;
+    this.itemInformation = itemLookup(options.send, options.requests, options.itemCache);
     this.ctx = { dialect: options.dialect, uris: options.uris, institution: options.institution };
   }
 
@@ -88,7 +93,7 @@ export class DaiaService {
   /** The 18 for one barcode; null when the barcode cannot be put into a 17 (an unknown item, not an error). */
   private async lookup(barcode: string): Promise<ItemInformationResponse | null> {
     try {
-      return await this.options.send(this.options.requests.itemInformation(barcode));
+      return await this.itemInformation(barcode);
     } catch (error) {
       if (error instanceof Sip2EncodeError) return null;
       throw error;

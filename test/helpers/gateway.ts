@@ -14,7 +14,7 @@ import { trackChild } from './children.js';
  *
  * The environment is the test process's without any PAIA_* or PORT variable
  * (a developer's shell must not change what the tests see), plus the SIP2
- * settings below, plus `env`.
+ * settings below (the item cache off), plus `env`.
  */
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -66,6 +66,8 @@ function childEnv(options: GatewayProcessOptions): NodeJS.ProcessEnv {
     PAIA_HTTP_HOST: '127.0.0.1',
     PAIA_HTTP_PORT: '0',
     PAIA_LOG_LEVEL: 'warn',
+    // Tests count what reaches the ILS and inject faults per message; the item cache has its own tests.
+    PAIA_CACHE_ITEMS_ENABLED: 'false',
     ...options.env,
   };
 }

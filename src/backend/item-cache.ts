@@ -1,0 +1,114 @@
+import { LRUCache } from 'lru-cache';
+import type { ItemInformation, ItemInformationResponse, Sip2Requests } from '../sip2/index.js';
+
+/** Asks the ILS about one item (one 17 through the pool). */
+export type ItemLookup = (item: string) => Promise<ItemInformationResponse>;
+
+export interface ItemCacheOptions {
+  /** How long an answer is used. */
+  ttlMs: number;
+  /** Most items kept; the least recently used go first. */
+  maxEntries: number;
+  /** Monotonic milliseconds (tests); default performance.now(). */
+  now?: () => number;
+}
+
+export interface ItemCacheStats {
+  /** Answers served from the cache, including lookups that joined one already in flight. */
+  hits: number;
+  /** Lookups that went to the ILS. */
+  misses: number;
+  entries: number;
+  maxEntries: number;
+}
+
+interface Pending {
+  promise: Promise<ItemInformationResponse>;
+  /** Set by invalidate(): the answer may predate a write, so it is handed to its waiters but not kept. */
+  stale: boolean;
+}
+
+/**
+ * A short-lived cache of item information (SIP2 18) by item barcode, shared
+ * by `items` and DAIA. Only answers are kept, never failures. Concurrent
+ * lookups of one item share a single round trip.
+ *
+ * Invalidation and writes race: a 17 sent before or during a renew may come
+ * back with the state before it. invalidate() therefore drops the entry and
+ * also marks a lookup in flight as stale, so its answer is not stored; the
+ * backend calls it once the write's outcome is known (or unknown).
+ */
+export class ItemInfoCache {
+  private readonly entries: LRUCache<string, ItemInformationResponse>;
+  private readonly pending = new Map<string, Pending>();
+  private hits = 0;
+  private misses = 0;
+
+  constructor(options: ItemCacheOptions) {
+    if (!Number.isInteger(options.maxEntries) || options.maxEntries < 1) throw new RangeError('maxEntries must be an integer >= 1');
+    if (!(options.ttlMs > 0)) throw new RangeError('ttlMs must be > 0');
+    this.entries = new LRUCache<string, ItemInformationResponse>({
+      max: options.maxEntries,
+      ttl: options.ttlMs,
+      // Expired entries are dropped when touched or pushed out by newer ones; no timers.
+      ttlAutopurge: false,
+      ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
+    });
+  }
+
+  /** The cached answer for `item`, else the answer of `lookup(item)` (stored unless invalidated meanwhile). */
+  get(item: string, lookup: ItemLookup): Promise<ItemInformationResponse> {
+    const cached = this.entries.get(item);
+    if (cached !== undefined) {
+      this.hits += 1;
+      return Promise.resolve(cached);
+    }
+    const inFlight = this.pending.get(item);
+    if (inFlight !== undefined) {
+      this.hits += 1;
+      return inFlight.promise;
+    }
+    this.misses += 1;
+    const pending: Pending = { promise: lookup(item), stale: false };
+    this.pending.set(item, pending);
+    const settle = () => {
+      if (this.pending.get(item) === pending) this.pending.delete(item);
+    };
+    pending.promise.then(
+      (response) => {
+        settle();
+        if (!pending.stale) this.entries.set(item, response);
+      },
+      settle,
+    );
+    return pending.promise;
+  }
+
+  /** Forgets `item`: the next get() asks the ILS, and an answer already on its way is not kept. */
+  invalidate(item: string): void {
+    this.entries.delete(item);
+    const inFlight = this.pending.get(item);
+    if (inFlight !== undefined) {
+      inFlight.stale = true;
+      this.pending.delete(item);
+    }
+  }
+
+  stats(): ItemCacheStats {
+    return { hits: this.hits, misses: this.misses, entries: this.entries.size, maxEntries: this.entries.max };
+  }
+}
+
+/**
+ * The one way items and DAIA ask about an item: through the cache when there
+ * is one, else straight to the ILS.
+ */
+export function itemLookup(
+  send: (message: ItemInformation) => Promise<ItemInformationResponse>,
+  requests: Pick<Sip2Requests, 'itemInformation'>,
+  cache: ItemInfoCache | null | undefined,
+): ItemLookup {
+  // async: a message that cannot be built rejects instead of throwing synchronously.
+  const ask: ItemLookup = async (item) => send(requests.itemInformation(item));
+  return cache ? (item) => cache.get(item, ask) : ask;
+}
