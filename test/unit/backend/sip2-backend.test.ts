@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { acsSupportsHoldsOf, Sip2Backend, type Sip2BackendOptions } from '../../../src/backend/sip2-backend.js';
+import { ItemInfoCache } from '../../../src/backend/item-cache.js';
 import { limiter } from '../../../src/backend/parallel.js';
 import { noPatronFlags } from '../../../src/sip2/codec.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
@@ -183,6 +184,43 @@ describe('Sip2Backend items', () => {
       },
     });
     await expect(failing.backend.items('p1')).rejects.toBeInstanceOf(BackendTimeout);
+  });
+});
+
+describe('Sip2Backend with the item cache', () => {
+  const itemsSent = (sent: RequestMessage[]) => sent.filter((m) => m.code === '17').map((m) => (m as { itemIdentifier: string }).itemIdentifier);
+
+  it('a second items call sends the lists again but no 17', async () => {
+    const { backend, sent } = makeBackend(
+      { patron: info64({ charged: ['a', 'b'], hold: ['c'] }) },
+      { itemCache: new ItemInfoCache({ ttlMs: 60_000, maxEntries: 100 }) },
+    );
+    const first = await backend.items('p1');
+    const second = await backend.items('p1');
+    expect(second).toEqual(first);
+    expect(itemsSent(sent)).toEqual(['a', 'b', 'c']);
+    expect(sent.filter((m) => m.code === '63')).toHaveLength(10);
+  });
+
+  it('renew, request and cancel drop exactly their items, whatever the outcome', async () => {
+    const cache = new ItemInfoCache({ ttlMs: 60_000, maxEntries: 100 });
+    const { backend, sent } = makeBackend(
+      {
+        patron: info64({ charged: ['a', 'b', 'c', 'd', 'e'] }),
+        renew: (barcode) => {
+          if (barcode === 'b') throw new BackendTimeout('no answer', { requestSent: true });
+          return renewOk(barcode);
+        },
+        hold: (mode) => holdAnswer(mode === '+'),
+      },
+      { itemCache: cache },
+    );
+    await backend.items('p1');
+    await backend.renew('p1', [{ item: I('a') }, { item: I('b') }]);
+    await backend.request('p1', [{ item: I('c') }, { edition: 'https://x.org/t/t1' }]);
+    await backend.cancel('p1', [{ item: I('d') }]);
+    await backend.items('p1');
+    expect(itemsSent(sent)).toEqual(['a', 'b', 'c', 'd', 'e', 'a', 'b', 'c', 'd']);
   });
 });
 
