@@ -12,9 +12,11 @@ import { PatronIds } from './auth/patron-ids.js';
 import type { Config } from './config/index.js';
 import { compileUriTemplates } from './backend/uris.js';
 import { DaiaService } from './daia/service.js';
-import { createApp } from './http/app.js';
+import { createApp, lastForwardedHop, socketAddressOf } from './http/app.js';
 import { createHealthHandler } from './http/health.js';
 import type { Logger } from './log.js';
+import { GatewayMetrics } from './metrics/gateway.js';
+import { createMetricsHandler } from './metrics/handler.js';
 import { loadDialect } from './sip2/dialect.js';
 import { Sip2Pool } from './sip2/pool.js';
 import { itemInfoCache, sip2Backend, sip2ConnectionOptions, sip2Requests, sip2TlsOptions, uriTemplatesOf } from './wiring.js';
@@ -27,6 +29,8 @@ export interface RunningGateway {
   pool: Sip2Pool;
   /** Brute-force protection; stats() has the lockout counter (for metrics). */
   loginThrottle: LoginThrottle;
+  /** What /metrics exposes; null when metrics.enabled is false. */
+  metrics: GatewayMetrics | null;
   /**
    * Graceful shutdown, bounded by `timeoutMs` (default http.shutdownTimeoutMs):
    * /readyz turns 503 at once, the listener closes (new connections are
@@ -76,9 +80,14 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     stopSimulator = () => simulator.stop();
   }
 
+  // One registry per gateway (never prom-client's global one); nothing is recorded when metrics are off.
+  const metrics = config.metrics.enabled ? new GatewayMetrics() : null;
   const dialect = loadDialect(dialectName);
   const pool = new Sip2Pool({
-    connection: sip2ConnectionOptions(config, dialect, { host: sip2Host, port: sip2Port }, config.sip2.tls ? sip2TlsOptions(config.sip2.tls) : undefined),
+    connection: {
+      ...sip2ConnectionOptions(config, dialect, { host: sip2Host, port: sip2Port }, config.sip2.tls ? sip2TlsOptions(config.sip2.tls) : undefined),
+      ...(metrics ? { onRoundTrip: metrics.sip2.roundTrip } : {}),
+    },
     min: config.sip2.pool.min,
     max: config.sip2.pool.max,
     acquireTimeoutMs: config.sip2.pool.acquireTimeoutMs,
@@ -110,6 +119,16 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     maxDelayMs: bruteForce.lockoutMaxSeconds * 1000,
     maxAttemptsPerSecond: config.auth.maxLoginsPerSecond,
   });
+  metrics?.watch({
+    pool: () => pool.stats(),
+    logins: () => loginThrottle.stats(),
+    sessions: () => sessions.size(),
+    itemCache: () => itemCache?.stats() ?? null,
+  });
+  // Behind a trusted proxy every request comes from the proxy: login throttling, auth.allowedClients and
+  // metrics.allowedClients need the client it forwarded for.
+  const clientAddress = (request: Request, env: unknown): string | undefined =>
+    config.http.trustedProxy ? lastForwardedHop(request.headers.get('x-forwarded-for')) : socketAddressOf(env);
   const app = createApp({
     backend,
     sessions,
@@ -131,8 +150,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     hsts: config.http.tls !== null || config.http.trustedProxy,
     // Behind a TLS-terminating proxy, a request it did not get over HTTPS is refused (the health endpoints stay open).
     requireForwardedHttps: config.http.trustedProxy,
-    // Behind a trusted proxy every request comes from the proxy: brute-force counting needs the client it forwarded for.
-    ...(config.http.trustedProxy ? { clientAddress: (c) => c.req.header('x-forwarded-for')?.split(',').at(-1)?.trim() } : {}),
+    clientAddress: (c) => clientAddress(c.req.raw, c.env),
+    ...(metrics ? { metrics: metrics.http } : {}),
   });
 
   // Shutdown state. /healthz and /readyz live outside the PAIA app, at the root whatever the base path.
@@ -147,7 +166,18 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     logger: logger.child({ component: 'health' }),
   });
 
-  const fetch: Parameters<typeof createAdaptorServer>[0]['fetch'] = (request, env) => health(request) ?? app.fetch(request, env);
+  // /metrics lives outside the PAIA app too; when metrics are off it is an unknown URL like any other (404).
+  const metricsHandler = metrics
+    ? createMetricsHandler({
+        metrics,
+        allowedClients: new ClientAllowlist(config.metrics.allowedClients),
+        clientAddress,
+        logger: logger.child({ component: 'metrics' }),
+      })
+    : null;
+
+  const fetch: Parameters<typeof createAdaptorServer>[0]['fetch'] = (request, env) =>
+    health(request) ?? metricsHandler?.(request, env) ?? app.fetch(request, env);
   const server = config.http.tls
     ? createAdaptorServer({
         fetch,
@@ -248,6 +278,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     demo: stopSimulator ? { sip2: `${sip2Host}:${sip2Port}` } : null,
     pool,
     loginThrottle,
+    metrics,
     stop(timeoutMs = config.http.shutdownTimeoutMs) {
       stopping ??= (async () => {
         const deadline = Date.now() + timeoutMs;

@@ -66,6 +66,8 @@ export interface LockoutEvent {
 
 /** Counters for metrics. */
 export interface LoginThrottleStats {
+  /** Logins whose credentials the ILS rejected (reported with LoginAttempt.failed()). */
+  failed: number;
   /** Lockouts begun (each escalation of a delay counts once). */
   lockouts: number;
   /** Attempts refused because of a lockout. */
@@ -76,10 +78,16 @@ export interface LoginThrottleStats {
   tracked: number;
 }
 
-/** One started login; call exactly one of these when it is decided (none for wrong credentials). */
+/**
+ * One started login; call at most one of these when it is decided. The
+ * attempt counts as failed from the start, so leaving it unsettled (or
+ * calling failed()) keeps it counted.
+ */
 export interface LoginAttempt {
   /** Credentials were right: clear the username's failures. */
   succeeded(): void;
+  /** The ILS rejected the credentials: the attempt stays counted; counted in stats().failed. */
+  failed(): void;
   /** The credentials were never checked (ILS down): take the attempt back. */
   undo(): void;
 }
@@ -107,6 +115,7 @@ export class LoginThrottle {
   /** Start (epoch ms) and count of the current one-second window of the global ceiling. */
   #window = { start: 0, count: 0 };
   #lockouts = 0;
+  #failed = 0;
   #refused = 0;
   #busy = 0;
 
@@ -192,6 +201,11 @@ export class LoginThrottle {
           if (first) this.#counters.delete(first[0]);
           for (const [key] of rest) takeBack(key);
         },
+        failed: () => {
+          if (settled) return;
+          settled = true;
+          this.#failed += 1;
+        },
         undo: () => {
           if (settled) return;
           settled = true;
@@ -201,9 +215,9 @@ export class LoginThrottle {
     };
   }
 
-  /** Counters for metrics (lockouts, refusals, remembered keys). */
+  /** Counters for metrics (rejected credentials, lockouts, refusals, remembered keys). */
   stats(): LoginThrottleStats {
-    return { lockouts: this.#lockouts, refused: this.#refused, busy: this.#busy, tracked: this.#counters.size };
+    return { failed: this.#failed, lockouts: this.#lockouts, refused: this.#refused, busy: this.#busy, tracked: this.#counters.size };
   }
 
   #delay(failures: number, free: number): number {

@@ -9,11 +9,14 @@ import type { SessionStore } from '../auth/session-store.js';
 import type { Backend } from '../backend/types.js';
 import type { DaiaService } from '../daia/service.js';
 import type { Logger } from '../log.js';
+import type { HttpMetrics } from '../metrics/gateway.js';
+import { routeTable } from '../metrics/routes.js';
 import type { PaiaEnv } from './env.js';
 import { notFound, translateError, uriTooLong } from './errors.js';
 import { accessLog } from './middleware/access-log/index.js';
 import { requireForwardedHttps } from './middleware/forwarded-proto/index.js';
 import { paiaFormat } from './middleware/paia-format/index.js';
+import { httpMetrics } from './middleware/metrics/index.js';
 import { requestId } from './middleware/request-id/index.js';
 import { respondError } from './respond.js';
 import { mountAuth } from './routes/auth.js';
@@ -76,12 +79,23 @@ export interface AppOptions {
   hsts?: boolean;
   /** Behind a TLS-terminating proxy: refuse (400) requests whose X-Forwarded-Proto is not https. Default false. */
   requireForwardedHttps?: boolean;
+  /** Count and time every request (paia_http_* metrics); nothing is recorded when left out. */
+  metrics?: Pick<HttpMetrics, 'record'>;
+}
+
+/** The socket's remote address of a request under @hono/node-server (its fetch `env`), if any. */
+export function socketAddressOf(env: unknown): string | undefined {
+  return (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress;
+}
+
+/** Behind a trusted proxy: the client it forwarded for, the last X-Forwarded-For hop (the one the proxy added). */
+export function lastForwardedHop(header: string | null | undefined): string | undefined {
+  return header?.split(',').at(-1)?.trim();
 }
 
 /** The socket address under @hono/node-server, if any. */
 function socketAddress(c: Context<PaiaEnv>): string | undefined {
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-  return env?.incoming?.socket?.remoteAddress;
+  return socketAddressOf(c.env);
 }
 
 /**
@@ -110,6 +124,10 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
 
   const app = new Hono<PaiaEnv>();
   const maxUrlBytes = options.maxUrlBytes ?? 2048;
+  // First of all, so that the time covers every other middleware and every refusal is counted.
+  if (options.metrics) {
+    app.use('*', httpMetrics({ metrics: options.metrics, routes: routeTable({ corePrefix, authPrefix, daiaPath: options.daia ? daiaPath : null }) }));
+  }
   app.use('*', responsePolicyMiddleware(policy), requestId({ logger: options.logger }), accessLog(), paiaFormat({ authPrefix, ...(options.daia ? { daiaPath } : {}) }), async (c, next) => {
     // Path and query are percent-encoded ASCII once parsed, so characters are bytes.
     const url = new URL(c.req.url);

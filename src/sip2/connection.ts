@@ -10,6 +10,7 @@ import {
   BackendUnavailable,
   Sip2DecodeError,
   Sip2Error,
+  type Sip2ErrorCode,
 } from './errors.js';
 import { FrameDecoder } from './framer.js';
 import { SC_STATUS } from './requests.js';
@@ -17,10 +18,21 @@ import {
   type AcsStatus,
   NON_IDEMPOTENT,
   RESPONSE_CODE,
+  type RequestCode,
   type RequestMessage,
   type ResponseOf,
   type Sip2Message,
 } from './spec.js';
+
+/** One request/response exchange on a connection, as reported to ConnectionOptions.onRoundTrip. */
+export interface RoundTripEvent {
+  /** The request's message code (93 login, 99 status, 63 patron information ...). */
+  code: RequestCode;
+  /** From the request's first byte to its answer or failure, resends (96/97/98) included. */
+  seconds: number;
+  /** ok: an answer of the expected kind came back; otherwise the Sip2Error code it failed with. */
+  outcome: 'ok' | Sip2ErrorCode;
+}
 
 export interface ConnectionOptions {
   host: string;
@@ -43,6 +55,13 @@ export interface ConnectionOptions {
   logger?: Logger | undefined;
   /** For logs: which connection of the pool. */
   id?: number | undefined;
+  /**
+   * Called once per request/response exchange (the 93 login and 99 status of
+   * open() too), after it is decided; for metrics. Not called for a message
+   * that could not be encoded (nothing was sent). Must not throw; if it does,
+   * the error is ignored.
+   */
+  onRoundTrip?: ((event: RoundTripEvent) => void) | undefined;
 }
 
 /**
@@ -215,6 +234,16 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
       // Nothing left this process: the caller gets the encode error as it is.
       return Promise.reject(error);
     }
+    const observer = this.options.onRoundTrip;
+    const started = observer === undefined ? 0 : performance.now();
+    const report = (outcome: RoundTripEvent['outcome']): void => {
+      if (observer === undefined) return;
+      try {
+        observer({ code: message.code, seconds: (performance.now() - started) / 1000, outcome });
+      } catch {
+        // Metrics must never break a SIP2 exchange.
+      }
+    };
     return new Promise<ResponseOf<M['code']>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.failExchange(
@@ -234,10 +263,12 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
         lastSentWas97: false,
         resolve: (response) => {
           clearTimeout(timer);
+          report('ok');
           resolve(response as ResponseOf<M['code']>);
         },
         reject: (error) => {
           clearTimeout(timer);
+          report(error.code);
           reject(error);
         },
       };

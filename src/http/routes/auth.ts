@@ -107,7 +107,10 @@ export function mountAuth(app: Hono<PaiaEnv>, options: AuthRouteOptions): void {
           gate.attempt.undo();
           throw error;
         }
-        if (!outcome.ok) throw accessDenied(REJECTED);
+        if (!outcome.ok) {
+          gate.attempt.failed();
+          throw accessDenied(REJECTED);
+        }
         gate.attempt.succeeded();
 
         const granted = grantScopes(requested, allowedScopes(outcome.state));

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ItemInfoCache, itemLookup } from '../../../src/backend/item-cache.js';
+import { sip2DateFrom } from '../../../src/sip2/date.js';
 import { Sip2Requests } from '../../../src/sip2/requests.js';
 import type { ItemInformation, ItemInformationResponse } from '../../../src/sip2/spec.js';
 
 function answer(item: string, dueDate = 'one'): ItemInformationResponse {
   return {
-    code: '18', circulationStatus: 4, securityMarker: 2, feeType: 1, transactionDate: '20260315    120000',
+    code: '18', circulationStatus: 4, securityMarker: 2, feeType: 1, transactionDate: sip2DateFrom(new Date(2026, 2, 15, 12)),
     itemIdentifier: item, titleIdentifier: `Title ${item}`, dueDate,
   };
 }

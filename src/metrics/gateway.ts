@@ -1,0 +1,232 @@
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { RoundTripEvent } from '../sip2/connection.js';
+import type { Sip2ErrorCode } from '../sip2/errors.js';
+import type { CircuitState } from '../sip2/circuit.js';
+import { type CounterCell, CounterFamily, type HistogramCell, HistogramFamily } from './cells.js';
+import { ROUTE_LABELS, type RouteLabel } from './routes.js';
+import { SIP2_MESSAGE_NAMES, SIP2_OUTCOMES } from './sip2.js';
+
+/** Buckets of the HTTP latency histogram, in seconds: 1 ms to 10 s. */
+export const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+/** Buckets of the SIP2 round-trip histogram, in seconds: 0.5 ms to 10 s (a LAN ILS answers in about a millisecond). */
+export const SIP2_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+
+/** The methods that get a `method` label of their own; any other is `other`. */
+export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH', 'other'] as const;
+
+const CIRCUIT_VALUE: Readonly<Record<CircuitState, number>> = { closed: 0, 'half-open': 1, open: 2 };
+
+/**
+ * What the gauges and the stats-based counters read at scrape time. Every
+ * source is optional: a missing one reports 0. Sources are called on every
+ * scrape and must be cheap.
+ */
+export interface MetricsSources {
+  pool?: () => { connections: number; busy: number; waiting: number; circuit: CircuitState; connectFailures: number };
+  logins?: () => { failed: number; lockouts: number; refused: number; busy: number };
+  /** Live sessions (access tokens). */
+  sessions?: () => number;
+  /** The item-information cache; null when it is switched off. */
+  itemCache?: () => { hits: number; misses: number; entries: number } | null;
+}
+
+export interface GatewayMetricsOptions {
+  /** prom-client's default process and Node.js metrics (memory, CPU, event loop lag, GC, heap). Default true. */
+  defaultMetrics?: boolean;
+}
+
+type HttpSlot = { duration: HistogramCell; statuses: Map<number, CounterCell>; method: string; route: RouteLabel };
+type Sip2Slot = { duration: HistogramCell; outcomes: Map<string, CounterCell>; code: string; message: string };
+
+const METHOD_INDEX = new Map<string, number>(HTTP_METHODS.map((method, index) => [method, index]));
+const OTHER_METHOD = HTTP_METHODS.length - 1;
+const ROUTE_INDEX = new Map<string, number>(ROUTE_LABELS.map((route, index) => [route, index]));
+const OTHER_ROUTE = ROUTE_LABELS.length - 1;
+const KNOWN_OUTCOMES: ReadonlySet<string> = new Set(SIP2_OUTCOMES);
+
+/** HTTP requests: a counter by method, route and status, and a latency histogram by method and route. */
+export class HttpMetrics {
+  readonly #requests: CounterFamily<'method' | 'route' | 'status'>;
+  readonly #duration: HistogramFamily<'method' | 'route'>;
+  /** [route * methods + method]; made on first use, so unused combinations do not show up as zero series. */
+  readonly #slots: Array<HttpSlot | undefined> = new Array(ROUTE_LABELS.length * HTTP_METHODS.length);
+
+  constructor(registry: Registry) {
+    this.#requests = new CounterFamily({
+      registry,
+      name: 'paia_http_requests_total',
+      help: 'HTTP requests answered by the PAIA/DAIA app, by method, route (the PAIA method, or other) and status',
+      labelNames: ['method', 'route', 'status'],
+    });
+    this.#duration = new HistogramFamily({
+      registry,
+      name: 'paia_http_request_duration_seconds',
+      help: 'Time from a request reaching the PAIA/DAIA app to its response being ready, by method and route',
+      labelNames: ['method', 'route'],
+      buckets: HTTP_BUCKETS,
+    });
+  }
+
+  /** One answered request. `method` is the HTTP method as sent (unknown ones count as other). */
+  record(method: string, route: RouteLabel, status: number, seconds: number): void {
+    const m = METHOD_INDEX.get(method) ?? OTHER_METHOD;
+    const r = ROUTE_INDEX.get(route) ?? OTHER_ROUTE;
+    const index = r * HTTP_METHODS.length + m;
+    const slot = this.#slots[index] ?? this.#slot(index, HTTP_METHODS[m]!, ROUTE_LABELS[r]!);
+    slot.duration.observe(seconds);
+    const counter = slot.statuses.get(status) ?? this.#status(slot, status);
+    counter.inc();
+  }
+
+  #slot(index: number, method: string, route: RouteLabel): HttpSlot {
+    const slot: HttpSlot = { duration: this.#duration.cell({ method, route }), statuses: new Map(), method, route };
+    this.#slots[index] = slot;
+    return slot;
+  }
+
+  #status(slot: HttpSlot, status: number): CounterCell {
+    // Hono only sends integer statuses 200-599; anything else would be a bug, kept bounded anyway.
+    const label = Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : 'other';
+    const counter = this.#requests.cell({ method: slot.method, route: slot.route, status: label });
+    slot.statuses.set(status, counter);
+    return counter;
+  }
+}
+
+/** SIP2 round trips: a counter by message and outcome, and a latency histogram by message. */
+export class Sip2Metrics {
+  readonly #roundTrips: CounterFamily<'message' | 'code' | 'outcome'>;
+  readonly #duration: HistogramFamily<'message' | 'code'>;
+  readonly #slots = new Map<string, Sip2Slot>();
+
+  constructor(registry: Registry) {
+    this.#roundTrips = new CounterFamily({
+      registry,
+      name: 'paia_sip2_round_trips_total',
+      help: 'SIP2 request/response exchanges with the ILS, by request message and outcome (ok or the error code)',
+      labelNames: ['message', 'code', 'outcome'],
+    });
+    this.#duration = new HistogramFamily({
+      registry,
+      name: 'paia_sip2_round_trip_duration_seconds',
+      help: 'Time of one SIP2 request/response exchange with the ILS (resends included), by request message',
+      labelNames: ['message', 'code'],
+      buckets: SIP2_BUCKETS,
+    });
+  }
+
+  /** The connection observer (ConnectionOptions.onRoundTrip); bound, so it can be passed as it is. */
+  readonly roundTrip = (event: RoundTripEvent): void => {
+    const slot = this.#slots.get(event.code) ?? this.#slot(event.code);
+    slot.duration.observe(event.seconds);
+    const counter = slot.outcomes.get(event.outcome) ?? this.#outcome(slot, event.outcome);
+    counter.inc();
+  };
+
+  #slot(code: string): Sip2Slot {
+    const known = Object.hasOwn(SIP2_MESSAGE_NAMES, code);
+    const message = known ? SIP2_MESSAGE_NAMES[code as keyof typeof SIP2_MESSAGE_NAMES] : 'other';
+    const label = known ? code : 'other';
+    // Cells are shared by label values, so unknown codes all feed the one `other` series.
+    const slot: Sip2Slot = { duration: this.#duration.cell({ message, code: label }), outcomes: new Map(), code: label, message };
+    this.#slots.set(code, slot);
+    return slot;
+  }
+
+  #outcome(slot: Sip2Slot, outcome: 'ok' | Sip2ErrorCode): CounterCell {
+    const label = KNOWN_OUTCOMES.has(outcome) ? outcome : 'other';
+    const counter = this.#roundTrips.cell({ message: slot.message, code: slot.code, outcome: label });
+    slot.outcomes.set(outcome, counter);
+    return counter;
+  }
+}
+
+/**
+ * Everything one gateway exposes on /metrics, in a Registry of its own (never
+ * prom-client's global one), so several gateways in one process do not
+ * collide. Names start with `paia_`; durations are in seconds; counters end
+ * in `_total`. No label carries a patron id, a password, a token or the
+ * ILS's address.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly http: HttpMetrics;
+  readonly sip2: Sip2Metrics;
+  #sources: MetricsSources = {};
+
+  constructor(options: GatewayMetricsOptions = {}) {
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    this.http = new HttpMetrics(this.registry);
+    this.sip2 = new Sip2Metrics(this.registry);
+    this.#registerSourced();
+  }
+
+  /** Adds (or replaces) the sources the scrape-time metrics read. */
+  watch(sources: MetricsSources): void {
+    this.#sources = { ...this.#sources, ...sources };
+  }
+
+  /** The exposition text; rejects when a source or collector throws. */
+  scrape(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** The Content-Type of scrape()'s text. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  #registerSourced(): void {
+    const registers = [this.registry];
+    const sources = () => this.#sources;
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read());
+        },
+      });
+    // A counter whose total lives elsewhere (a stats() object): each scrape reports that total.
+    const total = (name: string, help: string, read: () => number) =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
+
+    gauge('paia_sip2_connections', 'Open SIP2 connections to the ILS that are logged in (busy or idle)', () => sources().pool?.().connections ?? 0);
+    gauge('paia_sip2_connections_busy', 'SIP2 connections currently serving a request (or a keepalive)', () => sources().pool?.().busy ?? 0);
+    gauge('paia_sip2_requests_waiting', 'Requests queued for a free SIP2 connection', () => sources().pool?.().waiting ?? 0);
+    gauge('paia_sip2_circuit_state', 'Circuit breaker towards the ILS: 0 closed (requests flow), 1 half-open (probing), 2 open (requests fail at once)', () => {
+      const circuit = sources().pool?.().circuit;
+      return circuit === undefined ? 0 : CIRCUIT_VALUE[circuit];
+    });
+    total('paia_sip2_connect_failures_total', 'Failed attempts to open a SIP2 connection (connect, TLS or terminal login)', () => sources().pool?.().connectFailures ?? 0);
+
+    total('paia_auth_logins_failed_total', 'Logins whose credentials the ILS rejected', () => sources().logins?.().failed ?? 0);
+    total('paia_auth_lockouts_total', 'Brute-force lockouts begun (a username or address locked, or its delay grown)', () => sources().logins?.().lockouts ?? 0);
+    new Counter({
+      name: 'paia_auth_logins_refused_total',
+      help: 'Logins refused before reaching the ILS: locked (brute-force lockout) or busy (global login ceiling)',
+      labelNames: ['reason'],
+      registers,
+      collect() {
+        const logins = sources().logins?.();
+        this.reset();
+        this.inc({ reason: 'locked' }, logins?.refused ?? 0);
+        this.inc({ reason: 'busy' }, logins?.busy ?? 0);
+      },
+    });
+    gauge('paia_auth_sessions', 'Live sessions (valid access tokens)', () => sources().sessions?.() ?? 0);
+
+    total('paia_item_cache_hits_total', 'Item information answered from the cache (0 when cache.items is off)', () => sources().itemCache?.()?.hits ?? 0);
+    total('paia_item_cache_misses_total', 'Item information lookups that went to the ILS through the cache (0 when cache.items is off)', () => sources().itemCache?.()?.misses ?? 0);
+    gauge('paia_item_cache_entries', 'Items held in the item-information cache', () => sources().itemCache?.()?.entries ?? 0);
+  }
+}
