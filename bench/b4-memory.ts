@@ -1,0 +1,104 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
+import { generateLibrary } from './data.js';
+import { httpPool, mapConcurrent } from './driver.js';
+import { items, login } from './paia.js';
+import { gatewayEnv, memoryOf, startGateway, startSimulator } from './processes.js';
+import { mb, metOf, perSecond, type Row } from './report.js';
+import type { Settings } from './settings.js';
+import { unknownSettings } from './sip2-direct.js';
+
+/**
+ * B4: the gateway's resident memory with 10,000 live sessions and 10,000
+ * item-cache entries. Generated data: 100 patrons × 100 loans (distinct items,
+ * due in the future). 100 logins per patron (32 at a time), tokens kept; then
+ * GET /core/PATRON/items once per patron, which fills the item cache with
+ * every item; then VmRSS of the gateway process from /proc/PID/status.
+ */
+
+const TARGET_BYTES = 200 * 1024 * 1024;
+const LOGIN_CONCURRENCY = 32;
+// 8 at a time gets 503 "busy": 8 calls × 32 parallel 17s (the backend's per-call bound) exceed sip2.pool.maxWaiting 200.
+const ITEMS_CONCURRENCY = 4;
+const POOL = '8';
+
+export async function runB4(settings: Settings): Promise<Row[]> {
+  const library = generateLibrary(settings.b4Patrons, settings.b4Loans);
+  try {
+    const simulator = await startSimulator({ dataFile: library.file });
+    try {
+      const extra = {
+        PAIA_CACHE_ITEMS_ENABLED: 'true',
+        PAIA_CACHE_ITEMS_TTL_SECONDS: '3600',
+        PAIA_CACHE_ITEMS_MAX_ENTRIES: '10000',
+        PAIA_AUTH_MAX_SESSIONS_PER_PATRON: String(Math.max(100, settings.b4LoginsPerPatron)),
+        PAIA_AUTH_MAX_SESSIONS: '100000',
+        PAIA_SIP2_POOL_MIN: POOL,
+        PAIA_SIP2_POOL_MAX: POOL,
+      };
+      const gateway = await startGateway(gatewayEnv(simulator.port, extra));
+      const http = httpPool(gateway.url, LOGIN_CONCURRENCY);
+      try {
+        await sleep(1000);
+        const idle = memoryOf(gateway.pid);
+
+        // Round-robin over the patrons: the 32 logins in flight are for 32 different patrons.
+        const logins = Array.from({ length: settings.b4LoginsPerPatron }, () => library.patrons).flat();
+        const t0 = performance.now();
+        const tokens = await mapConcurrent(logins, LOGIN_CONCURRENCY, (patron) => login(http, patron.barcode, patron.password));
+        const loginSeconds = (performance.now() - t0) / 1000;
+        const failedLogins = tokens.filter((token) => token instanceof Error);
+        const tokenOf = new Map<string, string>();
+        tokens.forEach((token, i) => {
+          if (typeof token === 'string') tokenOf.set(logins[i]!.barcode, token);
+        });
+
+        const afterLogins = memoryOf(gateway.pid);
+        const t1 = performance.now();
+        const answers = await mapConcurrent(library.patrons, ITEMS_CONCURRENCY, async (patron) => {
+          const token = tokenOf.get(patron.barcode);
+          if (token === undefined) throw new Error(`no token for ${patron.barcode}`);
+          return (await items(http, token, patron.barcode)).length;
+        });
+        const itemsSeconds = (performance.now() - t1) / 1000;
+        const incomplete = answers.filter((n, i) => n instanceof Error || n !== library.patrons[i]!.items.length);
+        const documents = answers.reduce<number>((sum, n) => sum + (typeof n === 'number' ? n : 0), 0);
+
+        await sleep(1000);
+        const after = memoryOf(gateway.pid);
+        const valid = failedLogins.length === 0 && incomplete.length === 0;
+        const unknown = unknownSettings(extra);
+        const notes = [
+          `RSS idle right after start ${mb(idle.rss)}; after the logins ${mb(afterLogins.rss)}; after the items calls ${mb(after.rss)} (+${mb(after.rss - idle.rss)} over idle); peak (VmHWM) ${mb(after.hwm)}`,
+          `${logins.length - failedLogins.length}/${logins.length} logins ok (${settings.b4Patrons} patrons × ${settings.b4LoginsPerPatron}, ${LOGIN_CONCURRENCY} at a time, ${perSecond(logins.length / loginSeconds)}); ` +
+            `${answers.length - incomplete.length}/${answers.length} items answers complete, ${documents} documents = ${library.itemCount} distinct items (${itemsSeconds.toFixed(1)} s); ` +
+            `PAIA_CACHE_ITEMS_ENABLED=true TTL 3600 s MAX_ENTRIES 10000, pool ${POOL}`,
+        ];
+        if (failedLogins.length > 0) notes.push(`INVALID: ${failedLogins.length} logins failed, e.g. ${(failedLogins[0] as Error).message}`);
+        if (incomplete.length > 0) {
+          const example = incomplete[0];
+          notes.push(`INVALID: ${incomplete.length} items answers incomplete, e.g. ${example instanceof Error ? example.message : `${example} documents`}`);
+        }
+        if (unknown.length > 0) notes.push(`the gateway ignores: ${unknown.join('; ')} (so no item cache was filled)`);
+        if (settings.quick) notes.push(`--quick: ${logins.length} logins instead of ${settings.b4Patrons * 100}`);
+        return [
+          {
+            id: 'B4',
+            what: `memory: RSS with ${logins.length.toLocaleString('en-US')} sessions + ${library.itemCount.toLocaleString('en-US')} cached items`,
+            result: mb(after.rss),
+            target: `<= ${TARGET_BYTES / 1024 / 1024} MB`,
+            met: metOf(after.rss <= TARGET_BYTES, valid),
+            notes,
+          },
+        ];
+      } finally {
+        await http.close();
+        await gateway.stop();
+      }
+    } finally {
+      await simulator.stop();
+    }
+  } finally {
+    library.remove();
+  }
+}

@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Generated library data for B4, in the simulator's data format (see
+ * sip2-simulator/README.md, "Data format"): `patrons` patrons `bp-001` ...
+ * (password `<barcode>-pass`), each with `loansPerPatron` loans of distinct
+ * items due in the future, so `patrons x loansPerPatron` distinct items.
+ */
+
+export interface GeneratedLibrary {
+  file: string;
+  patrons: Array<{ barcode: string; password: string; items: string[] }>;
+  itemCount: number;
+  /** Removes the file and its directory. */
+  remove(): void;
+}
+
+export function generateLibrary(patronCount: number, loansPerPatron: number): GeneratedLibrary {
+  const width = String(patronCount).length;
+  const itemWidth = String(loansPerPatron).length;
+  const patrons: GeneratedLibrary['patrons'] = [];
+  const items: unknown[] = [];
+  for (let p = 1; p <= patronCount; p++) {
+    const barcode = `bp-${String(p).padStart(width, '0')}`;
+    const own: string[] = [];
+    for (let i = 1; i <= loansPerPatron; i++) {
+      const item = `bi-${String(p).padStart(width, '0')}-${String(i).padStart(itemWidth, '0')}`;
+      own.push(item);
+      items.push({
+        barcode: item,
+        title: `Bench Volume ${p}.${i}`,
+        titleId: `t-${item}`,
+        callNumber: `BX ${p} ${i}`,
+        mediaType: '001',
+        loan: { patron: barcode, dueInDays: 1 + ((p + i) % 28), renewals: 0 },
+      });
+    }
+    patrons.push({ barcode, password: `${barcode}-pass`, items: own });
+  }
+  const library = {
+    institution: 'DEMO',
+    libraryName: 'Bench Library',
+    currency: 'EUR',
+    defaultLocation: 'MAIN',
+    rules: { loanPeriodDays: 28, renewalLimit: 3, holdExpiryDays: 365 },
+    terminals: [{ login: 'paia', password: 'paia-secret', location: 'MAIN' }],
+    patrons: patrons.map(({ barcode, password }) => ({
+      barcode,
+      password,
+      name: `Bench Patron ${barcode}`,
+      email: `${barcode}@example.org`,
+      patronClass: 'adult',
+      expiresInDays: 365,
+    })),
+    items,
+    holds: [],
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'paia-bench-data-'));
+  const file = join(dir, 'library.json');
+  writeFileSync(file, JSON.stringify(library));
+  return { file, patrons, itemCount: items.length, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}

@@ -1,0 +1,158 @@
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+
+/**
+ * The results table, the machine description and bench/RESULTS.md.
+ */
+
+export type Met = 'yes' | 'NO' | 'n/a' | 'INVALID';
+
+export interface Row {
+  /** "B1", "B2 baseline" ... */
+  id: string;
+  what: string;
+  result: string;
+  target: string;
+  met: Met;
+  /** Formulas, counters, error counts, side numbers: printed under the table. */
+  notes: string[];
+}
+
+export function metOf(ok: boolean, valid = true): Met {
+  if (!valid) return 'INVALID';
+  return ok ? 'yes' : 'NO';
+}
+
+export function ms(value: number): string {
+  if (!Number.isFinite(value)) return 'n/a';
+  return value >= 100 ? `${value.toFixed(0)} ms` : value >= 10 ? `${value.toFixed(1)} ms` : `${value.toFixed(2)} ms`;
+}
+
+export function perSecond(value: number): string {
+  if (!Number.isFinite(value)) return 'n/a';
+  return value < 100 ? `${value.toFixed(1)}/s` : `${Math.round(value).toLocaleString('en-US')}/s`;
+}
+
+export function mb(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function counts(record: Record<string, number>): string {
+  const entries = Object.entries(record).sort(([a], [b]) => a.localeCompare(b));
+  return entries.length === 0 ? 'none' : entries.map(([key, value]) => `${key}×${value}`).join(', ');
+}
+
+function osName(): string {
+  try {
+    const match = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(readFileSync('/etc/os-release', 'utf8'));
+    if (match) return `${match[1]} (${os.type()} ${os.release()} ${os.arch()})`;
+  } catch {
+    // not Linux
+  }
+  return `${os.type()} ${os.release()} ${os.arch()}`;
+}
+
+export function machine(): string[] {
+  const cpus = os.cpus();
+  return [
+    `CPU: ${cpus[0]?.model.trim() ?? 'unknown'}, ${cpus.length} logical cores (os.availableParallelism ${os.availableParallelism()})`,
+    `RAM: ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
+    `Node: ${process.version}`,
+    `OS: ${osName()}`,
+    `Date: ${new Date().toISOString()}`,
+  ];
+}
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|');
+}
+
+export function table(rows: readonly Row[]): string[] {
+  const header = ['bench', 'what', 'result', 'target', 'met'];
+  const body = rows.map((row) => [row.id, row.what, row.result, row.target, row.met].map(cell));
+  const widths = header.map((title, i) => Math.max(title.length, ...body.map((line) => line[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((text, i) => text.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)];
+}
+
+export function notes(rows: readonly Row[]): string[] {
+  const out: string[] = [];
+  for (const row of rows) for (const note of row.notes) out.push(`- ${row.id}: ${note}`);
+  return out;
+}
+
+export interface Report {
+  command: string;
+  machine: string[];
+  rows: Row[];
+  /** Run-wide notes (limits lifted, mode). */
+  general: string[];
+  runtimeS: number;
+}
+
+/** What goes both to the terminal and below the header of RESULTS.md. */
+export function render(report: Report): string {
+  return [
+    `Command: \`${report.command}\``,
+    '',
+    ...report.machine.map((line) => `- ${line}`),
+    '',
+    ...table(report.rows),
+    '',
+    ...notes(report.rows),
+    ...report.general.map((line) => `- ${line}`),
+    `- total bench runtime: ${report.runtimeS.toFixed(0)} s`,
+  ].join('\n');
+}
+
+const HEADER = `# Benchmark results
+
+Written by \`npm run bench\` (bench/run.ts), the whole file on every full run.
+All numbers below come from one run on one machine, and every ratio divides
+two numbers measured in that run. Percentiles are nearest-rank over every
+recorded latency. \`met\`: yes / NO against the target; n/a for rows
+without a target; INVALID when the run had errors (non-200 answers, failed
+logins, incomplete answers), whatever the number.
+
+How each number is computed (more in bench/README.md):
+
+- **B1 throughput** (target >= 0.5): closed loop of 32 keep-alive HTTP
+  connections (undici Pool, one worker per connection, the next request as
+  soon as the previous one answered), 2 s warm-up, then a 10 s window;
+  req/s = answers completed in the window / 10 s. Gateway: \`GET /core/alice\`
+  with one valid token, simulator at 0 ms, SIP2 pool 4. Reference: a bare Hono
+  hello-world (bench/hello-server.ts), same driver settings, run alone before.
+  Result = gateway req/s / hello-world req/s.
+- **B2 fan-out** (target <= 1.2): simulator answering every SIP2 message after
+  20 ms, pool 8, item cache off. \`GET /core/dave/items\` (120 loans) one call
+  at a time, 12 calls after 2 warm-ups; p50. Minimum = (L + ceil(D / 8)) × 20 ms,
+  D = documents in the answer, L = sequential 63 round trips (1, plus 1 when a
+  list needs more than one page: the first page gives the count, the other
+  pages go out in parallel). Result = p50 / minimum. Baseline row: the same
+  SIP2 messages sent naively over one connection, strictly one after another
+  (p50 of 3 runs). Cached row: the same call against a gateway whose item
+  cache is on and warm. Neither has a target.
+- **B3 overhead** (target <= 1 ms): one request at a time, simulator at 0 ms.
+  p50 of \`GET /core/alice\` through the gateway minus p50 of the same 63
+  sent straight to the simulator over one persistent SIP2 connection from the
+  bench process; 1000 samples each, the two alternating in batches of 100.
+- **B4 memory** (target <= 200 MB): 100 patrons × 100 loans = 10,000 distinct
+  items (generated data), 10,000 logins whose tokens stay valid, one
+  \`GET items\` per patron (fills 10,000 item-cache entries). Result = VmRSS of
+  the gateway process (/proc/PID/status) afterwards.
+- **B5 flow** (no target): 16 virtual patrons, each looping login, patron,
+  items, fees, logout, over the demo patrons that can log in; HTTP requests/s
+  and flows/s completed in a 10 s window after 2 s warm-up.
+
+The gateway's client limits (logins per second, requests per minute per
+token, sessions per patron, brute-force counting) are lifted for every bench
+gateway, as listed below: they protect the ILS from clients and would
+otherwise turn a load test into 403/429/503.
+
+---
+
+`;
+
+export function resultsFile(report: Report): string {
+  return `${HEADER}${render(report)}\n`;
+}

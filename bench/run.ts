@@ -1,0 +1,120 @@
+/**
+ * npm run bench [-- --only B1,B3] [--quick] [--write]
+ *
+ * Runs the benchmarks (bench/README.md) one after another, each with its own
+ * simulator and gateway child processes on 127.0.0.1, prints one table of
+ * results from this run with the machine it ran on, and writes the same to
+ * bench/RESULTS.md (a full run only, unless --write).
+ */
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { runB1 } from './b1-throughput.js';
+import { runB2 } from './b2-fanout.js';
+import { runB3 } from './b3-overhead.js';
+import { runB4 } from './b4-memory.js';
+import { runB5 } from './b5-flow.js';
+import { installCleanup, LIFTED_LIMITS, stopAll } from './processes.js';
+import { machine, render, type Report, resultsFile, type Row } from './report.js';
+import { FULL, QUICK, type Settings } from './settings.js';
+
+const BENCHES: Record<string, { title: string; run: (settings: Settings) => Promise<Row[]> }> = {
+  B1: { title: 'throughput vs hello-world', run: runB1 },
+  B2: { title: 'items fan-out at 20 ms SIP2 latency', run: runB2 },
+  B3: { title: 'overhead over one SIP2 round trip', run: runB3 },
+  B4: { title: 'memory with 10,000 sessions and cached items', run: runB4 },
+  B5: { title: 'login-to-logout flow', run: runB5 },
+};
+
+const USAGE = `usage: npm run bench [-- [--only B1,B3] [--quick] [--write]]
+
+  --only LIST  run only these benchmarks (${Object.keys(BENCHES).join(', ')})
+  --quick      shorter durations and fewer samples (for working on the bench; not comparable)
+  --write      write bench/RESULTS.md even for --only / --quick (a full run always writes it)`;
+
+const RESULTS = new URL('./RESULTS.md', import.meta.url);
+
+async function main(argv: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: { only: { type: 'string' }, quick: { type: 'boolean' }, write: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    }));
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const selected = values.only === undefined ? Object.keys(BENCHES) : values.only.split(',').map((id) => id.trim().toUpperCase()).filter(Boolean);
+  const unknown = selected.filter((id) => !(id in BENCHES));
+  if (unknown.length > 0 || selected.length === 0) {
+    process.stderr.write(`unknown benchmark ${unknown.join(', ') || '(none given)'}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const settings = values.quick ? QUICK : FULL;
+  installCleanup();
+
+  const started = performance.now();
+  const loadAtStart = os.loadavg()[0]!;
+  const rows: Row[] = [];
+  for (const id of selected) {
+    const bench = BENCHES[id]!;
+    process.stderr.write(`bench: ${id} ${bench.title} ...\n`);
+    const t0 = performance.now();
+    try {
+      rows.push(...(await bench.run(settings)));
+    } catch (error) {
+      rows.push({
+        id,
+        what: bench.title,
+        result: 'failed',
+        target: '',
+        met: 'INVALID',
+        notes: [`the benchmark failed: ${(error as Error).message.split('\n')[0]}`],
+      });
+      process.stderr.write(`bench: ${id} failed: ${(error as Error).stack ?? String(error)}\n`);
+      await stopAll();
+    }
+    process.stderr.write(`bench: ${id} done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  }
+
+  const args = [values.only !== undefined ? `--only ${selected.join(',')}` : '', values.quick ? '--quick' : ''].filter(Boolean).join(' ');
+  const report: Report = {
+    command: `npm run bench${args ? ` -- ${args}` : ''}`,
+    machine: machine(),
+    rows,
+    general: [
+      `client limits lifted on every bench gateway: ${Object.entries(LIFTED_LIMITS).map(([name, value]) => `${name}=${value}`).join(', ')} (B4 also PAIA_AUTH_MAX_SESSIONS=100000)`,
+      'each gateway: `node --import tsx src/main.ts serve`, generic dialect, log level info (one JSON line per request, written to a temporary file as a production log would be); simulator `--log-level warn`; driver, simulator and gateway share this machine',
+      `load average (1 min) at start ${loadAtStart.toFixed(2)}, at end ${os.loadavg()[0]!.toFixed(2)}, on ${os.cpus().length} cores: anything else running on the machine shows in the numbers`,
+      ...(settings.quick ? ['--quick: shorter windows and fewer samples; numbers are not comparable with a full run'] : []),
+    ],
+    runtimeS: (performance.now() - started) / 1000,
+  };
+  process.stdout.write(`\n${render(report)}\n`);
+
+  const full = values.only === undefined && !values.quick;
+  if (full || values.write) {
+    writeFileSync(RESULTS, resultsFile(report));
+    process.stdout.write(`\nwritten to bench/RESULTS.md\n`);
+  } else {
+    process.stdout.write(`\nbench/RESULTS.md not written (partial or quick run; --write forces it)\n`);
+  }
+  return rows.some((row) => row.met === 'INVALID') ? 1 : 0;
+}
+
+main(process.argv.slice(2))
+  .then(async (code) => {
+    await stopAll();
+    process.exit(code);
+  })
+  .catch(async (error: unknown) => {
+    process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
+    await stopAll();
+    process.exit(1);
+  });

@@ -1,0 +1,58 @@
+import { type Config, loadConfigWithWarnings } from '../src/config/index.js';
+import { Sip2Connection } from '../src/sip2/connection.js';
+import { type Dialect, loadDialect } from '../src/sip2/dialect.js';
+import type { Sip2Requests } from '../src/sip2/requests.js';
+import { sip2ConnectionOptions, sip2Requests } from '../src/wiring.js';
+
+/**
+ * A SIP2 session from the bench process straight to the simulator, built
+ * exactly as the gateway builds its pool's connections and its requests
+ * (src/wiring.ts over the default configuration, generic dialect): same
+ * terminal account, charset, error detection, timeouts and message builders.
+ * Used by B3 (the SIP2 round trip alone) and by the naive items baseline of B2.
+ */
+
+export interface DirectSip2 {
+  connection: Sip2Connection;
+  requests: Sip2Requests;
+  dialect: Dialect;
+  /** sip2.pageSize ?? the dialect's page size, as the gateway uses it. */
+  pageSize: number;
+  close(): void;
+}
+
+/** The configuration the bench gateways run with, as far as SIP2 is concerned (defaults + generic dialect). */
+export function benchConfig(sip2Port: number): Config {
+  const { config } = loadConfigWithWarnings({
+    env: { PAIA_SIP2_HOST: '127.0.0.1', PAIA_SIP2_PORT: String(sip2Port), PAIA_SIP2_DIALECT: 'generic' },
+  });
+  return config;
+}
+
+/**
+ * The unknown-setting warnings the gateway would print for these PAIA_*
+ * variables (e.g. a cache setting this version of the gateway does not have
+ * yet), from the gateway's own configuration loader.
+ */
+export function unknownSettings(env: Record<string, string | undefined>): string[] {
+  const paia: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (name.startsWith('PAIA_') && value !== undefined) paia[name] = value;
+  const { warnings } = loadConfigWithWarnings({ env: paia });
+  return warnings.filter((warning) => / is not a paia-sip2 setting/.test(warning));
+}
+
+export async function openDirect(sip2Port: number): Promise<DirectSip2> {
+  const config = benchConfig(sip2Port);
+  const dialect = loadDialect(config.sip2.dialect);
+  const connection = await Sip2Connection.open({
+    ...sip2ConnectionOptions(config, dialect, { host: '127.0.0.1', port: sip2Port }, undefined),
+    id: 1,
+  });
+  return {
+    connection,
+    requests: sip2Requests(config),
+    dialect,
+    pageSize: config.sip2.pageSize ?? dialect.pageSize,
+    close: () => connection.close('bench done'),
+  };
+}
