@@ -60,22 +60,22 @@ function overHttps(c: Context<PaiaEnv>): boolean {
  * origin every Access-Control-* header is dropped. The response itself is
  * still sent: browsers enforce CORS.
  */
-export function applyResponsePolicy(c: Context<PaiaEnv>, h: Headers): void {
+export function applyResponsePolicy(c: Context<PaiaEnv>, h: Record<string, string>): void {
   const policy = c.get('responsePolicy') ?? DEFAULT_RESPONSE_POLICY;
-  for (const [name, value] of Object.entries(SECURE_HEADERS)) h.set(name, value);
-  if (policy.hsts && overHttps(c)) h.set('Strict-Transport-Security', HSTS_VALUE);
+  Object.assign(h, SECURE_HEADERS);
+  if (policy.hsts && overHttps(c)) h['Strict-Transport-Security'] = HSTS_VALUE;
 
   if (policy.corsOrigins === '*') {
-    h.set('Access-Control-Allow-Origin', '*');
+    h['Access-Control-Allow-Origin'] = '*';
     return;
   }
-  h.append('Vary', 'Origin');
+  h['Vary'] = 'Origin';
   const origin = c.req.header('origin');
   if (origin !== undefined && policy.corsOrigins.has(origin)) {
-    h.set('Access-Control-Allow-Origin', origin);
+    h['Access-Control-Allow-Origin'] = origin;
     return;
   }
-  for (const name of [...h.keys()]) {
-    if (name.startsWith('access-control-')) h.delete(name);
+  for (const name of Object.keys(h)) {
+    if (name.toLowerCase().startsWith('access-control-')) delete h[name];
   }
 }
