@@ -223,9 +223,6 @@ export const LIFTED_LIMITS: Readonly<Record<string, string>> = {
   PAIA_AUTH_MAX_LOGINS_PER_SECOND: '100000',
   PAIA_AUTH_REQUESTS_PER_MINUTE: '1000000',
   PAIA_AUTH_MAX_SESSIONS_PER_PATRON: '10000',
-  // Concurrent logins from one address count as failures while in flight (src/auth/login-throttle.ts).
-  PAIA_AUTH_BRUTE_FORCE_FREE_FAILURES_PER_USER: '1000',
-  PAIA_AUTH_BRUTE_FORCE_FREE_FAILURES_PER_ADDRESS: '100000',
 };
 
 /** The gateway's environment: the bench's without PAIA_* and PORT, the SIP2 target, the lifted limits, then `extra`. */

@@ -6,9 +6,14 @@ import { LRUCache } from 'lru-cache';
  * attempts are counted per username and per client address; past a number
  * of free attempts each further one doubles a lockout delay, up to a cap.
  *
- * Every attempt counts as failed from the moment it starts and is taken
- * back only when the credentials turn out right (or the ILS could not be
- * asked), so firing many guesses in parallel gains nothing.
+ * For its username, every attempt counts as failed from the moment it
+ * starts and is taken back only when the credentials turn out right (or the
+ * ILS could not be asked), so firing many guesses at one account in
+ * parallel gains nothing. For its address, an attempt counts once the ILS
+ * has rejected it: a discovery system logs many patrons in from one
+ * address at the same time, and those logins in flight must not lock each
+ * other out. Parallel guesses at many accounts from one address are bounded
+ * by the global ceiling below until their failures lock the address.
  * A successful login clears its username's count but not its address's:
  * one valid account must not reset the counter for guesses at others.
  *
@@ -180,39 +185,41 @@ export class LoginThrottle {
     }
     this.#window.count += 1;
 
-    for (const [key] of keys) {
-      const counter = this.#counters.get(key) ?? { failures: 0, last: now };
-      this.#counters.set(key, { failures: counter.failures + 1, last: now, ...(counter.reported ? { reported: counter.reported } : {}) });
-    }
+    // Only the username counts an attempt as failed while it is under way (parallel guesses at one account
+    // gain nothing). An address counts failures once they happen: a discovery system logs many patrons in
+    // from one address at once, and its correct logins in flight must not lock them all out.
+    const [user, address_] = keys;
+    this.#count(user![0], now);
     let settled = false;
-    const takeBack = (key: string): void => {
-      const counter = this.#counters.get(key);
-      if (counter === undefined) return;
-      if (counter.failures <= 1) this.#counters.delete(key);
-      else this.#counters.set(key, { ...counter, failures: counter.failures - 1 });
-    };
     return {
       allowed: true,
       attempt: {
         succeeded: () => {
           if (settled) return;
           settled = true;
-          const [first, ...rest] = keys;
-          if (first) this.#counters.delete(first[0]);
-          for (const [key] of rest) takeBack(key);
+          this.#counters.delete(user![0]);
         },
         failed: () => {
           if (settled) return;
           settled = true;
           this.#failed += 1;
+          if (address_) this.#count(address_[0], this.#now());
         },
         undo: () => {
           if (settled) return;
           settled = true;
-          for (const [key] of keys) takeBack(key);
+          const counter = this.#counters.get(user![0]);
+          if (counter === undefined) return;
+          if (counter.failures <= 1) this.#counters.delete(user![0]);
+          else this.#counters.set(user![0], { ...counter, failures: counter.failures - 1 });
         },
       },
     };
+  }
+
+  #count(key: string, now: number): void {
+    const counter = this.#counters.get(key) ?? { failures: 0, last: now };
+    this.#counters.set(key, { failures: counter.failures + 1, last: now, ...(counter.reported ? { reported: counter.reported } : {}) });
   }
 
   /** Counters for metrics (rejected credentials, lockouts, refusals, remembered keys). */

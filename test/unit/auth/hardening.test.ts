@@ -46,8 +46,10 @@ describe('LoginThrottle: global ceiling, lockout events, stats', () => {
 
   it('reports an address lockout with the address', () => {
     const throttle = new LoginThrottle({ freeAttemptsPerUser: 100, freeAttemptsPerAddress: 2, now: () => 5 });
-    throttle.begin('a', '198.51.100.1');
-    throttle.begin('b', '198.51.100.1');
+    for (const user of ['a', 'b']) {
+      const gate = throttle.begin(user, '198.51.100.1');
+      if (gate.allowed) gate.attempt.failed();
+    }
     expect(throttle.begin('c', '198.51.100.1')).toMatchObject({ allowed: false, lockouts: [{ kind: 'address', subject: '198.51.100.1', failures: 2 }] });
   });
 

@@ -7,9 +7,11 @@ function setup(freeAttemptsPerUser = 3, freeAttemptsPerAddress = 10) {
   return { throttle, advance: (ms: number) => void (now += ms) };
 }
 
+/** A login the ILS rejects: begun, then failed (as the login route does). */
 function fail(throttle: LoginThrottle, user: string, address?: string): void {
   const gate = throttle.begin(user, address);
   if (!gate.allowed) throw new Error('locked');
+  gate.attempt.failed();
 }
 
 describe('LoginThrottle', () => {
@@ -66,5 +68,24 @@ describe('LoginThrottle', () => {
     fail(throttle, 'u3', '10.0.0.1');
     expect(throttle.begin('u4', '10.0.0.1').allowed).toBe(false);
     expect(throttle.begin('u4', '10.0.0.2').allowed).toBe(true);
+  });
+
+  it('does not count logins in flight against their address: many patrons logging in at once from one discovery system', () => {
+    const { throttle } = setup(3, 3);
+    const inFlight = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'].map((user) => throttle.begin(user, '10.0.0.9'));
+    expect(inFlight.every((gate) => gate.allowed)).toBe(true);
+    for (const gate of inFlight) if (gate.allowed) gate.attempt.succeeded();
+    expect(throttle.begin('p7', '10.0.0.9').allowed).toBe(true);
+  });
+
+  it('counts an address failure once the ILS has rejected it', () => {
+    const { throttle } = setup(100, 2);
+    const first = throttle.begin('u1', '10.0.0.3');
+    const second = throttle.begin('u2', '10.0.0.3');
+    expect(throttle.begin('u3', '10.0.0.3').allowed).toBe(true); // nothing failed yet
+    if (!first.allowed || !second.allowed) throw new Error('locked');
+    first.attempt.failed();
+    second.attempt.failed();
+    expect(throttle.begin('u4', '10.0.0.3')).toMatchObject({ allowed: false, reason: 'locked' });
   });
 });
