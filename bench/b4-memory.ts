@@ -18,8 +18,7 @@ import { unknownSettings } from './sip2-direct.js';
 
 const TARGET_BYTES = 200 * 1024 * 1024;
 const LOGIN_CONCURRENCY = 32;
-// 8 at a time gets 503 "busy": 8 calls × 32 parallel 17s (the backend's per-call bound) exceed sip2.pool.maxWaiting 200.
-const ITEMS_CONCURRENCY = 4;
+const ITEMS_CONCURRENCY = 8;
 const POOL = '8';
 const SETTLE_MS = 30_000;
 

@@ -109,6 +109,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     uris: compileUriTemplates(uriTemplatesOf(config)),
     institution: config.sip2.institution,
     itemCache,
+    maxParallel: config.sip2.pool.max,
   });
   const sessions = new LruSessionStore({ maxSessions: config.auth.maxSessions, maxSessionsPerPatron: config.auth.maxSessionsPerPatron });
   const { bruteForce } = config.auth;

@@ -83,6 +83,9 @@ export function sip2Backend(
     acsSupportsHolds: () => acsSupportsHoldsOf(options.acsStatus?.() ?? pool.acsStatus),
     logger: options.logger,
     itemCache: options.itemCache,
+    // More requests of one call than there are connections would only wait in the pool's queue,
+    // where a few large calls at once could fill sip2.pool.maxWaiting and turn others away (503).
+    maxParallel: config.sip2.pool.max,
   });
 }
 

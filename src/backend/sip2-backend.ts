@@ -56,7 +56,7 @@ export interface Sip2BackendOptions {
    * Without it, or when it answers undefined, `cancancel` is left out (unknown).
    */
   acsSupportsHolds?: (() => boolean | undefined) | undefined;
-  /** At most this many SIP2 requests of one call in the pool at once (default 32). */
+  /** At most this many SIP2 requests of one call in the pool at once (default 32; the gateway uses sip2.pool.max). */
   maxParallel?: number | undefined;
   /** Item information answers to reuse (shared with DAIA); renew, request and cancel drop their items from it. */
   itemCache?: ItemInfoCache | null | undefined;
@@ -180,12 +180,15 @@ export class Sip2Backend implements Backend {
   }
 
   async items(barcode: string): Promise<PaiaDocument[]> {
+    // Lists, pages and items of this call share one bound on what it has in the pool at once.
+    const limit = limiter(this.maxParallel);
+    const send: Sip2Send = (message) => limit(() => this.send(message));
     const [charged, overdue, recall, hold, unavailable] = await Promise.all([
-      this.list(barcode, 'charged'),
-      this.list(barcode, 'overdue'),
-      this.list(barcode, 'recall'),
-      this.list(barcode, 'hold'),
-      this.list(barcode, 'unavailableHold'),
+      this.list(barcode, 'charged', send),
+      this.list(barcode, 'overdue', send),
+      this.list(barcode, 'recall', send),
+      this.list(barcode, 'hold', send),
+      this.list(barcode, 'unavailableHold', send),
     ]);
     if (!isKnownPatron(charged.first)) return [];
 
@@ -206,7 +209,6 @@ export class Sip2Backend implements Backend {
       }
     }
 
-    const limit = limiter(this.maxParallel);
     const infos = await Promise.all(entries.map(([entry]) => limit(() => this.itemInformation(entry))));
     const ctx: DocumentContext = {
       dialect: this.dialect,
@@ -414,9 +416,9 @@ export class Sip2Backend implements Backend {
     return result;
   }
 
-  private list(barcode: string, list: SummaryList): Promise<PatronList> {
+  private list(barcode: string, list: SummaryList, send: Sip2Send = this.send): Promise<PatronList> {
     return fetchPatronList(
-      this.send,
+      send,
       (start, end) => this.requests.patronInformation(barcode, { list, start, end }),
       list,
       this.pageSize,

@@ -1,4 +1,5 @@
 import { type ItemInfoCache, type ItemLookup, itemLookup } from '../backend/item-cache.js';
+import { limiter } from '../backend/parallel.js';
 import type { UriTemplates } from '../backend/uris.js';
 import { type ItemInformation, type ItemInformationResponse, Sip2EncodeError, type Sip2Requests } from '../sip2/index.js';
 import { type DaiaMappingContext, daiaDocument } from './mapping.js';
@@ -16,6 +17,8 @@ export interface DaiaServiceOptions {
   institution: string;
   /** Item information answers to reuse (shared with the PAIA backend). */
   itemCache?: ItemInfoCache | null;
+  /** At most this many 17s of one request in the pool at once (default 32; the gateway uses sip2.pool.max). */
+  maxParallel?: number;
   /** Clock for `timestamp` (tests). */
   now?: () => Date;
 }
@@ -34,7 +37,7 @@ export function splitQueryId(queryId: string): string[] {
 
 /**
  * DAIA availability over SIP2 item information: one 17 per distinct item,
- * all in parallel through the pool (which bounds and queues them).
+ * in parallel through the pool, at most maxParallel of them at once.
  */
 export class DaiaService {
   private readonly options: DaiaServiceOptions;
@@ -72,7 +75,8 @@ export class DaiaService {
       if (!documents.has(resolved.id)) documents.set(resolved.id, { requested, resolved });
     }
     const barcodes = [...new Set([...documents.values()].flatMap(({ resolved }) => (resolved.kind === 'barcode' ? [resolved.barcode] : [])))];
-    const answers = await Promise.all(barcodes.map((barcode) => this.lookup(barcode)));
+    const limit = limiter(this.options.maxParallel ?? 32);
+    const answers = await Promise.all(barcodes.map((barcode) => limit(() => this.lookup(barcode))));
     const infos = new Map(barcodes.map((barcode, i) => [barcode, answers[i] ?? null]));
 
     const document: DaiaDocument[] = [];
