@@ -95,6 +95,10 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     keepaliveIntervalMs: config.sip2.pool.keepaliveSeconds * 1000,
     maxLifetimeMs: config.sip2.pool.maxLifetimeSeconds * 1000,
     backoff: { initialMs: 250, maxMs: 30_000 },
+    circuit: {
+      failureThreshold: config.sip2.circuit.failureThreshold,
+      coolDownMs: { initial: config.sip2.circuit.coolDownMs, max: config.sip2.circuit.maxCoolDownMs },
+    },
     logger: logger.child({ component: 'sip2' }),
   });
   await pool.start();

@@ -84,6 +84,7 @@ export interface Config {
       readonly maxLifetimeSeconds: number;
     };
     readonly timeouts: { readonly connectMs: number; readonly responseMs: number };
+    readonly circuit: { readonly failureThreshold: number; readonly coolDownMs: number; readonly maxCoolDownMs: number };
     readonly maxResends: number;
     /** null = the dialect's page size. */
     readonly pageSize: number | null;
@@ -417,6 +418,23 @@ const timeoutsSection = section({
   responseMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000').default(5000),
 });
 
+const circuitSection = section({
+  /** Consecutive failures of the ILS (unreachable, no answer, garbage) after which requests fail at once with 503 for a while, instead of each waiting for the same failure. */
+  failureThreshold: integer(1, 1000, 'must be a whole number between 1 and 1000').default(5),
+  /** How long requests fail at once after the first trip before one request probes the ILS; doubles with each further trip. */
+  coolDownMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000').default(1000),
+  /** Longest pause between probes. */
+  maxCoolDownMs: integer(100, 3_600_000, 'must be milliseconds between 100 and 3600000').default(30_000),
+}).superRefine(
+  (circuit, ctx) => {
+    const valid = (value: unknown) => typeof value === 'number' && Number.isInteger(value);
+    if (valid(circuit.coolDownMs) && valid(circuit.maxCoolDownMs) && circuit.coolDownMs > circuit.maxCoolDownMs) {
+      ctx.addIssue({ code: 'custom', path: ['coolDownMs'], message: `must not be larger than sip2.circuit.maxCoolDownMs (${circuit.maxCoolDownMs}): lower it or raise sip2.circuit.maxCoolDownMs` });
+    }
+  },
+  { when: () => true },
+);
+
 const sip2Section = section({
   /** Host name or IP address of the ILS's SIP2 server. Leave it out (null) to run the embedded simulator with demo data. */
   host: host('must be the host name or IP address of the ILS SIP2 server, or null for the embedded demo simulator').nullable().default(null),
@@ -443,6 +461,8 @@ const sip2Section = section({
   pool: poolSection,
   /** Time limits for talking to the ILS. */
   timeouts: timeoutsSection,
+  /** The circuit breaker: stop sending to an ILS that keeps failing, and probe it now and then. */
+  circuit: circuitSection,
   /** How often one request may be resent after a checksum error (96/97) before it fails. */
   maxResends: integer(0, 10, 'must be a whole number between 0 and 10').default(2),
   /** Entries asked for per list page (BP/BQ). null = the dialect's. */

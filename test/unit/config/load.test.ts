@@ -98,7 +98,8 @@ describe('environment overrides', () => {
       ...['host', 'port', 'tls.ca', 'tls.cert', 'tls.key', 'tls.rejectUnauthorized', 'tls.servername', 'dialect', 'charset', 'errorDetection']
         .concat(['terminal.user', 'terminal.password', 'terminal.location', 'institution', 'terminalPasswordInMessages'])
         .concat(['pool.min', 'pool.max', 'pool.acquireTimeoutMs', 'pool.maxWaiting', 'pool.keepaliveSeconds', 'pool.maxLifetimeSeconds'])
-        .concat(['timeouts.connectMs', 'timeouts.responseMs', 'maxResends', 'pageSize', 'currency'])
+        .concat(['timeouts.connectMs', 'timeouts.responseMs', 'circuit.failureThreshold', 'circuit.coolDownMs', 'circuit.maxCoolDownMs'])
+        .concat(['maxResends', 'pageSize', 'currency'])
         .map((key) => `sip2.${key}`),
       ...['itemUri', 'editionUri', 'storageUri', 'patronTypeUri', 'patronId', 'patronIdSecret', 'maxDocs'].map((key) => `paia.${key}`),
       ...['tokenLifetimeSeconds', 'maxSessions', 'maxSessionsPerPatron', 'requestsPerMinute', 'logoutAllSessions', 'maxLoginsPerSecond', 'allowedClients']
@@ -366,6 +367,19 @@ describe('auth and input-limit settings (issue 5)', () => {
     })();
     expect(problems.map((p) => p.path)).toEqual(['auth.requestsPerMinute', 'auth.bruteForce.freeFailuresPerUser', 'auth.passwordPolicy.denyList']);
     expect(problems[2]!.message).toMatch(/must be a list of passwords/);
+  });
+
+  it('sip2.circuit: read from the environment; a first pause longer than the longest is refused', () => {
+    const config = loadConfig({ env: { PAIA_SIP2_CIRCUIT_FAILURE_THRESHOLD: '3', PAIA_SIP2_CIRCUIT_COOL_DOWN_MS: '2000' } });
+    expect(config.sip2.circuit).toEqual({ failureThreshold: 3, coolDownMs: 2000, maxCoolDownMs: 30_000 });
+    let problems: Array<{ path: string; message: string }> = [];
+    try {
+      loadConfig({ env: { PAIA_SIP2_CIRCUIT_COOL_DOWN_MS: '60000', PAIA_SIP2_CIRCUIT_MAX_COOL_DOWN_MS: '5000' } });
+    } catch (e) {
+      problems = (e as { problems: Array<{ path: string; message: string }> }).problems;
+    }
+    expect(problems.map((p) => p.path)).toEqual(['sip2.circuit.coolDownMs']);
+    expect(problems[0]!.message).toMatch(/must not be larger than sip2.circuit.maxCoolDownMs \(5000\)/);
   });
 
   it('auth.allowedClients: IPv4 and IPv6 addresses and CIDR blocks, comma-separated in the environment; a bad entry is named', () => {
