@@ -3,6 +3,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withoutSettings } from '../src/config/load.js';
 
 /**
  * The processes a benchmark runs against: the SIP2 simulator, the gateway and
@@ -227,13 +228,8 @@ export const LIFTED_LIMITS: Readonly<Record<string, string>> = {
 
 /** The gateway's environment: the bench's without PAIA_* and PORT, the SIP2 target, the lifted limits, then `extra`. */
 export function gatewayEnv(sip2Port: number, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (name.startsWith('PAIA_') || name === 'PORT') continue;
-    env[name] = value;
-  }
   return {
-    ...env,
+    ...withoutSettings(process.env),
     PAIA_SIP2_HOST: '127.0.0.1',
     PAIA_SIP2_PORT: String(sip2Port),
     PAIA_SIP2_DIALECT: 'generic',

@@ -25,4 +25,5 @@ export {
   loadConfig,
   loadConfigWithWarnings,
   type Setting,
+  withoutSettings,
 } from './load.js';

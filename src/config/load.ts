@@ -67,6 +67,18 @@ interface SchemaLike {
   def: { type: string; innerType?: SchemaLike; in?: SchemaLike; out?: SchemaLike; shape?: Record<string, SchemaLike> };
 }
 
+/**
+ * `env` without anything the gateway reads as configuration (PAIA_* and PORT):
+ * for starting a gateway whose settings must come from the caller alone.
+ */
+export function withoutSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const rest: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith('PAIA_') && name !== 'PORT') rest[name] = value;
+  }
+  return rest;
+}
+
 /** camelCase path -> PAIA_UPPER_SNAKE (`sip2.pool.acquireTimeoutMs` -> `PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS`). */
 export function envNameOf(path: string): string {
   return `PAIA_${path

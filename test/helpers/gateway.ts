@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { withoutSettings } from '../../src/config/load.js';
 import { trackChild } from './children.js';
 
 /**
@@ -53,13 +54,8 @@ export interface GatewayProcess {
 }
 
 function childEnv(options: GatewayProcessOptions): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (name.startsWith('PAIA_') || name === 'PORT') continue;
-    env[name] = value;
-  }
   return {
-    ...env,
+    ...withoutSettings(process.env),
     PAIA_SIP2_HOST: '127.0.0.1',
     PAIA_SIP2_PORT: String(options.sip2Port),
     PAIA_SIP2_DIALECT: options.dialect,

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { checksum } from '../../src/sip2/checksum.js';
+import type { ConnectionOptions } from '../../src/sip2/connection.js';
 
 /**
  * A real TCP SIP2 peer on loopback whose every answer the test writes by hand:
@@ -69,4 +70,21 @@ export async function startScriptedPeer(script: Script): Promise<ScriptedPeer> {
 
 export function acsStatus(online = 'Y'): string {
   return `98${online}YYYNN030003${'20261121    120000'}2.00AODEMO|AMScripted Library|BXYNNNYYYYYYYNNYYY|`;
+}
+
+/** Options for a Sip2Connection to a scripted peer on 127.0.0.1 (utf-8, CR, error detection, terminal paia). */
+export function peerConnectionOptions(port: number, overrides: Partial<ConnectionOptions> = {}): ConnectionOptions {
+  return {
+    host: '127.0.0.1',
+    port,
+    charset: 'utf-8',
+    terminator: '\r',
+    errorDetection: true,
+    loginUserId: 'paia',
+    loginPassword: 'paia-secret',
+    connectTimeoutMs: 2000,
+    responseTimeoutMs: 1000,
+    maxResends: 2,
+    ...overrides,
+  };
 }

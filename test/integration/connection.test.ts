@@ -9,7 +9,7 @@ import {
 } from '../../src/sip2/errors.js';
 import { sip2DateFrom } from '../../src/sip2/date.js';
 import type { PatronInformation, Renew } from '../../src/sip2/spec.js';
-import { type Script, type ScriptedPeer, sequenceOf, signed, startScriptedPeer } from '../helpers/scripted-peer.js';
+import { type Script, type ScriptedPeer, sequenceOf, signed, startScriptedPeer, peerConnectionOptions } from '../helpers/scripted-peer.js';
 
 const NOW = sip2DateFrom(new Date(2026, 10, 21, 12, 0, 0));
 const PATRON_INFO: PatronInformation = {
@@ -34,21 +34,7 @@ const RENEW: Renew = {
 const PATRON_REPLY = `64              001${'20261121    120000'}000000000000000000000000AODEMO|AAalice|AEAlice Example|BLY|CQY|`;
 const RENEW_REPLY = `301YNN${'20261121    120000'}AODEMO|AAalice|ABit-0001|AJSome title|AH20261219    235900|`;
 
-function options(port: number, overrides: Partial<ConnectionOptions> = {}): ConnectionOptions {
-  return {
-    host: '127.0.0.1',
-    port,
-    charset: 'utf-8',
-    terminator: '\r',
-    errorDetection: true,
-    loginUserId: 'paia',
-    loginPassword: 'paia-secret',
-    connectTimeoutMs: 2000,
-    responseTimeoutMs: 1000,
-    maxResends: 2,
-    ...overrides,
-  };
-}
+const options = peerConnectionOptions;
 
 let peer: ScriptedPeer | null = null;
 let connection: Sip2Connection | null = null;

@@ -11,6 +11,7 @@ import {
   envNameOf,
   loadConfig,
   loadConfigWithWarnings,
+  withoutSettings,
 } from '../../../src/config/index.js';
 import { problemAt, tempDir } from './helpers.js';
 import { DEFAULT_DENY_LIST } from '../../../src/auth/password-policy.js';
@@ -367,6 +368,10 @@ describe('auth and input-limit settings (issue 5)', () => {
     })();
     expect(problems.map((p) => p.path)).toEqual(['auth.requestsPerMinute', 'auth.bruteForce.freeFailuresPerUser', 'auth.passwordPolicy.denyList']);
     expect(problems[2]!.message).toMatch(/must be a list of passwords/);
+  });
+
+  it('withoutSettings drops every PAIA_ variable and PORT, nothing else', () => {
+    expect(withoutSettings({ PAIA_SIP2_HOST: 'x', PORT: '1', PATH: '/bin', PAIA: 'kept', HOME: '/root' })).toEqual({ PATH: '/bin', PAIA: 'kept', HOME: '/root' });
   });
 
   it('sip2.circuit: read from the environment; a first pause longer than the longest is refused', () => {

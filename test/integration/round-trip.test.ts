@@ -1,15 +1,15 @@
 /**
  * The connection's onRoundTrip observer, against a scripted SIP2 peer on
- * loopback (in-process): once per request/response exchange, with the
+ * loopback (in-process, real sockets): once per request/response exchange, with the
  * request code and ok or the error code; passed through by the pool.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ConnectionOptions, type RoundTripEvent, Sip2Connection } from '../../../src/sip2/connection.js';
-import { sip2DateFrom } from '../../../src/sip2/date.js';
-import { BackendTimeout, Sip2EncodeError } from '../../../src/sip2/errors.js';
-import { Sip2Pool } from '../../../src/sip2/pool.js';
-import type { PatronInformation } from '../../../src/sip2/spec.js';
-import { type Script, type ScriptedPeer, sequenceOf, signed, startScriptedPeer } from '../../helpers/scripted-peer.js';
+import { type ConnectionOptions, type RoundTripEvent, Sip2Connection } from '../../src/sip2/connection.js';
+import { sip2DateFrom } from '../../src/sip2/date.js';
+import { BackendTimeout, Sip2EncodeError } from '../../src/sip2/errors.js';
+import { Sip2Pool } from '../../src/sip2/pool.js';
+import type { PatronInformation } from '../../src/sip2/spec.js';
+import { peerConnectionOptions, type Script, type ScriptedPeer, sequenceOf, signed, startScriptedPeer } from '../helpers/scripted-peer.js';
 
 const NOW = sip2DateFrom(new Date(2026, 10, 21, 12, 0, 0));
 const PATRON_INFO: PatronInformation = {
@@ -27,20 +27,7 @@ const answerPatron: Script = (frame, reply) => {
 };
 
 function options(port: number, events: RoundTripEvent[], overrides: Partial<ConnectionOptions> = {}): ConnectionOptions {
-  return {
-    host: '127.0.0.1',
-    port,
-    charset: 'utf-8',
-    terminator: '\r',
-    errorDetection: true,
-    loginUserId: 'paia',
-    loginPassword: 'paia-secret',
-    connectTimeoutMs: 5000,
-    responseTimeoutMs: 5000,
-    maxResends: 2,
-    onRoundTrip: (event) => void events.push(event),
-    ...overrides,
-  };
+  return peerConnectionOptions(port, { onRoundTrip: (event) => void events.push(event), ...overrides });
 }
 
 let peer: ScriptedPeer | null = null;
