@@ -1,6 +1,8 @@
 import net from 'node:net';
 import { checksum } from '../../src/sip2/checksum.js';
 import type { ConnectionOptions } from '../../src/sip2/connection.js';
+import { sip2DateFrom } from '../../src/sip2/date.js';
+import type { PatronInformation } from '../../src/sip2/spec.js';
 
 /**
  * A real TCP SIP2 peer on loopback whose every answer the test writes by hand:
@@ -88,3 +90,18 @@ export function peerConnectionOptions(port: number, overrides: Partial<Connectio
     ...overrides,
   };
 }
+
+/** A fixed transaction date for scripted exchanges. */
+export const NOW = sip2DateFrom(new Date(2026, 10, 21, 12, 0, 0));
+
+/** A 63 for alice with her password, and a 64 a peer may answer it with. */
+export const PATRON_INFO: PatronInformation = {
+  code: '63',
+  language: '001',
+  transactionDate: NOW,
+  summary: null,
+  institutionId: 'DEMO',
+  patronIdentifier: 'alice',
+  patronPassword: 'alice-pass',
+};
+export const PATRON_REPLY = `64              001${'20261121    120000'}000000000000000000000000AODEMO|AAalice|AEAlice Example|BLY|CQY|`;

@@ -7,20 +7,9 @@ import {
   BackendUnavailable,
   Sip2EncodeError,
 } from '../../src/sip2/errors.js';
-import { sip2DateFrom } from '../../src/sip2/date.js';
-import type { PatronInformation, Renew } from '../../src/sip2/spec.js';
-import { type Script, type ScriptedPeer, sequenceOf, signed, startScriptedPeer, peerConnectionOptions } from '../helpers/scripted-peer.js';
+import type { Renew } from '../../src/sip2/spec.js';
+import { type Script, type ScriptedPeer, NOW, PATRON_INFO, PATRON_REPLY, sequenceOf, signed, startScriptedPeer, peerConnectionOptions } from '../helpers/scripted-peer.js';
 
-const NOW = sip2DateFrom(new Date(2026, 10, 21, 12, 0, 0));
-const PATRON_INFO: PatronInformation = {
-  code: '63',
-  language: '001',
-  transactionDate: NOW,
-  summary: null,
-  institutionId: 'DEMO',
-  patronIdentifier: 'alice',
-  patronPassword: 'alice-pass',
-};
 const RENEW: Renew = {
   code: '29',
   thirdPartyAllowed: false,
@@ -31,7 +20,6 @@ const RENEW: Renew = {
   patronIdentifier: 'alice',
   itemIdentifier: 'it-0001',
 };
-const PATRON_REPLY = `64              001${'20261121    120000'}000000000000000000000000AODEMO|AAalice|AEAlice Example|BLY|CQY|`;
 const RENEW_REPLY = `301YNN${'20261121    120000'}AODEMO|AAalice|ABit-0001|AJSome title|AH20261219    235900|`;
 
 const options = peerConnectionOptions;

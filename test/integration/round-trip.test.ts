@@ -5,23 +5,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ConnectionOptions, type RoundTripEvent, Sip2Connection } from '../../src/sip2/connection.js';
-import { sip2DateFrom } from '../../src/sip2/date.js';
 import { BackendTimeout, Sip2EncodeError } from '../../src/sip2/errors.js';
 import { Sip2Pool } from '../../src/sip2/pool.js';
-import type { PatronInformation } from '../../src/sip2/spec.js';
-import { peerConnectionOptions, type Script, type ScriptedPeer, sequenceOf, signed, startScriptedPeer } from '../helpers/scripted-peer.js';
+import { peerConnectionOptions, type Script, type ScriptedPeer, NOW, PATRON_INFO, PATRON_REPLY, sequenceOf, signed, startScriptedPeer } from '../helpers/scripted-peer.js';
 
-const NOW = sip2DateFrom(new Date(2026, 10, 21, 12, 0, 0));
-const PATRON_INFO: PatronInformation = {
-  code: '63',
-  language: '001',
-  transactionDate: NOW,
-  summary: null,
-  institutionId: 'DEMO',
-  patronIdentifier: 'alice',
-  patronPassword: 'alice-pass',
-};
-const PATRON_REPLY = `64              001${'20261121    120000'}000000000000000000000000AODEMO|AAalice|AEAlice Example|BLY|CQY|`;
 const answerPatron: Script = (frame, reply) => {
   if (frame.startsWith('63')) reply(signed(PATRON_REPLY, sequenceOf(frame)));
 };
