@@ -1,13 +1,12 @@
 import type { Client } from 'undici';
 import { httpClient, percentile, sequential, sortedOf } from './driver.js';
-import { naiveItems, type NaiveItemsResult } from './naive-items.js';
+import { ITEM_LISTS as LISTS, naiveItems, type NaiveItemsResult } from './naive-items.js';
 import { items, login } from './paia.js';
 import { counterDelta, gatewayEnv, type Simulator, startGateway, startSimulator } from './processes.js';
 import { counts, metOf, ms, type Row } from './report.js';
 import type { Settings } from './settings.js';
 import { openDirect, unknownSettings } from './sip2-direct.js';
 import { listCount } from '../src/sip2/paging.js';
-import type { SummaryList } from '../src/sip2/spec.js';
 
 /**
  * B2: GET /core/dave/items (120 loans) against a simulator that answers every
@@ -20,7 +19,6 @@ const LATENCY_MS = 20;
 const POOL = 8;
 const TARGET = 1.2;
 const PATRON = 'dave';
-const LISTS: readonly SummaryList[] = ['charged', 'overdue', 'recall', 'hold', 'unavailableHold'];
 
 interface GatewayRun {
   p50: number;
@@ -97,11 +95,10 @@ export async function runB2(settings: Settings): Promise<Row[]> {
     const minimum = (L + rounds) * LATENCY_MS;
     const ratio = noCache.p50 / minimum;
     const docsConsistent = noCache.docs.every((n) => n === D) && D > 0;
-    const charged = listSizes.charged ?? 0;
 
     const formula =
       `minimum = (L + ceil(D / ${POOL})) × ${LATENCY_MS} ms = (${L} + ceil(${D} / ${POOL})) × ${LATENCY_MS} = (${L} + ${rounds}) × ${LATENCY_MS} = ${minimum} ms; ` +
-      `D = ${D} documents in the answer, L = 1 + (ceil(charged ${charged} / pageSize ${pageSize}) = ${Math.ceil(charged / pageSize)} > 1 ? 1 : 0) = ${L}` +
+      `D = ${D} documents in the answer, L = 1 + (a list longer than one page of ${pageSize}: ${multiPage.length > 0 ? multiPage.join(', ') : 'none'} ? 1 : 0) = ${L}` +
       ` (list sizes: ${counts(listSizes)})`;
     const noCacheNotes = [
       formula,

@@ -32,6 +32,8 @@ const SLOW_MS = 700;
 const BASE = {
   // No background fill: connections are opened by requests, so a fault hits the message under test.
   PAIA_SIP2_POOL_MIN: '0',
+  // Every request must reach the ILS for its fault to show.
+  PAIA_CACHE_ITEMS_ENABLED: 'false',
   PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
   PAIA_SIP2_TIMEOUTS_RESPONSE_MS: String(RESPONSE_MS),
   PAIA_SIP2_TIMEOUTS_CONNECT_MS: String(CONNECT_MS),
