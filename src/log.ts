@@ -31,7 +31,8 @@ export function createLogger(options: { level?: string; name?: string; destinati
   };
   // Asynchronous stdout: under load, lines written while a write is under way go out together in one
   // system call instead of one each; when idle, each line goes out at once. pino flushes it on exit.
-  return pino(config, options.destination ?? pino.destination({ dest: 1, sync: false }));
+  // If stdout stops taking lines (a stuck pipe), lines beyond 16 MiB waiting are dropped rather than filling memory.
+  return pino(config, options.destination ?? pino.destination({ dest: 1, sync: false, maxLength: 16 * 1024 * 1024 }));
 }
 
 export type { Logger };

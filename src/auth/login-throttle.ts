@@ -84,14 +84,14 @@ export interface LoginThrottleStats {
 }
 
 /**
- * One started login; call at most one of these when it is decided. The
- * attempt counts as failed from the start, so leaving it unsettled (or
- * calling failed()) keeps it counted.
+ * One started login; call at most one of these when it is decided. For its
+ * username the attempt counts as failed from the start, so leaving it
+ * unsettled keeps it counted there; its address counts it only on failed().
  */
 export interface LoginAttempt {
   /** Credentials were right: clear the username's failures. */
   succeeded(): void;
-  /** The ILS rejected the credentials: the attempt stays counted; counted in stats().failed. */
+  /** The ILS rejected the credentials: the attempt stays counted for the username and now counts for the address; counted in stats().failed. */
   failed(): void;
   /** The credentials were never checked (ILS down): take the attempt back. */
   undo(): void;

@@ -22,6 +22,9 @@ export interface ItemCacheStats {
   maxEntries: number;
 }
 
+/** Most items kept out of the cache after writes of unknown outcome (the oldest go first beyond it). */
+const MAX_QUIET_ITEMS = 10_000;
+
 interface Pending {
   promise: Promise<ItemInformationResponse>;
   /** Set by invalidate(): the answer may predate a write, so it is handed to its waiters but not kept. */
@@ -41,12 +44,18 @@ interface Pending {
 export class ItemInfoCache {
   private readonly entries: LRUCache<string, ItemInformationResponse>;
   private readonly pending = new Map<string, Pending>();
+  /** Items whose answers are not stored until the time given: a write of theirs may still be under way at the ILS. */
+  private readonly quiet = new Map<string, number>();
+  private readonly ttlMs: number;
+  private readonly now: () => number;
   private hits = 0;
   private misses = 0;
 
   constructor(options: ItemCacheOptions) {
     if (!Number.isInteger(options.maxEntries) || options.maxEntries < 1) throw new RangeError('maxEntries must be an integer >= 1');
     if (!(options.ttlMs > 0)) throw new RangeError('ttlMs must be > 0');
+    this.ttlMs = options.ttlMs;
+    this.now = options.now ?? (() => performance.now());
     this.entries = new LRUCache<string, ItemInformationResponse>({
       max: options.maxEntries,
       ttl: options.ttlMs,
@@ -77,21 +86,39 @@ export class ItemInfoCache {
     pending.promise.then(
       (response) => {
         settle();
-        if (!pending.stale) this.entries.set(item, response);
+        if (!pending.stale && !this.isQuiet(item)) this.entries.set(item, response);
       },
       settle,
     );
     return pending.promise;
   }
 
-  /** Forgets `item`: the next get() asks the ILS, and an answer already on its way is not kept. */
-  invalidate(item: string): void {
+  /**
+   * Forgets `item`: the next get() asks the ILS, and an answer already on its
+   * way is not kept. `outcomeUnknown`: a write of the item went out but was
+   * never confirmed, so the ILS may still apply it; for one TTL its answers
+   * are passed on but not kept.
+   */
+  invalidate(item: string, options: { outcomeUnknown?: boolean } = {}): void {
     this.entries.delete(item);
     const inFlight = this.pending.get(item);
     if (inFlight !== undefined) {
       inFlight.stale = true;
       this.pending.delete(item);
     }
+    if (options.outcomeUnknown) {
+      this.quiet.delete(item); // re-inserted last: the map stays in order of expiry
+      this.quiet.set(item, this.now() + this.ttlMs);
+      if (this.quiet.size > MAX_QUIET_ITEMS) this.quiet.delete(this.quiet.keys().next().value!);
+    }
+  }
+
+  private isQuiet(item: string): boolean {
+    const until = this.quiet.get(item);
+    if (until === undefined) return false;
+    if (this.now() < until) return true;
+    this.quiet.delete(item);
+    return false;
   }
 
   stats(): ItemCacheStats {

@@ -4,6 +4,9 @@
  * loans from filling the pool's waiting queue on their own, without costing
  * latency as long as the bound is at least the pool size.
  */
+/** The bound when the caller names none; the gateway uses sip2.pool.max. */
+export const DEFAULT_MAX_PARALLEL = 32;
+
 export type Limiter = <T>(task: () => Promise<T>) => Promise<T>;
 
 export function limiter(max: number): Limiter {

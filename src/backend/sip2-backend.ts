@@ -22,7 +22,7 @@ import { type DocumentContext, type EntryKind, itemDocument, nonEmpty, queueLeng
 import { feeRecord, textShape } from './fees.js';
 import { type ItemInfoCache, type ItemLookup, itemLookup } from './item-cache.js';
 import { parseCurrency } from './money.js';
-import { limiter } from './parallel.js';
+import { DEFAULT_MAX_PARALLEL, limiter } from './parallel.js';
 import type {
   Backend,
   DocumentRequest,
@@ -63,7 +63,6 @@ export interface Sip2BackendOptions {
 }
 
 const EMAIL = /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
-const DEFAULT_MAX_PARALLEL = 32;
 
 /** What one document of renew, request or cancel resolves to before it goes to the ILS. */
 type Plan<T> = { key: string; target: T } | { done: PaiaDocument };
@@ -329,10 +328,17 @@ export class Sip2Backend implements Backend {
       runs.set(
         plan.key,
         limit(() => steps.execute(plan.target))
-          // Whatever the outcome (even unknown), the item may have changed.
-          .finally(() => {
-            if (item !== undefined) this.itemCache?.invalidate(item);
-          })
+          .then(
+            (response) => {
+              if (item !== undefined) this.itemCache?.invalidate(item);
+              return response;
+            },
+            (error: unknown) => {
+              // The item may have changed; with the outcome unknown it may still change.
+              if (item !== undefined) this.itemCache?.invalidate(item, { outcomeUnknown: isBackendError(error) && error.requestSent });
+              throw error;
+            },
+          )
           .then(
             (response): Outcome<R> => ({ ok: true, response }),
             (error: unknown): Outcome<R> => ({ ok: false, error }),

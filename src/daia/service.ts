@@ -1,5 +1,5 @@
 import { type ItemInfoCache, type ItemLookup, itemLookup } from '../backend/item-cache.js';
-import { limiter } from '../backend/parallel.js';
+import { DEFAULT_MAX_PARALLEL, limiter } from '../backend/parallel.js';
 import type { UriTemplates } from '../backend/uris.js';
 import { type ItemInformation, type ItemInformationResponse, Sip2EncodeError, type Sip2Requests } from '../sip2/index.js';
 import { type DaiaMappingContext, daiaDocument } from './mapping.js';
@@ -75,7 +75,7 @@ export class DaiaService {
       if (!documents.has(resolved.id)) documents.set(resolved.id, { requested, resolved });
     }
     const barcodes = [...new Set([...documents.values()].flatMap(({ resolved }) => (resolved.kind === 'barcode' ? [resolved.barcode] : [])))];
-    const limit = limiter(this.options.maxParallel ?? 32);
+    const limit = limiter(this.options.maxParallel ?? DEFAULT_MAX_PARALLEL);
     const answers = await Promise.all(barcodes.map((barcode) => limit(() => this.lookup(barcode))));
     const infos = new Map(barcodes.map((barcode, i) => [barcode, answers[i] ?? null]));
 

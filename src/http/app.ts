@@ -88,10 +88,7 @@ export function socketAddressOf(env: unknown): string | undefined {
   return (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress;
 }
 
-/** Behind a trusted proxy: the client it forwarded for, the last X-Forwarded-For hop (the one the proxy added). */
-export function lastForwardedHop(header: string | null | undefined): string | undefined {
-  return header?.split(',').at(-1)?.trim();
-}
+export { lastForwardedHop } from './forwarded.js';
 
 /** The socket address under @hono/node-server, if any. */
 function socketAddress(c: Context<PaiaEnv>): string | undefined {

@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { PaiaEnv } from './env.js';
+import { lastForwardedHop } from './forwarded.js';
 
 /** How responses are guarded: which origins may read them cross-site, and whether HSTS is sent. */
 export interface ResponsePolicy {
@@ -48,9 +49,7 @@ export function responsePolicyMiddleware(policy: ResponsePolicy): MiddlewareHand
 /** Whether the request reached us over HTTPS: directly, or per X-Forwarded-Proto (believed only when hsts is on, i.e. with TLS or a trusted proxy). */
 function overHttps(c: Context<PaiaEnv>): boolean {
   if (new URL(c.req.url).protocol === 'https:') return true;
-  const forwarded = c.req.header('x-forwarded-proto');
-  // As in requireForwardedHttps: with a list, the last entry (the trusted proxy's own) counts.
-  return forwarded?.split(',').at(-1)?.trim().toLowerCase() === 'https';
+  return lastForwardedHop(c.req.header('x-forwarded-proto'))?.toLowerCase() === 'https';
 }
 
 /**

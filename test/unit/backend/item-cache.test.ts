@@ -103,6 +103,20 @@ describe('ItemInfoCache', () => {
     expect(ils.calls).toHaveLength(2);
   });
 
+  it('after a write of unknown outcome, passes answers on but keeps none for one TTL', async () => {
+    const time = clock();
+    const cache = new ItemInfoCache({ ttlMs: 15_000, maxEntries: 10, now: time.now });
+    let calls = 0;
+    const lookup = async (item: string) => answer(item, `v${++calls}`);
+    await cache.get('a', lookup);
+    cache.invalidate('a', { outcomeUnknown: true });
+    expect((await cache.get('a', lookup)).dueDate).toBe('v2');
+    expect((await cache.get('a', lookup)).dueDate).toBe('v3');
+    time.advance(15_000);
+    expect((await cache.get('a', lookup)).dueDate).toBe('v4');
+    expect((await cache.get('a', lookup)).dueDate).toBe('v4');
+  });
+
   it('holds at most maxEntries, dropping the least recently used', async () => {
     const cache = new ItemInfoCache({ ttlMs: 15_000, maxEntries: 2 });
     const calls: string[] = [];

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { PaiaEnv } from '../../env.js';
 import { malformed } from '../../errors.js';
+import { lastForwardedHop } from '../../forwarded.js';
 
 /**
  * Behind a TLS-terminating proxy (http.trustedProxy): PAIA carries passwords
@@ -14,7 +15,7 @@ import { malformed } from '../../errors.js';
  */
 export function requireForwardedHttps(): MiddlewareHandler<PaiaEnv> {
   return async (c, next) => {
-    const proto = c.req.header('x-forwarded-proto')?.split(',').at(-1)?.trim().toLowerCase();
+    const proto = lastForwardedHop(c.req.header('x-forwarded-proto'))?.toLowerCase();
     if (proto !== 'https') {
       throw malformed(
         proto
