@@ -61,6 +61,10 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
  * well-formed body is returned for the method's schema to judge (422).
  * Form bodies become an object of strings (first value of a repeated name).
  */
+// One decoder for every body: decode() without { stream: true } keeps no state between calls.
+// ignoreBOM false: a leading byte order mark is dropped, not parsed.
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
 export async function readBody(c: Context<PaiaEnv>, options: BodyOptions): Promise<unknown> {
   const expected = options.acceptForm ? `${JSON_TYPE} or ${FORM_TYPE}` : JSON_TYPE;
   const header = c.req.header('content-type');
@@ -80,8 +84,7 @@ export async function readBody(c: Context<PaiaEnv>, options: BodyOptions): Promi
   const bytes = await readLimited(c.req.raw, options.maxBytes);
   let text: string;
   try {
-    // ignoreBOM false: a leading byte order mark is dropped, not parsed
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+    text = UTF8.decode(bytes);
   } catch {
     throw malformed('the request body is not valid UTF-8');
   }

@@ -45,6 +45,15 @@ describe('core POST bodies', () => {
     expect(response.status).toBe(200);
   });
 
+  it('reads a valid body right after an invalid one (no decoder state carries over), with and without a BOM', async () => {
+    const t = await authed();
+    // A truncated multi-byte sequence at the end: a streaming decoder would keep it pending.
+    expect((await post(t, 'renew', new Uint8Array([0x7b, 0x7d, 0xe2, 0x82]), 'application/json')).status).toBe(400);
+    expect((await post(t, 'renew', JSON.stringify({ doc: [{ item: 'x' }] }), 'application/json')).status).toBe(200);
+    expect((await post(t, 'renew', `\uFEFF${JSON.stringify({ doc: [{ item: 'y' }] })}`, 'application/json')).status).toBe(200);
+    expect((await post(t, 'renew', JSON.stringify({ doc: [{ item: 'z' }] }), 'application/json')).status).toBe(200);
+  });
+
   const malformed: Array<[string, RequestInit["body"], string | undefined, RegExp]> = [
     ['no Content-Type', new TextEncoder().encode('{"doc":[{"item":"x"}]}'), undefined, /Content-Type application\/json/],
     ['text/plain', '{"doc":[{"item":"x"}]}', 'text/plain', /unsupported Content-Type/],
