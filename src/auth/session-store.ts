@@ -90,7 +90,8 @@ export class LruSessionStore implements SessionStore {
   /** Ends the patron's oldest sessions until one more fits. */
   #makeRoomFor(patron: string): void {
     const keys = this.#byPatron.get(patron);
-    if (keys === undefined) return;
+    // Below the limit nothing has to go: no walk over the patron's sessions on every login.
+    if (keys === undefined || keys.length < this.#perPatron) return;
     // Expired ones first: they go without anyone noticing.
     for (const key of [...keys]) if (!this.#cache.has(key)) this.#cache.delete(key);
     while ((this.#byPatron.get(patron)?.length ?? 0) >= this.#perPatron) {

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { PaiaEnv } from './env.js';
 import { parseParams } from './charset.js';
 import { malformed } from './errors.js';
+import { Readable } from 'node:stream';
 
 export interface BodyOptions {
   /** Largest body accepted, in bytes. */
@@ -81,7 +82,11 @@ export async function readBody(c: Context<PaiaEnv>, options: BodyOptions): Promi
     throw malformed(`unsupported request charset ${JSON.stringify(charset.slice(0, 40))}: send the body in UTF-8`);
   }
 
-  const bytes = await readLimited(c.req.raw, options.maxBytes);
+  const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
+  const bytes =
+    incoming instanceof Readable && !incoming.readableDidRead
+      ? await readNodeLimited(incoming, c.req.header('content-length'), options.maxBytes)
+      : await readLimited(c.req.raw, options.maxBytes);
   let text: string;
   try {
     text = UTF8.decode(bytes);
@@ -116,10 +121,37 @@ function tooLarge(maxBytes: number): Error {
   return malformed(`the request body is too large: at most ${maxBytes} bytes are accepted`);
 }
 
+/**
+ * Under @hono/node-server: the body straight from Node's request stream, with
+ * the same bounds as readLimited. Going through the web Request instead would
+ * build a Request, a ReadableStream and an AbortController per POST (about a
+ * tenth of a login's CPU in a profile).
+ */
+async function readNodeLimited(incoming: Readable, declared: string | undefined, maxBytes: number): Promise<Uint8Array> {
+  checkDeclaredLength(declared ?? null, maxBytes);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of incoming as AsyncIterable<Buffer>) {
+      total += chunk.byteLength;
+      // Leaving the loop destroys the stream: the rest of an oversized body is not read.
+      if (total > maxBytes) throw tooLarge(maxBytes);
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (total > maxBytes) throw error;
+    throw malformed('the request body could not be read');
+  }
+  return Buffer.concat(chunks, total);
+}
+
+function checkDeclaredLength(declared: string | null, maxBytes: number): void {
+  if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes) throw tooLarge(maxBytes);
+}
+
 /** The body bytes, refusing more than maxBytes (a declared Content-Length is checked before reading). */
 async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes) throw tooLarge(maxBytes);
+  checkDeclaredLength(request.headers.get('content-length'), maxBytes);
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
