@@ -17,7 +17,7 @@ import { accessLog } from './middleware/access-log/index.js';
 import { requireForwardedHttps } from './middleware/forwarded-proto/index.js';
 import { paiaFormat } from './middleware/paia-format/index.js';
 import { httpMetrics } from './middleware/metrics/index.js';
-import { requestId } from './middleware/request-id/index.js';
+import { requestId, requestLog } from './middleware/request-id/index.js';
 import { respondError } from './respond.js';
 import { mountAuth } from './routes/auth.js';
 import { mountCore } from './routes/core.js';
@@ -119,13 +119,15 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
 
   const policy = responsePolicy({ corsOrigins: options.corsOrigins, hsts: options.hsts });
 
+  // The access line carries fixed fields only (never a header, body or query string): no redaction pass.
+  const accessLogger = options.logger.child({}, { redact: { paths: [] } });
   const app = new Hono<PaiaEnv>();
   const maxUrlBytes = options.maxUrlBytes ?? 2048;
   // First of all, so that the time covers every other middleware and every refusal is counted.
   if (options.metrics) {
     app.use('*', httpMetrics({ metrics: options.metrics, routes: routeTable({ corePrefix, authPrefix, daiaPath: options.daia ? daiaPath : null }) }));
   }
-  app.use('*', responsePolicyMiddleware(policy), requestId({ logger: options.logger }), accessLog(), paiaFormat({ authPrefix, ...(options.daia ? { daiaPath } : {}) }), async (c, next) => {
+  app.use('*', responsePolicyMiddleware(policy), requestId({ logger: options.logger }), accessLog({ logger: accessLogger }), paiaFormat({ authPrefix, ...(options.daia ? { daiaPath } : {}) }), async (c, next) => {
     // Path and query are percent-encoded ASCII once parsed, so characters are bytes.
     const url = new URL(c.req.url);
     if (url.pathname.length + url.search.length > maxUrlBytes) throw uriTooLong(maxUrlBytes);
@@ -170,7 +172,7 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
   app.onError((thrown, c) => {
     const requestIdValue = c.get('requestId') ?? '-';
     const { error, kind } = translateError(thrown, requestIdValue);
-    const log = c.get('log') ?? options.logger;
+    const log = requestLog(c) ?? options.logger;
     if (kind === 'backend') {
       const code = (thrown as { code?: unknown }).code;
       log.warn({ err: { type: thrown.name, code, message: thrown.message } }, 'backend failure');

@@ -16,7 +16,9 @@ export interface PaiaEnv {
     responsePolicy: ResponsePolicy;
     /** Set by request-id: the id echoed in X-Request-Id and bound to every log line. */
     requestId: string;
-    /** Set by request-id: pino child logger with the request id. */
+    /** Set by request-id: the app's logger, from which requestLog(c) makes the request's child on first use. */
+    appLog: Logger;
+    /** The request's child logger (bound to its id), made by requestLog(c) when something is logged. */
     log: Logger;
     /** Set by paia-format: how to render the response. */
     format: ResponseFormat;

@@ -19,6 +19,7 @@ import type { PaiaEnv } from '../env.js';
 import { accessDenied, malformed, notImplemented, unavailable, unprocessable } from '../errors.js';
 import { guarded } from '../guard.js';
 import { paiaAuth } from '../middleware/paia-auth/index.js';
+import { requestLog } from '../middleware/request-id/index.js';
 import { respond } from '../respond.js';
 import { parseLogin, parseLogout } from '../schemas.js';
 import { mountMethod } from './mount.js';
@@ -90,7 +91,7 @@ export function mountAuth(app: Hono<PaiaEnv>, options: AuthRouteOptions): void {
         const address = options.clientAddress(c);
         const gate = throttle.begin(input.username, address);
         if (!gate.allowed) {
-          const log = c.get('log');
+          const log = requestLog(c);
           for (const lockout of gate.lockouts) {
             // Never the password; the username only as a short hash (it is often the library card barcode).
             log?.warn({ lockout: { ...lockout }, address }, `login lockout: ${lockout.kind} locked for ${lockout.retryAfterSeconds} s after ${lockout.failures} failed logins`);
@@ -163,7 +164,7 @@ export function mountAuth(app: Hono<PaiaEnv>, options: AuthRouteOptions): void {
         await guarded('session store', () => sessions.delete(token));
         if (options.logoutAllSessions) await guarded('session store', () => sessions.deleteAllFor(session.patron));
         // The ILS session end (35) is a courtesy: the token is already dead, a failure changes nothing.
-        const log = c.get('log');
+        const log = requestLog(c);
         void guarded('backend', () => backend.logout(session.barcode)).catch((error: unknown) => {
           log?.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'backend logout failed');
         });

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from '../../../log.js';
 import type { PaiaEnv } from '../../env.js';
 
 export interface RequestIdOptions {
-  /** Parent logger; each request gets a child bound to `reqId`. */
+  /** Parent logger; requestLog(c) gives a request a child bound to `reqId`. */
   logger: Logger;
   /** Request header carrying an id from a proxy or client. Default `X-Request-Id`. */
   headerName?: string;
@@ -17,9 +17,9 @@ export interface RequestIdOptions {
 const SANE_ID = /^[A-Za-z0-9._:+/=-]{1,128}$/;
 
 /**
- * Request id middleware: takes a sane incoming `X-Request-Id` or makes one,
- * stores it as `requestId` and a child logger as `log`. The renderer echoes
- * it in the response header.
+ * Request id middleware: takes a sane incoming `X-Request-Id` or makes one
+ * and stores it as `requestId` (the renderer echoes it in the response
+ * header); requestLog(c) gives the request's logger.
  *
  * @example
  * app.use(requestId({ logger }))
@@ -32,7 +32,20 @@ export function requestId(options: RequestIdOptions): MiddlewareHandler<PaiaEnv>
     const incoming = c.req.header(headerName)?.trim();
     const id = incoming !== undefined && isValid(incoming) ? incoming : generate();
     c.set('requestId', id);
-    c.set('log', options.logger.child({ reqId: id }));
+    // The child logger is made only when the request logs something besides its access line:
+    // making one per request cost more than the rest of the line (a pino child redacts its bindings).
+    c.set('appLog', options.logger);
     await next();
   };
+}
+
+/** The request's logger, bound to its id; made on first use. Undefined before request-id ran. */
+export function requestLog(c: Context<PaiaEnv>): Logger | undefined {
+  const made = c.get('log');
+  if (made !== undefined) return made;
+  const appLog = c.get('appLog');
+  if (appLog === undefined) return undefined;
+  const log = appLog.child({ reqId: c.get('requestId') });
+  c.set('log', log);
+  return log;
 }
