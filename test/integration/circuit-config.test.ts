@@ -6,6 +6,17 @@
 import { describe, expect, it } from 'vitest';
 import { expectRequestError, useFixture } from '../conformance/support.js';
 
+/** Polls /metrics until the pool holds no connection (bounded: fails after 10 s). */
+async function untilNoConnections(url: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    if (/^paia_sip2_connections 0$/m.test(text)) return;
+    if (Date.now() > deadline) throw new Error('the gateway still holds a SIP2 connection after 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe('sip2.circuit settings', () => {
   const fx = useFixture('generic', {
     PAIA_SIP2_POOL_MIN: '0',
@@ -21,6 +32,8 @@ describe('sip2.circuit settings', () => {
     const alice = await client.login('alice');
     await sim.setFaults({ refuseConnections: true });
     await sim.disconnectAll();
+    // Until the gateway has seen its connection go, a request could still try it (one more failure).
+    await untilNoConnections(fx().gateway.url);
     for (let i = 0; i < 2; i++) expectRequestError(await client.get('/core/alice', { token: alice.token }), { status: 502, error: 'bad_gateway' });
     const open = await client.get('/core/alice', { token: alice.token });
     expectRequestError(open, { status: 503, error: 'service_unavailable' });
