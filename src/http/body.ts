@@ -55,6 +55,10 @@ export function parseMediaType(value: string): MediaType | null {
 const JSON_TYPE = 'application/json';
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
+// One decoder for every body: decode() without { stream: true } keeps no state between calls.
+// ignoreBOM false: a leading byte order mark is dropped, not parsed.
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
 /**
  * Reads a POST body: checks Content-Type (JSON, or form for auth; charset
  * only UTF-8), the size bound (declared and actual), UTF-8 validity, then
@@ -62,10 +66,6 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
  * well-formed body is returned for the method's schema to judge (422).
  * Form bodies become an object of strings (first value of a repeated name).
  */
-// One decoder for every body: decode() without { stream: true } keeps no state between calls.
-// ignoreBOM false: a leading byte order mark is dropped, not parsed.
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-
 export async function readBody(c: Context<PaiaEnv>, options: BodyOptions): Promise<unknown> {
   const expected = options.acceptForm ? `${JSON_TYPE} or ${FORM_TYPE}` : JSON_TYPE;
   const header = c.req.header('content-type');
