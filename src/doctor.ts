@@ -23,7 +23,7 @@ import type { Sip2Backend } from './backend/sip2-backend.js';
 import type { AccountState } from './backend/types.js';
 import type { Config } from './config/index.js';
 import { createLogger, type Logger } from './log.js';
-import { type ConnectionOptions, Sip2Connection } from './sip2/connection.js';
+import { type ConnectionOptions, Sip2Connection, sip2Sessions } from './sip2/connection.js';
 import { toDate } from './sip2/date.js';
 import { type Dialect, loadDialect } from './sip2/dialect.js';
 import {
@@ -191,6 +191,7 @@ async function checks(ctx: CheckContext): Promise<void> {
             host: '127.0.0.1',
             port: config.demo.sip2Port,
             dialect: config.demo.dialect,
+            charset: config.demo.charset,
             errorDetection: sip2.errorDetection,
             logger: createLogger({ level: 'silent' }),
           }),
@@ -291,7 +292,7 @@ async function checkPatron(ctx: CheckContext, connection: ConnectionOptions, sta
   const logger = collectingLogger(warnings);
 
   const pool = new Sip2Pool({
-    connection,
+    connect: sip2Sessions({ ...connection, logger }),
     // Connections only as the methods need them, as many in parallel as the gateway would use.
     min: 0,
     max: sip2.pool.max,

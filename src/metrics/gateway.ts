@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { ANOMALY_KINDS, type AnomalyKind } from '../sip2/anomalies.js';
 import type { RoundTripEvent } from '../sip2/connection.js';
 import type { Sip2ErrorCode } from '../sip2/errors.js';
 import type { CircuitState } from '../sip2/circuit.js';
@@ -22,7 +23,7 @@ const CIRCUIT_VALUE: Readonly<Record<CircuitState, number>> = { closed: 0, 'half
  * scrape and must be cheap.
  */
 export interface MetricsSources {
-  pool?: () => { connections: number; busy: number; waiting: number; circuit: CircuitState; connectFailures: number };
+  pool?: () => { connections: number; busy: number; waiting: number; circuit: CircuitState; connectFailures: number; sessionLimit: number | null };
   logins?: () => { failed: number; lockouts: number; refused: number; busy: number };
   /** Live sessions (access tokens). */
   sessions?: () => number;
@@ -93,13 +94,22 @@ export class HttpMetrics {
   }
 }
 
-/** SIP2 round trips: a counter by message and outcome, and a latency histogram by message. */
+/** SIP2 round trips: a counter by message and outcome, and a latency histogram by message; protocol anomalies by kind. */
 export class Sip2Metrics {
   readonly #roundTrips: CounterFamily<'message' | 'code' | 'outcome'>;
   readonly #duration: HistogramFamily<'message' | 'code'>;
   readonly #slots = new Map<string, Sip2Slot>();
+  readonly #anomalies: Counter<'kind'>;
 
   constructor(registry: Registry) {
+    this.#anomalies = new Counter({
+      name: 'paia_sip2_anomalies_total',
+      help: 'SIP2 protocol anomalies of the ILS that did not fail an exchange (stale or unsolicited frames, unreadable answers repaired by 97, 96 resend requests), by kind',
+      labelNames: ['kind'],
+      registers: [registry],
+    });
+    // Every kind is a series from the start, so a rate() shows 0 rather than nothing.
+    for (const kind of ANOMALY_KINDS) this.#anomalies.inc({ kind }, 0);
     this.#roundTrips = new CounterFamily({
       registry,
       name: 'paia_sip2_round_trips_total',
@@ -121,6 +131,11 @@ export class Sip2Metrics {
     slot.duration.observe(event.seconds);
     const counter = slot.outcomes.get(event.outcome) ?? this.#outcome(slot, event.outcome);
     counter.inc();
+  };
+
+  /** The anomaly log's observer (AnomalyLogOptions.onAnomaly); bound, so it can be passed as it is. */
+  readonly anomaly = (kind: AnomalyKind): void => {
+    this.#anomalies.inc({ kind });
   };
 
   #slot(code: string): Sip2Slot {
@@ -208,6 +223,11 @@ export class GatewayMetrics {
       return circuit === undefined ? 0 : CIRCUIT_VALUE[circuit];
     });
     total('paia_sip2_connect_failures_total', 'Failed attempts to open a SIP2 connection (connect, TLS or terminal login)', () => sources().pool?.().connectFailures ?? 0);
+    gauge(
+      'paia_sip2_session_limit',
+      'SIP2 sessions the ILS was found to serve this gateway at once (a login got no answer while others worked); 0 while none is known',
+      () => sources().pool?.().sessionLimit ?? 0,
+    );
 
     total('paia_auth_logins_failed_total', 'Logins whose credentials the ILS rejected', () => sources().logins?.().failed ?? 0);
     total('paia_auth_lockouts_total', 'Brute-force lockouts begun (a username or address locked, or its delay grown)', () => sources().logins?.().lockouts ?? 0);

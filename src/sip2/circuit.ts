@@ -20,11 +20,10 @@
  *   or a newly opened connection) is under way; its outcome alone decides.
  *
  * While open or half-open, outcomes of requests that were sent before the
- * circuit opened (stragglers) are ignored: only the probe decides. How many
- * times in a row the circuit tripped is remembered until a request succeeds
- * with the circuit closed, so an ILS that passes the probe and then fails
- * again at once (drops every connection after the login, say) is probed
- * less and less often instead of every `initial` milliseconds.
+ * circuit opened (stragglers) are ignored: only the probe decides. A probe
+ * that succeeds is a recovery like any other success: the count of trips in a
+ * row starts again, so the next trip waits the base cool-down, not a doubled
+ * one left over from an outage that is over.
  */
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
@@ -94,7 +93,7 @@ export class CircuitBreaker {
     return this.failures;
   }
 
-  /** How many times in a row the circuit opened without a request succeeding in between. */
+  /** How many times in a row the circuit opened without a success in between. */
   get consecutiveTrips(): number {
     return this.trips;
   }
@@ -110,7 +109,7 @@ export class CircuitBreaker {
     return Math.max(1, Math.ceil(this.msUntilProbe() / 1000));
   }
 
-  /** A request (or keepalive) got its answer. */
+  /** A request, keepalive or new session (login) got its answer. */
   recordSuccess(): void {
     if (this.current !== 'closed') return;
     this.failures = 0;
@@ -134,6 +133,7 @@ export class CircuitBreaker {
   probeSucceeded(): void {
     if (this.current !== 'half-open') return;
     this.failures = 0;
+    this.trips = 0;
     this.transition('closed', 'probe answered');
   }
 

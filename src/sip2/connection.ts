@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Logger } from 'pino';
+import type { AnomalyLog } from './anomalies.js';
 import type { Charset } from './charset.js';
 import { decodeFrame, encodeMessage, type EncodeOptions, redactSecrets } from './codec.js';
 import {
@@ -62,6 +63,17 @@ export interface ConnectionOptions {
    * the error is ignored.
    */
   onRoundTrip?: ((event: RoundTripEvent) => void) | undefined;
+  /** Where protocol anomalies (stale or unsolicited frames, unreadable answers) go: logged once per interval. */
+  anomalies?: AnomalyLog | undefined;
+}
+
+/** How a connection ended, as its `close` event tells. */
+export interface ConnectionClose {
+  reason: string;
+  /** Closed while nothing was in flight: an ILS closing idle sessions, not a failure. */
+  idle: boolean;
+  /** The ILS (or the network) ended it, not this process. */
+  byPeer: boolean;
 }
 
 /**
@@ -89,7 +101,7 @@ interface Exchange {
  * garbage, EOF) closes it, because a late reply could otherwise be taken as
  * the answer to the next request.
  */
-export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
+export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
   readonly id: number;
   readonly createdAt = Date.now();
   /** Whether any request after login was sent on it: a connection the ILS drops before that counts as a failed connect. */
@@ -122,7 +134,7 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
     try {
       await connection.connect();
       connection.setStatus('login');
-      const login = await connection.send({
+      const login = await connection.sendDuringLogin({
         code: '93',
         uidAlgorithm: '0',
         pwdAlgorithm: '0',
@@ -131,13 +143,32 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
         locationCode: options.locationCode,
       });
       if (!login.ok) {
-        throw new BackendUnavailable('the ILS rejected the SIP2 terminal login (check the terminal user and password)');
+        throw new BackendUnavailable('login-rejected', 'the ILS rejected the SIP2 terminal login (check the terminal user and password)');
       }
-      connection.acs = await connection.send(SC_STATUS);
+      connection.acs = await connection.sendDuringLogin(SC_STATUS);
       connection.setStatus('ready');
       return connection;
     } catch (error) {
       connection.destroy(error instanceof Error ? error.message : 'open failed');
+      throw error;
+    }
+  }
+
+  /**
+   * A login-time exchange: a timeout here means the ILS accepted the TCP
+   * connection but serves no session on it yet (a pre-forking server with no
+   * free worker), which the pool tells apart from an ILS that stopped answering.
+   */
+  private async sendDuringLogin<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
+    try {
+      return await this.send(message);
+    } catch (error) {
+      if (error instanceof BackendTimeout) {
+        throw new BackendTimeout('login-timeout', `the ILS did not answer the ${message.code} of a new SIP2 session within ${this.options.responseTimeoutMs} ms`, {
+          cause: error,
+          requestSent: true,
+        });
+      }
       throw error;
     }
   }
@@ -161,7 +192,7 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
    */
   async request<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
     if (this.state !== 'ready') {
-      throw new BackendUnavailable(`SIP2 connection ${this.id} is ${this.state}, not ready`);
+      throw new BackendUnavailable('dropped', `SIP2 connection ${this.id} is ${this.state}, not ready`);
     }
     this.setStatus('busy');
     this.servedRequest = true;
@@ -182,14 +213,14 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
     socket?.end();
     // An ILS that never answers our FIN must not keep the socket half-open.
     if (socket) setTimeout(() => socket.destroy(), 2000).unref();
-    this.finish(reason);
+    this.finish(reason, 'dropped', false);
   }
 
   /** Drops the socket at once. */
   destroy(reason = 'destroyed'): void {
     if (this.state === 'closed') return;
     this.socket?.destroy();
-    this.finish(reason);
+    this.finish(reason, 'dropped', false);
   }
 
   // ------------------------------------------------------------ internals
@@ -207,21 +238,22 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
         // A certificate check that failed is a configuration problem (sip2.tls.ca, .servername): say so plainly.
         const untrusted = this.options.tls !== undefined && /CERT|SIGNATURE|ALTNAME|ISSUER/.test(error.code ?? '');
         const why = untrusted ? `the ILS's TLS certificate was not trusted: ${error.code}: ${error.message}` : (error.code ?? error.message);
-        reject(new BackendUnavailable(`cannot connect to the ILS at ${host}:${port} (${why})`, { cause: error }));
+        const reason = untrusted ? 'tls-untrusted' : error.code === 'ECONNREFUSED' ? 'refused' : 'connect-error';
+        reject(new BackendUnavailable(reason, `cannot connect to the ILS at ${host}:${port} (${why})`, { cause: error }));
       };
       const socket = this.options.tls
         ? tls.connect({ host, port, ...this.options.tls }, onConnected)
         : net.connect({ host, port }, onConnected);
       const timer = setTimeout(() => {
         socket.destroy();
-        reject(new BackendTimeout(`no connection to the ILS at ${host}:${port} within ${connectTimeoutMs} ms`));
+        reject(new BackendTimeout('connect-timeout', `no connection to the ILS at ${host}:${port} within ${connectTimeoutMs} ms`));
       }, connectTimeoutMs);
       socket.once('error', onError);
       socket.setNoDelay(true);
       this.socket = socket;
       socket.on('data', (chunk: Buffer) => this.onData(chunk));
-      socket.on('error', (error: NodeJS.ErrnoException) => this.finish(`socket error: ${error.code ?? error.message}`));
-      socket.on('close', () => this.finish('closed by the ILS'));
+      socket.on('error', (error: NodeJS.ErrnoException) => this.finish(`socket error: ${error.code ?? error.message}`, 'reset', true));
+      socket.on('close', () => this.finish('closed by the ILS', 'closed', true));
     });
   }
 
@@ -247,7 +279,7 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
     return new Promise<ResponseOf<M['code']>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.failExchange(
-          new BackendTimeout(`the ILS did not answer a ${message.code} message within ${this.options.responseTimeoutMs} ms`, {
+          new BackendTimeout('response-timeout', `the ILS did not answer a ${message.code} message within ${this.options.responseTimeoutMs} ms`, {
             requestSent: true,
           }),
         );
@@ -279,11 +311,11 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
   private write(bytes: Buffer): void {
     const socket = this.socket;
     if (!socket || socket.destroyed) {
-      this.failExchange(new BackendUnavailable('the SIP2 connection is closed', { requestSent: false }));
+      this.failExchange(new BackendUnavailable('dropped', 'the SIP2 connection is closed', { requestSent: false }));
       return;
     }
-    if (this.options.logger?.isLevelEnabled('trace')) {
-      this.options.logger.trace({ conn: this.id, out: redactSecrets(bytes.toString('latin1').trimEnd()) }, 'sip2 >>');
+    if (this.options.logger?.isLevelEnabled('debug')) {
+      this.options.logger.debug({ conn: this.id, out: redactSecrets(bytes.toString('latin1').trimEnd()) }, 'sip2 >>');
     }
     socket.write(bytes);
   }
@@ -293,7 +325,7 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
     try {
       frames = this.decoder.push(chunk);
     } catch (error) {
-      this.failExchange(new BackendProtocolError('the ILS sent an oversized SIP2 message', { cause: error, requestSent: true }));
+      this.failExchange(new BackendProtocolError('oversized', 'the ILS sent an oversized SIP2 message', { cause: error, requestSent: true }));
       this.destroy('oversized frame');
       return;
     }
@@ -302,12 +334,12 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
 
   private onFrame(frame: Buffer): void {
     const exchange = this.exchange;
-    if (this.options.logger?.isLevelEnabled('trace')) {
-      this.options.logger.trace({ conn: this.id, in: redactSecrets(frame.toString('latin1')) }, 'sip2 <<');
+    if (this.options.logger?.isLevelEnabled('debug')) {
+      this.options.logger.debug({ conn: this.id, in: redactSecrets(frame.toString('latin1')) }, 'sip2 <<');
     }
     if (!exchange) {
       // The 3M text says the ACS never sends unsolicited messages; ignore rather than guess.
-      this.options.logger?.warn({ conn: this.id }, 'unsolicited SIP2 message from the ILS ignored');
+      this.options.anomalies?.report('unsolicited-frame', { conn: this.id });
       return;
     }
     let decoded;
@@ -319,7 +351,7 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
       return;
     }
     if (decoded.kind === 'unknown') {
-      this.failExchange(new BackendProtocolError(`the ILS answered with an unknown message ${decoded.code}`, { requestSent: true }));
+      this.failExchange(new BackendProtocolError('unexpected-message', `the ILS answered with an unknown message ${decoded.code}`, { requestSent: true }));
       this.destroy('unknown message');
       return;
     }
@@ -330,7 +362,7 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
     }
     if (this.options.errorDetection && decoded.sequence !== null && decoded.sequence !== exchange.sequence) {
       // 3M: discard a response whose sequence number does not match, and keep waiting.
-      this.options.logger?.warn({ conn: this.id, got: decoded.sequence, want: exchange.sequence }, 'SIP2 response with a stale sequence number discarded');
+      this.options.anomalies?.report('stale-sequence', { conn: this.id, got: decoded.sequence, want: exchange.sequence });
       return;
     }
     if (response.code === exchange.expected) {
@@ -343,7 +375,9 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
       return;
     }
     this.failExchange(
-      new BackendProtocolError(`the ILS answered a ${exchange.request.code} message with a ${response.code} message`, { requestSent: true }),
+      new BackendProtocolError('unexpected-message', `the ILS answered a ${exchange.request.code} message with a ${response.code} message`, {
+        requestSent: true,
+      }),
     );
     this.destroy('unexpected response');
   }
@@ -352,7 +386,7 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
   private onCorruptResponse(exchange: Exchange, error: Sip2DecodeError): void {
     if (exchange.resent97 >= this.options.maxResends) {
       this.failExchange(
-        new BackendProtocolError(`the ILS kept sending unreadable SIP2 (${error.reason}) after ${exchange.resent97} resend requests`, {
+        new BackendProtocolError('unreadable', `the ILS kept sending unreadable SIP2 (${error.reason}) after ${exchange.resent97} resend requests`, {
           cause: error,
           requestSent: true,
         }),
@@ -362,7 +396,7 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
     }
     exchange.resent97++;
     exchange.lastSentWas97 = true;
-    this.options.logger?.warn({ conn: this.id, reason: error.reason, attempt: exchange.resent97 }, 'unreadable SIP2 response, sending 97');
+    this.options.anomalies?.report('unreadable-response', { conn: this.id, reason: error.reason, attempt: exchange.resent97 });
     this.write(encodeMessage({ code: '97' }, this.wire));
   }
 
@@ -374,13 +408,13 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
   private onResendRequested(exchange: Exchange): void {
     if (exchange.lastSentWas97) {
       // 3M: a 96 in answer to our 97 means communication has failed.
-      this.failExchange(new BackendProtocolError('the ILS and the gateway cannot read each other (96 after 97)', { requestSent: true }));
+      this.failExchange(new BackendProtocolError('resend-refused', 'the ILS and the gateway cannot read each other (96 after 97)', { requestSent: true }));
       this.destroy('96 after 97');
       return;
     }
     if (exchange.resent96 >= this.options.maxResends) {
       this.failExchange(
-        new BackendProtocolError(`the ILS could not read our ${exchange.request.code} message after ${exchange.resent96} resends`, {
+        new BackendProtocolError('resend-refused', `the ILS could not read our ${exchange.request.code} message after ${exchange.resent96} resends`, {
           requestSent: true,
         }),
       );
@@ -388,7 +422,7 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
       return;
     }
     exchange.resent96++;
-    this.options.logger?.warn({ conn: this.id, code: exchange.request.code, attempt: exchange.resent96 }, 'ILS asked for a resend (96)');
+    this.options.anomalies?.report('resend-requested', { conn: this.id, code: exchange.request.code, attempt: exchange.resent96 });
     this.write(exchange.bytes);
   }
 
@@ -401,7 +435,9 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
     this.acs = status;
     if (NON_IDEMPOTENT.has(exchange.request.code) || exchange.resentAfter98) {
       this.failExchange(
-        new BackendProtocolError(`the ILS answered a ${exchange.request.code} message with a status message`, { requestSent: true }),
+        new BackendProtocolError('status-instead-of-response', `the ILS answered a ${exchange.request.code} message with a status message`, {
+          requestSent: true,
+        }),
       );
       this.destroy('status instead of response');
       return;
@@ -421,15 +457,14 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
     if (error instanceof BackendTimeout) this.destroy('response timeout');
   }
 
-  private finish(reason: string): void {
+  private finish(reason: string, kind: 'closed' | 'reset' | 'dropped', byPeer: boolean): void {
     if (this.state === 'closed') return;
     this.closeReason = reason;
+    const idle = this.exchange === null;
     this.setStatus('closed');
-    this.failExchange(
-      new BackendUnavailable(`the SIP2 connection to the ILS was lost (${reason})`, { requestSent: this.exchange !== null }),
-    );
+    this.failExchange(new BackendUnavailable(kind, `the SIP2 connection to the ILS was lost (${reason})`, { requestSent: !idle }));
     this.decoder.reset();
-    this.emit('close', reason);
+    this.emit('close', { reason, idle, byPeer });
   }
 
   private setStatus(next: ConnectionStatus): void {
@@ -449,3 +484,7 @@ export class Sip2Connection extends EventEmitter<{ close: [reason: string] }> {
   }
 }
 
+/** The pool's connection factory: each call opens one session with these options. */
+export function sip2Sessions(options: Omit<ConnectionOptions, 'id'>): (id: number) => Promise<Sip2Connection> {
+  return (id) => Sip2Connection.open({ ...options, id });
+}

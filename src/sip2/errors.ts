@@ -1,8 +1,9 @@
 /**
  * One error base for everything the SIP2 layer throws, each with a stable
- * `code` that callers (the HTTP layer, metrics, tests) switch on instead of
- * matching message text. Messages never carry passwords or raw wire bytes:
- * they end up in logs and, translated, in client-facing descriptions.
+ * `code` that callers (the HTTP layer, metrics, tests) switch on, and for
+ * failures of the ILS a machine-readable `reason`, so nothing ever matches
+ * message text. Messages never carry passwords or raw wire bytes: they end up
+ * in logs and, translated, in client-facing descriptions.
  */
 export type Sip2ErrorCode =
   | 'SIP2_DECODE'
@@ -10,7 +11,37 @@ export type Sip2ErrorCode =
   | 'BACKEND_UNAVAILABLE'
   | 'BACKEND_TIMEOUT'
   | 'BACKEND_OVERLOADED'
-  | 'BACKEND_PROTOCOL';
+  | 'BACKEND_PROTOCOL'
+  | 'CALL_CANCELLED';
+
+/** Why the ILS could not be reached or would not talk to us (BackendUnavailable). */
+export type UnavailableReason =
+  /** Nothing listens at the address (ECONNREFUSED). */
+  | 'refused'
+  /** Name resolution, routing or another socket error before the session was up. */
+  | 'connect-error'
+  /** The ILS's TLS certificate was not trusted (sip2.tls.ca, .servername). */
+  | 'tls-untrusted'
+  /** The ILS refused the terminal login (94 with ok 0). */
+  | 'login-rejected'
+  /** The ILS closed the connection (EOF). */
+  | 'closed'
+  /** The connection was reset or failed with a socket error. */
+  | 'reset'
+  /** The pool dropped the connection (shutdown, a failed keepalive). */
+  | 'dropped';
+
+/** Which bound passed without an answer (BackendTimeout). */
+export type TimeoutReason = 'connect-timeout' | 'login-timeout' | 'response-timeout';
+
+/** Why a request was not sent at all (BackendOverloaded): try again later. */
+export type OverloadReason = 'queue-full' | 'acquire-timeout' | 'circuit-open' | 'shutting-down';
+
+/** What the ILS sent that could not be used (BackendProtocolError). */
+export type ProtocolReason = 'unreadable' | 'oversized' | 'unexpected-message' | 'resend-refused' | 'status-instead-of-response';
+
+/** Why the caller stopped waiting (CallCancelled). */
+export type CancelReason = 'deadline' | 'client-gone';
 
 export interface BackendErrorOptions {
   cause?: unknown;
@@ -65,35 +96,73 @@ export class Sip2EncodeError extends Sip2Error {
 
 /** Refused, reset, EOF, login rejected: the ILS cannot be reached or would not talk to us. */
 export class BackendUnavailable extends Sip2Error {
-  constructor(message: string, options?: BackendErrorOptions) {
+  readonly reason: UnavailableReason;
+  constructor(reason: UnavailableReason, message: string, options?: BackendErrorOptions) {
     super('BACKEND_UNAVAILABLE', message, options);
+    this.reason = reason;
   }
 }
 
 /** No answer within the bound (connect, login or response). */
 export class BackendTimeout extends Sip2Error {
-  constructor(message: string, options?: BackendErrorOptions) {
+  readonly reason: TimeoutReason;
+  constructor(reason: TimeoutReason, message: string, options?: BackendErrorOptions) {
     super('BACKEND_TIMEOUT', message, options);
+    this.reason = reason;
   }
 }
 
-/** Waiting queue full, pool closing, or acquire timeout: try again later. */
+/** Waiting queue full, pool closing, acquire timeout or circuit open: nothing was sent; try again later. */
 export class BackendOverloaded extends Sip2Error {
+  readonly reason: OverloadReason;
   readonly retryAfterSeconds: number;
-  constructor(message: string, retryAfterSeconds = 1) {
+  constructor(reason: OverloadReason, message: string, retryAfterSeconds = 1) {
     super('BACKEND_OVERLOADED', message);
+    this.reason = reason;
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
 /** The ILS answered, but not with SIP2 we can use (garbage, checksum errors past the retry bound). */
 export class BackendProtocolError extends Sip2Error {
-  constructor(message: string, options?: BackendErrorOptions) {
+  readonly reason: ProtocolReason;
+  constructor(reason: ProtocolReason, message: string, options?: BackendErrorOptions) {
     super('BACKEND_PROTOCOL', message, options);
+    this.reason = reason;
   }
 }
 
-/** True for the errors that mean "the ILS side failed" (as opposed to a bug or bad input). */
-export function isBackendError(error: unknown): error is BackendUnavailable | BackendTimeout | BackendOverloaded | BackendProtocolError {
+/**
+ * The caller stopped waiting: its deadline passed or its client went away.
+ * With `requestSent` false nothing of the request reached the ILS; with true
+ * the exchange goes on without it (a write's outcome is then unknown).
+ */
+export class CallCancelled extends Sip2Error {
+  readonly reason: CancelReason;
+  constructor(reason: CancelReason, message: string, options?: BackendErrorOptions) {
+    super('CALL_CANCELLED', message, options);
+    this.reason = reason;
+  }
+}
+
+export type BackendError = BackendUnavailable | BackendTimeout | BackendOverloaded | BackendProtocolError;
+
+/** True for the errors that mean "the ILS side failed" (as opposed to a bug, bad input or a cancelled call). */
+export function isBackendError(error: unknown): error is BackendError {
   return error instanceof Sip2Error && error.code.startsWith('BACKEND_');
+}
+
+/** The reason a caller cancels with: what its AbortSignal carries, when it is one of ours. */
+export function cancelReasonOf(signal: AbortSignal): CancelReason {
+  return signal.reason === 'deadline' ? 'deadline' : 'client-gone';
+}
+
+/** The error for a call its signal cancelled; `requestSent` says whether its message had left. */
+export function cancelled(signal: AbortSignal, requestSent: boolean): CallCancelled {
+  const reason = cancelReasonOf(signal);
+  return new CallCancelled(
+    reason,
+    reason === 'deadline' ? 'the call ran out of time before the ILS answered' : 'the client went away before the ILS answered',
+    { requestSent },
+  );
 }

@@ -1,20 +1,56 @@
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import { CircuitBreaker, type CircuitOptions, type CircuitState, type CircuitTransition, DEFAULT_CIRCUIT_OPTIONS } from './circuit.js';
-import { type ConnectionOptions, Sip2Connection } from './connection.js';
-import { BackendOverloaded, BackendProtocolError, BackendTimeout, BackendUnavailable } from './errors.js';
+import type { ConnectionClose } from './connection.js';
+import {
+  BackendOverloaded,
+  BackendProtocolError,
+  BackendTimeout,
+  BackendUnavailable,
+  cancelled,
+  isBackendError,
+  Sip2Error,
+} from './errors.js';
 import { SC_STATUS } from './requests.js';
-import { NON_IDEMPOTENT, type RequestMessage, type ResponseOf } from './spec.js';
+import { type AcsStatus, NON_IDEMPOTENT, type RequestMessage, type ResponseOf } from './spec.js';
 
 export { type CircuitOptions, type CircuitState, DEFAULT_CIRCUIT_OPTIONS } from './circuit.js';
 
-/** A connection that closes sooner than this after its login, without serving a request, counts as a failed connect. */
-const DIED_YOUNG_MS = 5000;
 /** While every connection is still held by work sent before the circuit opened, look again this soon for one to probe with. */
 const PROBE_RECHECK_MS = 100;
+/** A connection the ILS closes sooner than this after its login, without serving a request, makes the next refill wait longer. */
+const DIED_YOUNG_MS = 5000;
+
+/** What the pool needs of a logged-in SIP2 session. Sip2Connection is one; the pool's unit tests use fakes. */
+export interface PoolConnection {
+  readonly id: number;
+  /** Milliseconds since the epoch (Date.now()) when the session was logged in. */
+  readonly createdAt: number;
+  /** Logged in, not closed, nothing in flight. */
+  readonly isUsable: boolean;
+  /** Whether a request other than the login was ever sent on it. */
+  readonly servedRequest: boolean;
+  /** The last 98 the ILS sent on it. */
+  readonly acsStatus: AcsStatus | null;
+  request<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>>;
+  /** Ends the session politely. */
+  close(reason: string): void;
+  /** Drops it at once. */
+  destroy(reason: string): void;
+  /** Called once when the session ends, whoever ended it. */
+  once(event: 'close', listener: (close: ConnectionClose) => void): unknown;
+}
+
+/**
+ * Opens one session: connect, 93 login, 99 status. `id` is for logs. Rejects
+ * with a typed backend error; a login the ILS does not answer is a
+ * BackendTimeout with reason 'login-timeout'.
+ */
+export type ConnectionFactory = (id: number) => Promise<PoolConnection>;
 
 export interface PoolOptions {
-  connection: Omit<ConnectionOptions, 'id' | 'logger'>;
+  /** Opens sessions: `(id) => Sip2Connection.open({...options, id})`, or a fake in tests. */
+  connect: ConnectionFactory;
   /** Connections kept open even when idle. */
   min: number;
   /** Connections at most; also how many requests run at once. */
@@ -28,11 +64,17 @@ export interface PoolOptions {
   /** Retire connections older than this (they are closed when next idle). 0 = never. */
   maxLifetimeMs: number;
   /**
-   * Delays of the background fill (keeping `min` open) after failed connects
-   * or connections the ILS dropped right after the login, while the circuit
-   * is still closed: exponential from initialMs, capped at maxMs, with jitter.
+   * Delays of the background refill (keeping `min` open) after failed
+   * connects, or after the ILS closed connections that never served a
+   * request: exponential from initialMs, capped at maxMs, with jitter.
    */
   backoff: { initialMs: number; maxMs: number };
+  /**
+   * How long a learned limit on the ILS's sessions holds before the pool tries
+   * to grow past it again (the ILS's other clients may have freed workers).
+   * Default 10 minutes.
+   */
+  sessionLimitRetryMs?: number | undefined;
   /**
    * Circuit breaker (see circuit.ts): after `failureThreshold` consecutive
    * backend failures every request fails at once with BackendOverloaded until
@@ -43,6 +85,7 @@ export interface PoolOptions {
 }
 
 export interface PoolStats {
+  /** Logged-in connections (busy or idle). */
   connections: number;
   idle: number;
   busy: number;
@@ -53,6 +96,8 @@ export interface PoolStats {
   running: number;
   created: number;
   connectFailures: number;
+  /** How many sessions the ILS was found to serve at once, while that finding holds; null when none is known. */
+  sessionLimit: number | null;
   /** closed: requests flow; open: they fail at once (503); half-open: one probe is deciding. */
   circuit: CircuitState;
   /** Consecutive backend failures counted towards opening the circuit. */
@@ -61,39 +106,79 @@ export interface PoolStats {
 }
 
 export interface ExecuteOptions {
-  /** Use a newly opened connection rather than an idle one (a retry after a stale connection failed). */
-  fresh?: boolean;
+  /**
+   * The caller's signal (its deadline, its client going away). Aborted while
+   * the work waits: it never runs and the caller gets CallCancelled with
+   * requestSent false. Aborted while it runs: the caller gets CallCancelled
+   * with requestSent true at once, and the exchange finishes on its own.
+   */
+  signal?: AbortSignal | undefined;
+  /** Called with the outcome of work that finished after its caller had stopped waiting (to log a write's fate). */
+  onAbandonedOutcome?: ((outcome: PromiseSettledResult<unknown>) => void) | undefined;
 }
 
 /**
- * A bounded pool of logged-in SIP2 connections.
+ * A bounded pool of logged-in SIP2 connections, with ONE queue of requests.
  *
- * Admission goes through a p-queue whose concurrency equals `max`, so a task
- * that starts can always get a connection: an idle one, a new one, or, while
- * a keepalive briefly holds one, the next released one. The queue bounds
- * waiting (`maxWaiting`) and each queued task carries its own acquire timer,
- * cleared the moment it starts: p-queue rejects a task whose signal aborts
- * even while it runs, and a running renew must never be reported as failed.
+ * The queue (p-queue) runs as many requests at once as there are logged-in
+ * connections free for them: its concurrency follows the live connections
+ * (paused at none), so a request that starts always finds an idle connection,
+ * and a waiting request takes the first connection that becomes free,
+ * whether released by another request or newly logged in. Opening
+ * connections happens beside the queue: when requests wait and no connection
+ * is idle, the pool opens up to `max`, and a request never waits for one
+ * particular login. That matters with pre-forking SIP servers (Koha,
+ * SIPServer) that accept a TCP connection but answer its login only when a
+ * worker is free: a login that is not answered while other connections work
+ * is no failure of the ILS; the pool learns how many sessions the ILS serves,
+ * stops growing past that, says so once in the log with advice, and reports
+ * it in stats() (`sessionLimit`).
+ *
+ * Everything that holds a connection outside the queue (keepalive, circuit
+ * probe) takes it out of the queue's count for as long, so the count stays
+ * exact. Races worth knowing:
+ * - p-queue lowers its running count a microtask after a task ends, after
+ *   the task put its connection back: the count is briefly one too high,
+ *   never too low.
+ * - p-queue rejects a task whose AbortSignal fires even while it runs and
+ *   frees its slot. The signal given to p-queue is therefore aborted only
+ *   while the task waits (acquire timeout, caller cancelled); once it runs,
+ *   the caller is answered separately and the slot is held until the
+ *   connection is back.
  *
  * A circuit breaker (circuit.ts) stands in front of the queue: after
  * repeated backend failures it opens, `execute` then rejects at once with
- * BackendOverloaded (Retry-After = time to the next probe), queued work is
- * failed the same way, no connection is opened and the background fill
- * stops. A timer (unref'd) runs one probe after the cool-down: a 99 on an
- * idle connection, or a new connection (93 login + 99). Success closes the
- * circuit and refills the pool; failure opens it again for longer.
+ * BackendOverloaded (Retry-After = time to the next probe), waiting work is
+ * failed the same way, no connection is opened and the refill stops. A timer
+ * (unref'd) runs one probe after the cool-down: a 99 on an idle connection,
+ * or a new connection (93 login + 99). Success closes the circuit and
+ * refills the pool; failure opens it again for longer. A successful login
+ * counts as a success too.
+ *
+ * An ILS closing idle sessions (its own `timeout`) is normal: a connection
+ * that ends with nothing in flight is dropped without a warning and without
+ * counting against the circuit, and replaced when needed.
  */
 export class Sip2Pool {
   private readonly options: PoolOptions;
   private readonly queue: PQueue;
-  private readonly all = new Set<Sip2Connection>();
-  private idle: Sip2Connection[] = [];
-  private readonly keepaliveTimers = new Map<Sip2Connection, NodeJS.Timeout>();
-  private readonly queued = new Set<AbortController>();
-  private releaseWaiters: Array<() => void> = [];
+  private readonly log: Logger | undefined;
+  /** Logged-in connections, busy or idle. */
+  private readonly live = new Set<PoolConnection>();
+  private idle: PoolConnection[] = [];
+  /** Connections a keepalive or probe holds, outside the queue's count. */
+  private readonly housekeeping = new Set<PoolConnection>();
+  private readonly keepaliveTimers = new Map<PoolConnection, NodeJS.Timeout>();
+  /** One controller per request waiting in the queue: aborting it takes the request out. */
+  private readonly waiting = new Set<AbortController>();
   private opening = 0;
   private created = 0;
   private connectFailures = 0;
+  /** Connections the ILS closed young without serving anything, since the last one that served: the refill waits longer per one. */
+  private deaths = 0;
+  private sessionLimit: { value: number; until: number } | null = null;
+  /** Whether the advice about the ILS closing idle sessions was logged (once per pool). */
+  private idleCloseReported = false;
   private readonly circuit: CircuitBreaker;
   private probeTimer: NodeJS.Timeout | null = null;
   private fillTimer: NodeJS.Timeout | null = null;
@@ -109,7 +194,8 @@ export class Sip2Pool {
       throw new RangeError('pool needs 0 <= min <= max and max >= 1');
     }
     this.options = options;
-    this.queue = new PQueue({ concurrency: options.max });
+    this.log = options.logger;
+    this.queue = new PQueue({ concurrency: 1, autoStart: false });
     this.circuit = new CircuitBreaker(
       {
         failureThreshold: options.circuit?.failureThreshold ?? DEFAULT_CIRCUIT_OPTIONS.failureThreshold,
@@ -125,71 +211,112 @@ export class Sip2Pool {
   }
 
   /** Runs `fn` with a connection of its own; the connection returns to the pool afterwards. */
-  execute<T>(fn: (connection: Sip2Connection) => Promise<T>, options: ExecuteOptions = {}): Promise<T> {
-    if (this.closing) return Promise.reject(new BackendOverloaded('the gateway is shutting down its ILS connections'));
+  execute<T>(fn: (connection: PoolConnection) => Promise<T>, options: ExecuteOptions = {}): Promise<T> {
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(cancelled(signal, false));
+    if (this.closing) return Promise.reject(new BackendOverloaded('shutting-down', 'the gateway is shutting down its ILS connections'));
     if (this.circuit.state !== 'closed') return Promise.reject(this.circuitRejection());
-    // Only work that has to wait counts: with a free slot the task starts at once, even with maxWaiting 0.
-    if (this.queue.pending >= this.options.max && this.queue.size >= this.options.maxWaiting) {
-      return Promise.reject(new BackendOverloaded(`too many requests are waiting for the ILS (${this.queue.size})`));
+    const startsNow = !this.queue.isPaused && this.queue.size === 0 && this.queue.pending < this.queue.concurrency;
+    // Only work that has to wait counts: with a free connection it starts at once, even with maxWaiting 0.
+    if (!startsNow && this.queue.size >= this.options.maxWaiting) {
+      return Promise.reject(new BackendOverloaded('queue-full', `too many requests are waiting for the ILS (${this.queue.size})`));
     }
-    const deadline = Date.now() + this.options.acquireTimeoutMs;
-    const run = async (): Promise<T> => {
-      let connection: Sip2Connection;
-      try {
-        connection = await this.checkout(deadline, options.fresh ?? false);
-      } catch (error) {
-        this.recordOutcome(error);
-        throw error;
+
+    return new Promise<T>((resolve, reject) => {
+      let started = false;
+      let answered = false;
+      const answer = (settle: () => void) => {
+        if (answered) return;
+        answered = true;
+        signal?.removeEventListener('abort', onCallerAbort);
+        settle();
+      };
+      // Set only while the task waits; see the class comment on p-queue and signals.
+      let queued: { controller: AbortController; timer: NodeJS.Timeout } | null = null;
+      const onCallerAbort = () => {
+        if (!started) {
+          queued?.controller.abort(cancelled(signal!, false));
+          return;
+        }
+        answer(() => reject(cancelled(signal!, true)));
+      };
+      const run = async (): Promise<T> => {
+        started = true;
+        if (queued) {
+          clearTimeout(queued.timer);
+          this.waiting.delete(queued.controller);
+        }
+        const connection = this.takeIdle();
+        if (!connection) {
+          // Cannot happen while the queue's count follows the free connections; fail loudly rather than hang.
+          this.log?.error({ stats: this.stats() }, 'SIP2 pool found no idle connection for a started request');
+          throw new BackendOverloaded('acquire-timeout', 'no ILS connection was free');
+        }
+        try {
+          const result = await fn(connection);
+          this.circuit.recordSuccess();
+          return result;
+        } catch (error) {
+          this.recordOutcome(error);
+          if (error instanceof BackendUnavailable && error.requestSent && (error.reason === 'closed' || error.reason === 'reset')) {
+            // A session found dead mid-request (an ILS restart drops them all at once, before their closes
+            // reach us): the idle ones are suspect too. They are replaced as needed, so a retry gets a live one.
+            this.retireIdle();
+          }
+          throw error;
+        } finally {
+          this.release(connection);
+        }
+      };
+
+      signal?.addEventListener('abort', onCallerAbort, { once: true });
+      let task: Promise<T>;
+      if (startsNow) {
+        // p-queue starts the task inside add(): no acquire timer or abort signal to pay for (the common case).
+        task = this.queue.add(run);
+      } else {
+        const controller = new AbortController();
+        const timer = setTimeout(() => {
+          controller.abort(new BackendOverloaded('acquire-timeout', `no ILS connection became free within ${this.options.acquireTimeoutMs} ms`));
+        }, this.options.acquireTimeoutMs);
+        queued = { controller, timer };
+        this.waiting.add(controller);
+        task = this.queue.add(run, { signal: controller.signal });
+        task.catch(() => {}).finally(() => {
+          clearTimeout(timer);
+          this.waiting.delete(controller);
+        });
+        this.grow();
       }
-      try {
-        const result = await fn(connection);
-        this.circuit.recordSuccess();
-        return result;
-      } catch (error) {
-        this.recordOutcome(error);
-        throw error;
-      } finally {
-        this.release(connection);
-      }
-    };
-    // A task p-queue starts at once never waits in the queue: no acquire timer or abort signal to pay for
-    // (the common case; checkout still keeps to the deadline).
-    if (this.queue.size === 0 && this.queue.pending < this.options.max) return this.queue.add(run);
-    const controller = new AbortController();
-    const timer = setTimeout(() => {
-      this.queued.delete(controller);
-      controller.abort(new BackendOverloaded(`no ILS connection became free within ${this.options.acquireTimeoutMs} ms`));
-    }, this.options.acquireTimeoutMs);
-    this.queued.add(controller);
-    return this.queue.add(
-      () => {
-        clearTimeout(timer);
-        this.queued.delete(controller);
-        return run();
-      },
-      { signal: controller.signal },
-    );
+      task.then(
+        (result) => (answered ? options.onAbandonedOutcome?.({ status: 'fulfilled', value: result }) : answer(() => resolve(result))),
+        (error: unknown) => (answered ? options.onAbandonedOutcome?.({ status: 'rejected', reason: error }) : answer(() => reject(error))),
+      );
+    });
   }
 
   /**
    * Sends one message. A read that failed because its connection turned out
-   * dead or confused is tried once more on a fresh connection; a renew, hold,
-   * renew-all or fee payment never is.
+   * dead or confused is tried once more on another connection; a renew,
+   * hold, renew-all or fee payment never is. A write whose caller stopped
+   * waiting while it was at the ILS still finishes, and its outcome is logged.
    */
-  async request<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
+  async request<M extends RequestMessage>(message: M, options: { signal?: AbortSignal | undefined } = {}): Promise<ResponseOf<M['code']>> {
+    const write = NON_IDEMPOTENT.has(message.code);
+    const execution: ExecuteOptions = {
+      signal: options.signal,
+      ...(write ? { onAbandonedOutcome: (outcome) => this.logAbandonedWrite(message.code, outcome) } : {}),
+    };
     try {
-      return await this.execute((connection) => connection.request(message));
+      return await this.execute((connection) => connection.request(message), execution);
     } catch (error) {
       // Only a read that went out on a connection that then proved dead is worth a second try;
       // a failed connect or a rejected terminal login would only fail again.
-      const retryable =
-        !NON_IDEMPOTENT.has(message.code) &&
-        (error instanceof BackendUnavailable || error instanceof BackendProtocolError) &&
-        error.requestSent;
+      const retryable = !write && (error instanceof BackendUnavailable || error instanceof BackendProtocolError) && error.requestSent;
       // With the circuit now open, this request's own failure says more than "try again later".
       if (!retryable || this.closing || this.circuit.state !== 'closed') throw error;
-      this.options.logger?.info({ code: message.code, reason: (error as Error).message }, 'retrying a SIP2 read on a fresh connection');
-      return await this.execute((connection) => connection.request(message), { fresh: true });
+      this.log?.info({ code: message.code, reason: error.reason }, 'retrying a SIP2 read on another connection');
+      return await this.execute((connection) => connection.request(message), execution);
     }
   }
 
@@ -205,50 +332,243 @@ export class Sip2Pool {
 
   /** True when at least one logged-in connection is open. */
   get hasReadyConnection(): boolean {
-    for (const connection of this.all) if (connection.status === 'ready' || connection.status === 'busy') return true;
-    return false;
+    return this.live.size > 0;
   }
 
   /** The ACS status (98) of any open connection, for health and the doctor. */
-  get acsStatus() {
-    for (const connection of this.all) if (connection.acsStatus) return connection.acsStatus;
+  get acsStatus(): AcsStatus | null {
+    for (const connection of this.live) if (connection.acsStatus) return connection.acsStatus;
     return null;
   }
 
   stats(): PoolStats {
     return {
-      connections: this.all.size,
+      connections: this.live.size,
       idle: this.idle.length,
-      busy: this.all.size - this.idle.length,
+      busy: this.live.size - this.idle.length,
       opening: this.opening,
       waiting: this.queue.size,
       running: this.queue.pending,
       created: this.created,
       connectFailures: this.connectFailures,
+      sessionLimit: this.currentSessionLimit(),
       circuit: this.circuit.state,
       consecutiveFailures: this.circuit.consecutiveFailures,
       closing: this.closing,
     };
   }
 
-  /** Stops taking work, lets running and queued requests finish (within `drainTimeoutMs`), then closes every connection. */
+  /** Stops taking work, lets running and waiting requests finish (within `drainTimeoutMs`), then closes every connection. */
   close(drainTimeoutMs = 10_000): Promise<void> {
     this.closePromise ??= this.drainAndClose(drainTimeoutMs);
     return this.closePromise;
   }
 
-  /** Fails queued work and drops every connection now; running requests fail with BackendUnavailable. */
+  /** Fails waiting work and drops every connection now; running requests fail with BackendUnavailable. */
   destroy(): void {
     this.closing = true;
     this.closed = true;
     this.clearTimers();
-    for (const controller of this.queued) controller.abort(new BackendOverloaded('the gateway shut down its ILS connections'));
-    this.queued.clear();
-    for (const connection of [...this.all]) connection.destroy('pool destroyed');
-    this.wakeWaiters();
+    this.failWaiting(new BackendOverloaded('shutting-down', 'the gateway shut down its ILS connections'));
+    for (const connection of [...this.live]) connection.destroy('pool destroyed');
   }
 
-  // ------------------------------------------------------------ internals
+  // ------------------------------------------------------------ the queue's count
+
+  /** The queue may run as many requests as there are live connections not held by housekeeping. */
+  private syncQueue(): void {
+    const free = this.live.size - this.housekeeping.size;
+    if (free <= 0) {
+      this.queue.pause();
+      return;
+    }
+    this.queue.concurrency = free;
+    this.queue.start();
+  }
+
+  private takeIdle(): PoolConnection | undefined {
+    while (this.idle.length > 0) {
+      const connection = this.idle.shift()!;
+      this.clearKeepalive(connection);
+      if (connection.isUsable) return connection;
+    }
+    return undefined;
+  }
+
+  private release(connection: PoolConnection): void {
+    // A connection that ended while in use was cleaned up by its close handler.
+    if (!connection.isUsable) return;
+    if (this.closed) connection.close('pool closing');
+    else if (this.isPastLifetime(connection)) connection.close('connection lifetime reached');
+    else this.putIdle(connection);
+  }
+
+  private putIdle(connection: PoolConnection): void {
+    this.idle.push(connection);
+    this.armKeepalive(connection);
+  }
+
+  private retireIdle(): void {
+    for (const connection of this.idle.splice(0)) {
+      this.clearKeepalive(connection);
+      connection.close('another session was found dead mid-request');
+    }
+  }
+
+  private failWaiting(error: Error): void {
+    for (const controller of [...this.waiting]) controller.abort(error);
+    this.waiting.clear();
+  }
+
+  // ------------------------------------------------------------ opening connections
+
+  /** The most connections to have now: `max`, or fewer while the ILS is known to serve fewer sessions. */
+  private sizeLimit(): number {
+    return Math.min(this.options.max, this.currentSessionLimit() ?? Number.POSITIVE_INFINITY);
+  }
+
+  private currentSessionLimit(): number | null {
+    if (this.sessionLimit === null) return null;
+    if (Date.now() < this.sessionLimit.until) return this.sessionLimit.value;
+    this.sessionLimit = null;
+    return null;
+  }
+
+  /** Opens connections for requests that wait, beside the queue: the first connection free serves the first request. */
+  private grow(): void {
+    if (this.closed || this.circuit.state !== 'closed') return;
+    // A connection a keepalive holds is back within one exchange: it counts as on its way.
+    const wanted = this.queue.size - this.opening - this.housekeeping.size;
+    const room = this.sizeLimit() - this.live.size - this.opening;
+    for (let i = 0; i < Math.min(wanted, room); i++) void this.open();
+  }
+
+  /** Opens one connection into the idle set; failures are handled here and returned for the probe. */
+  private async open(): Promise<{ ok: true } | { ok: false; error: unknown }> {
+    this.opening++;
+    let connection: PoolConnection;
+    try {
+      connection = await this.options.connect(++this.nextId);
+    } catch (error) {
+      this.opening--;
+      this.onOpenFailed(error);
+      return { ok: false, error };
+    }
+    this.opening--;
+    this.created++;
+    if (this.closed) {
+      connection.close('pool closing');
+      return { ok: false, error: new BackendOverloaded('shutting-down', 'the gateway is shutting down its ILS connections') };
+    }
+    // A new session is proof that the ILS works.
+    this.circuit.recordSuccess();
+    this.live.add(connection);
+    connection.once('close', (close) => this.onConnectionClosed(connection, close));
+    this.log?.info({ conn: connection.id, connections: this.live.size }, 'SIP2 connection ready');
+    this.putIdle(connection);
+    this.syncQueue();
+    return { ok: true };
+  }
+
+  private onOpenFailed(error: unknown): void {
+    if (this.closed) return;
+    // A TCP connection the ILS accepted but whose login it does not answer, while other sessions work: a
+    // pre-forking server with no free worker. Not a failure; the requests wait for a connection to free up.
+    const noWorker =
+      error instanceof BackendTimeout && (error.reason === 'login-timeout' || error.reason === 'connect-timeout') && this.live.size > 0;
+    if (noWorker) {
+      this.learnSessionLimit(this.live.size);
+      return;
+    }
+    this.connectFailures++;
+    if (this.live.size === 0 && this.opening === 0) {
+      // Nothing will free up: the waiting requests get the reason now instead of an acquire timeout later
+      // (before the circuit may open on this failure: their own failure says more than "try again later").
+      this.failWaiting(notSent(error));
+    }
+    this.recordOutcome(error);
+    this.log?.warn(
+      { reason: error instanceof Error ? error.message : String(error), circuit: this.circuit.state, failures: this.circuit.consecutiveFailures },
+      'cannot open a SIP2 connection to the ILS',
+    );
+    if (!this.closing) this.scheduleFill(this.backoffDelay(this.circuit.consecutiveFailures));
+  }
+
+  private learnSessionLimit(served: number): void {
+    const known = this.sessionLimit?.value;
+    this.sessionLimit = { value: served, until: Date.now() + (this.options.sessionLimitRetryMs ?? 600_000) };
+    if (known === served) return;
+    this.log?.warn(
+      { sessions: served, max: this.options.max },
+      `the ILS serves only ${served} SIP2 session${served === 1 ? '' : 's'} to this gateway at once: a further login got no answer ` +
+        `(no free SIP2 worker). Requests share the ${served} open session${served === 1 ? '' : 's'}. ` +
+        `Give the ILS more SIP2 workers (Koha, SIPServer: min_servers/min_spare_servers/max_servers in SIPconfig.xml) ` +
+        `or set sip2.pool.max to ${served}`,
+    );
+  }
+
+  private onConnectionClosed(connection: PoolConnection, close: ConnectionClose): void {
+    this.live.delete(connection);
+    this.idle = this.idle.filter((c) => c !== connection);
+    // A keepalive's 99 in flight does not make the connection busy: the ILS's idle timeout and the keepalive crossed.
+    const idle = this.housekeeping.delete(connection) || close.idle;
+    this.clearKeepalive(connection);
+    this.syncQueue();
+    if (this.closing) return;
+    const lifetimeMs = Date.now() - connection.createdAt;
+    if (close.byPeer && idle) {
+      // The ILS ends idle sessions after its own timeout: normal, replaced when needed.
+      this.log?.debug({ conn: connection.id, lifetimeMs, connections: this.live.size }, 'the ILS closed an idle SIP2 connection');
+      this.reportIdleClose(lifetimeMs);
+    } else if (close.byPeer) {
+      // The request it carried failed and is counted by its caller.
+      this.log?.warn({ conn: connection.id, reason: close.reason, connections: this.live.size }, 'SIP2 connection lost');
+    }
+    if (connection.servedRequest) this.deaths = 0;
+    else if (lifetimeMs < DIED_YOUNG_MS) this.deaths++;
+    this.grow();
+    // An ILS that drops every session right after its login must not get a login storm from the refill.
+    this.scheduleFill(this.backoffDelay(this.deaths));
+  }
+
+  /** Once: an ILS that closes idle sessions while keepalives would prevent it, if they came sooner. */
+  private reportIdleClose(lifetimeMs: number): void {
+    if (this.idleCloseReported) return;
+    this.idleCloseReported = true;
+    const keepalive = this.options.keepaliveIntervalMs;
+    // Advice, not a warning: the close itself is normal.
+    this.log?.info(
+      { lifetimeMs, keepaliveMs: keepalive },
+      keepalive > 0
+        ? `the ILS closes idle SIP2 sessions (one after ${Math.round(lifetimeMs / 1000)} s): set sip2.pool.keepaliveSeconds below the ILS's own session timeout`
+        : 'the ILS closes idle SIP2 sessions and keepalives are off (sip2.pool.keepaliveSeconds 0): sessions are replaced when needed',
+    );
+  }
+
+  /**
+   * Keeps `min` connections open while the circuit is closed, retrying with
+   * capped, jittered exponential backoff; while it is open only the probe
+   * connects, and its success starts the fill again.
+   */
+  private async fill(): Promise<void> {
+    while (
+      !this.closing &&
+      this.circuit.state === 'closed' &&
+      this.live.size + this.opening < Math.min(this.options.min, this.sizeLimit())
+    ) {
+      if (!(await this.open()).ok) return; // onOpenFailed scheduled the retry
+    }
+  }
+
+  private scheduleFill(delayMs: number): void {
+    if (this.fillTimer || this.closing || this.circuit.state !== 'closed') return;
+    if (this.live.size + this.opening >= Math.min(this.options.min, this.sizeLimit())) return;
+    this.fillTimer = setTimeout(() => {
+      this.fillTimer = null;
+      void this.fill();
+    }, delayMs);
+    this.fillTimer.unref();
+  }
 
   private async drainAndClose(drainTimeoutMs: number): Promise<void> {
     this.closing = true;
@@ -260,148 +580,12 @@ export class Sip2Pool {
     ]);
     clearTimeout(timer);
     if (!drained) {
-      this.options.logger?.warn({ stats: this.stats() }, 'SIP2 pool did not drain in time; dropping the remaining work');
+      this.log?.warn({ stats: this.stats() }, 'SIP2 pool did not drain in time; dropping the remaining work');
       this.destroy();
       return;
     }
     this.closed = true;
-    for (const connection of [...this.all]) connection.close('pool closed');
-    this.wakeWaiters();
-  }
-
-  private async checkout(deadline: number, fresh: boolean): Promise<Sip2Connection> {
-    for (;;) {
-      if (this.closed) throw new BackendOverloaded('the gateway is shutting down its ILS connections');
-      // The circuit opened while this task waited: it fails at once like any new one.
-      if (this.circuit.state !== 'closed') throw this.circuitRejection();
-      if (fresh && this.all.size + this.opening >= this.options.max) {
-        // Make room for the fresh connection by retiring an idle one: after a stale-connection failure the idle ones are suspect too.
-        this.idle.shift()?.close('replaced by a fresh connection');
-      }
-      if (!fresh) {
-        const connection = this.takeIdle();
-        if (connection) return connection;
-      }
-      if (this.all.size + this.opening < this.options.max) return this.open();
-      await this.waitForRelease(deadline);
-    }
-  }
-
-  private takeIdle(): Sip2Connection | undefined {
-    while (this.idle.length > 0) {
-      const connection = this.idle.shift()!;
-      this.clearKeepalive(connection);
-      if (connection.isUsable) return connection;
-    }
-    return undefined;
-  }
-
-  private waitForRelease(deadline: number): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.releaseWaiters = this.releaseWaiters.filter((waiter) => waiter !== wake);
-        reject(new BackendOverloaded(`no ILS connection became free within ${this.options.acquireTimeoutMs} ms`));
-      }, Math.max(0, deadline - Date.now()));
-      const wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      this.releaseWaiters.push(wake);
-    });
-  }
-
-  private wakeWaiters(): void {
-    const waiters = this.releaseWaiters;
-    this.releaseWaiters = [];
-    for (const wake of waiters) wake();
-  }
-
-  private release(connection: Sip2Connection): void {
-    if (connection.isUsable && !this.closed) {
-      if (this.isPastLifetime(connection)) {
-        connection.close('connection lifetime reached');
-      } else {
-        this.idle.push(connection);
-        this.armKeepalive(connection);
-      }
-    } else if (connection.isUsable) {
-      connection.close('pool closing');
-    }
-    this.wakeWaiters();
-  }
-
-  private async open(): Promise<Sip2Connection> {
-    this.opening++;
-    try {
-      const connection = await Sip2Connection.open({ ...this.options.connection, id: ++this.nextId, logger: this.options.logger });
-      this.created++;
-      if (this.closed) {
-        connection.close('pool closing');
-        throw new BackendOverloaded('the gateway is shutting down its ILS connections');
-      }
-      this.all.add(connection);
-      connection.once('close', (reason) => this.onConnectionClosed(connection, reason));
-      this.options.logger?.info({ conn: connection.id, connections: this.all.size }, 'SIP2 connection ready');
-      return connection;
-    } catch (error) {
-      // The caller reports the failure to the circuit (a request, the fill or the probe).
-      if (!(error instanceof BackendOverloaded)) this.connectFailures++;
-      throw error;
-    } finally {
-      this.opening--;
-      // A slot is free again: a task waiting for a release may open a connection itself now.
-      this.wakeWaiters();
-    }
-  }
-
-  private onConnectionClosed(connection: Sip2Connection, reason: string): void {
-    this.all.delete(connection);
-    this.idle = this.idle.filter((c) => c !== connection);
-    this.clearKeepalive(connection);
-    if (!this.closing) {
-      this.options.logger?.warn({ conn: connection.id, reason, connections: this.all.size }, 'SIP2 connection closed');
-      // An ILS that accepts the login and then drops idle connections at once must not get a login storm
-      // from the refill; requests may still open connections on demand (that is how an ILS restart heals).
-      const diedYoung = !connection.servedRequest && Date.now() - connection.createdAt < DIED_YOUNG_MS;
-      if (diedYoung) this.circuit.recordFailure('the ILS closed a new connection right after the login');
-      this.scheduleFill(diedYoung ? this.backoffDelay() : 0);
-    }
-    this.wakeWaiters();
-  }
-
-  /**
-   * Keeps `min` connections open while the circuit is closed, retrying with
-   * capped, jittered exponential backoff; while it is open only the probe
-   * connects, and its success starts the fill again.
-   */
-  private async fill(): Promise<void> {
-    while (!this.closing && this.circuit.state === 'closed' && this.all.size + this.opening < this.options.min) {
-      try {
-        const connection = await this.open();
-        this.idle.push(connection);
-        this.armKeepalive(connection);
-        this.wakeWaiters();
-      } catch (error) {
-        if (this.closing) return;
-        this.recordOutcome(error);
-        const delay = this.backoffDelay();
-        this.options.logger?.warn(
-          { reason: (error as Error).message, circuit: this.circuit.state, failures: this.circuit.consecutiveFailures, ...(this.circuit.state === 'closed' ? { retryInMs: delay } : {}) },
-          'cannot open a SIP2 connection to the ILS',
-        );
-        this.scheduleFill(delay);
-        return;
-      }
-    }
-  }
-
-  private scheduleFill(delayMs: number): void {
-    if (this.fillTimer || this.closing || this.circuit.state !== 'closed') return;
-    this.fillTimer = setTimeout(() => {
-      this.fillTimer = null;
-      void this.fill();
-    }, delayMs);
-    this.fillTimer.unref();
+    for (const connection of [...this.live]) connection.close('pool closed');
   }
 
   private clearTimers(): void {
@@ -409,9 +593,13 @@ export class Sip2Pool {
     this.fillTimer = null;
     if (this.probeTimer) clearTimeout(this.probeTimer);
     this.probeTimer = null;
+    for (const timer of this.keepaliveTimers.values()) clearTimeout(timer);
+    this.keepaliveTimers.clear();
   }
 
-  /** Counts a failure against the circuit when it is one of the ILS (not: queue full, shutting down, a value SIP2 cannot carry, a bug). */
+  // ------------------------------------------------------------ the circuit
+
+  /** Counts a failure against the circuit when it is one of the ILS (not: queue full, a cancelled call, a value SIP2 cannot carry, a bug). */
   private recordOutcome(error: unknown): void {
     if (this.closing) return;
     if (error instanceof BackendTimeout || error instanceof BackendUnavailable || error instanceof BackendProtocolError) {
@@ -421,25 +609,24 @@ export class Sip2Pool {
 
   private circuitRejection(): BackendOverloaded {
     return new BackendOverloaded(
+      'circuit-open',
       `the library system is failing; requests are refused until a probe succeeds (circuit ${this.circuit.state})`,
       this.circuit.retryAfterSeconds(),
     );
   }
 
   private onCircuitTransition(transition: CircuitTransition): void {
-    const log = this.options.logger;
     if (transition.to === 'open') {
-      log?.warn(transition, 'SIP2 circuit open: failing requests at once until a probe succeeds');
-      this.clearTimers();
-      // Nothing waits for a dead ILS: queued work and work waiting for a connection fail now with BackendOverloaded.
-      for (const controller of this.queued) controller.abort(this.circuitRejection());
-      this.queued.clear();
-      this.wakeWaiters();
+      this.log?.warn(transition, 'SIP2 circuit open: failing requests at once until a probe succeeds');
+      if (this.fillTimer) clearTimeout(this.fillTimer);
+      this.fillTimer = null;
+      // Nothing waits for a dead ILS: waiting work fails now with BackendOverloaded.
+      this.failWaiting(this.circuitRejection());
       this.scheduleProbe(this.circuit.msUntilProbe());
     } else if (transition.to === 'half-open') {
-      log?.info(transition, 'SIP2 circuit half-open: probing the ILS');
+      this.log?.info(transition, 'SIP2 circuit half-open: probing the ILS');
     } else {
-      log?.info(transition, 'SIP2 circuit closed: the ILS answers again');
+      this.log?.info(transition, 'SIP2 circuit closed: the ILS answers again');
       this.scheduleFill(0);
     }
   }
@@ -462,42 +649,50 @@ export class Sip2Pool {
       this.scheduleProbe(early);
       return;
     }
-    let connection = this.takeIdle();
-    if (!connection && this.all.size + this.opening >= this.options.max) {
+    const connection = this.takeIdle();
+    if (!connection && this.live.size + this.opening >= this.options.max) {
       // Every connection is still held by work sent before the circuit opened (bounded by the response timeout).
       this.scheduleProbe(PROBE_RECHECK_MS);
       return;
     }
     this.circuit.tryStartProbe();
+    let failure: unknown = null;
+    if (connection) {
+      await this.housekeep(connection, async () => {
+        try {
+          await connection.request(SC_STATUS);
+        } catch (error) {
+          connection.destroy('circuit probe failed');
+          failure = error;
+        }
+      });
+    } else {
+      // A new session answers the probe as well (its failure counts nothing more while half-open).
+      const opened = await this.open();
+      if (!opened.ok) failure = opened.error;
+    }
+    if (this.closing) return;
+    if (failure === null) this.circuit.probeSucceeded();
+    else this.circuit.probeFailed(failure instanceof Error ? failure.message : String(failure));
+  }
+
+  // ------------------------------------------------------------ keepalive and lifetime
+
+  /** Runs `work` on a connection taken out of the queue's count, and gives the connection back afterwards. */
+  private async housekeep(connection: PoolConnection, work: () => Promise<void>): Promise<void> {
+    this.housekeeping.add(connection);
+    this.syncQueue();
     try {
-      if (connection) await connection.request(SC_STATUS);
-      else connection = await this.open();
-    } catch (error) {
-      connection?.destroy('circuit probe failed');
-      if (this.closing) return;
-      this.circuit.probeFailed((error as Error).message);
-      return;
-    }
-    if (this.closing) {
+      await work();
+    } finally {
+      this.housekeeping.delete(connection);
       this.release(connection);
-      return;
+      this.syncQueue();
+      this.grow();
     }
-    this.circuit.probeSucceeded();
-    this.release(connection);
   }
 
-  /** "Equal jitter": half the exponential delay fixed, half random, so many gateways do not reconnect in step. */
-  private backoffDelay(): number {
-    const { initialMs, maxMs } = this.options.backoff;
-    const exponential = Math.min(maxMs, initialMs * 2 ** Math.max(0, this.circuit.consecutiveFailures - 1));
-    return Math.round(exponential / 2 + (Math.random() * exponential) / 2);
-  }
-
-  private isPastLifetime(connection: Sip2Connection): boolean {
-    return this.options.maxLifetimeMs > 0 && Date.now() - connection.createdAt >= this.options.maxLifetimeMs;
-  }
-
-  private armKeepalive(connection: Sip2Connection): void {
+  private armKeepalive(connection: PoolConnection): void {
     if (this.options.keepaliveIntervalMs <= 0) return;
     this.clearKeepalive(connection);
     const timer = setTimeout(() => void this.keepalive(connection), this.options.keepaliveIntervalMs);
@@ -505,14 +700,14 @@ export class Sip2Pool {
     this.keepaliveTimers.set(connection, timer);
   }
 
-  private clearKeepalive(connection: Sip2Connection): void {
+  private clearKeepalive(connection: PoolConnection): void {
     const timer = this.keepaliveTimers.get(connection);
     if (timer) clearTimeout(timer);
     this.keepaliveTimers.delete(connection);
   }
 
   /** An idle connection proves it is alive with a 99, or is replaced. */
-  private async keepalive(connection: Sip2Connection): Promise<void> {
+  private async keepalive(connection: PoolConnection): Promise<void> {
     this.keepaliveTimers.delete(connection);
     const index = this.idle.indexOf(connection);
     if (index === -1) return;
@@ -521,15 +716,53 @@ export class Sip2Pool {
       connection.close('connection lifetime reached');
       return;
     }
-    try {
-      await connection.request(SC_STATUS);
-      this.circuit.recordSuccess();
-      this.release(connection);
-    } catch (error) {
-      this.options.logger?.warn({ conn: connection.id, reason: (error as Error).message }, 'SIP2 keepalive failed; replacing the connection');
-      connection.destroy('keepalive failed');
-      this.recordOutcome(error);
-      this.wakeWaiters();
+    await this.housekeep(connection, async () => {
+      try {
+        await connection.request(SC_STATUS);
+        this.circuit.recordSuccess();
+      } catch (error) {
+        connection.destroy('keepalive failed');
+        // A keepalive that met the ILS closing the idle session (EOF, reset) is that same normal close;
+        // an ILS that does not answer at all is failing.
+        const idleClose = error instanceof BackendUnavailable && (error.reason === 'closed' || error.reason === 'reset');
+        if (!idleClose) {
+          this.log?.warn({ conn: connection.id, reason: error instanceof Error ? error.message : String(error) }, 'SIP2 keepalive failed');
+          this.recordOutcome(error);
+        }
+      }
+    });
+  }
+
+  private isPastLifetime(connection: PoolConnection): boolean {
+    return this.options.maxLifetimeMs > 0 && Date.now() - connection.createdAt >= this.options.maxLifetimeMs;
+  }
+
+  /** "Equal jitter": half the exponential delay fixed, half random, so many gateways do not reconnect in step. */
+  private backoffDelay(attempts: number): number {
+    const { initialMs, maxMs } = this.options.backoff;
+    const exponential = Math.min(maxMs, initialMs * 2 ** Math.max(0, attempts - 1));
+    return Math.round(exponential / 2 + (Math.random() * exponential) / 2);
+  }
+
+  private logAbandonedWrite(code: string, outcome: PromiseSettledResult<unknown>): void {
+    if (outcome.status === 'fulfilled') {
+      const response = outcome.value as { code?: string; ok?: unknown };
+      this.log?.warn({ code, response: response.code, ok: response.ok }, `a SIP2 ${code} finished after its caller had stopped waiting`);
+    } else {
+      const error = outcome.reason;
+      this.log?.warn(
+        { code, reason: error instanceof Sip2Error ? error.code : undefined, message: error instanceof Error ? error.message : String(error) },
+        `a SIP2 ${code} failed after its caller had stopped waiting`,
+      );
     }
   }
+}
+
+/** The failure of a connection attempt as it reaches the requests that waited for it: nothing of theirs was sent. */
+function notSent(error: unknown): Error {
+  if (error instanceof BackendUnavailable) return new BackendUnavailable(error.reason, error.message, { cause: error });
+  if (error instanceof BackendTimeout) return new BackendTimeout(error.reason, error.message, { cause: error });
+  if (error instanceof BackendProtocolError) return new BackendProtocolError(error.reason, error.message, { cause: error });
+  if (isBackendError(error) || error instanceof Error) return error;
+  return new BackendUnavailable('connect-error', String(error));
 }

@@ -1,4 +1,5 @@
 import { type DialectName, loadDialect, terminatorOf } from '../../src/sip2/dialect.js';
+import { sip2Sessions } from '../../src/sip2/connection.js';
 import type { PoolOptions } from '../../src/sip2/pool.js';
 
 /** Pool settings for tests against a simulator on 127.0.0.1: the demo terminal account and short, test-sized bounds. */
@@ -6,7 +7,7 @@ export function testPoolOptions(port: number, dialectName: DialectName, override
   const dialect = loadDialect(dialectName);
   const { responseTimeoutMs = 800, ...pool } = overrides;
   return {
-    connection: {
+    connect: sip2Sessions({
       host: '127.0.0.1',
       port,
       charset: dialect.charset,
@@ -18,7 +19,7 @@ export function testPoolOptions(port: number, dialectName: DialectName, override
       connectTimeoutMs: 2000,
       responseTimeoutMs,
       maxResends: 2,
-    },
+    }),
     min: 1,
     max: 4,
     acquireTimeoutMs: 3000,

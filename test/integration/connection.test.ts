@@ -1,5 +1,7 @@
 import net from 'node:net';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AnomalyLog } from '../../src/sip2/anomalies.js';
 import { type ConnectionOptions, Sip2Connection } from '../../src/sip2/connection.js';
 import {
   BackendProtocolError,
@@ -155,6 +157,27 @@ describe('SIP2 connection against a scripted peer', () => {
     });
     const response = await conn.request(PATRON_INFO);
     expect(response.personalName).toBe('Alice Example');
+  });
+
+  it('logs a flood of stale frames as one line with a count, not one warning per frame', async () => {
+    const lines: Array<{ msg: string; anomaly?: string; level: number }> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const counted: string[] = [];
+    const anomalies = new AnomalyLog({ logger, onAnomaly: (kind) => counted.push(kind) });
+    const conn = await connect(
+      (frame, reply) => {
+        const seq = sequenceOf(frame)!;
+        for (let i = 0; i < 2000; i++) reply(signed(PATRON_REPLY.replace('Alice Example', 'Stale Answer'), (seq + 1 + (i % 9)) % 10));
+        reply(signed(PATRON_REPLY, seq));
+      },
+      { logger, anomalies },
+    );
+    for (let i = 0; i < 3; i++) expect((await conn.request(PATRON_INFO)).personalName).toBe('Alice Example');
+    expect(counted.filter((kind) => kind === 'stale-sequence')).toHaveLength(6000);
+    expect(lines.filter((line) => line.anomaly === 'stale-sequence')).toHaveLength(1);
+    anomalies.flush();
+    const summary = lines.filter((line) => line.anomaly === 'stale-sequence').at(-1) as { count?: number };
+    expect(summary.count).toBe(5999);
   });
 
   it('re-sends a read the ILS answered with a 98 status, but fails a renew instead of re-sending it', async () => {

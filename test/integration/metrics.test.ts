@@ -134,6 +134,7 @@ describe('/metrics', () => {
       code: /^(93|99|23|63|17|29|65|15|35|37|other)$/,
       outcome: /^(ok|SIP2_DECODE|SIP2_ENCODE|BACKEND_UNAVAILABLE|BACKEND_TIMEOUT|BACKEND_OVERLOADED|BACKEND_PROTOCOL|other)$/,
       reason: /^(locked|busy)$/,
+      kind: /^(stale-sequence|unsolicited-frame|unreadable-response|resend-requested)$/,
       le: /^(\d+(\.\d+)?|\+Inf)$/,
     };
     const ours = metrics.samples.filter((sample) => sample.name.startsWith('paia_'));

@@ -4,7 +4,7 @@
  * request code and ok or the error code; passed through by the pool.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ConnectionOptions, type RoundTripEvent, Sip2Connection } from '../../src/sip2/connection.js';
+import { type ConnectionOptions, type RoundTripEvent, Sip2Connection, sip2Sessions } from '../../src/sip2/connection.js';
 import { BackendTimeout, Sip2EncodeError } from '../../src/sip2/errors.js';
 import { Sip2Pool } from '../../src/sip2/pool.js';
 import { peerConnectionOptions, type Script, type ScriptedPeer, NOW, PATRON_INFO, PATRON_REPLY, sequenceOf, signed, startScriptedPeer } from '../helpers/scripted-peer.js';
@@ -97,7 +97,7 @@ describe('ConnectionOptions.onRoundTrip', () => {
     const events: RoundTripEvent[] = [];
     const { id: _id, logger: _logger, ...connectionOptions } = options(peer.port, events);
     const pool = new Sip2Pool({
-      connection: connectionOptions,
+      connect: sip2Sessions(connectionOptions),
       min: 0,
       max: 1,
       acquireTimeoutMs: 5000,

@@ -180,7 +180,7 @@ describe('Sip2Backend items', () => {
     const failing = makeBackend({
       patron: info64({ charged: ['a'] }),
       item: () => {
-        throw new BackendTimeout('no answer');
+        throw new BackendTimeout('response-timeout', 'no answer');
       },
     });
     await expect(failing.backend.items('p1')).rejects.toBeInstanceOf(BackendTimeout);
@@ -208,7 +208,7 @@ describe('Sip2Backend with the item cache', () => {
       {
         patron: info64({ charged: ['a', 'b', 'c', 'd', 'e'] }),
         renew: (barcode) => {
-          if (barcode === 'b') throw new BackendTimeout('no answer', { requestSent: true });
+          if (barcode === 'b') throw new BackendTimeout('response-timeout', 'no answer', { requestSent: true });
           return renewOk(barcode);
         },
         hold: (mode) => holdAnswer(mode === '+'),
@@ -251,7 +251,7 @@ describe('Sip2Backend login and patron', () => {
     expect(await encode.backend.login('p1', 'x')).toEqual({ ok: false });
     const down = makeBackend({
       patron: () => {
-        throw new BackendUnavailable('refused');
+        throw new BackendUnavailable('refused', 'refused');
       },
     });
     await expect(down.backend.login('p1', 'x')).rejects.toBeInstanceOf(BackendUnavailable);
@@ -293,8 +293,8 @@ describe('Sip2Backend writes', () => {
   it('reports an unknown outcome per document when another document was confirmed', async () => {
     const { backend, sent } = makeBackend({
       renew: (barcode) => {
-        if (barcode === 'hang') throw new BackendTimeout('no answer', { requestSent: true });
-        if (barcode === 'busy') throw new BackendOverloaded('queue full');
+        if (barcode === 'hang') throw new BackendTimeout('response-timeout', 'no answer', { requestSent: true });
+        if (barcode === 'busy') throw new BackendOverloaded('queue-full', 'queue full');
         return renewOk(barcode);
       },
     });
@@ -308,7 +308,7 @@ describe('Sip2Backend writes', () => {
   it('an unknown document next to a failed one: reported per document', async () => {
     const { backend } = makeBackend({
       renew: () => {
-        throw new BackendTimeout('no answer', { requestSent: true });
+        throw new BackendTimeout('response-timeout', 'no answer', { requestSent: true });
       },
     });
     const docs = await backend.renew('p1', [{ item: 'urn:x' }, { item: I('a') }]);
@@ -318,7 +318,7 @@ describe('Sip2Backend writes', () => {
   it('throws the first backend error when no document reached the library system', async () => {
     const { backend } = makeBackend({
       hold: (_, target) => {
-        throw target.item === 'a' ? new BackendUnavailable('refused', { requestSent: false }) : new BackendOverloaded('full');
+        throw target.item === 'a' ? new BackendUnavailable('refused', 'refused', { requestSent: false }) : new BackendOverloaded('queue-full', 'full');
       },
     });
     const error = await backend.request('p1', [{ item: I('a') }, { item: I('b') }]).catch((e: unknown) => e);
@@ -328,7 +328,7 @@ describe('Sip2Backend writes', () => {
   it('never turns a write that may have happened into a request error, even when every document failed', async () => {
     const { backend } = makeBackend({
       hold: (_, target) => {
-        throw target.item === 'a' ? new BackendUnavailable('reset', { requestSent: true }) : new BackendOverloaded('full');
+        throw target.item === 'a' ? new BackendUnavailable('reset', 'reset', { requestSent: true }) : new BackendOverloaded('queue-full', 'full');
       },
     });
     const docs = await backend.request('p1', [{ item: I('a') }, { item: I('b') }]);
@@ -449,7 +449,7 @@ describe('Sip2Backend fees and logout', () => {
 
   it('logout swallows failures', async () => {
     const { logger, lines } = capture();
-    const { backend } = makeBackend({}, { logger, send: (() => Promise.reject(new BackendTimeout('x'))) as Sip2BackendOptions['send'] });
+    const { backend } = makeBackend({}, { logger, send: (() => Promise.reject(new BackendTimeout('response-timeout', 'x'))) as Sip2BackendOptions['send'] });
     await expect(backend.logout('p1')).resolves.toBeUndefined();
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.some((line) => line.level === 40)).toBe(true);

@@ -142,7 +142,7 @@ describe('DaiaService', () => {
 
   it('a backend failure fails the whole request', async () => {
     const { svc } = service(async () => {
-      throw new BackendTimeout('no answer');
+      throw new BackendTimeout('response-timeout', 'no answer');
     });
     await expect(svc.availability(['it-1'])).rejects.toBeInstanceOf(BackendTimeout);
   });

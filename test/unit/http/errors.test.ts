@@ -20,11 +20,11 @@ async function setup() {
 
 describe('backend failures', () => {
   const cases: Array<[string, unknown, number, string, RegExp]> = [
-    ['unavailable', new BackendUnavailable(INTERNAL), 502, 'bad_gateway', /cannot be reached/],
-    ['protocol error', new BackendProtocolError(INTERNAL), 502, 'bad_gateway', /could not be understood/],
+    ['unavailable', new BackendUnavailable('refused', INTERNAL), 502, 'bad_gateway', /cannot be reached/],
+    ['protocol error', new BackendProtocolError('unreadable', INTERNAL), 502, 'bad_gateway', /could not be understood/],
     ['garbage frame', new Sip2DecodeError('bad-checksum', INTERNAL), 502, 'bad_gateway', /could not be understood/],
-    ['timeout', new BackendTimeout(INTERNAL), 504, 'gateway_timeout', /did not answer in time/],
-    ['overloaded', new BackendOverloaded(INTERNAL, 7), 503, 'service_unavailable', /try again in 7 seconds/],
+    ['timeout', new BackendTimeout('response-timeout', INTERNAL), 504, 'gateway_timeout', /did not answer in time/],
+    ['overloaded', new BackendOverloaded('circuit-open', INTERNAL, 7), 503, 'service_unavailable', /try again in 7 seconds/],
   ];
   for (const [name, failure, status, error, description] of cases) {
     it(`${name} -> ${status} ${error}, without internal detail`, async () => {
@@ -46,7 +46,7 @@ describe('backend failures', () => {
 
   it('a timeout is a 504 gateway_timeout that says the library system did not answer, without internal detail', async () => {
     const { t, backend, token, patron } = await setup();
-    backend.failNext = new BackendTimeout(INTERNAL, { requestSent: true });
+    backend.failNext = new BackendTimeout('response-timeout', INTERNAL, { requestSent: true });
     const response = await t.app.request(`/core/${patron}/items`, { headers: bearer(token) });
     expect(response.status).toBe(504);
     const body = await json(response);
@@ -67,7 +67,7 @@ describe('backend failures', () => {
     const backend = new FakeBackend();
     const t = makeApp({ backend, throttle: { freeAttemptsPerUser: 1 } });
     for (let i = 0; i < 3; i++) {
-      backend.failNext = new BackendUnavailable(INTERNAL);
+      backend.failNext = new BackendUnavailable('refused', INTERNAL);
       const response = await t.app.request('/auth/login', jsonPost({ username: 'alice', password: 'alice-pass', grant_type: 'password' }));
       expect(response.status).toBe(502);
       expect(await json(response)).not.toHaveProperty('code');

@@ -8,7 +8,7 @@ import { ROUTE_LABELS } from '../../../src/metrics/routes.js';
 import { parseExposition, samplesOf, single } from './exposition.js';
 
 const SOURCES: Required<MetricsSources> = {
-  pool: () => ({ connections: 3, busy: 2, waiting: 7, circuit: 'closed', connectFailures: 4 }),
+  pool: () => ({ connections: 3, busy: 2, waiting: 7, circuit: 'closed', connectFailures: 4, sessionLimit: 2 }),
   logins: () => ({ failed: 5, lockouts: 2, refused: 9, busy: 1 }),
   sessions: () => 42,
   itemCache: () => ({ hits: 11, misses: 6, entries: 4 }),
@@ -28,6 +28,7 @@ describe('GatewayMetrics', () => {
       ['paia_sip2_connections_busy', {}, 2, 'gauge'],
       ['paia_sip2_requests_waiting', {}, 7, 'gauge'],
       ['paia_sip2_circuit_state', {}, 0, 'gauge'],
+      ['paia_sip2_session_limit', {}, 2, 'gauge'],
       ['paia_sip2_connect_failures_total', {}, 4, 'counter'],
       ['paia_auth_logins_failed_total', {}, 5, 'counter'],
       ['paia_auth_lockouts_total', {}, 2, 'counter'],
@@ -69,7 +70,7 @@ describe('GatewayMetrics', () => {
   it('maps the circuit state to 0 closed, 1 half-open, 2 open', async () => {
     const metrics = new GatewayMetrics({ defaultMetrics: false });
     for (const [circuit, value] of [['closed', 0], ['half-open', 1], ['open', 2]] as const) {
-      metrics.watch({ pool: () => ({ connections: 0, busy: 0, waiting: 0, circuit, connectFailures: 0 }) });
+      metrics.watch({ pool: () => ({ connections: 0, busy: 0, waiting: 0, circuit, connectFailures: 0, sessionLimit: null }) });
       expect(single(await scrape(metrics), 'paia_sip2_circuit_state'), circuit).toBe(value);
     }
   });

@@ -1,0 +1,439 @@
+/**
+ * The pool's queueing, with fake connections and a fake clock: no sockets.
+ * A FakeIls hands out sessions like a pre-forking SIP server: at most
+ * `workers` at once; a login beyond that is not answered and times out the
+ * way Sip2Connection.open would (BackendTimeout, reason login-timeout).
+ */
+import { EventEmitter } from 'node:events';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ConnectionClose } from '../../../src/sip2/connection.js';
+import { BackendOverloaded, BackendTimeout, BackendUnavailable, CallCancelled } from '../../../src/sip2/errors.js';
+import { type PoolConnection, type PoolOptions, Sip2Pool } from '../../../src/sip2/pool.js';
+import type { RequestMessage, ResponseOf } from '../../../src/sip2/spec.js';
+
+const LOGIN_TIMEOUT_MS = 1000;
+const ANSWER_MS = 100;
+
+const ITEM: RequestMessage = { code: '17', transactionDate: null, institutionId: 'DEMO', itemIdentifier: 'it-0010' };
+const RENEW: RequestMessage = {
+  code: '29', thirdPartyAllowed: false, noBlock: false, transactionDate: null, nbDueDate: null,
+  institutionId: 'DEMO', patronIdentifier: 'alice', itemIdentifier: 'it-0002',
+};
+
+class FakeConnection extends EventEmitter<{ close: [ConnectionClose] }> implements PoolConnection {
+  readonly createdAt = Date.now();
+  servedRequest = false;
+  readonly acsStatus = null;
+  /** Messages sent on this session, in order. */
+  readonly sent: string[] = [];
+  private state: 'ready' | 'busy' | 'closed' = 'ready';
+  private inFlight: { reject: (error: Error) => void; timer: NodeJS.Timeout } | null = null;
+
+  constructor(
+    readonly id: number,
+    private readonly ils: FakeIls,
+  ) {
+    super();
+  }
+
+  get isUsable(): boolean {
+    return this.state === 'ready';
+  }
+
+  get isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  request<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
+    if (this.state !== 'ready') throw new Error(`fake connection ${this.id} is ${this.state}: the pool handed out a connection that was not free`);
+    this.state = 'busy';
+    if (message.code !== '99') this.servedRequest = true;
+    this.sent.push(message.code);
+    this.ils.sent.push(message.code);
+    this.ils.running++;
+    this.ils.maxRunning = Math.max(this.ils.maxRunning, this.ils.running);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.inFlight = null;
+        this.ils.running--;
+        if (this.state === 'busy') this.state = 'ready';
+        resolve({ code: String(Number(message.code) + 1) } as ResponseOf<M['code']>);
+      }, this.ils.answerMs);
+      this.inFlight = {
+        timer,
+        reject: (error) => {
+          clearTimeout(timer);
+          this.ils.running--;
+          reject(error);
+        },
+      };
+    });
+  }
+
+  /** The ILS ends the session; `idle` is whether nothing was in flight. */
+  closeByPeer(): void {
+    this.end('closed by the ILS', true);
+  }
+
+  close(reason: string): void {
+    this.end(reason, false);
+  }
+
+  destroy(reason: string): void {
+    this.end(reason, false);
+  }
+
+  private end(reason: string, byPeer: boolean): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.ils.sessions.delete(this);
+    const flight = this.inFlight;
+    this.inFlight = null;
+    flight?.reject(new BackendUnavailable(byPeer ? 'closed' : 'dropped', `lost (${reason})`, { requestSent: true }));
+    this.emit('close', { reason, idle: flight === null, byPeer });
+    this.ils.onSessionEnded();
+  }
+}
+
+class FakeIls {
+  /** Sessions served at once; a login beyond gets no answer. */
+  workers = Number.POSITIVE_INFINITY;
+  /** 'refuse': connections are refused; 'silent': no login is ever answered. */
+  mode: 'serve' | 'refuse' | 'silent' = 'serve';
+  answerMs = ANSWER_MS;
+  readonly sessions = new Set<FakeConnection>();
+  readonly sent: string[] = [];
+  connects = 0;
+  /** Logins being answered (a microtask away from their session). */
+  private starting = 0;
+  running = 0;
+  maxRunning = 0;
+  private readonly waitingLogins: Array<() => void> = [];
+
+  readonly connect = (id: number): Promise<PoolConnection> => {
+    this.connects++;
+    if (this.mode === 'refuse') return Promise.reject(new BackendUnavailable('refused', 'cannot connect to the ILS (ECONNREFUSED)'));
+    return new Promise((resolve, reject) => {
+      const serve = () => {
+        clearTimeout(timer);
+        const connection = new FakeConnection(id, this);
+        this.sessions.add(connection);
+        resolve(connection);
+      };
+      // As Sip2Connection.open: the 93 gets no answer within the response timeout.
+      const timer = setTimeout(() => {
+        const index = this.waitingLogins.indexOf(serve);
+        if (index !== -1) this.waitingLogins.splice(index, 1);
+        reject(new BackendTimeout('login-timeout', 'the ILS did not answer the 93 of a new SIP2 session', { requestSent: true }));
+      }, LOGIN_TIMEOUT_MS);
+      if (this.mode === 'serve' && this.sessions.size + this.starting < this.workers) {
+        this.starting++;
+        queueMicrotask(() => {
+          this.starting--;
+          serve();
+        });
+      } else if (this.mode === 'serve') {
+        this.waitingLogins.push(serve);
+      }
+    });
+  };
+
+  /** A worker is free again: the oldest login that waits is answered. */
+  onSessionEnded(): void {
+    if (this.sessions.size < this.workers) this.waitingLogins.shift()?.();
+  }
+}
+
+function collectingLogger() {
+  const lines: Array<Record<string, unknown> & { level: number; msg: string }> = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  return { logger, lines, warnings: () => lines.filter((line) => line.level >= 40) };
+}
+
+let ils: FakeIls;
+let log: ReturnType<typeof collectingLogger>;
+const pools: Sip2Pool[] = [];
+
+function makePool(overrides: Partial<PoolOptions> = {}): Sip2Pool {
+  const pool = new Sip2Pool({
+    connect: ils.connect,
+    min: 1,
+    max: 4,
+    acquireTimeoutMs: 5000,
+    maxWaiting: 100,
+    keepaliveIntervalMs: 0,
+    maxLifetimeMs: 0,
+    backoff: { initialMs: 50, maxMs: 400 },
+    circuit: { failureThreshold: 3, coolDownMs: { initial: 1000, max: 4000 } },
+    logger: log.logger,
+    ...overrides,
+  });
+  pools.push(pool);
+  return pool;
+}
+
+/** Settles a promise without letting an unobserved rejection escape. */
+function settle<T>(promise: Promise<T>): Promise<PromiseSettledResult<T>> {
+  return promise.then(
+    (value) => ({ status: 'fulfilled', value }),
+    (reason: unknown) => ({ status: 'rejected', reason }),
+  );
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+  ils = new FakeIls();
+  log = collectingLogger();
+});
+
+afterEach(() => {
+  for (const pool of pools.splice(0)) pool.destroy();
+  vi.useRealTimers();
+});
+
+describe('the pool queue with a worker-limited ILS', () => {
+  it('serves waiting requests on the connection released meanwhile while a further login hangs, and counts no failure', async () => {
+    ils.workers = 1;
+    const pool = makePool({ min: 1, max: 4 });
+    await pool.start();
+    const calls = Array.from({ length: 6 }, () => settle(pool.request(ITEM)));
+    // Six requests one after another on the one served session: well before the extra logins time out.
+    await vi.advanceTimersByTimeAsync(6 * ANSWER_MS);
+    const results = await Promise.all(calls);
+    expect(results.map((r) => r.status)).toEqual(Array(6).fill('fulfilled'));
+    expect(ils.sent.filter((code) => code === '17')).toHaveLength(6);
+    expect(ils.connects).toBe(4); // the first, plus three opened beside the queue whose logins hang
+    await vi.advanceTimersByTimeAsync(LOGIN_TIMEOUT_MS);
+    expect(pool.stats()).toMatchObject({ connections: 1, sessionLimit: 1, consecutiveFailures: 0, connectFailures: 0, circuit: 'closed' });
+  });
+
+  it('learns how many sessions the ILS serves, stops growing past it and says so once with advice', async () => {
+    ils.workers = 2;
+    const pool = makePool({ min: 0, max: 4 });
+    const first = Array.from({ length: 8 }, () => settle(pool.request(ITEM)));
+    await vi.advanceTimersByTimeAsync(LOGIN_TIMEOUT_MS + 8 * ANSWER_MS);
+    expect((await Promise.all(first)).every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(pool.stats().sessionLimit).toBe(2);
+    const connectsBefore = ils.connects;
+
+    const second = Array.from({ length: 8 }, () => settle(pool.request(ITEM)));
+    await vi.advanceTimersByTimeAsync(8 * ANSWER_MS);
+    expect((await Promise.all(second)).every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(ils.connects, 'no login is tried past the learned limit').toBe(connectsBefore);
+    expect(ils.maxRunning).toBe(2);
+    const advice = log.warnings().filter((line) => /serves only 2 SIP2 sessions/.test(line.msg));
+    expect(advice).toHaveLength(1);
+    expect(advice[0]!.msg).toMatch(/sip2\.pool\.max to 2/);
+    expect(advice[0]!.msg).toMatch(/SIPconfig\.xml/);
+  });
+
+  it('tries to grow past a learned limit again once sessionLimitRetryMs has passed', async () => {
+    ils.workers = 1;
+    const pool = makePool({ min: 1, max: 2, sessionLimitRetryMs: 60_000 });
+    await pool.start();
+    void settle(pool.request(ITEM));
+    void settle(pool.request(ITEM));
+    await vi.advanceTimersByTimeAsync(LOGIN_TIMEOUT_MS);
+    expect(pool.stats().sessionLimit).toBe(1);
+    ils.workers = 2;
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(pool.stats().sessionLimit).toBeNull();
+    const calls = [settle(pool.request(ITEM)), settle(pool.request(ITEM))];
+    await vi.advanceTimersByTimeAsync(ANSWER_MS);
+    expect((await Promise.all(calls)).every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(pool.stats().connections).toBe(2);
+  });
+
+  it('fails the waiting requests at once, as not sent, when a login hangs and no other connection works', async () => {
+    ils.mode = 'silent';
+    const pool = makePool({ min: 0, max: 2 });
+    const call = settle(pool.request(RENEW));
+    await vi.advanceTimersByTimeAsync(LOGIN_TIMEOUT_MS);
+    const result = await call;
+    expect(result.status).toBe('rejected');
+    const error = (result as PromiseRejectedResult).reason;
+    expect(error).toBeInstanceOf(BackendTimeout);
+    expect(error).toMatchObject({ reason: 'login-timeout', requestSent: false });
+    expect(pool.stats().consecutiveFailures).toBeGreaterThan(0);
+  });
+
+  it('fails waiting requests with the connect error at once when the ILS refuses connections', async () => {
+    ils.mode = 'refuse';
+    const pool = makePool({ min: 0, max: 2, acquireTimeoutMs: 60_000 });
+    const call = settle(pool.request(ITEM));
+    await vi.advanceTimersByTimeAsync(0);
+    const result = await call;
+    expect((result as PromiseRejectedResult).reason).toMatchObject({ reason: 'refused', requestSent: false });
+    expect((result as PromiseRejectedResult).reason).toBeInstanceOf(BackendUnavailable);
+  });
+});
+
+describe('the pool queue', () => {
+  it('never runs more requests than there are free connections, whatever the queue holds', async () => {
+    const pool = makePool({ min: 0, max: 3 });
+    const calls = Array.from({ length: 20 }, () => settle(pool.request(ITEM)));
+    await vi.advanceTimersByTimeAsync(20 * ANSWER_MS);
+    expect((await Promise.all(calls)).every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(ils.maxRunning).toBe(3);
+    expect(pool.stats()).toMatchObject({ connections: 3, created: 3, waiting: 0 });
+  });
+
+  it('refuses a request that would have to wait beyond maxWaiting at once, and one that waits past the acquire timeout', async () => {
+    const pool = makePool({ min: 1, max: 1, maxWaiting: 1, acquireTimeoutMs: 150 });
+    await pool.start();
+    ils.answerMs = 400;
+    const running = settle(pool.request(ITEM));
+    const waiting = settle(pool.request(ITEM));
+    const refused = settle(pool.request(ITEM));
+    await vi.advanceTimersByTimeAsync(0);
+    expect((await refused).status).toBe('rejected');
+    expect((await refused as PromiseRejectedResult).reason).toMatchObject({ reason: 'queue-full' });
+    await vi.advanceTimersByTimeAsync(150);
+    expect((await waiting as PromiseRejectedResult).reason).toBeInstanceOf(BackendOverloaded);
+    expect((await waiting as PromiseRejectedResult).reason).toMatchObject({ reason: 'acquire-timeout', requestSent: false });
+    await vi.advanceTimersByTimeAsync(400);
+    expect((await running).status).toBe('fulfilled');
+    expect(ils.sent.filter((code) => code === '17')).toHaveLength(1);
+  });
+
+  it('keeps a connection a keepalive holds out of the count, and the request waits for it rather than opening another', async () => {
+    const pool = makePool({ min: 1, max: 2, keepaliveIntervalMs: 1000 });
+    await pool.start();
+    await vi.advanceTimersByTimeAsync(1000); // the keepalive 99 is now in flight
+    expect(ils.sent).toEqual(['99']);
+    const call = settle(pool.request(ITEM));
+    await vi.advanceTimersByTimeAsync(ANSWER_MS * 2);
+    expect((await call).status).toBe('fulfilled');
+    expect(ils.sent).toEqual(['99', '17']);
+    expect(ils.connects).toBe(1);
+  });
+});
+
+describe('idle closes and the circuit', () => {
+  it('treats the ILS closing an idle connection as normal: no circuit count, no warning, replaced when needed', async () => {
+    const pool = makePool({ min: 1, max: 2 });
+    await pool.start();
+    for (let round = 0; round < 10; round++) {
+      for (const session of [...ils.sessions]) session.closeByPeer();
+      const call = settle(pool.request(ITEM));
+      await vi.advanceTimersByTimeAsync(ANSWER_MS);
+      expect((await call).status).toBe('fulfilled');
+    }
+    expect(pool.stats()).toMatchObject({ circuit: 'closed', consecutiveFailures: 0, connectFailures: 0 });
+    expect(log.warnings()).toEqual([]);
+    expect(log.lines.filter((line) => /closes idle SIP2 sessions/.test(line.msg))).toHaveLength(1);
+  });
+
+  it('counts a connection lost with a request in flight as a failure of that request', async () => {
+    const pool = makePool({ min: 1, max: 1 });
+    await pool.start();
+    const call = settle(pool.request(RENEW));
+    await vi.advanceTimersByTimeAsync(10);
+    [...ils.sessions][0]!.closeByPeer();
+    const result = await call;
+    expect((result as PromiseRejectedResult).reason).toMatchObject({ reason: 'closed', requestSent: true });
+    expect(pool.stats().consecutiveFailures).toBe(1);
+  });
+
+  it('retires the idle sessions when one is found dead mid-request, so the retried read runs on a new one', async () => {
+    const pool = makePool({ min: 2, max: 2 });
+    await pool.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(pool.stats().connections).toBe(2);
+    const [first, second] = [...ils.sessions];
+    const call = settle(pool.request(ITEM));
+    await vi.advanceTimersByTimeAsync(10);
+    first!.closeByPeer(); // the ILS restarted: this close reached us with the read in flight, the other one's not yet
+    await vi.advanceTimersByTimeAsync(ANSWER_MS);
+    expect((await call).status).toBe('fulfilled');
+    expect(second!.isClosed).toBe(true);
+    expect(second!.sent).toEqual([]);
+    expect(first!.sent).toEqual(['17']);
+    expect(ils.sent.filter((code) => code === '17'), 'sent once, retried once on a session opened after the failure').toHaveLength(2);
+    expect(ils.connects).toBeGreaterThanOrEqual(3);
+  });
+
+  it('a keepalive that meets an idle close on its way is no failure either', async () => {
+    const pool = makePool({ min: 1, max: 1, keepaliveIntervalMs: 500 });
+    await pool.start();
+    await vi.advanceTimersByTimeAsync(500);
+    [...ils.sessions][0]!.closeByPeer(); // the 99 is in flight: the ILS's timeout and the keepalive crossed
+    await vi.advanceTimersByTimeAsync(0);
+    expect(pool.stats()).toMatchObject({ consecutiveFailures: 0, circuit: 'closed' });
+    expect(log.warnings()).toEqual([]);
+  });
+
+  it('a successful login counts as success: failures before it do not add up to an open circuit', async () => {
+    const pool = makePool({ min: 0, max: 1 });
+    for (let round = 0; round < 5; round++) {
+      const call = settle(pool.request(RENEW)); // a write: not tried again
+      await vi.advanceTimersByTimeAsync(10);
+      for (const session of [...ils.sessions]) session.closeByPeer(); // in flight: a failure
+      await call;
+      expect(pool.stats().consecutiveFailures, `round ${round}`).toBe(1);
+    }
+    expect(pool.stats().circuit).toBe('closed');
+  });
+
+  it('opens the circuit after repeated failures, fails waiting work at once, and closes it with a probe on a new session', async () => {
+    ils.mode = 'refuse';
+    const pool = makePool({ min: 0, max: 1 });
+    for (let i = 0; i < 3; i++) await settle(pool.request(ITEM));
+    expect(pool.stats().circuit).toBe('open');
+    const refused = await settle(pool.request(ITEM));
+    expect((refused as PromiseRejectedResult).reason).toMatchObject({ reason: 'circuit-open' });
+    ils.mode = 'serve';
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(pool.stats().circuit).toBe('closed');
+    const call = settle(pool.request(ITEM));
+    await vi.advanceTimersByTimeAsync(ANSWER_MS);
+    expect((await call).status).toBe('fulfilled');
+  });
+});
+
+describe('callers that stop waiting', () => {
+  it('takes a cancelled request out of the queue: it is never sent', async () => {
+    const pool = makePool({ min: 1, max: 1 });
+    await pool.start();
+    const busy = settle(pool.request(ITEM));
+    const controller = new AbortController();
+    const cancelledCall = settle(pool.request(RENEW, { signal: controller.signal }));
+    controller.abort('client-gone');
+    await vi.advanceTimersByTimeAsync(ANSWER_MS * 3);
+    const result = await cancelledCall;
+    expect((result as PromiseRejectedResult).reason).toBeInstanceOf(CallCancelled);
+    expect((result as PromiseRejectedResult).reason).toMatchObject({ reason: 'client-gone', requestSent: false });
+    expect((await busy).status).toBe('fulfilled');
+    expect(ils.sent).toEqual(['17']);
+    expect(pool.stats()).toMatchObject({ waiting: 0, consecutiveFailures: 0 });
+  });
+
+  it('answers a caller whose deadline passes mid-exchange at once; the write finishes, its outcome is logged, the connection comes back', async () => {
+    const pool = makePool({ min: 1, max: 1 });
+    await pool.start();
+    const controller = new AbortController();
+    const call = settle(pool.request(RENEW, { signal: controller.signal }));
+    await vi.advanceTimersByTimeAsync(10);
+    controller.abort('deadline');
+    const result = await call;
+    expect((result as PromiseRejectedResult).reason).toMatchObject({ code: 'CALL_CANCELLED', reason: 'deadline', requestSent: true });
+    expect(pool.stats().running).toBe(1); // the renew still holds its connection
+    await vi.advanceTimersByTimeAsync(ANSWER_MS);
+    expect(log.warnings().some((line) => line.code === '29' && /finished after its caller had stopped waiting/.test(line.msg))).toBe(true);
+    const next = settle(pool.request(ITEM));
+    await vi.advanceTimersByTimeAsync(ANSWER_MS);
+    expect((await next).status).toBe('fulfilled');
+    expect(ils.connects).toBe(1);
+  });
+
+  it('refuses a request whose signal was aborted before it was made', async () => {
+    const pool = makePool({ min: 1, max: 1 });
+    await pool.start();
+    const controller = new AbortController();
+    controller.abort('deadline');
+    const result = await settle(pool.request(ITEM, { signal: controller.signal }));
+    expect((result as PromiseRejectedResult).reason).toMatchObject({ reason: 'deadline', requestSent: false });
+    expect(ils.sent).toEqual([]);
+  });
+});
