@@ -18,6 +18,8 @@ import type { Logger } from './log.js';
 import { GatewayMetrics } from './metrics/gateway.js';
 import { createMetricsHandler } from './metrics/handler.js';
 import { loadDialect } from './sip2/dialect.js';
+import { AnomalyLog } from './sip2/anomalies.js';
+import { sip2Sessions } from './sip2/connection.js';
 import { Sip2Pool } from './sip2/pool.js';
 import { itemInfoCache, sip2Backend, sip2ConnectionOptions, sip2Requests, sip2TlsOptions, uriTemplatesOf } from './wiring.js';
 
@@ -71,6 +73,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       host: '127.0.0.1',
       port: config.demo.sip2Port,
       dialect: config.demo.dialect,
+      charset: config.demo.charset,
       errorDetection: config.sip2.errorDetection,
       logger: logger.child({ component: 'simulator' }),
     });
@@ -83,11 +86,15 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   // One registry per gateway (never prom-client's global one); nothing is recorded when metrics are off.
   const metrics = config.metrics.enabled ? new GatewayMetrics() : null;
   const dialect = loadDialect(dialectName);
+  const sip2Logger = logger.child({ component: 'sip2' });
+  const anomalies = new AnomalyLog({ logger: sip2Logger, onAnomaly: metrics?.sip2.anomaly });
   const pool = new Sip2Pool({
-    connection: {
+    connect: sip2Sessions({
       ...sip2ConnectionOptions(config, dialect, { host: sip2Host, port: sip2Port }, config.sip2.tls ? sip2TlsOptions(config.sip2.tls) : undefined),
       ...(metrics ? { onRoundTrip: metrics.sip2.roundTrip } : {}),
-    },
+      logger: sip2Logger,
+      anomalies,
+    }),
     min: config.sip2.pool.min,
     max: config.sip2.pool.max,
     acquireTimeoutMs: config.sip2.pool.acquireTimeoutMs,
@@ -99,7 +106,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       failureThreshold: config.sip2.circuit.failureThreshold,
       coolDownMs: { initial: config.sip2.circuit.coolDownMs, max: config.sip2.circuit.maxCoolDownMs },
     },
-    logger: logger.child({ component: 'sip2' }),
+    logger: sip2Logger,
   });
   await pool.start();
 
@@ -107,7 +114,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const itemCache = itemInfoCache(config);
   const backend = sip2Backend(config, dialect, pool, { requests, itemCache, logger: logger.child({ component: 'backend' }) });
   const daia = new DaiaService({
-    send: (message) => pool.request(message),
+    send: (message, callOptions) => pool.request(message, callOptions),
     requests,
     dialect,
     uris: compileUriTemplates(uriTemplatesOf(config)),
@@ -148,6 +155,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     requestsPerMinute: config.auth.requestsPerMinute,
     logoutAllSessions: config.auth.logoutAllSessions,
     maxUrlBytes: config.http.maxUrlBytes,
+    requestTimeoutMs: config.http.requestTimeoutMs,
     logger: logger.child({ component: 'http' }),
     daia: { service: daia },
     corsOrigins: config.http.corsOrigins,

@@ -3,6 +3,7 @@ import type tls from 'node:tls';
 import { ItemInfoCache } from './backend/item-cache.js';
 import { acsSupportsHoldsOf, Sip2Backend } from './backend/sip2-backend.js';
 import type { Config } from './config/index.js';
+import type { Charset } from './sip2/charset.js';
 import type { Logger } from './log.js';
 import type { ConnectionOptions } from './sip2/connection.js';
 import { type Dialect, terminatorOf } from './sip2/dialect.js';
@@ -38,7 +39,7 @@ export function sip2ConnectionOptions(
     host: target.host,
     port: target.port,
     tls: tlsOptions,
-    charset: sip2.charset ?? dialect.charset,
+    charset: sip2Charset(config, dialect),
     terminator: terminatorOf(dialect),
     errorDetection: sip2.errorDetection,
     loginUserId: sip2.terminal.user,
@@ -48,6 +49,12 @@ export function sip2ConnectionOptions(
     responseTimeoutMs: sip2.timeouts.responseMs,
     maxResends: sip2.maxResends,
   };
+}
+
+/** The wire charset: the demo's while the simulator is embedded, else sip2.charset, else the dialect's. */
+export function sip2Charset(config: Config, dialect: Dialect): Charset {
+  if (config.sip2.host === null) return config.demo.charset;
+  return config.sip2.charset ?? dialect.charset;
 }
 
 export function sip2Requests(config: Config): Sip2Requests {
@@ -74,7 +81,7 @@ export function sip2Backend(
   options: { requests?: Sip2Requests; acsStatus?: () => AcsStatus | null; logger?: Logger; itemCache?: ItemInfoCache | null } = {},
 ): Sip2Backend {
   return new Sip2Backend({
-    send: (message) => pool.request(message),
+    send: (message, callOptions) => pool.request(message, callOptions),
     requests: options.requests ?? sip2Requests(config),
     dialect,
     pageSize: config.sip2.pageSize ?? dialect.pageSize,
@@ -86,6 +93,7 @@ export function sip2Backend(
     // More requests of one call than there are connections would only wait in the pool's queue,
     // where a few large calls at once could fill sip2.pool.maxWaiting and turn others away (503).
     maxParallel: config.sip2.pool.max,
+    maxListEntries: config.sip2.maxListEntries,
   });
 }
 

@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
-import type { ItemInformation, ItemInformationResponse, Sip2Requests } from '../sip2/index.js';
+import { cancelled, type ItemInformation, type ItemInformationResponse, type Sip2Requests } from '../sip2/index.js';
 
-/** Asks the ILS about one item (one 17 through the pool). */
-export type ItemLookup = (item: string) => Promise<ItemInformationResponse>;
+/** Asks the ILS about one item (one 17 through the pool); `signal` is the asking call's (deadline, client gone). */
+export type ItemLookup = (item: string, signal?: AbortSignal) => Promise<ItemInformationResponse>;
 
 export interface ItemCacheOptions {
   /** How long an answer is used. */
@@ -29,6 +29,10 @@ interface Pending {
   promise: Promise<ItemInformationResponse>;
   /** Set by invalidate(): the answer may predate a write, so it is handed to its waiters but not kept. */
   stale: boolean;
+  /** Cancels the shared lookup; used once every call waiting for it has given up. */
+  controller: AbortController;
+  /** Calls still waiting for it. */
+  waiters: number;
 }
 
 /**
@@ -65,20 +69,31 @@ export class ItemInfoCache {
     });
   }
 
-  /** The cached answer for `item`, else the answer of `lookup(item)` (stored unless invalidated meanwhile). */
-  get(item: string, lookup: ItemLookup): Promise<ItemInformationResponse> {
+  /**
+   * The cached answer for `item`, else the answer of `lookup(item)` (stored
+   * unless invalidated meanwhile). Calls asking at the same time share one
+   * lookup; a call whose `signal` aborts stops waiting at once, and the
+   * shared lookup is cancelled only when no call waits for it any more.
+   */
+  get(item: string, lookup: ItemLookup, signal?: AbortSignal): Promise<ItemInformationResponse> {
     const cached = this.entries.get(item);
     if (cached !== undefined) {
       this.hits += 1;
       return Promise.resolve(cached);
     }
-    const inFlight = this.pending.get(item);
-    if (inFlight !== undefined) {
+    let pending = this.pending.get(item);
+    if (pending !== undefined) {
       this.hits += 1;
-      return inFlight.promise;
+    } else {
+      this.misses += 1;
+      pending = this.start(item, lookup);
     }
-    this.misses += 1;
-    const pending: Pending = { promise: lookup(item), stale: false };
+    return this.wait(pending, signal);
+  }
+
+  private start(item: string, lookup: ItemLookup): Pending {
+    const controller = new AbortController();
+    const pending: Pending = { promise: lookup(item, controller.signal), stale: false, controller, waiters: 0 };
     this.pending.set(item, pending);
     const settle = () => {
       if (this.pending.get(item) === pending) this.pending.delete(item);
@@ -90,7 +105,35 @@ export class ItemInfoCache {
       },
       settle,
     );
-    return pending.promise;
+    return pending;
+  }
+
+  private wait(pending: Pending, signal: AbortSignal | undefined): Promise<ItemInformationResponse> {
+    if (signal === undefined) {
+      // A caller that cannot give up keeps the lookup alive for good.
+      pending.waiters = Number.POSITIVE_INFINITY;
+      return pending.promise;
+    }
+    if (signal.aborted) return Promise.reject(cancelled(signal, false));
+    pending.waiters += 1;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        pending.waiters -= 1;
+        if (pending.waiters <= 0) pending.controller.abort(signal.reason);
+        reject(cancelled(signal, false));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      pending.promise.then(
+        (response) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(response);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
   }
 
   /**
@@ -131,11 +174,11 @@ export class ItemInfoCache {
  * is one, else straight to the ILS.
  */
 export function itemLookup(
-  send: (message: ItemInformation) => Promise<ItemInformationResponse>,
+  send: (message: ItemInformation, options?: { signal?: AbortSignal | undefined }) => Promise<ItemInformationResponse>,
   requests: Pick<Sip2Requests, 'itemInformation'>,
   cache: ItemInfoCache | null | undefined,
 ): ItemLookup {
   // async: a message that cannot be built rejects instead of throwing synchronously.
-  const ask: ItemLookup = async (item) => send(requests.itemInformation(item));
-  return cache ? (item) => cache.get(item, ask) : ask;
+  const ask: ItemLookup = async (item, signal) => send(requests.itemInformation(item), { signal });
+  return cache ? (item, signal) => cache.get(item, ask, signal) : ask;
 }

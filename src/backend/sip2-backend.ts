@@ -1,9 +1,12 @@
 import type { Logger } from 'pino';
 import {
   type AcsStatus,
+  CallCancelled,
   type Dialect,
+  DEFAULT_MAX_LIST_ENTRIES,
   fetchPatronList,
   type HoldResponse,
+  type BackendError,
   isBackendError,
   parseDialectDate,
   type PatronInformationResponse,
@@ -25,6 +28,7 @@ import { parseCurrency } from './money.js';
 import { DEFAULT_MAX_PARALLEL, limiter } from './parallel.js';
 import type {
   Backend,
+  CallOptions,
   DocumentRequest,
   FeeRecord,
   LoginOutcome,
@@ -34,8 +38,8 @@ import type {
 } from './types.js';
 import { compileUriTemplates, type UriTemplates, type UriTemplatesConfig } from './uris.js';
 
-/** One SIP2 round trip: `pool.request.bind(pool)`. */
-export type Sip2Send = <M extends RequestMessage>(message: M) => Promise<ResponseOf<M['code']>>;
+/** One SIP2 round trip: `(message, options) => pool.request(message, options)`. */
+export type Sip2Send = <M extends RequestMessage>(message: M, options?: CallOptions) => Promise<ResponseOf<M['code']>>;
 
 export interface Sip2BackendOptions {
   /** Sends one request through the pool (which retries reads and never re-sends 29/15). */
@@ -58,6 +62,8 @@ export interface Sip2BackendOptions {
   acsSupportsHolds?: (() => boolean | undefined) | undefined;
   /** At most this many SIP2 requests of one call in the pool at once (default 32; the gateway uses sip2.pool.max). */
   maxParallel?: number | undefined;
+  /** The most entries read of one 64 list, whatever count the ILS announces (sip2.maxListEntries; default 10,000). */
+  maxListEntries?: number | undefined;
   /** Item information answers to reuse (shared with DAIA); renew, request and cancel drop their items from it. */
   itemCache?: ItemInfoCache | null | undefined;
 }
@@ -107,6 +113,7 @@ export class Sip2Backend implements Backend {
   private readonly now: () => Date;
   private readonly acsSupportsHolds: (() => boolean | undefined) | undefined;
   private readonly maxParallel: number;
+  private readonly maxListEntries: number;
   private readonly itemCache: ItemInfoCache | null;
   private readonly itemInformation: ItemLookup;
 
@@ -124,6 +131,7 @@ export class Sip2Backend implements Backend {
     this.now = options.now ?? (() => new Date());
     this.acsSupportsHolds = options.acsSupportsHolds;
     this.maxParallel = options.maxParallel ?? DEFAULT_MAX_PARALLEL;
+    this.maxListEntries = options.maxListEntries ?? DEFAULT_MAX_LIST_ENTRIES;
     this.itemCache = options.itemCache ?? null;
     this.itemInformation = itemLookup(this.send, this.requests, this.itemCache);
     limiter(this.maxParallel); // validates the bound now rather than on the first call
@@ -131,12 +139,12 @@ export class Sip2Backend implements Backend {
 
   // ------------------------------------------------------------ auth
 
-  async login(username: string, password: string): Promise<LoginOutcome> {
+  async login(username: string, password: string, options: CallOptions = {}): Promise<LoginOutcome> {
     // An empty AD means "no password" to some ILSs, which then answer CQ=Y.
     if (username === '' || password === '') return { ok: false };
     let response: PatronInformationResponse;
     try {
-      response = await this.send(this.requests.patronInformation(username, { password }));
+      response = await this.send(this.requests.patronInformation(username, { password }), options);
     } catch (error) {
       // A username or password SIP2 cannot carry (|, CR, characters outside the charset) cannot be valid.
       if (error instanceof Sip2EncodeError) return { ok: false };
@@ -150,9 +158,9 @@ export class Sip2Backend implements Backend {
     };
   }
 
-  async logout(barcode: string): Promise<void> {
+  async logout(barcode: string, options: CallOptions = {}): Promise<void> {
     try {
-      await this.send(this.requests.endSession(barcode));
+      await this.send(this.requests.endSession(barcode), options);
     } catch (error) {
       this.logger?.warn({ reason: (error as Error).message }, 'SIP2 end patron session failed; logout goes on');
     }
@@ -160,8 +168,8 @@ export class Sip2Backend implements Backend {
 
   // ------------------------------------------------------------ reads
 
-  async patron(barcode: string): Promise<PatronRecord | null> {
-    const response = await this.send(this.requests.patronInformation(barcode));
+  async patron(barcode: string, options: CallOptions = {}): Promise<PatronRecord | null> {
+    const response = await this.send(this.requests.patronInformation(barcode), options);
     if (!isKnownPatron(response)) return null;
     const record: PatronRecord = {
       name: response.personalName.trim(),
@@ -178,10 +186,10 @@ export class Sip2Backend implements Backend {
     return record;
   }
 
-  async items(barcode: string): Promise<PaiaDocument[]> {
+  async items(barcode: string, options: CallOptions = {}): Promise<PaiaDocument[]> {
     // Lists, pages and items of this call share one bound on what it has in the pool at once.
     const limit = limiter(this.maxParallel);
-    const send: Sip2Send = (message) => limit(() => this.send(message));
+    const send: Sip2Send = (message) => limit(() => this.send(message, options));
     const [charged, overdue, recall, hold, unavailable] = await Promise.all([
       this.list(barcode, 'charged', send),
       this.list(barcode, 'overdue', send),
@@ -208,7 +216,7 @@ export class Sip2Backend implements Backend {
       }
     }
 
-    const infos = await Promise.all(entries.map(([entry]) => limit(() => this.itemInformation(entry))));
+    const infos = await Promise.all(entries.map(([entry]) => limit(() => this.itemInformation(entry, options.signal))));
     const ctx: DocumentContext = {
       dialect: this.dialect,
       uris: this.uris,
@@ -218,8 +226,10 @@ export class Sip2Backend implements Backend {
     return entries.map(([entry, kind], i) => itemDocument(entry, kind, infos[i]!, ctx));
   }
 
-  async fees(barcode: string): Promise<FeeRecord> {
-    const fines = await this.list(barcode, 'fine');
+  async fees(barcode: string, options: CallOptions = {}): Promise<FeeRecord> {
+    // Fine pages share one bound per call too: a patron with thousands of fines must not fill the pool's queue.
+    const limit = limiter(this.maxParallel);
+    const fines = await this.list(barcode, 'fine', (message) => limit(() => this.send(message, options)));
     if (!isKnownPatron(fines.first)) return { fee: [] };
     return feeRecord(fines.first, fines.entries, { dialect: this.dialect, uris: this.uris, currency: this.currency }, (index, entry, reason) => {
       this.logger?.warn(
@@ -231,7 +241,7 @@ export class Sip2Backend implements Backend {
 
   // ------------------------------------------------------------ writes
 
-  renew(barcode: string, docs: DocumentRequest[]): Promise<PaiaDocument[]> {
+  renew(barcode: string, docs: DocumentRequest[], options: CallOptions = {}): Promise<PaiaDocument[]> {
     return this.write<string, RenewResponse>(docs, RENEW, {
       plan: (doc) => {
         if (doc.item === undefined) {
@@ -240,7 +250,7 @@ export class Sip2Backend implements Backend {
         const item = this.uris.item.match(doc.item);
         return item === null ? { done: unknownDocument(doc, RENEW, 'unknown item') } : { key: item, target: item };
       },
-      execute: (item) => this.send(this.requests.renew(barcode, item)),
+      execute: (item) => this.send(this.requests.renew(barcode, item), options),
       itemOf: (item) => item,
       answer: (doc, item, response) => {
         const result: PaiaDocument = { status: 3, item: this.uris.item.build(item), requested: requestedOf(doc) };
@@ -257,10 +267,10 @@ export class Sip2Backend implements Backend {
         }
         return result;
       },
-    }, barcode);
+    });
   }
 
-  request(barcode: string, docs: DocumentRequest[]): Promise<PaiaDocument[]> {
+  request(barcode: string, docs: DocumentRequest[], options: CallOptions = {}): Promise<PaiaDocument[]> {
     return this.write<HoldTarget, HoldResponse>(docs, REQUEST, {
       plan: (doc) => {
         const target = this.holdTarget(doc, REQUEST);
@@ -269,7 +279,7 @@ export class Sip2Backend implements Backend {
         if (pickup === null) return { done: unknownDocument(doc, REQUEST, 'unknown pickup location') };
         return { key: target.key, target: { ...target.target, ...(pickup === undefined ? {} : { pickupLocation: pickup }) } };
       },
-      execute: (target) => this.send(this.requests.hold('+', barcode, target)),
+      execute: (target) => this.send(this.requests.hold('+', barcode, target), options),
       itemOf: (target) => target.item,
       answer: (doc, target, response) => {
         const result = this.holdDocument(doc, target, response.ok ? 1 : 5);
@@ -282,13 +292,13 @@ export class Sip2Backend implements Backend {
         Object.assign(result, storageOf(nonEmpty(response.pickupLocation), { uris: this.uris }));
         return result;
       },
-    }, barcode);
+    });
   }
 
-  cancel(barcode: string, docs: DocumentRequest[]): Promise<PaiaDocument[]> {
+  cancel(barcode: string, docs: DocumentRequest[], options: CallOptions = {}): Promise<PaiaDocument[]> {
     return this.write<HoldTarget, HoldResponse>(docs, CANCEL, {
       plan: (doc) => this.holdTarget(doc, CANCEL),
-      execute: (target) => this.send(this.requests.hold('-', barcode, target)),
+      execute: (target) => this.send(this.requests.hold('-', barcode, target), options),
       itemOf: (target) => target.item,
       answer: (doc, target, response) => {
         // A refused cancel leaves the hold as it was; its exact status would cost another round trip, so 1.
@@ -296,16 +306,19 @@ export class Sip2Backend implements Backend {
         if (!response.ok) result.error = screenMessage(response) ?? 'the library system refused the cancellation';
         return result;
       },
-    }, barcode);
+    });
   }
 
   // ------------------------------------------------------------ internals
 
   /**
    * Runs one write per distinct document, all in parallel, none retried. A
-   * document whose message failed in the backend gets an error saying whether
-   * it may have been executed; when every document failed that way, the first
-   * backend error is thrown instead so the HTTP layer answers 502/503/504.
+   * document whose message failed in the backend, or whose call was
+   * cancelled (deadline, client gone), gets an error saying whether it may
+   * have been executed: "not sent" when its bytes never left, "outcome
+   * unknown" when they did and no answer came. When every document failed
+   * without being sent, the first error is thrown instead so the HTTP layer
+   * answers 502/503/504: nothing happened, and a plain error says so.
    */
   private async write<T, R>(
     docs: DocumentRequest[],
@@ -317,7 +330,6 @@ export class Sip2Backend implements Backend {
       itemOf: (target: T) => string | undefined;
       answer: (doc: DocumentRequest, target: T, response: R) => PaiaDocument;
     },
-    patron: string,
   ): Promise<PaiaDocument[]> {
     const plans = docs.map((doc) => steps.plan(doc));
     const limit = limiter(this.maxParallel);
@@ -335,7 +347,7 @@ export class Sip2Backend implements Backend {
             },
             (error: unknown) => {
               // The item may have changed; with the outcome unknown it may still change.
-              if (item !== undefined) this.itemCache?.invalidate(item, { outcomeUnknown: isBackendError(error) && error.requestSent });
+              if (item !== undefined) this.itemCache?.invalidate(item, { outcomeUnknown: isFailure(error) && error.requestSent });
               throw error;
             },
           )
@@ -348,7 +360,7 @@ export class Sip2Backend implements Backend {
     const outcomes = new Map<string, Outcome<R>>();
     await Promise.all([...runs].map(async ([key, run]) => outcomes.set(key, await run)));
 
-    let firstBackendError: Sip2Error | undefined;
+    let firstBackendError: BackendError | CallCancelled | undefined;
     let allBackendErrors = docs.length > 0;
     const results = docs.map((doc, i): PaiaDocument => {
       const plan = plans[i]!;
@@ -367,7 +379,7 @@ export class Sip2Backend implements Backend {
         allBackendErrors = false;
         return unknownDocument(doc, kind, doc.item === undefined ? 'unknown edition' : 'unknown item');
       }
-      if (!isBackendError(error)) throw error;
+      if (!isFailure(error)) throw error;
       firstBackendError ??= error;
       if (error.requestSent) {
         // The ILS may have acted: this must reach the client as a document, never as a retryable request error.
@@ -379,10 +391,11 @@ export class Sip2Backend implements Backend {
           error: `outcome unknown: the library system did not confirm the ${kind.noun}; check your items before trying again`,
         };
       }
+      const why = error instanceof CallCancelled ? 'the call ran out of time first' : 'the library system is not available';
       return {
         ...echo(doc),
         status: kind.notSentStatus,
-        error: `${kind.noun} not sent: the library system is not available; try again later`,
+        error: `${kind.noun} not sent: ${why}; try again later`,
       };
     });
     // Nothing was confirmed and nothing may have happened: a plain 502/503/504 tells the client the truth.
@@ -422,12 +435,12 @@ export class Sip2Backend implements Backend {
     return result;
   }
 
-  private list(barcode: string, list: SummaryList, send: Sip2Send = this.send): Promise<PatronList> {
+  private list(barcode: string, list: SummaryList, send: Sip2Send): Promise<PatronList> {
     return fetchPatronList(
       send,
       (start, end) => this.requests.patronInformation(barcode, { list, start, end }),
       list,
-      this.pageSize,
+      { pageSize: this.pageSize, maxEntries: this.maxListEntries },
     );
   }
 
@@ -454,6 +467,11 @@ export function acsSupportsHoldsOf(status: Pick<AcsStatus, 'supportedMessages'> 
  */
 export function isKnownPatron(response: PatronInformationResponse): boolean {
   return response.validPatron === true || (response.validPatron === undefined && response.personalName.trim() !== '');
+}
+
+/** A failure of the ILS, or a cancelled call: the errors a write turns into a document (not sent, or outcome unknown). */
+function isFailure(error: unknown): error is BackendError | CallCancelled {
+  return isBackendError(error) || error instanceof CallCancelled;
 }
 
 function distinct(entries: readonly string[]): string[] {

@@ -73,16 +73,25 @@ export type LoginOutcome =
   /** Unknown patron and wrong password look the same on purpose. */
   | { ok: false };
 
+/** Per call: the caller's signal (its deadline, its client going away); SIP2 work not yet sent is then dropped. */
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
+}
+
 export interface Backend {
   /** Checks the patron's credentials with the ILS (63 with AD; BL and CQ). */
-  login(username: string, password: string): Promise<LoginOutcome>;
+  login(username: string, password: string, options?: CallOptions): Promise<LoginOutcome>;
   /** Null when the ILS does not know the patron. */
-  patron(barcode: string): Promise<PatronRecord | null>;
-  items(barcode: string): Promise<PaiaDocument[]>;
-  renew(barcode: string, docs: DocumentRequest[]): Promise<PaiaDocument[]>;
-  request(barcode: string, docs: DocumentRequest[]): Promise<PaiaDocument[]>;
-  cancel(barcode: string, docs: DocumentRequest[]): Promise<PaiaDocument[]>;
-  fees(barcode: string): Promise<FeeRecord>;
+  patron(barcode: string, options?: CallOptions): Promise<PatronRecord | null>;
+  items(barcode: string, options?: CallOptions): Promise<PaiaDocument[]>;
+  /**
+   * Writes answer per document. When the call's signal aborts, documents not
+   * yet sent come back "not sent" and those at the ILS "outcome unknown".
+   */
+  renew(barcode: string, docs: DocumentRequest[], options?: CallOptions): Promise<PaiaDocument[]>;
+  request(barcode: string, docs: DocumentRequest[], options?: CallOptions): Promise<PaiaDocument[]>;
+  cancel(barcode: string, docs: DocumentRequest[], options?: CallOptions): Promise<PaiaDocument[]>;
+  fees(barcode: string, options?: CallOptions): Promise<FeeRecord>;
   /** Ends the patron's ILS session (35); failures are logged, never fatal to a logout. */
-  logout(barcode: string): Promise<void>;
+  logout(barcode: string, options?: CallOptions): Promise<void>;
 }

@@ -61,6 +61,8 @@ export interface Config {
     readonly maxUrlBytes: number;
     /** On SIGTERM/SIGINT: how long in-flight requests and the SIP2 pool drain before the gateway exits anyway. */
     readonly shutdownTimeoutMs: number;
+    /** Bound on one whole PAIA or DAIA call; past it the client gets 504 and nothing more is sent to the ILS for it. */
+    readonly requestTimeoutMs: number;
   };
   readonly sip2: {
     /** null = the embedded simulator with demo data (see `demo`). */
@@ -88,6 +90,8 @@ export interface Config {
     readonly maxResends: number;
     /** null = the dialect's page size. */
     readonly pageSize: number | null;
+    /** The most entries read of one 64 list, whatever count the ILS announces. */
+    readonly maxListEntries: number;
     readonly currency: string;
   };
   readonly paia: {
@@ -125,7 +129,7 @@ export interface Config {
     readonly allowedClients: string[];
   };
   readonly log: { readonly level: LogLevel };
-  readonly demo: { readonly dialect: DialectName; readonly sip2Port: number };
+  readonly demo: { readonly dialect: DialectName; readonly charset: Charset; readonly sip2Port: number };
 }
 
 /** Settings whose values never appear in messages or logs. */
@@ -334,6 +338,14 @@ const httpSection = section({
    * terminationGracePeriodSeconds).
    */
   shutdownTimeoutMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000 (e.g. 10000 for 10 s)').default(10_000),
+  /**
+   * Bound on one whole PAIA or DAIA call, however many SIP2 messages it
+   * takes: past it the client gets 504 gateway_timeout, and nothing more is
+   * sent to the ILS for that call (a renew, request or cancel already at the
+   * ILS finishes and is reported "outcome unknown"). A client that goes away
+   * cancels its call's SIP2 work in the same way.
+   */
+  requestTimeoutMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000 (e.g. 30000 for 30 s)').default(30_000),
 }).superRefine(
   (http, ctx) => {
     if (typeof http.host === 'string' && hostProblem(http.host) === null && !isLoopback(http.host) && http.tls === null && http.trustedProxy === false) {
@@ -396,8 +408,13 @@ const poolSection = section({
   acquireTimeoutMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000').default(5000),
   /** How many requests may wait for a connection; beyond that requests fail at once with 503. */
   maxWaiting: integer(0, 100_000, 'must be a whole number between 0 and 100000').default(200),
-  /** Send a status request (99) on a connection idle this long, below the ILS's idle timeout. 0 = never. */
-  keepaliveSeconds: integer(0, 86_400, 'must be seconds between 0 (off) and 86400').default(60),
+  /**
+   * Send a status request (99) on a connection idle this long. Keep it well
+   * below the ILS's own session timeout (Koha and SIPServer: the `timeout`
+   * of the SIP service in SIPconfig.xml, 60 s by default), or the ILS closes
+   * idle sessions and they are reopened on demand. 0 = never.
+   */
+  keepaliveSeconds: integer(0, 86_400, 'must be seconds between 0 (off) and 86400').default(20),
   /** Replace connections older than this. 0 = never. */
   maxLifetimeSeconds: integer(0, 604_800, 'must be seconds between 0 (never) and 604800 (a week)').default(3600),
 }).superRefine(
@@ -467,6 +484,8 @@ const sip2Section = section({
   maxResends: integer(0, 10, 'must be a whole number between 0 and 10').default(2),
   /** Entries asked for per list page (BP/BQ). null = the dialect's. */
   pageSize: integer(1, 9999, 'must be a whole number between 1 and 9999, or null for the dialect\'s page size').nullable().default(null),
+  /** The most entries read of one list (loans, holds, fines), whatever count the ILS announces; bounds the pages one call sends. */
+  maxListEntries: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(10_000),
   /** Currency of fees when the ILS sends none (BH): a three-letter ISO 4217 code. */
   currency: z
     .string(must('must be a three-letter ISO 4217 currency code in capitals, e.g. EUR or USD'))
@@ -580,6 +599,12 @@ const logSection = section({
 const demoSection = section({
   /** Dialect the embedded simulator speaks (set sip2.dialect to the same). */
   dialect: z.enum(DEMO_DIALECTS, must(`must be one of ${DEMO_DIALECTS.join(', ')}`)).default('generic'),
+  /**
+   * Wire charset of the embedded simulator and of the gateway towards it.
+   * UTF-8, so the demo library's non-ASCII names and titles come through
+   * intact; cp850 shows what a 3M-literal ILS does to them.
+   */
+  charset: z.enum(CHARSETS, must('must be cp850, latin1 or utf-8')).default('utf-8'),
   /** Port of the embedded simulator on 127.0.0.1; 0 picks a free one. Used only while sip2.host is null. */
   sip2Port: integer(0, 65535, 'must be a TCP port between 0 (a free one) and 65535').default(0),
 });

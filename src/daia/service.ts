@@ -6,7 +6,7 @@ import { type DaiaMappingContext, daiaDocument } from './mapping.js';
 import type { DaiaDocument, DaiaResponse } from './types.js';
 
 /** Sends one 17 through the pool (Sip2Pool.request). */
-export type ItemInformationSend = (message: ItemInformation) => Promise<ItemInformationResponse>;
+export type ItemInformationSend = (message: ItemInformation, options?: { signal?: AbortSignal | undefined }) => Promise<ItemInformationResponse>;
 
 export interface DaiaServiceOptions {
   send: ItemInformationSend;
@@ -68,7 +68,7 @@ export class DaiaService {
    * document id, in request order; unknown ids are documents without items.
    * Backend failures (unreachable, timeout, overloaded) reject the whole call.
    */
-  async availability(requestIds: readonly string[]): Promise<DaiaResponse> {
+  async availability(requestIds: readonly string[], options: { signal?: AbortSignal | undefined } = {}): Promise<DaiaResponse> {
     const documents = new Map<string, { requested: string; resolved: ResolvedId }>();
     for (const requested of requestIds) {
       const resolved = this.resolve(requested);
@@ -76,7 +76,7 @@ export class DaiaService {
     }
     const barcodes = [...new Set([...documents.values()].flatMap(({ resolved }) => (resolved.kind === 'barcode' ? [resolved.barcode] : [])))];
     const limit = limiter(this.options.maxParallel ?? DEFAULT_MAX_PARALLEL);
-    const answers = await Promise.all(barcodes.map((barcode) => limit(() => this.lookup(barcode))));
+    const answers = await Promise.all(barcodes.map((barcode) => limit(() => this.lookup(barcode, options.signal))));
     const infos = new Map(barcodes.map((barcode, i) => [barcode, answers[i] ?? null]));
 
     const document: DaiaDocument[] = [];
@@ -95,9 +95,9 @@ export class DaiaService {
   }
 
   /** The 18 for one barcode; null when the barcode cannot be put into a 17 (an unknown item, not an error). */
-  private async lookup(barcode: string): Promise<ItemInformationResponse | null> {
+  private async lookup(barcode: string, signal: AbortSignal | undefined): Promise<ItemInformationResponse | null> {
     try {
-      return await this.itemInformation(barcode);
+      return await this.itemInformation(barcode, signal);
     } catch (error) {
       if (error instanceof Sip2EncodeError) return null;
       throw error;

@@ -14,6 +14,7 @@ import { routeTable } from '../metrics/routes.js';
 import type { PaiaEnv } from './env.js';
 import { notFound, translateError, uriTooLong } from './errors.js';
 import { accessLog } from './middleware/access-log/index.js';
+import { deadline } from './middleware/deadline/index.js';
 import { requireForwardedHttps } from './middleware/forwarded-proto/index.js';
 import { paiaFormat } from './middleware/paia-format/index.js';
 import { httpMetrics } from './middleware/metrics/index.js';
@@ -47,6 +48,8 @@ export interface AppOptions {
   requestsPerMinute?: number;
   /** Logout ends every session of the patron. Default false: only the token used. */
   logoutAllSessions?: boolean;
+  /** Bound on one whole call, in milliseconds (504 beyond; its unsent SIP2 work is dropped). Default 30000. */
+  requestTimeoutMs?: number;
   /** Longest request target (path and query), in bytes (414 beyond). Default 2048. */
   maxUrlBytes?: number;
   /**
@@ -134,6 +137,7 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
     await next();
   });
   if (options.requireForwardedHttps) app.use('*', requireForwardedHttps());
+  app.use('*', deadline({ timeoutMs: options.requestTimeoutMs ?? 30_000 }));
 
   const perMinute = options.requestsPerMinute ?? 120;
   const limiter = { limiter: new RequestLimiter({ perMinute }), perMinute };

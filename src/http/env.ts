@@ -1,6 +1,7 @@
 import type { Session } from '../auth/session-store.js';
 import type { Logger } from '../log.js';
 import type { ResponseFormat } from './middleware/paia-format/index.js';
+import type { DeadlineVariables } from './middleware/deadline/index.js';
 import type { ResponsePolicy } from './security.js';
 
 /** A request that passed the bearer-token check. The token is kept for logout only and never logged. */
@@ -11,7 +12,7 @@ export interface Authenticated {
 
 /** The Hono environment of the PAIA app: what middleware hands to handlers and to the renderer. */
 export interface PaiaEnv {
-  Variables: {
+  Variables: DeadlineVariables & {
     /** Set first of all: CORS origins and HSTS, applied by the renderer. */
     responsePolicy: ResponsePolicy;
     /** Set by request-id: the id echoed in X-Request-Id and bound to every log line. */

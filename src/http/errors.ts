@@ -1,5 +1,6 @@
 import {
   BackendOverloaded,
+  CallCancelled,
   Sip2DecodeError,
   Sip2EncodeError,
   isBackendError,
@@ -134,6 +135,13 @@ export interface TranslatedError {
  */
 export function translateError(thrown: unknown, requestId: string): TranslatedError {
   if (thrown instanceof PaiaError) return { error: thrown, kind: 'client' };
+  if (thrown instanceof CallCancelled) {
+    // A client that went away reads no answer; the deadline is the library system being too slow for this call.
+    return {
+      kind: thrown.reason === 'deadline' ? 'backend' : 'client',
+      error: new PaiaError('gateway_timeout', 504, 'the library system did not finish this call in time; please try again later'),
+    };
+  }
   if (isBackendError(thrown)) {
     switch (thrown.code) {
       case 'BACKEND_TIMEOUT':

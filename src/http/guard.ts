@@ -1,3 +1,5 @@
+import { cancelled } from '../sip2/errors.js';
+
 /**
  * Runs a call into a plug-in (backend, session store) so that whatever it
  * throws, synchronously or not, is an Error: Hono passes only Errors to
@@ -9,4 +11,27 @@ export async function guarded<T>(what: string, call: () => Promise<T>): Promise<
   } catch (thrown) {
     throw thrown instanceof Error ? thrown : new Error(`${what} threw a non-Error value (${typeof thrown})`);
   }
+}
+
+/**
+ * A read from the backend, answered no later than its call's signal aborts:
+ * the backend drops the call's unsent SIP2 work, and the client gets its 504
+ * at the deadline even if something below were slow to notice.
+ */
+export function readUntil<T>(signal: AbortSignal, what: string, call: () => Promise<T>): Promise<T> {
+  if (signal.aborted) return Promise.reject(cancelled(signal, false));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(cancelled(signal, false));
+    signal.addEventListener('abort', onAbort, { once: true });
+    guarded(what, call).then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }

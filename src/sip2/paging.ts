@@ -26,8 +26,21 @@ export interface PatronList {
   first: PatronInformationResponse;
   /** How many 63 round trips it took. */
   requests: number;
-  /** Fewer entries than the ILS announced (it ignores BP/BQ, or pages came back short): the caller may log it. */
+  /**
+   * Fewer entries than the ILS announced (it ignores BP/BQ, pages came back
+   * short, or the list was longer than the bound): the caller may log it.
+   */
   truncated: boolean;
+}
+
+/** The most entries read of one list when the caller names no bound (sip2.maxListEntries). */
+export const DEFAULT_MAX_LIST_ENTRIES = 10_000;
+
+export interface PagingOptions {
+  /** BP/BQ page size asked for. */
+  pageSize: number;
+  /** The most entries read, whatever count the ILS announces. */
+  maxEntries?: number;
 }
 
 export function listEntries(response: PatronInformationResponse, list: SummaryList): string[] {
@@ -41,44 +54,41 @@ export function listCount(response: PatronInformationResponse, list: SummaryList
 /**
  * Reads one whole 64 list, paging with BP/BQ. The first page tells the count
  * and how many entries the ILS really returns per page (it may cap below what
- * we ask for); the remaining pages are then asked for in parallel, and any gap
- * a short page leaves is filled one page at a time. Stops when a page brings
- * nothing new, so an ILS whose count is wrong cannot make it loop.
+ * we ask for); the remaining pages are then asked for in parallel. That is
+ * all: never more pages than the count (capped at `maxEntries`) calls for at
+ * that page size, whatever the ILS claims, so an ILS announcing 9,999
+ * entries costs at most maxEntries / page size requests, and one whose count
+ * is wrong cannot make it loop. Positions a short page left empty stay empty
+ * (`truncated`).
  */
 export async function fetchPatronList(
   send: (request: PatronInformation) => Promise<PatronInformationResponse>,
   build: (start: number, end: number) => PatronInformation,
   list: SummaryList,
-  pageSize: number,
+  options: PagingOptions,
 ): Promise<PatronList> {
-  let requests = 1;
-  const first = await send(build(1, pageSize));
-  const firstEntries = listEntries(first, list);
-  const count = listCount(first, list);
-  if (count === null || firstEntries.length >= count || firstEntries.length === 0) {
-    return { entries: firstEntries, first, requests, truncated: count !== null && firstEntries.length < count };
+  const maxEntries = options.maxEntries ?? DEFAULT_MAX_LIST_ENTRIES;
+  const first = await send(build(1, Math.min(options.pageSize, maxEntries)));
+  const firstEntries = listEntries(first, list).slice(0, maxEntries);
+  const announced = listCount(first, list);
+  if (announced === null || firstEntries.length >= announced || firstEntries.length === 0 || firstEntries.length >= maxEntries) {
+    return { entries: firstEntries, first, requests: 1, truncated: announced !== null && firstEntries.length < announced };
   }
+  const count = Math.min(announced, maxEntries);
   const slots: Array<string | undefined> = Array.from({ length: count }, () => undefined);
   firstEntries.forEach((entry, i) => (slots[i] = entry));
   const step = firstEntries.length;
   const starts: number[] = [];
   for (let start = step + 1; start <= count; start += step) starts.push(start);
   const pages = await Promise.all(starts.map((start) => send(build(start, Math.min(start + step - 1, count)))));
-  requests += pages.length;
+  const requests = 1 + pages.length;
   // An ILS that ignores BP/BQ answers every page with the first entries again: keep the first page only.
   if (pages.some((page) => listEntries(page, list)[0] === firstEntries[0])) {
     return { entries: firstEntries, first, requests, truncated: true };
   }
-  pages.forEach((page, i) => place(slots, starts[i]! - 1, listEntries(page, list)));
-
-  for (let gap = slots.indexOf(undefined); gap !== -1 && gap < count; gap = slots.indexOf(undefined)) {
-    const page = listEntries(await send(build(gap + 1, Math.min(gap + step, count))), list);
-    requests++;
-    if (page.length === 0) break;
-    place(slots, gap, page);
-  }
+  pages.forEach((page, i) => place(slots, starts[i]! - 1, listEntries(page, list).slice(0, step)));
   const entries = slots.filter((entry): entry is string => entry !== undefined);
-  return { entries, first, requests, truncated: entries.length < count };
+  return { entries, first, requests, truncated: entries.length < announced };
 }
 
 /** Puts a page's entries at their list positions; entries beyond the announced count are dropped. */

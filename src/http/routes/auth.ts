@@ -17,7 +17,7 @@ import type { Backend, LoginOutcome } from '../../backend/types.js';
 import { readBody } from '../body.js';
 import type { PaiaEnv } from '../env.js';
 import { accessDenied, malformed, notImplemented, unavailable, unprocessable } from '../errors.js';
-import { guarded } from '../guard.js';
+import { guarded, readUntil } from '../guard.js';
 import { paiaAuth } from '../middleware/paia-auth/index.js';
 import { requestLog } from '../middleware/request-id/index.js';
 import { respond } from '../respond.js';
@@ -103,7 +103,8 @@ export function mountAuth(app: Hono<PaiaEnv>, options: AuthRouteOptions): void {
         }
         let outcome: LoginOutcome;
         try {
-          outcome = await guarded('backend', () => backend.login(input.username, input.password));
+          const signal = c.get('callSignal');
+          outcome = await readUntil(signal, 'backend', () => backend.login(input.username, input.password, { signal }));
         } catch (error) {
           gate.attempt.undo();
           throw error;

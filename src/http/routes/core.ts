@@ -2,11 +2,11 @@ import type { Hono } from 'hono';
 import type { RequestLimiter } from '../../auth/request-limit.js';
 import type { SessionStore } from '../../auth/session-store.js';
 import { METHOD_SCOPE, type PaiaMethod } from '../../auth/scopes.js';
-import type { Backend, DocumentRequest, PaiaDocument } from '../../backend/types.js';
+import type { Backend, CallOptions, DocumentRequest, PaiaDocument } from '../../backend/types.js';
 import { readBody } from '../body.js';
 import type { PaiaEnv } from '../env.js';
 import { notFound } from '../errors.js';
-import { guarded } from '../guard.js';
+import { guarded, readUntil } from '../guard.js';
 import { paiaAuth } from '../middleware/paia-auth/index.js';
 import { respond } from '../respond.js';
 import { parseDocuments } from '../schemas.js';
@@ -37,7 +37,8 @@ export function mountCore(app: Hono<PaiaEnv>, options: CoreRouteOptions): void {
       auth('patron'),
       async (c) => {
         const { barcode } = c.get('auth').session;
-        const record = await guarded('backend', () => backend.patron(barcode));
+        const signal = c.get('callSignal');
+        const record = await readUntil(signal, 'backend', () => backend.patron(barcode, { signal }));
         if (record === null) throw notFound('the library system does not know this patron account');
         return respond(c, 200, record);
       },
@@ -52,16 +53,17 @@ export function mountCore(app: Hono<PaiaEnv>, options: CoreRouteOptions): void {
       auth('items'),
       async (c) => {
         const { barcode } = c.get('auth').session;
-        const doc = await guarded('backend', () => backend.items(barcode));
+        const signal = c.get('callSignal');
+        const doc = await readUntil(signal, 'backend', () => backend.items(barcode, { signal }));
         return respond(c, 200, { doc });
       },
     ],
   });
 
-  const writes: Array<['renew' | 'request' | 'cancel', (barcode: string, docs: DocumentRequest[]) => Promise<PaiaDocument[]>]> = [
-    ['renew', (barcode, docs) => backend.renew(barcode, docs)],
-    ['request', (barcode, docs) => backend.request(barcode, docs)],
-    ['cancel', (barcode, docs) => backend.cancel(barcode, docs)],
+  const writes: Array<['renew' | 'request' | 'cancel', (barcode: string, docs: DocumentRequest[], options: CallOptions) => Promise<PaiaDocument[]>]> = [
+    ['renew', (barcode, docs, options) => backend.renew(barcode, docs, options)],
+    ['request', (barcode, docs, options) => backend.request(barcode, docs, options)],
+    ['cancel', (barcode, docs, options) => backend.cancel(barcode, docs, options)],
   ];
   for (const [method, call] of writes) {
     mountMethod(app, {
@@ -74,8 +76,9 @@ export function mountCore(app: Hono<PaiaEnv>, options: CoreRouteOptions): void {
           const body = await readBody(c, { maxBytes: options.maxBodyBytes, acceptForm: false });
           const docs = parseDocuments(body, { maxDocs: options.maxDocs, pickup: method === 'request' });
           const { barcode } = c.get('auth').session;
-          // Document errors (unknown URI, refused renewal) come back inside doc[], status 200.
-          const doc = await guarded('backend', () => call(barcode, docs));
+          // Document errors (unknown URI, refused renewal) come back inside doc[], status 200. At the deadline the
+          // backend answers at once: documents not sent, or with their outcome unknown (never raced to a 504 here).
+          const doc = await guarded('backend', () => call(barcode, docs, { signal: c.get('callSignal') }));
           return respond(c, 200, { doc });
         },
       ],
@@ -90,7 +93,8 @@ export function mountCore(app: Hono<PaiaEnv>, options: CoreRouteOptions): void {
       auth('fees'),
       async (c) => {
         const { barcode } = c.get('auth').session;
-        const fees = await guarded('backend', () => backend.fees(barcode));
+        const signal = c.get('callSignal');
+        const fees = await readUntil(signal, 'backend', () => backend.fees(barcode, { signal }));
         return respond(c, 200, fees);
       },
     ],

@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { type DaiaService, splitQueryId } from '../../daia/service.js';
 import type { PaiaEnv } from '../env.js';
 import { methodNotAllowed, notImplemented, unprocessable } from '../errors.js';
-import { guarded } from '../guard.js';
+import { readUntil } from '../guard.js';
 import { respond } from '../respond.js';
 import { ALLOWED_REQUEST_HEADERS } from './mount.js';
 
@@ -43,7 +43,8 @@ export function mountDaia(app: Hono<PaiaEnv>, options: DaiaRouteOptions): void {
       next.searchParams.set('id', ids.slice(maxIds).join('|'));
       headers['Link'] = `<${next.href}>; rel="next"`;
     }
-    const body = await guarded('daia', () => service.availability(ids.slice(0, maxIds)));
+    const signal = c.get('callSignal');
+    const body = await readUntil(signal, 'daia', () => service.availability(ids.slice(0, maxIds), { signal }));
     return respond(c, 200, body, headers);
   });
 

@@ -26,11 +26,12 @@ describe('defaults', () => {
   it('load from config/default.yaml: the embedded demo on 127.0.0.1:8080', () => {
     const { config, warnings } = loadConfigWithWarnings({ env: {} });
     expect(warnings).toEqual([]);
-    expect(config.http).toEqual({ host: '127.0.0.1', port: 8080, basePath: '', publicUrl: null, tls: null, trustedProxy: false, corsOrigins: ['*'], maxBodyBytes: 65536, maxHeaderBytes: 16384, maxUrlBytes: 2048, shutdownTimeoutMs: 10000 });
+    expect(config.http).toEqual({ host: '127.0.0.1', port: 8080, basePath: '', publicUrl: null, tls: null, trustedProxy: false, corsOrigins: ['*'], maxBodyBytes: 65536, maxHeaderBytes: 16384, maxUrlBytes: 2048, shutdownTimeoutMs: 10000, requestTimeoutMs: 30000 });
     expect(config.sip2.host).toBeNull();
     expect(config.sip2.terminal).toEqual({ user: 'paia', password: 'paia-secret', location: 'MAIN' });
     expect(config.sip2.institution).toBe('DEMO');
-    expect(config.sip2.pool).toEqual({ min: 1, max: 4, acquireTimeoutMs: 5000, maxWaiting: 200, keepaliveSeconds: 60, maxLifetimeSeconds: 3600 });
+    expect(config.sip2.pool).toEqual({ min: 1, max: 4, acquireTimeoutMs: 5000, maxWaiting: 200, keepaliveSeconds: 20, maxLifetimeSeconds: 3600 });
+    expect(config.sip2.maxListEntries).toBe(10000);
     expect(config.paia).toMatchObject({ itemUri: 'http://127.0.0.1:8080/item/{barcode}', patronId: 'barcode', patronIdSecret: null, maxDocs: 50 });
     expect(config.auth).toEqual({
       tokenLifetimeSeconds: 3600,
@@ -44,7 +45,7 @@ describe('defaults', () => {
       passwordPolicy: { minLength: 4, denyList: [...DEFAULT_DENY_LIST] },
     });
     expect(config.log.level).toBe('info');
-    expect(config.demo).toEqual({ dialect: 'generic', sip2Port: 0 });
+    expect(config.demo).toEqual({ dialect: 'generic', charset: 'utf-8', sip2Port: 0 });
   });
 
   it('default.yaml says exactly what the built-in defaults are', () => {
@@ -95,12 +96,12 @@ describe('environment overrides', () => {
     const settings = configSettings();
     const leaves = settings.filter((setting) => setting.kind !== 'section').map((setting) => setting.path);
     expect(leaves).toEqual([
-      ...['host', 'port', 'basePath', 'publicUrl', 'tls.cert', 'tls.key', 'trustedProxy', 'corsOrigins', 'maxBodyBytes', 'maxHeaderBytes', 'maxUrlBytes', 'shutdownTimeoutMs'].map((key) => `http.${key}`),
+      ...['host', 'port', 'basePath', 'publicUrl', 'tls.cert', 'tls.key', 'trustedProxy', 'corsOrigins', 'maxBodyBytes', 'maxHeaderBytes', 'maxUrlBytes', 'shutdownTimeoutMs', 'requestTimeoutMs'].map((key) => `http.${key}`),
       ...['host', 'port', 'tls.ca', 'tls.cert', 'tls.key', 'tls.rejectUnauthorized', 'tls.servername', 'dialect', 'charset', 'errorDetection']
         .concat(['terminal.user', 'terminal.password', 'terminal.location', 'institution', 'terminalPasswordInMessages'])
         .concat(['pool.min', 'pool.max', 'pool.acquireTimeoutMs', 'pool.maxWaiting', 'pool.keepaliveSeconds', 'pool.maxLifetimeSeconds'])
         .concat(['timeouts.connectMs', 'timeouts.responseMs', 'circuit.failureThreshold', 'circuit.coolDownMs', 'circuit.maxCoolDownMs'])
-        .concat(['maxResends', 'pageSize', 'currency'])
+        .concat(['maxResends', 'pageSize', 'maxListEntries', 'currency'])
         .map((key) => `sip2.${key}`),
       ...['itemUri', 'editionUri', 'storageUri', 'patronTypeUri', 'patronId', 'patronIdSecret', 'maxDocs'].map((key) => `paia.${key}`),
       ...['tokenLifetimeSeconds', 'maxSessions', 'maxSessionsPerPatron', 'requestsPerMinute', 'logoutAllSessions', 'maxLoginsPerSecond', 'allowedClients']
@@ -114,6 +115,7 @@ describe('environment overrides', () => {
       'metrics.allowedClients',
       'log.level',
       'demo.dialect',
+      'demo.charset',
       'demo.sip2Port',
     ]);
     expect(settings.filter((setting) => setting.kind === 'section').map((setting) => setting.env)).toEqual(['PAIA_HTTP_TLS', 'PAIA_SIP2_TLS']);
