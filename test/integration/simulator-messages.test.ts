@@ -1,4 +1,10 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { trackChild } from '../helpers/children.js';
 import { RawSip2Client, type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 /**
@@ -427,5 +433,32 @@ describe('--error-detection off', () => {
     const lent = read(await raw.exchangeText(sign(req.checkout('hanna', 'sc-0001'), 1), 1000));
     expect([lent.code, lent.fixed[0], lent.checksummed]).toEqual(['12', '1', false]);
     expect(read(await raw.exchangeText(req.checkin('sc-0001'), 1000)).checksummed).toBe(false);
+  });
+});
+
+// ------------------------------------------------------------ the data file
+
+describe('--data FILE', () => {
+  it('is validated at start: exit 2 with the record and the field that are wrong', async () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const dir = await mkdtemp(join(tmpdir(), 'sip2-data-'));
+    try {
+      const data = JSON.parse(await readFile(join(root, 'sip2-simulator/data/demo.json'), 'utf8')) as { patrons: Array<Record<string, unknown>> };
+      data.patrons[4]!.birthDate = '14.09.2001';
+      data.patrons[7]!.holdItemsLimit = -1;
+      const file = join(dir, 'my-library.json');
+      await writeFile(file, JSON.stringify(data));
+      const child = spawn(process.execPath, ['--import', 'tsx', 'sip2-simulator/src/main.ts', '--port', '0', '--data', file], { cwd: root });
+      trackChild(child);
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(2);
+      expect(stderr).toContain(`data file ${file} is invalid`);
+      expect(stderr).toContain('patrons[4] (barcode "emile").birthDate: must be YYYY-MM-DD');
+      expect(stderr).toMatch(/patrons\[7\] \(barcode "hanna"\)\.holdItemsLimit: /);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
