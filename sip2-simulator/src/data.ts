@@ -82,7 +82,10 @@ const patronSchema = z
     screenMessage: sipText.optional(),
     printLine: sipText.optional(),
     /** The card is blocked (as by a 01 Block Patron): true, or the reason shown in AF. */
-    blocked: z.union([z.boolean(), sipText], { error: 'must be true, false or the reason as text' }).optional(),
+    blocked: z
+      .union([z.boolean(), z.string()], { error: 'must be true, false or the reason as text' })
+      .refine((value) => typeof value !== 'string' || sipText.safeParse(value).success, 'must be at most 255 characters without "|", CR, LF or NUL')
+      .optional(),
     /** Status flags set by the library (card reported lost ...); expiry and fee blocks are computed. */
     flags: flagsSchema.optional(),
     fines: z.array(fineSchema).default([]),

@@ -406,6 +406,7 @@ describe('data file', () => {
     expect(() => parseLibraryData(withPatron({ birthDate: '1985-02-30' }))).toThrow('patrons[1] (barcode "emile").birthDate: must be YYYY-MM-DD');
     expect(() => parseLibraryData(withPatron({ chargedItemsLimit: 10000 }))).toThrow(/patrons\[1\] \(barcode "emile"\)\.chargedItemsLimit: .*9999/);
     expect(() => parseLibraryData(withPatron({ blocked: 3 }))).toThrow('patrons[1] (barcode "emile").blocked: must be true, false or the reason as text');
+    expect(() => parseLibraryData(withPatron({ blocked: 'lost|found' }))).toThrow('patrons[1] (barcode "emile").blocked: must be at most 255 characters without "|", CR, LF or NUL');
     expect(() => parseLibraryData(withPatron({ internetProfile: 'a|b' }))).toThrow(/patrons\[1\] \(barcode "emile"\)\.internetProfile: must not contain/);
     expect(() => parseLibraryData(withPatron({ fines: [{ id: 'f-1', amount: '2,50', type: 'overdue', dateInDays: -1 }] }))).toThrow(
       /patrons\[1\] \(barcode "emile"\)\.fines\[0\] \(id "f-1"\)\.amount: must be an amount like "2\.50"/,
