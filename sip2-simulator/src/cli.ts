@@ -1,11 +1,25 @@
 import { parseArgs } from 'node:util';
 import { CHARSETS, type Charset, isCharset } from '../../src/sip2/charset.js';
 import { BUILTIN_DIALECTS } from '../../src/sip2/dialect.js';
+import { MESSAGE_SPECS, RESPONSE_CODE } from '../../src/sip2/spec.js';
+import { DATA_FIELDS } from './data.js';
+import { SUPPORTED_MESSAGES_BX } from './responses.js';
 import { DEFAULT_IDLE_TIMEOUT_S, DEFAULT_PORT, type SimulatorOptions } from './server.js';
 
 /** Command-line parsing for main.ts (kept apart so tests can import it without starting anything). */
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** "  93 Login -> 94 Login Response" for every request the simulator answers, from the codec's catalogue. */
+const MESSAGE_LINES = Object.entries(RESPONSE_CODE)
+  .sort(([a], [b]) => a.localeCompare(b))
+  .map(([request, response]) => `  ${request} ${MESSAGE_SPECS[request as keyof typeof RESPONSE_CODE].name} -> ${response} ${MESSAGE_SPECS[response].name}`)
+  .join('\n');
+
+/** Every field of the data file, by record, from its schema. */
+const DATA_LINES = Object.entries(DATA_FIELDS)
+  .map(([record, fields]) => `  ${record}: ${fields.join(', ')}`)
+  .join('\n');
 
 export const USAGE = `usage: npm run simulator -- [options]
 
@@ -20,9 +34,19 @@ A SIP2 server (ACS) with sample data, dialects and fault injection.
   --jitter-ms N           plus a random 0..N ms (default 0)
   --idle-timeout-s N      close connections idle this long (default ${DEFAULT_IDLE_TIMEOUT_S}; 0 = never)
   --error-detection on|off  AY/AZ sequence numbers and checksums (default on)
+  --strict-checksums      with error detection on, answer 96 to a request without
+                          AY/AZ instead of answering it (default: answer it)
   --control-port N        HTTP control endpoint on 127.0.0.1 (0 = ephemeral; off unless given)
   --log-level LEVEL       ${LOG_LEVELS.join(' | ')} (default info; debug traces SIP2, passwords masked)
   -h, --help              this text
+
+Messages (3M SIP2 2.00; BX ${SUPPORTED_MESSAGES_BX}):
+${MESSAGE_LINES}
+  97 Request ACS Resend -> the last response again
+  any other command id -> 96 Request SC Resend
+
+Data file fields (JSON; sip2-simulator/README.md explains each):
+${DATA_LINES}
 `;
 
 export class UsageError extends Error {}
@@ -45,6 +69,7 @@ export function parseCli(argv: string[]): SimulatorOptions | 'help' {
         'jitter-ms': { type: 'string' },
         'idle-timeout-s': { type: 'string' },
         'error-detection': { type: 'string' },
+        'strict-checksums': { type: 'boolean' },
         'control-port': { type: 'string' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -83,6 +108,10 @@ export function parseCli(argv: string[]): SimulatorOptions | 'help' {
     const v = values['error-detection'];
     if (v !== 'on' && v !== 'off') throw new UsageError(`--error-detection must be on or off (got "${v}")`);
     options.errorDetection = v === 'on';
+  }
+  if (values['strict-checksums']) {
+    if (options.errorDetection === false) throw new UsageError('--strict-checksums needs --error-detection on');
+    options.strictChecksums = true;
   }
   if (values['control-port'] !== undefined) options.controlPort = integer('--control-port', values['control-port'], 0, 65535);
   if (values['log-level'] !== undefined) {

@@ -9,7 +9,7 @@ import type { RunningSimulator } from './server.js';
  * The control endpoint: HTTP+JSON on 127.0.0.1, used by tests and testers
  * while the simulator runs.
  *
- *   GET    /state       {dialect, charset, errorDetection, connections, faults, counters}
+ *   GET    /state       {dialect, charset, errorDetection, strictChecksums, connections, faults, counters}
  *   GET    /counters    {received: {"63": 4, ...}, executed: {...}}
  *   PUT    /faults      partial fault JSON, merged; 400 on bad input; answers the faults
  *   DELETE /faults      clears every fault; answers the faults
@@ -30,6 +30,7 @@ export function controlApp(sim: RunningSimulator, logger: Logger): Hono {
       dialect: sim.dialect.name,
       charset: sim.config.charset,
       errorDetection: sim.config.errorDetection,
+      strictChecksums: sim.config.strictChecksums,
       idleTimeoutS: sim.config.idleTimeoutMs / 1000,
       host: sim.host,
       port: sim.port,

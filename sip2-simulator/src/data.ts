@@ -25,6 +25,15 @@ const ident = sipText.pipe(z.string().regex(/^\S+$/, 'must be non-empty and cont
 const money = z.string().regex(/^\d{1,7}\.\d{2}$/, 'must be an amount like "2.50"');
 /** Days relative to the day the data is loaded; negative = in the past. */
 const days = z.number().int().min(-36500).max(36500);
+/** A calendar date written YYYY-MM-DD (birth dates are absolute, not relative). */
+const isoDate = z.string().refine((text) => {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!m) return false;
+  const date = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return date.getUTCFullYear() === Number(m[1]) && date.getUTCMonth() === Number(m[2]) - 1 && date.getUTCDate() === Number(m[3]);
+}, 'must be YYYY-MM-DD');
+/** The 64 limits BZ, CA, CB are four digits on the wire. */
+const limit = z.number().int().min(0).max(9999);
 
 const flagsSchema = z
   .object(Object.fromEntries(PATRON_STATUS_FLAGS.map((flag) => [flag, z.boolean().optional()])) as Record<
@@ -61,6 +70,22 @@ const patronSchema = z
     /** Account expiry; absent or null = never expires. */
     expiresInDays: days.nullable().optional(),
     feeLimit: money.optional(),
+    /** 64 PB, sent as YYYYMMDD. */
+    birthDate: isoDate.optional(),
+    /** 64 PI: the patron's internet profile (Y, N or a profile name, as the ILS has it). */
+    internetProfile: sipText.optional(),
+    /** 64 BZ, CA, CB. A patron at the charged-items limit cannot check out more, at the hold limit place no more holds. */
+    holdItemsLimit: limit.optional(),
+    overdueItemsLimit: limit.optional(),
+    chargedItemsLimit: limit.optional(),
+    /** AF and AG of the 24, 26 and 64 about this patron. */
+    screenMessage: sipText.optional(),
+    printLine: sipText.optional(),
+    /** The card is blocked (as by a 01 Block Patron): true, or the reason shown in AF. */
+    blocked: z
+      .union([z.boolean(), z.string()], { error: 'must be true, false or the reason as text' })
+      .refine((value) => typeof value !== 'string' || sipText.safeParse(value).success, 'must be at most 255 characters without "|", CR, LF or NUL')
+      .optional(),
     /** Status flags set by the library (card reported lost ...); expiry and fee blocks are computed. */
     flags: flagsSchema.optional(),
     fines: z.array(fineSchema).default([]),
@@ -90,6 +115,8 @@ const itemSchema = z
     permanentLocation: sipText.optional(),
     currentLocation: sipText.optional(),
     owner: sipText.optional(),
+    /** CH item properties (a 19 Item Status Update replaces them). */
+    itemProperties: sipText.optional(),
     /** Shelf state; "on loan" and "on the hold shelf" follow from loans and waiting holds. */
     status: z.enum(ITEM_STATES).default('available'),
     loan: loanSchema.optional(),
@@ -127,6 +154,8 @@ const rulesSchema = z
     loanPeriodDays: z.number().int().min(1).max(3650).default(28),
     renewalLimit: z.number().int().min(0).max(99).default(3),
     holdExpiryDays: z.number().int().min(1).max(3650).default(365),
+    /** How long a returned item waits on the hold shelf for its patron. */
+    holdPickupDays: z.number().int().min(1).max(365).default(7),
   })
   .strict();
 
@@ -136,7 +165,7 @@ export const dataSchema = z
     libraryName: sipText,
     currency: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter currency code'),
     defaultLocation: ident,
-    rules: rulesSchema.default({ loanPeriodDays: 28, renewalLimit: 3, holdExpiryDays: 365 }),
+    rules: rulesSchema.default({ loanPeriodDays: 28, renewalLimit: 3, holdExpiryDays: 365, holdPickupDays: 7 }),
     terminals: z.array(terminalSchema).min(1),
     patrons: z.array(patronSchema),
     items: z.array(itemSchema),
@@ -188,19 +217,55 @@ export const dataSchema = z
     });
   });
 
+/** The fields of each kind of record, in file order (for --help and tests that the README lists them all). */
+export const DATA_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  '(top)': Object.keys(dataSchema.shape),
+  rules: Object.keys(rulesSchema.shape),
+  'terminals[]': Object.keys(terminalSchema.shape),
+  'patrons[]': Object.keys(patronSchema.shape),
+  'patrons[].fines[]': Object.keys(fineSchema.shape),
+  'items[]': Object.keys(itemSchema.shape),
+  'items[].loan': Object.keys(loanSchema.shape),
+  'holds[]': Object.keys(holdSchema.shape),
+};
+
 export type LibraryData = z.output<typeof dataSchema>;
 export type PatronData = LibraryData['patrons'][number];
 export type ItemData = LibraryData['items'][number];
 export type HoldData = LibraryData['holds'][number];
 
-/** Validates parsed JSON; throws an Error listing every problem with its path. */
+/** Validates parsed JSON; throws an Error listing every problem with its record and field. */
 export function parseLibraryData(value: unknown, source = 'data'): LibraryData {
   const result = dataSchema.safeParse(value);
   if (!result.success) {
-    const reasons = result.error.issues.map((issue) => `${issue.path.join('.') || '(top)'}: ${issue.message}`);
+    const reasons = result.error.issues.map((issue) => `${describePath(issue.path, value)}: ${issue.message}`);
     throw new Error(`${source} is invalid: ${reasons.join('; ')}`);
   }
   return result.data;
+}
+
+/** Keys that name a record in an error, in order of preference. */
+const RECORD_NAMES = ['barcode', 'id', 'login', 'patron'] as const;
+
+/**
+ * A path as a reader finds it in the file: `patrons[3] (barcode "emile").birthDate`.
+ * Each array element is named by its barcode (or id, login, patron) when it has one.
+ */
+export function describePath(path: readonly PropertyKey[], input: unknown): string {
+  let text = '';
+  let node: unknown = input;
+  for (const key of path) {
+    node = node !== null && typeof node === 'object' ? (node as Record<PropertyKey, unknown>)[key] : undefined;
+    if (typeof key === 'number') {
+      text += `[${key}]`;
+      const record = node !== null && typeof node === 'object' ? (node as Record<string, unknown>) : {};
+      const name = RECORD_NAMES.find((k) => typeof record[k] === 'string');
+      if (name) text += ` (${name} ${JSON.stringify(record[name])})`;
+    } else {
+      text += `${text ? '.' : ''}${String(key)}`;
+    }
+  }
+  return text || '(top)';
 }
 
 /** Reads and validates a data file; throws a readable Error. */

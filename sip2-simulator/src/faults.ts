@@ -8,7 +8,7 @@ import { z } from 'zod';
  */
 
 /** Message types the rejectMessage fault can refuse. */
-export const REJECTABLE = ['99', '23', '63', '17', '29', '65', '15', '35', '37'] as const;
+export const REJECTABLE = ['99', '23', '63', '17', '29', '65', '15', '35', '37', '11', '09', '01', '25', '19'] as const;
 export type Rejectable = (typeof REJECTABLE)[number];
 
 /** The reply faults, in the order they are tried: one response suffers at most one. */

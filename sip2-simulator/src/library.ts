@@ -21,6 +21,16 @@ export interface Patron {
   readonly expires: Date | null;
   readonly feeLimitCents: number | null;
   readonly flags: Partial<PatronStatusFlags>;
+  /** YYYY-MM-DD. */
+  readonly birthDate: string | undefined;
+  readonly internetProfile: string | undefined;
+  readonly holdItemsLimit: number | undefined;
+  readonly overdueItemsLimit: number | undefined;
+  readonly chargedItemsLimit: number | undefined;
+  readonly screenMessage: string | undefined;
+  readonly printLine: string | undefined;
+  /** Set by 01 Block Patron (or the data), cleared by 25 Patron Enable. */
+  blocked: { readonly reason: string } | null;
 }
 
 export interface Fine {
@@ -49,8 +59,9 @@ export interface Item {
   readonly callNumber: string;
   readonly mediaType: string;
   readonly permanentLocation: string;
-  readonly currentLocation: string;
+  currentLocation: string;
   readonly owner: string;
+  itemProperties: string | undefined;
   state: ItemState;
   loan: Loan | null;
 }
@@ -64,8 +75,8 @@ export interface Hold {
   pickupLocation: string;
   readonly placed: Date;
   readonly expires: Date;
-  /** Set when the item waits on the hold shelf for this patron. */
-  waiting: { readonly pickupBy: Date } | null;
+  /** Set when an item waits on the hold shelf for this patron (for a title-level hold: the copy that filled it). */
+  waiting: { readonly pickupBy: Date; readonly item: string } | null;
 }
 
 /** SIP2 circulation status codes (18 Item Information Response). */
@@ -88,6 +99,19 @@ export type HoldResult =
   | (Refusal & { item?: Item; titleId?: string });
 
 export type FeeResult = { ok: true; paidCents: number } | Refusal;
+
+export type CheckoutResult = { ok: true; item: Item; due: Date; renewal: boolean } | (Refusal & { item?: Item });
+
+/** Where a returned item goes next, and why (the 10's alert, CV and CT follow from it). */
+export type CheckinRoute =
+  | { kind: 'shelf' }
+  | { kind: 'hold-shelf'; hold: Hold }
+  | { kind: 'hold-transit'; hold: Hold; to: string }
+  | { kind: 'home-transit'; to: string };
+
+export type CheckinResult = { ok: true; item: Item; returnedBy: Patron | undefined; route: CheckinRoute } | (Refusal & { item?: Item });
+
+export const BLOCKED_CARD_REASON = 'Card blocked: please contact library staff';
 
 /** A view of one patron's account at one moment. */
 export interface PatronSummary {
@@ -137,6 +161,9 @@ export class Library {
   }
   get currency(): string {
     return this.data.currency;
+  }
+  get defaultLocation(): string {
+    return this.data.defaultLocation;
   }
   get rules(): LibraryData['rules'] {
     return this.data.rules;
@@ -204,6 +231,21 @@ export class Library {
       flags.chargePrivilegesDenied = true;
       flags.excessiveOutstandingFines = true;
     }
+    // As the Perl SIPServer blocks a card: every privilege denied until a 25 enables it again.
+    if (patron.blocked) {
+      flags.chargePrivilegesDenied = true;
+      flags.renewalPrivilegesDenied = true;
+      flags.recallPrivilegesDenied = true;
+      flags.holdPrivilegesDenied = true;
+    }
+    // At the limit already counts: the patron may not take one more.
+    if (patron.chargedItemsLimit !== undefined || patron.overdueItemsLimit !== undefined) {
+      const loans = this.loansOf(patron.barcode);
+      if (patron.chargedItemsLimit !== undefined && loans.length >= patron.chargedItemsLimit) flags.tooManyItemsCharged = true;
+      const now = this.now().getTime();
+      const overdue = loans.filter((item) => item.loan!.due.getTime() < now).length;
+      if (patron.overdueItemsLimit !== undefined && overdue >= patron.overdueItemsLimit) flags.tooManyItemsOverdue = true;
+    }
     return flags;
   }
 
@@ -249,7 +291,7 @@ export class Library {
   }
 
   waitingHoldOn(item: Item): Hold | undefined {
-    return this.state.holds.find((hold) => hold.waiting !== null && hold.target.kind === 'item' && hold.target.barcode === item.barcode);
+    return this.state.holds.find((hold) => hold.waiting?.item === item.barcode);
   }
 
   /** Holds that could take this item: on the item itself, or on its title, in queue order. */
@@ -323,6 +365,98 @@ export class Library {
   }
 
   /**
+   * Lends an item (11 Checkout). The patron's own hold on it (or its title) is
+   * filled; another patron's hold first in the queue refuses the checkout. An
+   * item already on loan to the same patron is renewed when the SC's renewal
+   * policy allows it. A no-block checkout (done while the ACS was off-line)
+   * skips the patron's blocks and the holds, and keeps the SC's due date.
+   */
+  checkout(
+    patronBarcode: string,
+    itemBarcode: string,
+    options: { scRenewalPolicy: boolean; noBlock: boolean; nbDueDate?: Date | undefined },
+  ): CheckoutResult {
+    const patron = this.patron(patronBarcode);
+    if (!patron) return { ok: false, reason: 'Patron not found' };
+    const item = this.item(itemBarcode);
+    if (!item) return { ok: false, reason: 'Item not found' };
+    if (item.loan?.patron === patron.barcode) {
+      if (!options.scRenewalPolicy) return { ok: false, reason: 'Item is already checked out to this patron', item };
+      const renewed = this.renewItem(patron, item);
+      return renewed.ok ? { ok: true, item, due: renewed.due, renewal: true } : { ok: false, reason: renewed.reason, item };
+    }
+    if (item.loan) return { ok: false, reason: 'Item is checked out to another patron', item };
+    if (!options.noBlock) {
+      if (item.state !== 'available') return { ok: false, reason: `Item is ${item.state}`, item };
+      const flags = this.flagsOf(patron);
+      if (flags.chargePrivilegesDenied) return { ok: false, reason: patron.blocked ? patron.blocked.reason : 'Charge privileges denied', item };
+      if (flags.tooManyItemsCharged) return { ok: false, reason: 'Charged items limit reached', item };
+      const next = this.holdsOnItem(item)[0];
+      if (next && next.patron !== patron.barcode) return { ok: false, reason: 'Item is on hold for another patron', item };
+    }
+    const own = this.holdsOnItem(item).find((hold) => hold.patron === patron.barcode);
+    if (own) this.state.holds.splice(this.state.holds.indexOf(own), 1);
+    const now = this.now();
+    const due = options.noBlock && options.nbDueDate ? options.nbDueDate : dayFrom(now, this.data.rules.loanPeriodDays);
+    item.state = 'available';
+    item.loan = { patron: patron.barcode, due, renewals: 0, checkedOut: now };
+    return { ok: true, item, due, renewal: false };
+  }
+
+  /**
+   * Returns an item (09 Checkin) at a location, or receives an item in
+   * transit there. It then goes to the hold shelf for the first pending hold
+   * whose pickup location this is, in transit to another pickup location or
+   * to its home, or back on the shelf.
+   */
+  checkin(itemBarcode: string, location: string): CheckinResult {
+    const item = this.item(itemBarcode);
+    if (!item) return { ok: false, reason: 'Item not found' };
+    const returnedBy = item.loan ? this.patron(item.loan.patron) : undefined;
+    if (!item.loan && item.state !== 'in-transit') return { ok: false, reason: 'Item was not checked out', item };
+    item.loan = null;
+    item.state = 'available';
+    item.currentLocation = location;
+    const next = this.holdsOnItem(item).find((hold) => hold.waiting === null);
+    let route: CheckinRoute;
+    if (next && next.pickupLocation === location) {
+      next.waiting = { pickupBy: dayFrom(this.now(), this.data.rules.holdPickupDays), item: item.barcode };
+      route = { kind: 'hold-shelf', hold: next };
+    } else if (next) {
+      item.state = 'in-transit';
+      route = { kind: 'hold-transit', hold: next, to: next.pickupLocation };
+    } else if (item.permanentLocation !== location) {
+      item.state = 'in-transit';
+      route = { kind: 'home-transit', to: item.permanentLocation };
+    } else {
+      route = { kind: 'shelf' };
+    }
+    return { ok: true, item, returnedBy, route };
+  }
+
+  /** 01 Block Patron: every privilege denied until enable(). */
+  block(patronBarcode: string, reason: string): Patron | undefined {
+    const patron = this.patron(patronBarcode);
+    if (patron) patron.blocked = { reason: reason.trim() || BLOCKED_CARD_REASON };
+    return patron;
+  }
+
+  /** 25 Patron Enable: lifts a block; whether there was one. Flags from the data, expiry and fees stay. */
+  enable(patronBarcode: string): boolean {
+    const patron = this.patron(patronBarcode);
+    const wasBlocked = patron?.blocked != null;
+    if (patron) patron.blocked = null;
+    return wasBlocked;
+  }
+
+  /** 19 Item Status Update: stores the item properties (CH). */
+  updateItemProperties(itemBarcode: string, properties: string): Item | undefined {
+    const item = this.item(itemBarcode);
+    if (item) item.itemProperties = properties;
+    return item;
+  }
+
+  /**
    * Places a hold. An item barcode makes an item-level hold (SIP2 hold type 3),
    * a title (id or exact title) a title-level hold (type 2).
    */
@@ -333,6 +467,9 @@ export class Library {
     const patron = this.patron(patronBarcode);
     if (!patron) return { ok: false, reason: 'Patron not found' };
     if (this.flagsOf(patron).holdPrivilegesDenied) return { ok: false, reason: 'Hold privileges denied' };
+    if (patron.holdItemsLimit !== undefined && this.holdsOf(patron.barcode).length >= patron.holdItemsLimit) {
+      return { ok: false, reason: 'Hold limit reached' };
+    }
     let target: HoldTarget;
     let item: Item | undefined;
     let titleItems: Item[];
@@ -447,8 +584,9 @@ function sameTarget(a: HoldTarget, b: HoldTarget): boolean {
   return a.kind === 'item' ? b.kind === 'item' && a.barcode === b.barcode : b.kind === 'title' && a.titleId === b.titleId;
 }
 
-/** Whether a hold could be filled by this item. */
+/** Whether a hold could be filled by this item (a waiting hold only by the copy that waits for it). */
 function targets(hold: Hold, item: Item): boolean {
+  if (hold.waiting) return hold.waiting.item === item.barcode;
   return hold.target.kind === 'item' ? hold.target.barcode === item.barcode : hold.target.titleId === item.titleId;
 }
 
@@ -467,6 +605,7 @@ export function buildState(data: LibraryData, now: Date): State {
       permanentLocation: item.permanentLocation ?? data.defaultLocation,
       currentLocation: item.currentLocation ?? item.permanentLocation ?? data.defaultLocation,
       owner: item.owner ?? data.institution,
+      itemProperties: item.itemProperties,
       state: item.status,
       loan: item.loan
         ? {
@@ -491,6 +630,14 @@ export function buildState(data: LibraryData, now: Date): State {
       expires: p.expiresInDays === undefined || p.expiresInDays === null ? null : dayFrom(now, p.expiresInDays),
       feeLimitCents: p.feeLimit === undefined ? null : parseCents(p.feeLimit),
       flags: { ...p.flags },
+      birthDate: p.birthDate,
+      internetProfile: p.internetProfile,
+      holdItemsLimit: p.holdItemsLimit,
+      overdueItemsLimit: p.overdueItemsLimit,
+      chargedItemsLimit: p.chargedItemsLimit,
+      screenMessage: p.screenMessage,
+      printLine: p.printLine,
+      blocked: p.blocked === undefined || p.blocked === false ? null : { reason: typeof p.blocked === 'string' && p.blocked.trim() ? p.blocked : BLOCKED_CARD_REASON },
     });
     for (const fine of p.fines) {
       fines.push({
@@ -512,7 +659,7 @@ export function buildState(data: LibraryData, now: Date): State {
     // Placement order follows the file when days are equal (seconds apart).
     placed: new Date(dayFrom(now, hold.placedInDays, [9, 0, 0]).getTime() + i * 1000),
     expires: dayFrom(now, hold.expiresInDays ?? data.rules.holdExpiryDays),
-    waiting: hold.waiting ? { pickupBy: dayFrom(now, hold.waiting.pickupByInDays) } : null,
+    waiting: hold.waiting ? { pickupBy: dayFrom(now, hold.waiting.pickupByInDays), item: hold.item! } : null,
   }));
   const numbered = holds.map((hold) => /^h-(\d+)$/.exec(hold.id)?.[1]).filter((n) => n !== undefined).map(Number);
   return { patrons, items, fines, holds, nextHoldId: Math.max(holds.length, ...numbered) + 1 };

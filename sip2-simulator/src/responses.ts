@@ -4,6 +4,7 @@ import { type Sip2DateTime, formatSip2Date, sip2DateFrom } from '../../src/sip2/
 import { type DateFormat, type Dialect, formatDialectDate, formatFineItem } from '../../src/sip2/dialect.js';
 import type {
   AcsStatus,
+  BlockPatron,
   EndPatronSession,
   EndSessionResponse,
   FeePaid,
@@ -14,6 +15,8 @@ import type {
   ItemInformationResponse,
   LoginResponse,
   PatronInformation,
+  PatronEnable,
+  PatronEnableResponse,
   PatronInformationResponse,
   PatronStatusFlags,
   PatronStatusRequest,
@@ -26,18 +29,20 @@ import type {
   ScStatus,
   Sip2Message,
 } from '../../src/sip2/spec.js';
+import { checkin, checkinRefused, checkout, checkoutRefused, itemStatusUpdate, itemStatusUpdateRefused } from './circulation.js';
 import { formatCents } from './data.js';
-import { CIRCULATION, type Fine, type Hold as LibraryHold, type Item, type Library, pageSlice } from './library.js';
+import { CIRCULATION, type Fine, type Hold as LibraryHold, type Item, type Library, type Patron, pageSlice } from './library.js';
 
 /**
  * Builds the typed response for each request, the way the configured
  * dialect's ILS would fill it. Pure apart from the library operations the
- * request asks for (renew, hold, fee paid change the library's state).
+ * request asks for (checkout, checkin, block, enable, item status update,
+ * renew, hold, fee paid change the library's state).
  */
 
 export const REJECTED_BY_FAULT = 'rejected by fault injection';
-/** 98 BX: patron status, SC status, resend, login, patron info, end session, fee paid, item info, hold, renew, renew all. */
-export const SUPPORTED_MESSAGES_BX = 'YNNNYYYYYYYNNYYY';
+/** 98 BX: every one of the 16 message pairs is supported. */
+export const SUPPORTED_MESSAGES_BX = 'YYYYYYYYYYYYYYYY';
 
 export interface ResponseContext {
   readonly library: Library;
@@ -74,6 +79,16 @@ export function respond(request: HandledRequest, ctx: ResponseContext): Sip2Mess
       return endSession(request, ctx, true);
     case '37':
       return feePaid(request, ctx);
+    case '11':
+      return checkout(request, ctx);
+    case '09':
+      return checkin(request, ctx);
+    case '01':
+      return blockPatron(request, ctx);
+    case '25':
+      return patronEnable(request, ctx);
+    case '19':
+      return itemStatusUpdate(request, ctx);
   }
 }
 
@@ -85,7 +100,7 @@ export function rejectedResponse(request: HandledRequest, ctx: ResponseContext):
     case '99':
       return { ...acsStatus(request, ctx, false), screenMessage: af };
     case '23':
-      return { ...unknownPatronStatus(request, ctx), screenMessage: af };
+      return { ...unknownPatronStatus(request.patronIdentifier, request.language, request.patronPassword, ctx), screenMessage: af };
     case '63':
       return { ...unknownPatronInformation(request, ctx), screenMessage: af };
     case '17':
@@ -107,6 +122,16 @@ export function rejectedResponse(request: HandledRequest, ctx: ResponseContext):
         patronIdentifier: request.patronIdentifier, ...(request.transactionId ? { transactionId: request.transactionId } : {}),
         screenMessage: af,
       };
+    case '11':
+      return checkoutRefused(request, ctx, REJECTED_BY_FAULT);
+    case '09':
+      return checkinRefused(request, ctx, REJECTED_BY_FAULT);
+    case '01':
+      return { ...unknownPatronStatus(request.patronIdentifier, '000', undefined, ctx), screenMessage: af };
+    case '25':
+      return { ...unknownPatronEnable(request, ctx), screenMessage: af };
+    case '19':
+      return itemStatusUpdateRefused(request, ctx, REJECTED_BY_FAULT);
   }
 }
 
@@ -116,10 +141,11 @@ function acsStatus(_request: ScStatus, ctx: ResponseContext, online: boolean): A
   return {
     code: '98',
     onlineStatus: online,
-    checkinOk: false,
-    checkoutOk: false,
+    checkinOk: true,
+    checkoutOk: true,
     acsRenewalPolicy: true,
-    statusUpdateOk: false,
+    // Y: the SC may change a patron's status (01 Block Patron).
+    statusUpdateOk: true,
     offlineOk: false,
     timeoutPeriod: 30,
     retriesAllowed: 3,
@@ -135,34 +161,95 @@ function acsStatus(_request: ScStatus, ctx: ResponseContext, online: boolean): A
 // ------------------------------------------------------------ 23 -> 24
 
 function patronStatus(request: PatronStatusRequest, ctx: ResponseContext): PatronStatusResponse {
-  const summary = ctx.library.summary(request.patronIdentifier);
-  if (!summary) return unknownPatronStatus(request, ctx);
+  return patronStatusOf(request.patronIdentifier, request.language, request.patronPassword, ctx);
+}
+
+/** A 24 for the patron as the library sees them now (also the answer to 01 Block Patron). */
+function patronStatusOf(barcode: string, requestedLanguage: string, patronPassword: string | undefined, ctx: ResponseContext): PatronStatusResponse {
+  const summary = ctx.library.summary(barcode);
+  if (!summary) return unknownPatronStatus(barcode, requestedLanguage, patronPassword, ctx);
   return {
     code: '24',
     patronStatus: summary.flags,
-    language: language(request.language),
+    language: language(requestedLanguage),
     transactionDate: txDate(ctx),
     institutionId: ctx.library.institution,
-    patronIdentifier: request.patronIdentifier,
+    patronIdentifier: barcode,
     personalName: summary.patron.name,
     validPatron: true,
-    ...passwordCheck(request.patronPassword, summary.patron.password),
+    ...passwordCheck(patronPassword, summary.patron.password),
     currencyType: ctx.library.currency,
     feeAmount: formatCents(summary.totalFinesCents),
+    ...patronMessages(summary.patron),
   };
 }
 
-function unknownPatronStatus(request: PatronStatusRequest, ctx: ResponseContext): PatronStatusResponse {
+function unknownPatronStatus(barcode: string, requestedLanguage: string, patronPassword: string | undefined, ctx: ResponseContext): PatronStatusResponse {
   return {
     code: '24',
     patronStatus: invalidPatronFlags(),
-    language: language(request.language),
+    language: language(requestedLanguage),
+    transactionDate: txDate(ctx),
+    institutionId: ctx.library.institution,
+    patronIdentifier: barcode,
+    personalName: '',
+    validPatron: false,
+    ...(patronPassword !== undefined ? { validPatronPassword: false } : {}),
+  };
+}
+
+/** AF (the block reason first, then the patron's screen message) and AG, when there are any. */
+function patronMessages(patron: Patron): { screenMessage?: string[]; printLine?: string[] } {
+  const screen = [patron.blocked?.reason, patron.screenMessage].filter((text): text is string => text !== undefined);
+  return {
+    ...(screen.length > 0 ? { screenMessage: screen } : {}),
+    ...(patron.printLine !== undefined ? { printLine: [patron.printLine] } : {}),
+  };
+}
+
+// ------------------------------------------------------------ 01 -> 24, 25 -> 26
+
+/** Blocks the card and answers with the patron's status (3M: "respond with a Patron Status Response"); 01 has no language: 000. */
+function blockPatron(request: BlockPatron, ctx: ResponseContext): PatronStatusResponse {
+  ctx.library.block(request.patronIdentifier, request.blockedCardMessage);
+  return patronStatusOf(request.patronIdentifier, '000', undefined, ctx);
+}
+
+/** Lifts a block, unless AD was sent and is wrong (as the Perl SIPServer); 25 has no language: 000. */
+function patronEnable(request: PatronEnable, ctx: ResponseContext): PatronEnableResponse {
+  const { library } = ctx;
+  const patron = library.patron(request.patronIdentifier);
+  if (!patron) return unknownPatronEnable(request, ctx);
+  const passwordOk = request.patronPassword === undefined || request.patronPassword === patron.password;
+  const outcome = !passwordOk ? 'Invalid patron password' : library.enable(patron.barcode) ? 'Card block lifted' : 'Card was not blocked';
+  const messages = patronMessages(patron);
+  return {
+    code: '26',
+    patronStatus: library.flagsOf(patron),
+    language: '000',
+    transactionDate: txDate(ctx),
+    institutionId: library.institution,
+    patronIdentifier: request.patronIdentifier,
+    personalName: patron.name,
+    validPatron: true,
+    ...passwordCheck(request.patronPassword, patron.password),
+    ...messages,
+    screenMessage: [outcome, ...(messages.screenMessage ?? [])],
+  };
+}
+
+/** As the Perl SIPServer: privileges denied, empty AE, BL N and CQ N. */
+function unknownPatronEnable(request: PatronEnable, ctx: ResponseContext): PatronEnableResponse {
+  return {
+    code: '26',
+    patronStatus: invalidPatronFlags(),
+    language: '000',
     transactionDate: txDate(ctx),
     institutionId: ctx.library.institution,
     patronIdentifier: request.patronIdentifier,
     personalName: '',
     validPatron: false,
-    ...(request.patronPassword !== undefined ? { validPatronPassword: false } : {}),
+    validPatronPassword: false,
   };
 }
 
@@ -202,6 +289,9 @@ function patronInformation(request: PatronInformation, ctx: ResponseContext): Pa
     currencyType: library.currency,
     feeAmount: formatCents(summary.totalFinesCents),
     ...(patron.feeLimitCents !== null ? { feeLimit: formatCents(patron.feeLimitCents) } : {}),
+    ...(patron.holdItemsLimit !== undefined ? { holdItemsLimit: fourDigits(patron.holdItemsLimit) } : {}),
+    ...(patron.overdueItemsLimit !== undefined ? { overdueItemsLimit: fourDigits(patron.overdueItemsLimit) } : {}),
+    ...(patron.chargedItemsLimit !== undefined ? { chargedItemsLimit: fourDigits(patron.chargedItemsLimit) } : {}),
   };
   if (request.summary !== null) {
     const page = pageSlice(lists[request.summary] ?? [], request.startItem, request.endItem, dialect.listLimit);
@@ -211,6 +301,10 @@ function patronInformation(request: PatronInformation, ctx: ResponseContext): Pa
   if (patron.address !== undefined) response.homeAddress = patron.address;
   if (patron.email !== undefined) response.emailAddress = patron.email;
   if (patron.phone !== undefined) response.homePhoneNumber = patron.phone;
+  response.homeLibrary = patron.homeLibrary;
+  if (patron.birthDate !== undefined) response.birthDate = patron.birthDate.replaceAll('-', '');
+  if (patron.internetProfile !== undefined) response.internetProfile = patron.internetProfile;
+  Object.assign(response, patronMessages(patron));
   const extra: Array<[string, string]> = [];
   if (dialect.expiry && patron.expires) {
     extra.push([dialect.expiry.field, dialectDate(patron.expires, dialect.expiry.format)]);
@@ -282,6 +376,7 @@ function itemInformation(request: ItemInformation, ctx: ResponseContext): ItemIn
     mediaType: item.mediaType,
     permanentLocation: item.permanentLocation,
     currentLocation: item.currentLocation,
+    ...(item.itemProperties !== undefined ? { itemProperties: item.itemProperties } : {}),
     extra: [['CS', item.callNumber]],
   };
 }
@@ -501,6 +596,11 @@ function txDate(ctx: ResponseContext): Sip2DateTime {
 /** A date the way the dialect writes it. */
 export function dialectDate(date: Date, format: DateFormat): string {
   return formatDialectDate(sip2DateFrom(date), format);
+}
+
+/** BZ, CA, CB: "4-char, fixed-length" in the 3M text. */
+function fourDigits(n: number): string {
+  return String(n).padStart(4, '0');
 }
 
 function language(requested: string): string {

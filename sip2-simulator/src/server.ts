@@ -27,6 +27,8 @@ export interface SimulatorOptions {
   idleTimeoutS?: number;
   /** AY/AZ on; default true. */
   errorDetection?: boolean;
+  /** With error detection on, refuse (96) requests without AY/AZ; default false (they are answered, as real ACSs do). */
+  strictChecksums?: boolean;
   /** Control endpoint port on 127.0.0.1 (0 = ephemeral); no control endpoint when undefined. */
   controlPort?: number;
   /** Control endpoint address: only 127.0.0.1 is accepted. */
@@ -69,6 +71,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   if (options.controlPort !== undefined && controlHost !== '127.0.0.1') {
     throw new Error(`the control endpoint binds to 127.0.0.1 only (asked for ${controlHost})`);
   }
+  if (options.strictChecksums && options.errorDetection === false) {
+    throw new Error('strictChecksums needs error detection on');
+  }
   const logger = options.logger ?? pino({ name: 'sip2-simulator', level: options.logLevel ?? 'info' }, pino.destination({ dest: 2, sync: true }));
   const dialect = loadDialect(options.dialect ?? 'generic');
   const dataFile = options.dataFile ?? DEFAULT_DATA_FILE;
@@ -77,6 +82,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     dialect,
     charset: options.charset ?? dialect.charset,
     errorDetection: options.errorDetection ?? true,
+    strictChecksums: options.strictChecksums ?? false,
     idleTimeoutMs: Math.round((options.idleTimeoutS ?? DEFAULT_IDLE_TIMEOUT_S) * 1000),
   };
   const faults = new Faults({ latencyMs: options.latencyMs ?? 0, jitterMs: options.jitterMs ?? 0 });
@@ -134,7 +140,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
 
   let stopped = false;
   await listen();
-  logger.info({ host, port, dialect: dialect.name, charset: config.charset, errorDetection: config.errorDetection }, 'SIP2 listener up');
+  logger.info(
+    { host, port, dialect: dialect.name, charset: config.charset, errorDetection: config.errorDetection, strictChecksums: config.strictChecksums },
+    'SIP2 listener up',
+  );
 
   const disconnectAll = (): number => {
     const count = sessions.size;

@@ -2,11 +2,11 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Charset } from '../../src/sip2/charset.js';
 import { decodeText } from '../../src/sip2/charset.js';
-import { type Decoded, decodeFrame, encodeMessage, redactSecrets } from '../../src/sip2/codec.js';
+import { type Decoded, decodeFrame, encodeMessage, endsWithChecksum, redactSecrets } from '../../src/sip2/codec.js';
 import { type Dialect, terminatorOf } from '../../src/sip2/dialect.js';
 import { Sip2DecodeError } from '../../src/sip2/errors.js';
 import { FrameDecoder } from '../../src/sip2/framer.js';
-import type { Sip2Message } from '../../src/sip2/spec.js';
+import { RESPONSE_CODE, type Sip2Message } from '../../src/sip2/spec.js';
 import type { Counters } from './counters.js';
 import { type Faults, corruptChecksum, garbageBytes } from './faults.js';
 import type { Library } from './library.js';
@@ -17,26 +17,33 @@ import { type HandledRequest, loginResponse, rejectedResponse, respond } from '.
  *
  * - 93 Login first; anything else before a good login closes the connection;
  *   the third failed login answers 940 and closes.
- * - Error detection on: a request without a valid AY/AZ trailer gets 96 and is
- *   not executed; responses echo the request's AY and carry AZ.
+ * - Error detection on: a request that carries AZ is verified (96 and not
+ *   executed on a mismatch); one without AY/AZ is answered too, as real ACSs
+ *   do (Koha's and the Perl SIPServer's Sip/MsgType.pm "process the message
+ *   anyway"). Each response takes the form of the request it answers: echoed
+ *   AY and AZ, or neither. With strictChecksums, a request without a valid
+ *   AY/AZ trailer gets 96 and every response is checksummed.
  * - 97 re-sends the last response byte for byte (96 if nothing was sent yet).
  * - A request whose AY and AZ equal the previous request's is a retransmission:
  *   the last response is re-sent and nothing runs again (3M SIP2, "ACS System
  *   Error Handling").
- * - Unknown command ids are ignored (no reply).
+ * - Every SC command of the 3M text is answered. Any other command id gets 96
+ *   (as Koha does), so a client waiting for an answer never hangs.
  * - Frames are handled strictly one after another, so pipelined requests are
  *   answered in order even with latency faults.
  */
 
 export const MAX_FAILED_LOGINS = 3;
 
-/** Requests the simulator executes (besides 93 login and 97 resend). */
-const HANDLED = new Set(['99', '23', '63', '17', '29', '65', '15', '35', '37']);
+/** Requests the simulator executes: every SC command but 93 login and 97 resend, which the session handles itself. */
+const HANDLED: ReadonlySet<string> = new Set(Object.keys(RESPONSE_CODE).filter((code) => code !== '93'));
 
 export interface SessionConfig {
   readonly dialect: Dialect;
   readonly charset: Charset;
   readonly errorDetection: boolean;
+  /** With error detection on: refuse (96) requests without AY/AZ instead of answering them. */
+  readonly strictChecksums: boolean;
   /** 0 = never. */
   readonly idleTimeoutMs: number;
 }
@@ -64,6 +71,8 @@ export class Session {
   private lastSent: Buffer | null = null;
   /** "AY:AZ" of the previous request, for retransmission detection. */
   private lastRequestKey: string | null = null;
+  /** Whether the client's last frame carried a checksum: responses (96 too) answer in the same form. */
+  private peerChecksums = true;
   private closed = false;
 
   constructor(
@@ -131,9 +140,10 @@ export class Session {
   private async handleFrame(frame: Buffer): Promise<void> {
     const { config, counters, faults } = this.ctx;
     this.trace('in', frame);
+    this.peerChecksums = config.strictChecksums || endsWithChecksum(frame);
     let decoded: Decoded;
     try {
-      decoded = decodeFrame(frame, { charset: config.charset, errorDetection: config.errorDetection });
+      decoded = decodeFrame(frame, { charset: config.charset, errorDetection: config.errorDetection, checksumOptional: !config.strictChecksums });
     } catch (error) {
       if (!(error instanceof Sip2DecodeError)) throw error;
       this.log.warn({ reason: error.reason }, 'bad message, asking for a resend (96)');
@@ -154,17 +164,19 @@ export class Session {
     if (decoded.kind === 'unknown' || (!HANDLED.has(code) && code !== '93')) {
       this.lastRequestKey = null;
       if (!this.loggedIn) return this.destroy(`message ${code} before login`);
-      this.log.info({ code }, 'unsupported command id, ignored');
-      return;
+      this.log.info({ code }, 'not an SC command, asking for a resend (96)');
+      return this.sendResend();
     }
     const message = decoded.message;
 
-    if (config.errorDetection) {
-      if (decoded.sequence === null) {
+    if (config.errorDetection && decoded.sequence === null) {
+      // Without AY there is no retransmission to recognise.
+      this.lastRequestKey = null;
+      if (config.strictChecksums) {
         this.log.warn({ code }, 'request without AY sequence number, asking for a resend (96)');
-        this.lastRequestKey = null;
         return this.sendResend();
       }
+    } else if (config.errorDetection) {
       const key = `${decoded.sequence}:${frame.toString('latin1', frame.length - 4).toUpperCase()}`;
       if (key === this.lastRequestKey && this.lastSent) {
         this.log.info({ code }, 'retransmission (same AY and AZ): re-sending the last response, not executing');
@@ -217,7 +229,7 @@ export class Session {
     try {
       bytes = encodeMessage(message, {
         charset: config.charset,
-        errorDetection: config.errorDetection,
+        errorDetection: config.errorDetection && this.peerChecksums,
         sequence,
         terminator: terminatorOf(config.dialect),
         unencodable: 'replace',
@@ -235,7 +247,7 @@ export class Session {
     const { config } = this.ctx;
     const bytes = encodeMessage({ code: '96' }, {
       charset: config.charset,
-      errorDetection: config.errorDetection,
+      errorDetection: config.errorDetection && this.peerChecksums,
       terminator: terminatorOf(config.dialect),
     });
     this.lastSent = bytes;

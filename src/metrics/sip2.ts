@@ -2,6 +2,11 @@ import type { RequestCode } from '../sip2/spec.js';
 
 /** The `message` label of a SIP2 round trip, by request code. */
 export const SIP2_MESSAGE_NAMES: Readonly<Record<RequestCode, string>> = {
+  '01': 'block_patron',
+  '11': 'checkout',
+  '09': 'checkin',
+  '19': 'item_status_update',
+  '25': 'patron_enable',
   '93': 'login',
   '99': 'sc_status',
   '23': 'patron_status',

@@ -21,6 +21,15 @@ export interface WireOptions {
   errorDetection: boolean;
 }
 
+export interface DecodeOptions extends WireOptions {
+  /**
+   * With error detection on, also accept a frame that carries no AZ at all,
+   * as real ACSs do (many clients never send one); a frame that does carry
+   * AZ is still verified. Off by default: the client checks every response.
+   */
+  checksumOptional?: boolean;
+}
+
 export interface EncodeOptions extends WireOptions {
   /** AY value 0-9; ignored for 96/97, which never carry a sequence number. */
   sequence?: number;
@@ -154,7 +163,7 @@ function encodeFixed(field: FixedSpec, value: unknown): string {
  * Decodes one frame (terminator already removed by the FrameDecoder).
  * Throws Sip2DecodeError, and only that, for bytes that are not SIP2.
  */
-export function decodeFrame(bytes: Buffer, options: WireOptions): Decoded {
+export function decodeFrame(bytes: Buffer, options: DecodeOptions): Decoded {
   if (bytes.includes(0)) throw new Sip2DecodeError('nul-byte', 'a SIP2 message may not contain NUL bytes');
   const { end, sequence, checksummed } = readTrailer(bytes, options);
   const text = decodeText(bytes.subarray(0, end), options.charset);
@@ -164,14 +173,18 @@ export function decodeFrame(bytes: Buffer, options: WireOptions): Decoded {
   return { kind: 'message', message: decodeBody(code, text.slice(2)), sequence, checksummed };
 }
 
-/** Finds and verifies the "AY<d>AZ<hex4>" trailer; returns where the message text ends. */
-function readTrailer(bytes: Buffer, options: WireOptions): { end: number; sequence: number | null; checksummed: boolean } {
+/** Whether a frame (terminator removed) ends in an "AZ<hex4>" checksum field. */
+export function endsWithChecksum(bytes: Buffer): boolean {
   const n = bytes.length;
-  const hasTrailer =
-    n >= 6 && bytes[n - 6] === 0x41 /* A */ && bytes[n - 5] === 0x5a /* Z */ && HEX4.test(bytes.toString('latin1', n - 4, n));
-  if (!hasTrailer) {
+  return n >= 6 && bytes[n - 6] === 0x41 /* A */ && bytes[n - 5] === 0x5a /* Z */ && HEX4.test(bytes.toString('latin1', n - 4, n));
+}
+
+/** Finds and verifies the "AY<d>AZ<hex4>" trailer; returns where the message text ends. */
+function readTrailer(bytes: Buffer, options: DecodeOptions): { end: number; sequence: number | null; checksummed: boolean } {
+  const n = bytes.length;
+  if (!endsWithChecksum(bytes)) {
     const code = bytes.toString('latin1', 0, 2);
-    if (options.errorDetection && !NO_SEQUENCE.has(code)) {
+    if (options.errorDetection && !options.checksumOptional && !NO_SEQUENCE.has(code)) {
       throw new Sip2DecodeError('missing-checksum', 'error detection is on but the message carries no AZ checksum');
     }
     return { end: n, sequence: null, checksummed: false };

@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CHARSETS } from './charset.js';
 import { formatSip2Date, isoDateOf, isUtcZone, parseSip2Date, type Sip2DateTime, sip2DateFrom, toDate, UTC_ZONE } from './date.js';
+import { MESSAGE_SPECS } from './spec.js';
 
 /**
  * How one ILS fills SIP2. A dialect is data (config/dialects/*.yaml), never
@@ -13,6 +14,8 @@ import { formatSip2Date, isoDateOf, isUtcZone, parseSip2Date, type Sip2DateTime,
 
 export const DATE_FORMATS = ['sip2', 'sip2-utc', 'YYYYMMDD', 'YYYY-MM-DD', 'YYYY-MM-DD HH:MM:SS'] as const;
 export type DateFormat = (typeof DATE_FORMATS)[number];
+
+const PATRON_INFO_TAGS: ReadonlySet<string> = new Set(MESSAGE_SPECS['64'].fields.map((field) => field.tag));
 
 const FINE_GROUPS = ['amount', 'currency', 'about', 'item', 'date', 'type', 'id'] as const;
 
@@ -47,7 +50,14 @@ export const dialectSchema = z
     holdLists: z.enum(['all-in-AS', 'ready-in-AS']),
     /** The non-standard 64 field carrying the account expiry date, if the ILS sends one. */
     expiry: z
-      .object({ field: z.string().regex(/^[A-Z][A-Z0-9]$/, 'must be a two-character SIP2 field id'), format: z.enum(DATE_FORMATS) })
+      .object({
+        field: z
+          .string()
+          .regex(/^[A-Z][A-Z0-9]$/, 'must be a two-character SIP2 field id')
+          // The expiry is read from the 64's unmodelled fields; a modelled one (AQ, PB ...) never lands there.
+          .refine((tag) => !PATRON_INFO_TAGS.has(tag), 'must not be a field the 64 already uses for something else (AQ, PB, PI, BD ...)'),
+        format: z.enum(DATE_FORMATS),
+      })
       .nullable(),
     /** AH is free text in SIP2; each ILS picks its own format. */
     dueDateFormat: z.enum(DATE_FORMATS),

@@ -13,6 +13,18 @@ import type { Sip2DateTime } from './date.js';
  *   field, so that is how it is read and written here.
  * - 15 Hold: BW (expiration date) and BY (hold type) are tagged fields although
  *   fixed in length; they are kept as plain text.
+ * - 20 Item Status Update Response carries no AO: the 3M layout lists none, so
+ *   none is modelled (an AO an ILS adds anyway lands in `extra`).
+ * - 64 Patron Information Response also models AQ (home library), PB (birth
+ *   date, YYYYMMDD) and PI (patron internet profile). They are not in the 3M
+ *   layout but are what the Perl SIPServer and Koha send (AQ "requested by
+ *   PINES", PB from the Envisionware extensions, PI a custom extension); PA and
+ *   PC stay unmodelled (`extra`), as a dialect may name PA its expiry field.
+ * - 10 Checkin Response also models the 3M extension fields CV (alert type:
+ *   01 hold for this location, 02 hold for another location, 04 send to
+ *   another location, 99 other), CT (destination location), CY (patron of the
+ *   hold) and DA (that patron's name), which Koha and Evergreen send when a
+ *   returned item goes to the hold shelf or in transit.
  */
 
 /** How a fixed-length field is represented in a typed message. */
@@ -127,6 +139,47 @@ const date = <N extends string>(name: N) => f(name, 18, 'date');
 const screen = [many('AF', 'screenMessage'), many('AG', 'printLine')] as const;
 
 export const MESSAGE_SPECS = {
+  '01': {
+    code: '01', name: 'Block Patron',
+    fixed: [f('cardRetained', 1, 'yn'), date('transactionDate')],
+    fields: [req('AO', 'institutionId'), req('AL', 'blockedCardMessage'), req('AA', 'patronIdentifier'), req('AC', 'terminalPassword')],
+  },
+  '11': {
+    code: '11', name: 'Checkout',
+    fixed: [f('scRenewalPolicy', 1, 'yn'), f('noBlock', 1, 'yn'), date('transactionDate'), date('nbDueDate')],
+    fields: [
+      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AB', 'itemIdentifier'), req('AC', 'terminalPassword'),
+      t('CH', 'itemProperties'), t('AD', 'patronPassword'), yn('BO', 'feeAcknowledged'), yn('BI', 'cancel'),
+    ],
+  },
+  '12': {
+    code: '12', name: 'Checkout Response',
+    fixed: [f('ok', 1, 'bit'), f('renewalOk', 1, 'yn'), f('magneticMedia', 1, 'ynu'), f('desensitize', 1, 'ynu'), date('transactionDate')],
+    fields: [
+      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AB', 'itemIdentifier'), req('AJ', 'titleIdentifier'),
+      req('AH', 'dueDate'), t('BT', 'feeType'), yn('CI', 'securityInhibit'), t('BH', 'currencyType'),
+      t('BV', 'feeAmount'), t('CK', 'mediaType'), t('CH', 'itemProperties'), t('BK', 'transactionId'),
+      ...screen,
+    ],
+  },
+  '09': {
+    code: '09', name: 'Checkin',
+    fixed: [f('noBlock', 1, 'yn'), date('transactionDate'), date('returnDate')],
+    fields: [
+      req('AP', 'currentLocation'), req('AO', 'institutionId'), req('AB', 'itemIdentifier'), req('AC', 'terminalPassword'),
+      t('CH', 'itemProperties'), yn('BI', 'cancel'),
+    ],
+  },
+  '10': {
+    code: '10', name: 'Checkin Response',
+    fixed: [f('ok', 1, 'bit'), f('resensitize', 1, 'yn'), f('magneticMedia', 1, 'ynu'), f('alert', 1, 'yn'), date('transactionDate')],
+    fields: [
+      req('AO', 'institutionId'), req('AB', 'itemIdentifier'), req('AQ', 'permanentLocation'), t('AJ', 'titleIdentifier'),
+      t('CL', 'sortBin'), t('AA', 'patronIdentifier'), t('CK', 'mediaType'), t('CH', 'itemProperties'),
+      t('CV', 'alertType'), t('CT', 'destinationLocation'), t('CY', 'holdPatronIdentifier'), t('DA', 'holdPatronName'),
+      ...screen,
+    ],
+  },
   '93': {
     code: '93', name: 'Login',
     fixed: [f('uidAlgorithm', 1, 'text'), f('pwdAlgorithm', 1, 'text')],
@@ -189,6 +242,7 @@ export const MESSAGE_SPECS = {
       many('AS', 'holdItems'), many('AT', 'overdueItems'), many('AU', 'chargedItems'),
       many('AV', 'fineItems'), many('BU', 'recallItems'), many('CD', 'unavailableHoldItems'),
       t('BD', 'homeAddress'), t('BE', 'emailAddress'), t('BF', 'homePhoneNumber'),
+      t('AQ', 'homeLibrary'), t('PB', 'birthDate'), t('PI', 'internetProfile'),
       ...screen,
     ],
   },
@@ -205,6 +259,29 @@ export const MESSAGE_SPECS = {
       req('AB', 'itemIdentifier'), req('AJ', 'titleIdentifier'), t('BG', 'owner'), t('BH', 'currencyType'),
       t('BV', 'feeAmount'), t('CK', 'mediaType'), t('AQ', 'permanentLocation'), t('AP', 'currentLocation'),
       t('CH', 'itemProperties'), ...screen,
+    ],
+  },
+  '19': {
+    code: '19', name: 'Item Status Update',
+    fixed: [date('transactionDate')],
+    fields: [req('AO', 'institutionId'), req('AB', 'itemIdentifier'), t('AC', 'terminalPassword'), req('CH', 'itemProperties')],
+  },
+  '20': {
+    code: '20', name: 'Item Status Update Response',
+    fixed: [f('itemPropertiesOk', 1, 'bit'), date('transactionDate')],
+    fields: [req('AB', 'itemIdentifier'), t('AJ', 'titleIdentifier'), t('CH', 'itemProperties'), ...screen],
+  },
+  '25': {
+    code: '25', name: 'Patron Enable',
+    fixed: [date('transactionDate')],
+    fields: [req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AC', 'terminalPassword'), t('AD', 'patronPassword')],
+  },
+  '26': {
+    code: '26', name: 'Patron Enable Response',
+    fixed: [f('patronStatus', 14, 'flags'), f('language', 3, 'text'), date('transactionDate')],
+    fields: [
+      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AE', 'personalName'),
+      yn('BL', 'validPatron'), yn('CQ', 'validPatronPassword'), ...screen,
     ],
   },
   '29': {
@@ -315,6 +392,15 @@ export type MessageOf<C extends MessageCode> = C extends MessageCode
 /** Any message of the catalogue, discriminated on `code`. */
 export type Sip2Message = { [C in MessageCode]: MessageOf<C> }[MessageCode];
 
+export type BlockPatron = MessageOf<'01'>;
+export type Checkout = MessageOf<'11'>;
+export type CheckoutResponse = MessageOf<'12'>;
+export type Checkin = MessageOf<'09'>;
+export type CheckinResponse = MessageOf<'10'>;
+export type ItemStatusUpdate = MessageOf<'19'>;
+export type ItemStatusUpdateResponse = MessageOf<'20'>;
+export type PatronEnable = MessageOf<'25'>;
+export type PatronEnableResponse = MessageOf<'26'>;
 export type Login = MessageOf<'93'>;
 export type LoginResponse = MessageOf<'94'>;
 export type ScStatus = MessageOf<'99'>;
@@ -340,6 +426,11 @@ export type RequestAcsResend = MessageOf<'97'>;
 
 /** Request code -> the response code an ACS must answer it with. */
 export const RESPONSE_CODE = {
+  '01': '24',
+  '11': '12',
+  '09': '10',
+  '19': '20',
+  '25': '26',
   '93': '94',
   '99': '98',
   '23': '24',
@@ -360,7 +451,7 @@ export type RequestMessage = MessageOf<RequestCode>;
  * Messages whose effect must not happen twice. Once their bytes have left,
  * they are never sent again, except as the identical-bytes resend a 96 asks for.
  */
-export const NON_IDEMPOTENT: ReadonlySet<string> = new Set(['29', '65', '15', '37']);
+export const NON_IDEMPOTENT: ReadonlySet<string> = new Set(['01', '11', '09', '19', '25', '29', '65', '15', '37']);
 
 export function isMessageCode(code: string): code is MessageCode {
   return Object.hasOwn(MESSAGE_SPECS, code);

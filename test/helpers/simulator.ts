@@ -53,6 +53,7 @@ export interface SimulatorState {
   dialect: string;
   charset: string;
   errorDetection: boolean;
+  strictChecksums: boolean;
   connections: number;
   faults: FaultsState;
   counters: CountersState;
@@ -266,6 +267,18 @@ export class RawSip2Client {
 
   writeRaw(bytes: Buffer | string): void {
     this.socket.write(typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : bytes);
+  }
+
+  /**
+   * Sends one message written out as wire text (the CR is added) and resolves
+   * to the answer's text without its terminator, both in Latin-1 so every
+   * byte is seen as sent: for tests that build and read SIP2 by hand, without
+   * the project's codec. Rejects when no answer arrives within timeoutMs.
+   */
+  async exchangeText(text: string, timeoutMs = 5000): Promise<string> {
+    this.writeRaw(`${text}\r`);
+    const { frame } = await this.nextFrame(timeoutMs);
+    return frame.toString('latin1');
   }
 
   /** The next CR-terminated frame (a LF right after the CR belongs to it); rejects on timeout or close. */

@@ -92,13 +92,13 @@ describe('paia-sip2 doctor', () => {
     expect(out).toMatch(/protocol version: 2\.00/);
     expect(out).toMatch(/institution: DEMO/);
     expect(out).toMatch(/library name: Demo Public Library/);
-    // The simulator's BX is YNNNYYYYYYYNNYYY: every position by name, with yes or no.
+    // The simulator's BX is YYYYYYYYYYYYYYYY: every position by name, with yes or no.
     const listed = [...out.matchAll(/^ {7}(yes|no)\s+(\d\d) (.+?)(?:\s{2,}used for .*)?$/gm)].map((m) => [m[2], m[1], m[3]!.trim()]);
     expect(listed).toEqual([
       ['23', 'yes', 'patron status'],
-      ['11', 'no', 'checkout'],
-      ['09', 'no', 'checkin'],
-      ['01', 'no', 'block patron'],
+      ['11', 'yes', 'checkout'],
+      ['09', 'yes', 'checkin'],
+      ['01', 'yes', 'block patron'],
       ['99', 'yes', 'SC/ACS status'],
       ['97', 'yes', 'request resend'],
       ['93', 'yes', 'login'],
@@ -106,8 +106,8 @@ describe('paia-sip2 doctor', () => {
       ['35', 'yes', 'end patron session'],
       ['37', 'yes', 'fee paid'],
       ['17', 'yes', 'item information'],
-      ['19', 'no', 'item status update'],
-      ['25', 'no', 'patron enable'],
+      ['19', 'yes', 'item status update'],
+      ['25', 'yes', 'patron enable'],
       ['15', 'yes', 'hold'],
       ['29', 'yes', 'renew'],
       ['65', 'yes', 'renew all'],

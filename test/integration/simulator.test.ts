@@ -34,6 +34,8 @@ const msg = {
 };
 
 let sim: SimulatorProcess;
+/** --strict-checksums: the error detection of the 3M text read strictly (every request must carry AY/AZ). */
+let strict: SimulatorProcess;
 let folio: SimulatorProcess;
 let idle: SimulatorProcess;
 let plain: SimulatorProcess;
@@ -66,8 +68,9 @@ function tryConnect(port: number): Promise<string> {
 }
 
 beforeAll(async () => {
-  [sim, folio, idle, plain] = await Promise.all([
+  [sim, strict, folio, idle, plain] = await Promise.all([
     startSimulatorProcess(),
+    startSimulatorProcess({ extraArgs: ['--strict-checksums'] }),
     startSimulatorProcess({ dialect: 'folio' }),
     startSimulatorProcess({ idleTimeoutS: 0.5 }),
     startSimulatorProcess({ errorDetection: false, dialect: 'koha' }),
@@ -76,12 +79,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of clients) c.close();
-  await Promise.all([sim, folio, idle, plain].map((p) => p?.stop()));
+  await Promise.all([sim, strict, folio, idle, plain].map((p) => p?.stop()));
 });
 
 beforeEach(async () => {
   while (clients.length > 0) clients.pop()!.close();
-  await sim.reset();
+  await Promise.all([sim.reset(), strict.reset()]);
 });
 
 describe('start-up', () => {
@@ -153,15 +156,16 @@ describe('login', () => {
     const c = await loggedIn();
     const r = await c.request(msg.scStatus());
     expect(r).toMatchObject({
-      code: '98', onlineStatus: true, acsRenewalPolicy: true, timeoutPeriod: 30, retriesAllowed: 3, protocolVersion: '2.00',
-      institutionId: 'DEMO', libraryName: 'Demo Public Library', supportedMessages: 'YNNNYYYYYYYNNYYY',
+      code: '98', onlineStatus: true, checkinOk: true, checkoutOk: true, acsRenewalPolicy: true, statusUpdateOk: true, offlineOk: false,
+      timeoutPeriod: 30, retriesAllowed: 3, protocolVersion: '2.00',
+      institutionId: 'DEMO', libraryName: 'Demo Public Library', supportedMessages: 'YYYYYYYYYYYYYYYY',
     });
   });
 });
 
-describe('error detection', () => {
+describe('error detection with --strict-checksums (the default answers requests without AY/AZ: simulator-messages.test.ts)', () => {
   it('answers 96 to a bad or missing checksum and executes nothing', async () => {
-    const c = await loggedIn();
+    const c = await loggedIn(strict.port);
     const before = await dueDateOf(c, 'it-0002');
     const good = encodeMessage(msg.renew('alice', 'it-0002'), { ...CP850, sequence: 5 });
     const bad = Buffer.from(good);
@@ -177,54 +181,54 @@ describe('error detection', () => {
     c.writeRaw(text + checksum(Buffer.from(text, 'latin1')) + '\r');
     expect((await c.next()).raw.toString('latin1')).toBe('96AZFEF6\r');
     expect(await dueDateOf(c, 'it-0002')).toBe(before);
-    expect((await sim.counters()).executed['29']).toBeUndefined();
+    expect((await strict.counters()).executed['29']).toBeUndefined();
   });
 
   it('echoes the request AY in the response and checksums it', async () => {
-    const c = await loggedIn();
+    const c = await loggedIn(strict.port);
     const r = await c.request(msg.scStatus(), { sequence: 7 });
     expect(r.sequence).toBe(7);
     expect(r.raw.toString('latin1')).toMatch(/AY7AZ[0-9A-F]{4}\r$/);
   });
 
   it('97 re-sends the last response byte for byte, and 96 when nothing was sent yet', async () => {
-    const fresh = await client();
+    const fresh = await client(strict.port);
     fresh.writeRaw('97AZFEF5\r');
     expect((await fresh.next()).raw.toString('latin1')).toBe('96AZFEF6\r');
 
-    const c = await loggedIn();
+    const c = await loggedIn(strict.port);
     const original = await c.request(msg.patronInfo('alice', 'charged'));
     c.writeRaw('97AZFEF5\r');
     const replay = await c.next();
     expect(replay.raw.equals(original.raw)).toBe(true);
     c.writeRaw('97AZFEF5\r');
     expect((await c.next()).raw.equals(original.raw)).toBe(true);
-    const counters = await sim.counters();
+    const counters = await strict.counters();
     expect(counters.received['97']).toBe(3);
     expect(counters.executed['97']).toBeUndefined();
     expect(counters.executed['63']).toBe(1);
   });
 
   it('treats a message with the previous AY and AZ as a retransmission: same answer, not executed again', async () => {
-    const c = await loggedIn();
+    const c = await loggedIn(strict.port);
     const before = await dueDateOf(c, 'it-0002');
     const bytes = c.send(msg.renew('alice', 'it-0002'), { sequence: 3 });
     const first = await c.next();
     c.writeRaw(bytes);
     const second = await c.next();
     expect(second.raw.equals(first.raw)).toBe(true);
-    expect((await sim.counters()).executed['29']).toBe(1);
+    expect((await strict.counters()).executed['29']).toBe(1);
     const after = await dueDateOf(c, 'it-0002');
     expect(after).not.toBe(before);
     // the same request with a new sequence number is a new request
     const third = await c.request<RenewResponse>(msg.renew('alice', 'it-0002'), { sequence: 5 });
     expect(third.ok).toBe(true);
-    expect((await sim.counters()).executed['29']).toBe(2);
+    expect((await strict.counters()).executed['29']).toBe(2);
     expect(await dueDateOf(c, 'it-0002')).not.toBe(after);
   });
 
   it('accepts CRLF and stray LFs on input and answers with CR only (generic)', async () => {
-    const c = await client();
+    const c = await client(strict.port);
     const login = encodeMessage({ code: '93', uidAlgorithm: '0', pwdAlgorithm: '0', loginUserId: 'paia', loginPassword: 'paia-secret' }, { ...CP850, sequence: 0, terminator: '\r\n' });
     c.writeRaw(Buffer.concat([Buffer.from('\n\n'), login]));
     const r = await c.next();
@@ -237,13 +241,13 @@ describe('error detection', () => {
     expect(c.pending.length).toBe(0); // no LF after the CR
   });
 
-  it('ignores unknown command ids without closing the connection', async () => {
-    const c = await loggedIn();
-    const text = '25' + '20260101    000000' + 'AODEMO|AAalice|AY4AZ';
+  it('answers 96 to a command id that is not an SC command, without closing the connection', async () => {
+    const c = await loggedIn(strict.port);
+    const text = '41' + '20260101    000000' + 'AODEMO|AAalice|AY4AZ';
     c.writeRaw(text + checksum(Buffer.from(text, 'latin1')) + '\r');
-    expect(await c.somethingWithin(300)).toBe(false);
+    expect((await c.next()).raw.toString('latin1')).toBe('96AZFEF6\r');
     expect((await c.request(msg.scStatus())).code).toBe('98');
-    expect((await sim.counters()).received['25']).toBe(1);
+    expect((await strict.counters()).received['41']).toBe(1);
   });
 
   it('with error detection off: no AY/AZ on responses, plain requests accepted', async () => {

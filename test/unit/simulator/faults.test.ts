@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { decodeFrame, encodeMessage } from '../../../src/sip2/codec.js';
 import { Sip2DecodeError } from '../../../src/sip2/errors.js';
 import { FrameDecoder } from '../../../src/sip2/framer.js';
-import { parseCli, UsageError } from '../../../sip2-simulator/src/cli.js';
+import { RESPONSE_CODE } from '../../../src/sip2/spec.js';
+import { parseCli, USAGE, UsageError } from '../../../sip2-simulator/src/cli.js';
+import { DATA_FIELDS } from '../../../sip2-simulator/src/data.js';
 import { Faults, corruptChecksum, garbageBytes, parseFaultPatch } from '../../../sip2-simulator/src/faults.js';
 
 describe('Faults', () => {
@@ -91,6 +93,19 @@ describe('CLI flags', () => {
     });
     expect(parseCli([])).toEqual({});
     expect(parseCli(['-h'])).toBe('help');
+    expect(parseCli(['--strict-checksums'])).toEqual({ strictChecksums: true });
+    expect(parseCli(['--error-detection', 'on', '--strict-checksums'])).toEqual({ errorDetection: true, strictChecksums: true });
+  });
+
+  it('--help lists every message the simulator answers and every field of the data file', () => {
+    for (const [request, response] of Object.entries(RESPONSE_CODE)) expect(USAGE).toMatch(new RegExp(`^  ${request} .+ -> ${response} `, 'm'));
+    expect(USAGE).toContain('any other command id -> 96');
+    for (const [record, fields] of Object.entries(DATA_FIELDS)) {
+      const line = USAGE.split('\n').find((text) => text.startsWith(`  ${record}: `));
+      expect(line, record).toBeDefined();
+      for (const field of fields) expect(line).toMatch(new RegExp(`[ ,]${field}(,|$)`));
+    }
+    expect(DATA_FIELDS['patrons[]']).toEqual(expect.arrayContaining(['birthDate', 'internetProfile', 'homeLibrary', 'holdItemsLimit', 'blocked']));
   });
 
   it('rejects bad values and unknown flags with a clear reason', () => {
@@ -100,6 +115,7 @@ describe('CLI flags', () => {
       [['--dialect', 'sierra'], /--dialect must be one of generic, koha, evergreen, folio/],
       [['--charset', 'ascii'], /--charset/],
       [['--error-detection', 'yes'], /--error-detection must be on or off/],
+      [['--error-detection', 'off', '--strict-checksums'], /--strict-checksums needs --error-detection on/],
       [['--idle-timeout-s', '-1'], /--idle-timeout-s/],
       [['--log-level', 'loud'], /--log-level/],
       [['--bogus'], /bogus/],

@@ -121,7 +121,7 @@ describe('hold rules', () => {
     expect(library.placeHold('alice', { item: 'xx-9999' })).toMatchObject({ ok: false, reason: 'Item not found' });
     expect(library.placeHold('alice', { item: 'it-0050' })).toMatchObject({ ok: false, reason: 'Item is lost and cannot be held' });
     expect(library.placeHold('alice', {})).toMatchObject({ ok: false, reason: 'No item or title given' });
-    expect(library.holds()).toHaveLength(4);
+    expect(library.holds()).toHaveLength(5);
   });
 
   it('cancels a hold, moving the queue up; a cancelled waiting hold frees the item', () => {
@@ -179,7 +179,147 @@ describe('account state', () => {
     library.placeHold('dave', { item: 'it-0030' });
     library.reload();
     expect(library.item('it-0002')!.loan!.renewals).toBe(0);
-    expect(library.holds()).toHaveLength(4);
+    expect(library.holds()).toHaveLength(5);
+  });
+});
+
+describe('checkout', () => {
+  it('lends an available item for the loan period', () => {
+    const library = demo();
+    const result = library.checkout('hanna', 'sc-0001', { scRenewalPolicy: true, noBlock: false });
+    expect(result).toMatchObject({ ok: true, renewal: false });
+    if (!result.ok) throw new Error('unreachable');
+    expect(ymd(result.due)).toBe('2026-04-12');
+    expect(library.item('sc-0001')!.loan).toMatchObject({ patron: 'hanna', renewals: 0 });
+    expect(library.loansOf('hanna').map((item) => item.barcode)).toEqual(['sc-0001', 'sc-0002', 'sc-0003']);
+    expect(library.circulationStatus(library.item('sc-0001')!)).toBe(CIRCULATION.charged);
+  });
+
+  it('refuses unknown patrons and items, loans of others, blocked, expired and fee-blocked patrons, and items not on the shelf', () => {
+    const library = demo();
+    const out = (patron: string, item: string) => library.checkout(patron, item, { scRenewalPolicy: true, noBlock: false });
+    expect(out('nobody', 'sc-0001')).toMatchObject({ ok: false, reason: 'Patron not found' });
+    expect(out('hanna', 'xx-9999')).toMatchObject({ ok: false, reason: 'Item not found' });
+    expect(out('hanna', 'it-0020')).toMatchObject({ ok: false, reason: 'Item is checked out to another patron' });
+    expect(out('jonas', 'sc-0001')).toMatchObject({ ok: false, reason: 'Card retained at self-check: please see the front desk' });
+    expect(out('bob', 'sc-0001')).toMatchObject({ ok: false, reason: 'Charge privileges denied' });
+    expect(out('carol', 'sc-0001')).toMatchObject({ ok: false, reason: 'Charge privileges denied' });
+    expect(out('hanna', 'it-0050')).toMatchObject({ ok: false, reason: 'Item is lost' });
+    expect(out('hanna', 'it-0040')).toMatchObject({ ok: false, reason: 'Item is in-transit' });
+    expect(library.item('sc-0001')!.loan).toBeNull();
+  });
+
+  it('refuses an item held for another patron, and fills the patron\'s own hold', () => {
+    const library = demo();
+    const out = (patron: string, item: string) => library.checkout(patron, item, { scRenewalPolicy: true, noBlock: false });
+    // it-0010 waits on the hold shelf for alice
+    expect(out('hanna', 'it-0010')).toMatchObject({ ok: false, reason: 'Item is on hold for another patron' });
+    expect(out('alice', 'it-0010')).toMatchObject({ ok: true });
+    expect(library.holdsOf('alice').map((hold) => hold.id)).toEqual(['h-0003']);
+    expect(library.circulationStatus(library.item('it-0010')!)).toBe(CIRCULATION.charged);
+  });
+
+  it('renews an item the patron already has when the SC allows renewals (renewal ok), refuses otherwise', () => {
+    const library = demo();
+    expect(library.checkout('alice', 'it-0002', { scRenewalPolicy: false, noBlock: false })).toMatchObject({
+      ok: false, reason: 'Item is already checked out to this patron',
+    });
+    const renewed = library.checkout('alice', 'it-0002', { scRenewalPolicy: true, noBlock: false });
+    expect(renewed).toMatchObject({ ok: true, renewal: true });
+    expect(library.item('it-0002')!.loan!.renewals).toBe(1);
+    expect(library.checkout('alice', 'it-0003', { scRenewalPolicy: true, noBlock: false })).toMatchObject({ ok: false, reason: 'Renewal limit reached' });
+  });
+
+  it('stops at the charged items limit and flags it', () => {
+    const data = parseLibraryData({
+      institution: 'X', libraryName: 'X', currency: 'EUR', defaultLocation: 'MAIN', terminals: [{ login: 'a', password: 'b' }],
+      patrons: [{ barcode: 'p1', password: 'pw', name: 'P', chargedItemsLimit: 1, holdItemsLimit: 0 }],
+      items: [{ barcode: 'i1', title: 'T1', callNumber: 'C1' }, { barcode: 'i2', title: 'T2', callNumber: 'C2' }],
+    });
+    const library = new Library(data, { now: () => NOW });
+    expect(library.flagsOf(library.patron('p1')!).tooManyItemsCharged).toBe(false);
+    expect(library.checkout('p1', 'i1', { scRenewalPolicy: true, noBlock: false }).ok).toBe(true);
+    expect(library.flagsOf(library.patron('p1')!).tooManyItemsCharged).toBe(true);
+    expect(library.checkout('p1', 'i2', { scRenewalPolicy: true, noBlock: false })).toMatchObject({ ok: false, reason: 'Charged items limit reached' });
+    expect(library.placeHold('p1', { item: 'i2' })).toMatchObject({ ok: false, reason: 'Hold limit reached' });
+  });
+
+  it('records a no-block checkout (done off-line) whatever blocks the patron, with the SC\'s due date', () => {
+    const library = demo();
+    const nbDue = new Date(2026, 2, 29, 23, 59, 59);
+    const result = library.checkout('jonas', 'sc-0001', { scRenewalPolicy: false, noBlock: true, nbDueDate: nbDue });
+    expect(result).toMatchObject({ ok: true, due: nbDue });
+    expect(library.item('sc-0001')!.loan!.patron).toBe('jonas');
+  });
+});
+
+describe('checkin', () => {
+  it('ends the loan; the first pending hold for this location puts the item on the hold shelf', () => {
+    const library = demo();
+    const result = library.checkin('it-0020', 'MAIN');
+    expect(result).toMatchObject({ ok: true, returnedBy: { barcode: 'frank' }, route: { kind: 'hold-shelf', hold: { id: 'h-0002', patron: 'gina' } } });
+    const item = library.item('it-0020')!;
+    expect(item.loan).toBeNull();
+    expect(library.loansOf('frank')).toEqual([]);
+    expect(library.circulationStatus(item)).toBe(CIRCULATION.holdShelf);
+    expect(ymd(library.waitingHoldOn(item)!.waiting!.pickupBy)).toBe('2026-03-22');
+    // alice, second in the queue, still waits
+    expect(library.summary('alice')!.pendingHolds.map((hold) => hold.id)).toEqual(['h-0003']);
+    expect(library.summary('gina')!.readyHolds.map((hold) => hold.id)).toEqual(['h-0002']);
+  });
+
+  it('sends an item held for another location in transit, and onto that hold shelf when it arrives', () => {
+    const library = demo();
+    expect(library.checkin('sc-0002', 'MAIN')).toMatchObject({ ok: true, route: { kind: 'hold-transit', to: 'BRANCH', hold: { patron: 'ida' } } });
+    expect(library.circulationStatus(library.item('sc-0002')!)).toBe(CIRCULATION.inTransit);
+    expect(library.item('sc-0002')!.currentLocation).toBe('MAIN');
+    expect(library.checkin('sc-0002', 'BRANCH')).toMatchObject({ ok: true, returnedBy: undefined, route: { kind: 'hold-shelf', hold: { patron: 'ida' } } });
+    expect(library.circulationStatus(library.item('sc-0002')!)).toBe(CIRCULATION.holdShelf);
+  });
+
+  it('fills a title-level hold with the returned copy', () => {
+    const library = demo();
+    // emile's hold on t-vorleser picks up at emile's home library, BRANCH
+    expect(library.checkin('it-0070', 'BRANCH')).toMatchObject({ ok: true, route: { kind: 'hold-shelf', hold: { id: 'h-0004', patron: 'emile' } } });
+    expect(library.waitingHoldOn(library.item('it-0070')!)!.id).toBe('h-0004');
+  });
+
+  it('sends an item of another location home, and shelves the others', () => {
+    const library = demo();
+    expect(library.checkin('sc-0003', 'MAIN')).toMatchObject({ ok: true, route: { kind: 'home-transit', to: 'BRANCH' } });
+    expect(library.checkin('it-0002', 'MAIN')).toMatchObject({ ok: true, returnedBy: { barcode: 'alice' }, route: { kind: 'shelf' } });
+    expect(library.circulationStatus(library.item('it-0002')!)).toBe(CIRCULATION.available);
+  });
+
+  it('refuses unknown items and items that were not checked out, changing nothing', () => {
+    const library = demo();
+    expect(library.checkin('xx-9999', 'MAIN')).toMatchObject({ ok: false, reason: 'Item not found' });
+    expect(library.checkin('it-0030', 'BRANCH')).toMatchObject({ ok: false, reason: 'Item was not checked out' });
+    expect(library.item('it-0030')!.currentLocation).toBe('MAIN');
+  });
+});
+
+describe('block, enable, item status update', () => {
+  it('a block denies every privilege until an enable lifts it; flags from the data stay', () => {
+    const library = demo();
+    const on = (barcode: string) => Object.entries(library.flagsOf(library.patron(barcode)!)).filter(([, v]) => v).map(([k]) => k);
+    library.block('gina', 'card left behind');
+    expect(on('gina')).toEqual(['chargePrivilegesDenied', 'renewalPrivilegesDenied', 'recallPrivilegesDenied', 'holdPrivilegesDenied', 'cardReportedLost']);
+    expect(library.patron('gina')!.blocked).toEqual({ reason: 'card left behind' });
+    expect(library.enable('gina')).toBe(true);
+    expect(on('gina')).toEqual(['cardReportedLost']);
+    expect(library.enable('gina')).toBe(false);
+    library.block('alice', '   ');
+    expect(library.patron('alice')!.blocked!.reason).toBe('Card blocked: please contact library staff');
+    expect(library.block('nobody', 'x')).toBeUndefined();
+    expect(on('jonas')).toEqual(['chargePrivilegesDenied', 'renewalPrivilegesDenied', 'recallPrivilegesDenied', 'holdPrivilegesDenied']);
+  });
+
+  it('stores item properties', () => {
+    const library = demo();
+    expect(library.item('sc-0001')!.itemProperties).toBe('RFID tag 3M-0001');
+    expect(library.updateItemProperties('sc-0001', 'weight 310 g')!.itemProperties).toBe('weight 310 g');
+    expect(library.updateItemProperties('xx-9999', 'x')).toBeUndefined();
   });
 });
 
@@ -237,24 +377,46 @@ describe('data file', () => {
 
   it('accepts a minimal file and fills defaults', () => {
     const data = parseLibraryData(minimal());
-    expect(data.rules).toEqual({ loanPeriodDays: 28, renewalLimit: 3, holdExpiryDays: 365 });
+    expect(data.rules).toEqual({ loanPeriodDays: 28, renewalLimit: 3, holdExpiryDays: 365, holdPickupDays: 7 });
     expect(data.items[0]!.mediaType).toBe('001');
     const library = new Library(data, { now: () => NOW });
     expect(library.item('i1')!.titleId).toBe('t-i1');
   });
 
-  it('rejects values SIP2 cannot carry and dangling references, naming the path', () => {
+  it('rejects values SIP2 cannot carry and dangling references, naming the record and the field', () => {
     const withBar = minimal();
     withBar.patrons[0]!.name = 'A|B';
-    expect(() => parseLibraryData(withBar)).toThrow(/patrons\.0\.name: must not contain "\|"/);
+    expect(() => parseLibraryData(withBar)).toThrow(/patrons\[0\] \(barcode "p1"\)\.name: must not contain "\|"/);
     const tooLong = minimal();
     tooLong.items[0]!.title = 'x'.repeat(256);
-    expect(() => parseLibraryData(tooLong)).toThrow(/items\.0\.title: must be at most 255/);
+    expect(() => parseLibraryData(tooLong)).toThrow(/items\[0\] \(barcode "i1"\)\.title: must be at most 255/);
     const dangling = minimal();
     dangling.items[0]!.loan.patron = 'ghost';
-    expect(() => parseLibraryData(dangling)).toThrow(/items\.0\.loan\.patron: unknown patron "ghost"/);
+    expect(() => parseLibraryData(dangling)).toThrow(/items\[0\] \(barcode "i1"\)\.loan\.patron: unknown patron "ghost"/);
     expect(() => parseLibraryData({ ...minimal(), holds: [{ patron: 'p1', item: 'i1', title: 't-i1' }] })).toThrow(/exactly one of/);
     expect(() => parseLibraryData({ ...minimal(), surprise: 1 })).toThrow(/surprise/);
+  });
+
+  it('checks the patron fields of the 64 (birth date, limits, block) and names the record', () => {
+    const withPatron = (fields: Record<string, unknown>) => ({
+      ...minimal(),
+      patrons: [{ barcode: 'p1', password: 'pw', name: 'P One' }, { barcode: 'emile', password: 'pw', name: 'E', ...fields }],
+    });
+    expect(() => parseLibraryData(withPatron({ birthDate: '30.06.1985' }))).toThrow('patrons[1] (barcode "emile").birthDate: must be YYYY-MM-DD');
+    expect(() => parseLibraryData(withPatron({ birthDate: '1985-02-30' }))).toThrow('patrons[1] (barcode "emile").birthDate: must be YYYY-MM-DD');
+    expect(() => parseLibraryData(withPatron({ chargedItemsLimit: 10000 }))).toThrow(/patrons\[1\] \(barcode "emile"\)\.chargedItemsLimit: .*9999/);
+    expect(() => parseLibraryData(withPatron({ blocked: 3 }))).toThrow('patrons[1] (barcode "emile").blocked: must be true, false or the reason as text');
+    expect(() => parseLibraryData(withPatron({ blocked: 'lost|found' }))).toThrow('patrons[1] (barcode "emile").blocked: must be at most 255 characters without "|", CR, LF or NUL');
+    expect(() => parseLibraryData(withPatron({ internetProfile: 'a|b' }))).toThrow(/patrons\[1\] \(barcode "emile"\)\.internetProfile: must not contain/);
+    expect(() => parseLibraryData(withPatron({ fines: [{ id: 'f-1', amount: '2,50', type: 'overdue', dateInDays: -1 }] }))).toThrow(
+      /patrons\[1\] \(barcode "emile"\)\.fines\[0\] \(id "f-1"\)\.amount: must be an amount like "2\.50"/,
+    );
+    expect(() => parseLibraryData({ ...minimal(), holds: [{ patron: 'ghost', item: 'i1' }] })).toThrow('holds[0] (patron "ghost").patron: unknown patron "ghost"');
+    const data = parseLibraryData(
+      withPatron({ birthDate: '1985-06-30', internetProfile: 'Y', holdItemsLimit: 2, overdueItemsLimit: 1, chargedItemsLimit: 3, screenMessage: 'Hi', printLine: 'Thanks', blocked: 'Lost card' }),
+    );
+    const patron = new Library(data, { now: () => NOW }).patron('emile')!;
+    expect(patron).toMatchObject({ birthDate: '1985-06-30', internetProfile: 'Y', holdItemsLimit: 2, chargedItemsLimit: 3, blocked: { reason: 'Lost card' } });
   });
 
   it('ships demo data with the documented patrons', () => {

@@ -1,13 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { decodeFrame, encodeMessage, extraField } from '../../../src/sip2/codec.js';
+import { decodeFrame, encodeMessage, extraField, noPatronFlags } from '../../../src/sip2/codec.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
 import { type DialectName, loadDialect, parseDialectDate, parseFineItem } from '../../../src/sip2/dialect.js';
-import type { ItemInformationResponse, PatronInformation, PatronInformationResponse, Sip2Message } from '../../../src/sip2/spec.js';
+import type {
+  Checkin,
+  CheckinResponse,
+  Checkout,
+  CheckoutResponse,
+  ItemInformationResponse,
+  ItemStatusUpdateResponse,
+  PatronEnableResponse,
+  PatronInformation,
+  PatronInformationResponse,
+  PatronStatusResponse,
+  Sip2Message,
+} from '../../../src/sip2/spec.js';
 import { loadLibraryData } from '../../../sip2-simulator/src/data.js';
 import { Library } from '../../../sip2-simulator/src/library.js';
 import { type HandledRequest, REJECTED_BY_FAULT, SUPPORTED_MESSAGES_BX, rejectedResponse, respond } from '../../../sip2-simulator/src/responses.js';
 
 const NOW = new Date(2026, 2, 15, 12, 0, 0);
+const NO_FLAGS = noPatronFlags();
 const tx = sip2DateFrom(NOW);
 
 function setup(dialectName: DialectName) {
@@ -170,8 +183,8 @@ describe('18 Item Information', () => {
 describe('other responses', () => {
   it('98 announces the supported messages', () => {
     const r = setup('generic').ask<Sip2Message>({ code: '99', statusCode: 0, maxPrintWidth: 80, protocolVersion: '2.00' });
-    expect(r).toMatchObject({ code: '98', onlineStatus: true, acsRenewalPolicy: true, timeoutPeriod: 30, retriesAllowed: 3, protocolVersion: '2.00', institutionId: 'DEMO', libraryName: 'Demo Public Library', supportedMessages: SUPPORTED_MESSAGES_BX });
-    expect(SUPPORTED_MESSAGES_BX).toBe('YNNNYYYYYYYNNYYY');
+    expect(r).toMatchObject({ code: '98', onlineStatus: true, checkinOk: true, checkoutOk: true, statusUpdateOk: true, offlineOk: false, acsRenewalPolicy: true, timeoutPeriod: 30, retriesAllowed: 3, protocolVersion: '2.00', institutionId: 'DEMO', libraryName: 'Demo Public Library', supportedMessages: SUPPORTED_MESSAGES_BX });
+    expect(SUPPORTED_MESSAGES_BX).toBe('YYYYYYYYYYYYYYYY');
   });
 
   it('30 carries the new due date; a refusal says why and changes nothing', () => {
@@ -235,5 +248,140 @@ describe('other responses', () => {
     expect(library.item('it-0002')!.loan!.renewals).toBe(0);
     expect(rejectedResponse(patronInfo('alice', null), ctx)).toMatchObject({ code: '64', validPatron: false, personalName: '' });
     expect(rejectedResponse({ code: '17', transactionDate: tx, institutionId: 'DEMO', itemIdentifier: 'it-0002' }, ctx)).toMatchObject({ code: '18', circulationStatus: 1 });
+  });
+});
+
+describe('checkout, checkin, block, enable, item status update', () => {
+  const checkout = (patron: string, item: string, extra: Partial<Checkout> = {}): Checkout => ({
+    code: '11', scRenewalPolicy: true, noBlock: false, transactionDate: tx, nbDueDate: null, institutionId: 'DEMO',
+    patronIdentifier: patron, itemIdentifier: item, terminalPassword: '', ...extra,
+  });
+  const checkin = (item: string, location = 'MAIN'): Checkin => ({
+    code: '09', noBlock: false, transactionDate: tx, returnDate: tx, currentLocation: location, institutionId: 'DEMO', itemIdentifier: item, terminalPassword: '',
+  });
+  const itemInfo = (barcode: string): HandledRequest => ({ code: '17', transactionDate: tx, institutionId: 'DEMO', itemIdentifier: barcode });
+  const status = (patron: string): HandledRequest => ({
+    code: '23', language: '001', transactionDate: tx, institutionId: 'DEMO', patronIdentifier: patron, terminalPassword: '', patronPassword: '',
+  });
+
+  it('12 lends the item with the due date in the dialect format; 18 and 64 show the loan', () => {
+    const { ask } = setup('evergreen');
+    expect(ask<CheckoutResponse>(checkout('hanna', 'sc-0001'))).toMatchObject({
+      code: '12', ok: true, renewalOk: false, magneticMedia: 'N', desensitize: 'Y', patronIdentifier: 'hanna', itemIdentifier: 'sc-0001',
+      titleIdentifier: 'Der Schimmelreiter', dueDate: '2026-04-12 23:59:59', mediaType: '001', itemProperties: 'RFID tag 3M-0001', screenMessage: ['Item checked out'],
+    });
+    expect(ask<ItemInformationResponse>(itemInfo('sc-0001'))).toMatchObject({ circulationStatus: 4, dueDate: '2026-04-12 23:59:59' });
+    expect(ask<PatronInformationResponse>(patronInfo('hanna', 'charged')).chargedItems).toEqual(['sc-0001', 'sc-0002', 'sc-0003']);
+  });
+
+  it('12 for magnetic media: magnetic media Y, no desensitizing; renewal ok Y for an item the patron has', () => {
+    const { ask } = setup('generic');
+    expect(ask<CheckoutResponse>(checkout('hanna', 'sc-0004'))).toMatchObject({ ok: true, magneticMedia: 'Y', desensitize: 'N', mediaType: '004' });
+    expect(ask<CheckoutResponse>(checkout('hanna', 'sc-0004'))).toMatchObject({ ok: true, renewalOk: true, screenMessage: ['Item renewed'] });
+  });
+
+  it('12 refused: ok 0, empty AH, the reason in AF; a wrong AD refuses too', () => {
+    const { ask, library } = setup('generic');
+    expect(ask<CheckoutResponse>(checkout('hanna', 'it-0020'))).toMatchObject({
+      ok: false, renewalOk: false, magneticMedia: 'U', desensitize: 'N', dueDate: '', titleIdentifier: 'Buddenbrooks', screenMessage: ['Item is checked out to another patron'],
+    });
+    expect(ask<CheckoutResponse>(checkout('hanna', 'zz-404'))).toMatchObject({ ok: false, titleIdentifier: '', screenMessage: ['Item not found'] });
+    expect(ask<CheckoutResponse>(checkout('hanna', 'sc-0001', { patronPassword: 'wrong' }))).toMatchObject({ ok: false, screenMessage: ['Invalid patron password'] });
+    expect(library.item('sc-0001')!.loan).toBeNull();
+  });
+
+  it('10 to the hold shelf: alert Y, CV 01, CT here, CY and DA the waiting patron, AA who returned it', () => {
+    const { ask } = setup('generic');
+    expect(ask<CheckinResponse>(checkin('it-0020'))).toMatchObject({
+      code: '10', ok: true, resensitize: true, magneticMedia: 'N', alert: true, itemIdentifier: 'it-0020', permanentLocation: 'MAIN',
+      titleIdentifier: 'Buddenbrooks', patronIdentifier: 'frank', alertType: '01', destinationLocation: 'MAIN', holdPatronIdentifier: 'gina',
+      holdPatronName: 'Gina Lostcard', screenMessage: ['Item on hold for gina: put it on the hold shelf (pickup until 2026-03-22)'],
+    });
+    expect(ask<ItemInformationResponse>(itemInfo('it-0020'))).toMatchObject({ circulationStatus: 8, holdPickupDate: '20260322    235959' });
+  });
+
+  it('10 in transit: CV 02 to the hold\'s pickup location, CV 04 home; a plain return has no alert', () => {
+    const { ask } = setup('generic');
+    expect(ask<CheckinResponse>(checkin('sc-0002'))).toMatchObject({ ok: true, alert: true, alertType: '02', destinationLocation: 'BRANCH', holdPatronIdentifier: 'ida', holdPatronName: 'Ida Branchreader' });
+    expect(ask<CheckinResponse>(checkin('sc-0003'))).toMatchObject({ ok: true, alert: true, alertType: '04', destinationLocation: 'BRANCH' });
+    const plain = ask<CheckinResponse>(checkin('it-0002'));
+    expect(plain).toMatchObject({ ok: true, alert: false, patronIdentifier: 'alice', screenMessage: ['Item checked in'] });
+    expect(plain.alertType).toBeUndefined();
+    expect(ask<ItemInformationResponse>(itemInfo('sc-0002'))).toMatchObject({ circulationStatus: 10, currentLocation: 'MAIN' });
+  });
+
+  it('10 refused: ok 0 and alert Y; an unknown barcode with CV 99 and an empty AQ', () => {
+    const { ask } = setup('generic');
+    expect(ask<CheckinResponse>(checkin('zz-404'))).toMatchObject({ ok: false, alert: true, magneticMedia: 'U', alertType: '99', permanentLocation: '', screenMessage: ['Item not found'] });
+    const notOut = ask<CheckinResponse>(checkin('it-0030'));
+    expect(notOut).toMatchObject({ ok: false, alert: true, permanentLocation: 'MAIN', titleIdentifier: 'Faust. Eine Tragödie', screenMessage: ['Item was not checked out'] });
+    expect(notOut.patronIdentifier).toBeUndefined();
+  });
+
+  it('01 blocks the card and answers a 24 (language 000) whose flags and AF say so; 23 shows it until a 25 lifts it', () => {
+    const { ask } = setup('generic');
+    const blocked = ask<PatronStatusResponse>({
+      code: '01', cardRetained: true, transactionDate: tx, institutionId: 'DEMO', blockedCardMessage: 'Card retained', patronIdentifier: 'hanna', terminalPassword: '',
+    });
+    const denied = { chargePrivilegesDenied: true, renewalPrivilegesDenied: true, recallPrivilegesDenied: true, holdPrivilegesDenied: true };
+    expect(blocked).toMatchObject({ code: '24', language: '000', validPatron: true, personalName: 'Hanna Selfcheck', patronStatus: denied, screenMessage: ['Card retained', 'Welcome back, Hanna'] });
+    expect(blocked.validPatronPassword).toBeUndefined();
+    expect(ask<PatronStatusResponse>(status('hanna'))).toMatchObject({ patronStatus: denied });
+    expect(ask<CheckoutResponse>(checkout('hanna', 'sc-0001'))).toMatchObject({ ok: false, screenMessage: ['Card retained'] });
+
+    const enable = (patronPassword?: string) => ask<PatronEnableResponse>({
+      code: '25', transactionDate: tx, institutionId: 'DEMO', patronIdentifier: 'hanna', ...(patronPassword !== undefined ? { patronPassword } : {}),
+    });
+    expect(enable('wrong')).toMatchObject({ code: '26', validPatron: true, validPatronPassword: false, patronStatus: denied, screenMessage: ['Invalid patron password', 'Card retained', 'Welcome back, Hanna'] });
+    expect(enable('hanna-pass')).toMatchObject({ code: '26', language: '000', validPatronPassword: true, patronStatus: NO_FLAGS, screenMessage: ['Card block lifted', 'Welcome back, Hanna'] });
+    expect(enable()).toMatchObject({ screenMessage: ['Card was not blocked', 'Welcome back, Hanna'] });
+    expect(ask<PatronStatusResponse>(status('hanna')).patronStatus).toEqual(NO_FLAGS);
+  });
+
+  it('01 and 25 for an unknown patron: BL N, privileges denied, nothing blocked', () => {
+    const { ask } = setup('generic');
+    expect(ask<PatronStatusResponse>({
+      code: '01', cardRetained: false, transactionDate: tx, institutionId: 'DEMO', blockedCardMessage: '', patronIdentifier: 'nobody', terminalPassword: '',
+    })).toMatchObject({ code: '24', validPatron: false, personalName: '', patronStatus: { chargePrivilegesDenied: true } });
+    expect(ask<PatronEnableResponse>({ code: '25', transactionDate: tx, institutionId: 'DEMO', patronIdentifier: 'nobody' })).toMatchObject({
+      code: '26', validPatron: false, validPatronPassword: false, personalName: '',
+    });
+  });
+
+  it('20 stores the item properties that 18 then shows; an unknown item is ok 0', () => {
+    const { ask } = setup('generic');
+    const update = (item: string) => ask<ItemStatusUpdateResponse>({
+      code: '19', transactionDate: tx, institutionId: 'DEMO', itemIdentifier: item, itemProperties: 'weight 310 g',
+    });
+    expect(update('sc-0001')).toMatchObject({ code: '20', itemPropertiesOk: true, itemIdentifier: 'sc-0001', titleIdentifier: 'Der Schimmelreiter', itemProperties: 'weight 310 g' });
+    expect(ask<ItemInformationResponse>(itemInfo('sc-0001')).itemProperties).toBe('weight 310 g');
+    expect(update('zz-404')).toMatchObject({ itemPropertiesOk: false, itemIdentifier: 'zz-404', screenMessage: ['Item not found'] });
+  });
+
+  it('64 carries limits, home library, birth date, internet profile, screen message and print line when the data has them', () => {
+    const { ask } = setup('generic');
+    expect(ask<PatronInformationResponse>(patronInfo('hanna', null))).toMatchObject({
+      holdItemsLimit: '0005', overdueItemsLimit: '0003', chargedItemsLimit: '0010', homeLibrary: 'MAIN', birthDate: '19900412',
+      internetProfile: 'Y', homeAddress: 'Lindenweg 7, 12345 Demostadt', emailAddress: 'hanna@example.org', homePhoneNumber: '+49 30 7654321',
+      screenMessage: ['Welcome back, Hanna'], printLine: ['Demo Public Library - thank you'],
+    });
+    const frank = ask<PatronInformationResponse>(patronInfo('frank', null));
+    expect(frank).toMatchObject({ homeLibrary: 'MAIN' });
+    for (const absent of ['birthDate', 'internetProfile', 'holdItemsLimit', 'chargedItemsLimit', 'screenMessage', 'printLine'] as const) expect(frank[absent]).toBeUndefined();
+    expect(ask<PatronInformationResponse>(patronInfo('emile', null)).homeLibrary).toBe('BRANCH');
+  });
+
+  it('rejectedResponse refuses the new messages without touching the library', () => {
+    const { ctx, library } = setup('generic');
+    expect(rejectedResponse(checkout('hanna', 'sc-0001'), ctx)).toMatchObject({ code: '12', ok: false, screenMessage: [REJECTED_BY_FAULT] });
+    expect(rejectedResponse(checkin('it-0020'), ctx)).toMatchObject({ code: '10', ok: false, screenMessage: [REJECTED_BY_FAULT] });
+    expect(rejectedResponse({ code: '01', cardRetained: false, transactionDate: tx, institutionId: 'DEMO', blockedCardMessage: 'x', patronIdentifier: 'hanna', terminalPassword: '' }, ctx))
+      .toMatchObject({ code: '24', validPatron: false, screenMessage: [REJECTED_BY_FAULT] });
+    expect(rejectedResponse({ code: '25', transactionDate: tx, institutionId: 'DEMO', patronIdentifier: 'jonas' }, ctx)).toMatchObject({ code: '26', screenMessage: [REJECTED_BY_FAULT] });
+    expect(rejectedResponse({ code: '19', transactionDate: tx, institutionId: 'DEMO', itemIdentifier: 'sc-0001', itemProperties: 'x' }, ctx)).toMatchObject({ code: '20', itemPropertiesOk: false });
+    expect(library.item('sc-0001')).toMatchObject({ loan: null, itemProperties: 'RFID tag 3M-0001' });
+    expect(library.item('it-0020')!.loan!.patron).toBe('frank');
+    expect(library.patron('hanna')!.blocked).toBeNull();
+    expect(library.patron('jonas')!.blocked).not.toBeNull();
   });
 });

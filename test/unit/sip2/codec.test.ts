@@ -121,23 +121,48 @@ describe('the AY/AZ trailer', () => {
   });
 
   it('decodes an unknown message code as kind "unknown", trailer removed', () => {
-    expect(decodeFrame(ascii('101YNN20261121    172931AOinst|ABit-1|AQstacks|'), OFF)).toStrictEqual({
+    expect(decodeFrame(ascii('411YNN20261121    172931AOinst|ABit-1|AQstacks|'), OFF)).toStrictEqual({
       kind: 'unknown',
-      code: '10',
+      code: '41',
       body: '1YNN20261121    172931AOinst|ABit-1|AQstacks|',
       sequence: null,
       checksummed: false,
     });
-    // "20" (item status update response) with a checksum: sum("200AY4AZ") = 0x1FB
-    expect(decodeFrame(ascii('200AY4AZFE05'), ON)).toStrictEqual({
-      kind: 'unknown', code: '20', body: '0', sequence: 4, checksummed: true,
+    // "50" (no SIP2 message) with a checksum: sum("500AY4AZ") = 0x1FE
+    expect(decodeFrame(ascii('500AY4AZFE02'), ON)).toStrictEqual({
+      kind: 'unknown', code: '50', body: '0', sequence: 4, checksummed: true,
     });
     expect(decodeFrame(ascii('00'), OFF)).toMatchObject({ kind: 'unknown', code: '00', body: '' });
   });
 
   it('still requires the checksum of unknown messages when error detection is on', () => {
-    expectDecodeError(() => decodeFrame(ascii('200'), ON), 'missing-checksum');
-    expectDecodeError(() => decodeFrame(ascii('200AY4AZFE06'), ON), 'bad-checksum');
+    expectDecodeError(() => decodeFrame(ascii('500'), ON), 'missing-checksum');
+    expectDecodeError(() => decodeFrame(ascii('500AY4AZFE03'), ON), 'bad-checksum');
+  });
+});
+
+describe('checksumOptional (how an ACS reads requests)', () => {
+  const LENIENT = { ...ON, checksumOptional: true } as const;
+
+  it('accepts a frame without AY/AZ as not checksummed', () => {
+    expect(decodeFrame(ascii('9900802.00'), LENIENT)).toStrictEqual({
+      kind: 'message', message: { code: '99', statusCode: 0, maxPrintWidth: 80, protocolVersion: '2.00' }, sequence: null, checksummed: false,
+    });
+  });
+
+  it('still verifies a frame that carries AZ, with or without AY', () => {
+    // sum("9900802.00AY1AZ") = 0x360
+    expect(decodeFrame(ascii('9900802.00AY1AZFCA0'), LENIENT)).toMatchObject({ sequence: 1, checksummed: true });
+    expectDecodeError(() => decodeFrame(ascii('9900802.00AY1AZFCA1'), LENIENT), 'bad-checksum');
+    // sum("9900802.00AZ") = 0x295
+    expect(decodeFrame(ascii('9900802.00AZFD6B'), LENIENT)).toMatchObject({ sequence: null, checksummed: true });
+  });
+
+  it('changes nothing with error detection off', () => {
+    // off: a wrong "checksum" is message text, as before
+    expect(decodeFrame(ascii('36Y20261121    172931AOi|AAp|AZ0000'), { ...OFF, checksumOptional: true })).toMatchObject({
+      checksummed: false, message: { code: '36', extra: [['AZ', '0000']] },
+    });
   });
 });
 

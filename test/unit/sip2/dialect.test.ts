@@ -246,6 +246,7 @@ describe('invalid dialect files', () => {
     ['terminator', { ...valid, terminator: 'LF' }, /terminator/],
     ['holdLists', { ...valid, holdLists: 'some' }, /holdLists/],
     ['expiry.field', { ...valid, expiry: { field: 'P', format: 'YYYYMMDD' } }, /expiry\.field must be a two-character SIP2 field id/],
+    ['expiry.field (a field the 64 models)', { ...valid, expiry: { field: 'PB', format: 'YYYYMMDD' } }, /expiry\.field must not be a field the 64 already uses/],
     ['expiry.format', { ...valid, expiry: { field: 'PA', format: 'DD.MM.YYYY' } }, /expiry\.format/],
     ['dueDateFormat', { ...valid, dueDateFormat: 'whenever' }, /dueDateFormat/],
     ['fineItems.pattern (no amount group)', { ...valid, fineItems: { pattern: '^(?<about>.*)$', template: '{about}' } }, /fineItems\.pattern must capture the fine amount/],

@@ -4,6 +4,11 @@ import { type Decoded, decodeFrame, encodeMessage } from '../../../src/sip2/code
 import type { Sip2DateTime } from '../../../src/sip2/date.js';
 import type {
   AcsStatus,
+  BlockPatron,
+  Checkin,
+  CheckinResponse,
+  Checkout,
+  CheckoutResponse,
   EndPatronSession,
   EndSessionResponse,
   FeePaid,
@@ -12,8 +17,12 @@ import type {
   HoldResponse,
   ItemInformation,
   ItemInformationResponse,
+  ItemStatusUpdate,
+  ItemStatusUpdateResponse,
   Login,
   LoginResponse,
+  PatronEnable,
+  PatronEnableResponse,
   PatronInformation,
   PatronInformationResponse,
   PatronStatusFlags,
@@ -201,6 +210,127 @@ describe('23 Patron Status Request / 24 Patron Status Response', () => {
   });
 });
 
+describe('01 Block Patron (answered with a 24)', () => {
+  it('01<card retained><transaction date>AO AL AA AC', () => {
+    bothWays(`01Y${D}AOinst|ALcard left in the machine|AA2000001|ACterm|`, {
+      code: '01', cardRetained: true, transactionDate: DATE, institutionId: 'inst', blockedCardMessage: 'card left in the machine',
+      patronIdentifier: '2000001', terminalPassword: 'term',
+    } satisfies BlockPatron);
+  });
+
+  it('01 always writes its four required fields, empty when not given', () => {
+    expect(
+      encode({ code: '01', cardRetained: false, transactionDate: DATE, institutionId: 'inst', blockedCardMessage: '', patronIdentifier: 'p', terminalPassword: '' }),
+    ).toBe(`01N${D}AOinst|AL|AAp|AC|\r`);
+  });
+});
+
+describe('11 Checkout / 12 Checkout Response', () => {
+  it('11<SC renewal policy><no block><transaction date><nb due date>AO AA AB AC CH AD BO BI', () => {
+    bothWays(`11YN${D}${DUE}AOinst|AA2000001|ABit-0001|ACterm|CHprops|ADpin|BON|BIN|`, {
+      code: '11', scRenewalPolicy: true, noBlock: false, transactionDate: DATE, nbDueDate: DUE_DATE, institutionId: 'inst',
+      patronIdentifier: '2000001', itemIdentifier: 'it-0001', terminalPassword: 'term', itemProperties: 'props',
+      patronPassword: 'pin', feeAcknowledged: false, cancel: false,
+    } satisfies Checkout);
+  });
+
+  it('11 as self-check machines send it: blank nb due date, empty AC, nothing optional', () => {
+    expect(decodeMessage(`11NN${D}${' '.repeat(18)}AOinst|AA2000001|ABit-1|AC|`)).toStrictEqual({
+      code: '11', scRenewalPolicy: false, noBlock: false, transactionDate: DATE, nbDueDate: null, institutionId: 'inst',
+      patronIdentifier: '2000001', itemIdentifier: 'it-1', terminalPassword: '',
+    } satisfies Checkout);
+  });
+
+  const lent: CheckoutResponse = {
+    code: '12', ok: true, renewalOk: false, magneticMedia: 'N', desensitize: 'Y', transactionDate: DATE,
+    institutionId: 'inst', patronIdentifier: '2000001', itemIdentifier: 'it-0001', titleIdentifier: 'Der Zauberberg',
+    dueDate: DUE, feeType: '06', securityInhibit: false, currencyType: 'EUR', feeAmount: '1.00', mediaType: '001',
+    itemProperties: 'props', transactionId: 'tx-2', screenMessage: ['Checked out'], printLine: ['slip'],
+  };
+  const lentWire =
+    `121NNY${D}AOinst|AA2000001|ABit-0001|AJDer Zauberberg|AH${DUE}|BT06|CIN|BHEUR|BV1.00|CK001|CHprops|BKtx-2|AFChecked out|AGslip|`;
+
+  it('12<ok><renewal ok><magnetic media><desensitize><transaction date> and every tagged field', () => {
+    bothWays(lentWire, lent);
+  });
+
+  it('12 with error detection: AY3AZ checksums the whole text', () => {
+    // the bytes of lentWire + "AY3AZ" sum to 0x2E4C (computed apart from the codec): checksum D1B4
+    expect(encodeMessage(lent, { charset: 'latin1', errorDetection: true, sequence: 3 }).toString('latin1')).toBe(`${lentWire}AY3AZD1B4\r`);
+  });
+
+  it('12 refused as the Perl SIPServer writes it: 0NUN, empty AJ and AH, the reason in AF', () => {
+    bothWays(`120NUN${D}AOinst|AA2000001|ABnope|AJ|AH|AFItem not found|`, {
+      code: '12', ok: false, renewalOk: false, magneticMedia: 'U', desensitize: 'N', transactionDate: DATE,
+      institutionId: 'inst', patronIdentifier: '2000001', itemIdentifier: 'nope', titleIdentifier: '', dueDate: '',
+      screenMessage: ['Item not found'],
+    } satisfies CheckoutResponse);
+  });
+});
+
+describe('09 Checkin / 10 Checkin Response', () => {
+  it('09<no block><transaction date><return date>AP AO AB AC CH BI', () => {
+    bothWays(`09N${D}${DUE}APMAIN|AOinst|ABit-0001|ACterm|CHprops|BIN|`, {
+      code: '09', noBlock: false, transactionDate: DATE, returnDate: DUE_DATE, currentLocation: 'MAIN', institutionId: 'inst',
+      itemIdentifier: 'it-0001', terminalPassword: 'term', itemProperties: 'props', cancel: false,
+    } satisfies Checkin);
+  });
+
+  it('10<ok><resensitize><magnetic media><alert><transaction date>, the 3M fields and the hold extensions CV CT CY DA', () => {
+    bothWays(
+      `101YNY${D}AOinst|ABit-0020|AQMAIN|AJBuddenbrooks|CL2|AAfrank|CK001|CHprops|CV01|CTMAIN|CYgina|DAGina Lostcard|AFon hold|AGslip|`,
+      {
+        code: '10', ok: true, resensitize: true, magneticMedia: 'N', alert: true, transactionDate: DATE, institutionId: 'inst',
+        itemIdentifier: 'it-0020', permanentLocation: 'MAIN', titleIdentifier: 'Buddenbrooks', sortBin: '2', patronIdentifier: 'frank',
+        mediaType: '001', itemProperties: 'props', alertType: '01', destinationLocation: 'MAIN', holdPatronIdentifier: 'gina',
+        holdPatronName: 'Gina Lostcard', screenMessage: ['on hold'], printLine: ['slip'],
+      } satisfies CheckinResponse,
+    );
+  });
+
+  it('10 refused: ok 0, the required AQ written empty', () => {
+    expect(
+      encode({
+        code: '10', ok: false, resensitize: false, magneticMedia: 'U', alert: true, transactionDate: DATE, institutionId: 'inst',
+        itemIdentifier: 'x', alertType: '99',
+      } as CheckinResponse),
+    ).toBe(`100NUY${D}AOinst|ABx|AQ|CV99|\r`);
+  });
+});
+
+describe('19 Item Status Update / 20 Item Status Update Response', () => {
+  it('19<transaction date>AO AB AC CH', () => {
+    bothWays(`19${D}AOinst|ABit-0001|ACterm|CHweight 300 g|`, {
+      code: '19', transactionDate: DATE, institutionId: 'inst', itemIdentifier: 'it-0001', terminalPassword: 'term',
+      itemProperties: 'weight 300 g',
+    } satisfies ItemStatusUpdate);
+  });
+
+  it('20<item properties ok><transaction date>AB AJ CH AF AG, and no AO (the 3M layout has none)', () => {
+    bothWays(`201${D}ABit-0001|AJDer Zauberberg|CHweight 300 g|AFstored|AGline|`, {
+      code: '20', itemPropertiesOk: true, transactionDate: DATE, itemIdentifier: 'it-0001', titleIdentifier: 'Der Zauberberg',
+      itemProperties: 'weight 300 g', screenMessage: ['stored'], printLine: ['line'],
+    } satisfies ItemStatusUpdateResponse);
+    expect(decodeMessage(`200${D}ABx|AOinst|`)).toMatchObject({ itemPropertiesOk: false, extra: [['AO', 'inst']] });
+  });
+});
+
+describe('25 Patron Enable / 26 Patron Enable Response', () => {
+  it('25<transaction date>AO AA AC AD', () => {
+    bothWays(`25${D}AOinst|AA2000001|ACterm|ADpin|`, {
+      code: '25', transactionDate: DATE, institutionId: 'inst', patronIdentifier: '2000001', terminalPassword: 'term', patronPassword: 'pin',
+    } satisfies PatronEnable);
+  });
+
+  it('26<patron status><language><transaction date>AO AA AE BL CQ AF AG', () => {
+    bothWays(`26    Y         000${D}AOinst|AA2000001|AEJane Doe|BLY|CQY|AFenabled|AGline|`, {
+      code: '26', patronStatus: { ...NO_FLAGS, cardReportedLost: true }, language: '000', transactionDate: DATE,
+      institutionId: 'inst', patronIdentifier: '2000001', personalName: 'Jane Doe', validPatron: true, validPatronPassword: true,
+      screenMessage: ['enabled'], printLine: ['line'],
+    } satisfies PatronEnableResponse);
+  });
+});
+
 describe('63 Patron Information', () => {
   it('63<language><transaction date><summary>AO AA AC AD BP BQ', () => {
     bothWays(`63001${D}  Y       AOinst|AA2000001|ACterm|ADpin|BP1|BQ10|`, {
@@ -293,11 +423,13 @@ describe('64 Patron Information Response', () => {
     homeAddress: 'Hauptstr. 1, Berlin',
     emailAddress: 'jm@example.org',
     homePhoneNumber: '+49 30 123',
+    homeLibrary: 'MAIN',
+    birthDate: '19800101',
+    internetProfile: 'Y',
     screenMessage: ['Hello', 'Second'],
     printLine: ['print'],
     extra: [
       ['PA', '20271231'],
-      ['PB', '19800101'],
       ['PC', 'adult'],
     ],
   };
@@ -306,17 +438,17 @@ describe('64 Patron Information Response', () => {
     'AOinst|AA2000001|AEMüller, Jürgen|BZ0010|CA0005|CB0020|BLY|CQY|BHEUR|BV3.50|CC10.00|' +
     'AShold-1|AShold-2|ATover-1|AUit-0001|AUit-0002|AUit-0003|' +
     'AV2.50 EUR overdue 20261101 it-0001 Der Zauberberg|AV1.00 EUR lost 20261102 it-0002 Faust|' +
-    'BUrec-1|CDpend-1|BDHauptstr. 1, Berlin|BEjm@example.org|BF+49 30 123|AFHello|AFSecond|AGprint|' +
-    'PA20271231|PB19800101|PCadult|';
+    'BUrec-1|CDpend-1|BDHauptstr. 1, Berlin|BEjm@example.org|BF+49 30 123|AQMAIN|PB19800101|PIY|AFHello|AFSecond|AGprint|' +
+    'PA20271231|PCadult|';
 
-  it('decodes and encodes every field of the 3M layout, unknown PA/PB/PC kept at the end', () => {
+  it('decodes and encodes every field of the 3M layout and AQ PB PI; unknown PA/PC kept at the end', () => {
     bothWays(fullWire, full);
   });
 
   it.each([
-    ['utf-8', '848B'],
-    ['latin1', '8591'],
-    ['cp850', '8687'],
+    ['utf-8', '80EA'],
+    ['latin1', '81F0'],
+    ['cp850', '82E6'],
   ] as const)('with error detection in %s: AY2AZ%s over the charset\'s bytes', (charset, sum) => {
     const bytes = encodeMessage(full, { charset, errorDetection: true, sequence: 2 });
     // the text is ASCII apart from ü (utf-8 C3 BC, latin1 FC, cp850 81)
