@@ -45,9 +45,8 @@ interface FeeRecord {
 /** Logs in as dora with the profile set on the simulator, and asks for the fees. */
 async function feesWith(dialect: GatewayDialect, profile: string, patronId = 'dora'): Promise<{ fees: FeeRecord; log: string }> {
   const { sim, gateway } = pairs.get(dialect)!;
+  // Sessions read the profile per message: the gateway's pooled connections see the new one at once.
   await sim.setProfile(profile);
-  // Connections opened under an earlier profile keep their session; start each case on fresh ones.
-  await sim.disconnectAll();
   const logBefore = gateway.stdout().length;
   const login = await fetch(`${gateway.url}/auth/login`, {
     method: 'POST',
