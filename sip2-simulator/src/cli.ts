@@ -4,6 +4,7 @@ import { BUILTIN_DIALECTS } from '../../src/sip2/dialect.js';
 import { MESSAGE_SPECS, RESPONSE_CODE } from '../../src/sip2/spec.js';
 import { DATA_FIELDS } from './data.js';
 import { SUPPORTED_MESSAGES_BX } from './responses.js';
+import { FINE_FORMATS, PRESETS, ProfileError, parseProfile } from './profiles.js';
 import { DEFAULT_IDLE_TIMEOUT_S, DEFAULT_PORT, type SimulatorOptions } from './server.js';
 
 /** Command-line parsing for main.ts (kept apart so tests can import it without starting anything). */
@@ -37,6 +38,15 @@ A SIP2 server (ACS) with sample data, dialects and fault injection.
   --strict-checksums      with error detection on, answer 96 to a request without
                           AY/AZ instead of answering it (default: answer it)
   --control-port N        HTTP control endpoint on 127.0.0.1 (0 = ephemeral; off unless given)
+  --profile TERMS         server profile, repeatable, comma-separated, applied left to right:
+                            presets (one real deployment each): ${Object.keys(PRESETS).join(', ')}
+                            workers=N         at most N sessions served at once; more wait unanswered
+                            idle-timeout=S    close a session silent for S s (0 = never; wins over --idle-timeout-s)
+                            fines=FORMAT      AV texts and BV/BH as sent by: ${FINE_FORMATS.join(', ')}
+                            bv=on|off bh=on|off  send the fee amount / currency whatever the format does
+                            pad=on|off        pad list pages with empty entries up to BQ
+                            sc-status-first=on|off  after login only 99 is accepted, else the connection closes
+                            none              no profile (the default)
   --log-level LEVEL       ${LOG_LEVELS.join(' | ')} (default info; debug traces SIP2, passwords masked)
   -h, --help              this text
 
@@ -72,6 +82,7 @@ export function parseCli(argv: string[]): SimulatorOptions | 'help' {
         'strict-checksums': { type: 'boolean' },
         'control-port': { type: 'string' },
         'log-level': { type: 'string' },
+        profile: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -114,6 +125,14 @@ export function parseCli(argv: string[]): SimulatorOptions | 'help' {
     options.strictChecksums = true;
   }
   if (values['control-port'] !== undefined) options.controlPort = integer('--control-port', values['control-port'], 0, 65535);
+  if (values.profile !== undefined) {
+    try {
+      options.profile = parseProfile(values.profile);
+    } catch (error) {
+      if (!(error instanceof ProfileError)) throw error;
+      throw new UsageError(`--profile: ${error.message}`);
+    }
+  }
   if (values['log-level'] !== undefined) {
     if (!LOG_LEVELS.includes(values['log-level'])) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
     options.logLevel = values['log-level'];

@@ -3,13 +3,16 @@ import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { parseFaultPatch } from './faults.js';
+import { ProfileError, describeProfile, parseProfile } from './profiles.js';
 import type { RunningSimulator } from './server.js';
 
 /**
  * The control endpoint: HTTP+JSON on 127.0.0.1, used by tests and testers
  * while the simulator runs.
  *
- *   GET    /state       {dialect, charset, errorDetection, strictChecksums, connections, faults, counters}
+ *   GET    /state       {dialect, charset, errorDetection, strictChecksums, connections, waiting, profile, faults, counters}
+ *   GET    /profile     {profile: "workers=1,...", workers, idleTimeoutS, fines, bv, bh, pad, scStatusFirst}
+ *   PUT    /profile     {"profile": "koha,workers=2"} replaces the profile ("" or "none" = no profile); 400 on bad terms
  *   GET    /counters    {received: {"63": 4, ...}, executed: {...}}
  *   PUT    /faults      partial fault JSON, merged; 400 on bad input; answers the faults
  *   DELETE /faults      clears every fault; answers the faults
@@ -35,12 +38,37 @@ export function controlApp(sim: RunningSimulator, logger: Logger): Hono {
       host: sim.host,
       port: sim.port,
       connections: sim.connectionCount(),
+      waiting: sim.waitingCount(),
+      profile: profileState(sim),
       faults: sim.faults.state,
       counters: sim.counters.snapshot(),
     }),
   );
 
   app.get('/counters', (c) => c.json(sim.counters.snapshot()));
+
+  app.get('/profile', (c) => c.json(profileState(sim)));
+
+  app.put('/profile', async (c) => {
+    const usage = 'the body must be a JSON object {"profile": "koha,workers=2"} ("" or "none" = no profile)';
+    let body: unknown;
+    try {
+      body = JSON.parse(await c.req.text());
+    } catch {
+      return c.json({ error: usage }, 400);
+    }
+    const spec = (body as { profile?: unknown } | null)?.profile;
+    if (body === null || typeof body !== 'object' || Array.isArray(body) || typeof spec !== 'string' || Object.keys(body).length !== 1) {
+      return c.json({ error: usage }, 400);
+    }
+    try {
+      sim.setProfile(parseProfile([spec]));
+    } catch (error) {
+      if (!(error instanceof ProfileError)) throw error;
+      return c.json({ error: error.message }, 400);
+    }
+    return c.json(profileState(sim));
+  });
 
   app.put('/faults', async (c) => {
     let body: unknown;
@@ -81,6 +109,12 @@ export function controlApp(sim: RunningSimulator, logger: Logger): Hono {
     return c.json({ error: error.message }, 500);
   });
   return app;
+}
+
+/** The active profile: its terms, and every knob with the value in force (idleTimeoutS resolved). */
+function profileState(sim: RunningSimulator) {
+  const profile = sim.profile();
+  return { ...profile, profile: describeProfile(profile), idleTimeoutS: sim.config.idleTimeoutMs / 1000 };
 }
 
 export async function startControlServer(

@@ -27,6 +27,8 @@ export interface FaultState {
   corruptChecksums: FaultCount;
   garbage: FaultCount;
   rejectMessage: Rejectable | null;
+  /** Every 64 announces this many entries in each list and serves synthesised ones past the real; false = off. */
+  listCount: number | false;
 }
 
 const millis = z.number().int('must be a whole number of milliseconds').min(0).max(600_000);
@@ -44,6 +46,9 @@ export const faultPatchSchema = z
     corruptChecksums: count,
     garbage: count,
     rejectMessage: z.enum(REJECTABLE).nullable(),
+    listCount: z.union([z.literal(false), z.number().int().min(0).max(9999, 'must be at most 9999 (the 64 counts have four digits)')], {
+      error: 'must be false or a number N of list entries (0-9999; 0 = off)',
+    }),
   })
   .partial()
   .strict();
@@ -59,6 +64,7 @@ export function noFaults(): FaultState {
     corruptChecksums: false,
     garbage: false,
     rejectMessage: null,
+    listCount: false,
   };
 }
 
@@ -120,6 +126,11 @@ export class Faults {
   rejects(code: string): boolean {
     return this.current.rejectMessage === code;
   }
+
+  /** The listCount fault's N; 0 when off. */
+  listCount(): number {
+    return this.current.listCount === false ? 0 : this.current.listCount;
+  }
 }
 
 function normalize<T extends Partial<FaultState>>(patch: T): T {
@@ -127,6 +138,7 @@ function normalize<T extends Partial<FaultState>>(patch: T): T {
   for (const fault of REPLY_FAULTS) {
     if (out[fault] === 0) (out as Partial<FaultState>)[fault] = false;
   }
+  if (out.listCount === 0) (out as Partial<FaultState>).listCount = false;
   return out;
 }
 

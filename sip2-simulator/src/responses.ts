@@ -31,7 +31,9 @@ import type {
 } from '../../src/sip2/spec.js';
 import { checkin, checkinRefused, checkout, checkoutRefused, itemStatusUpdate, itemStatusUpdateRefused } from './circulation.js';
 import { formatCents } from './data.js';
-import { CIRCULATION, type Fine, type Hold as LibraryHold, type Item, type Library, type Patron, pageSlice } from './library.js';
+import { CIRCULATION, type Fine, type Hold as LibraryHold, type Item, type Library, type Patron } from './library.js';
+import { MAX_LIST_COUNT, accountFields, fineList, inflateList, listPage } from './profile-responses.js';
+import { type Profile, defaultProfile } from './profiles.js';
 
 /**
  * Builds the typed response for each request, the way the configured
@@ -49,6 +51,10 @@ export interface ResponseContext {
   readonly dialect: Dialect;
   /** Location of the logged-in terminal account, for 98 AN. */
   readonly terminalLocation?: string | undefined;
+  /** The server profile (fine formats, BV/BH, padding); default none. */
+  readonly profile?: Profile | undefined;
+  /** The listCount fault: every 64 list announces and serves this many entries; 0 = off. */
+  readonly listCount?: number | undefined;
 }
 
 /** The requests the simulator answers (93, 97 and 96 are handled by the session). */
@@ -262,39 +268,47 @@ function patronInformation(request: PatronInformation, ctx: ResponseContext): Pa
   const { patron } = summary;
   const holdEntry = (hold: LibraryHold): string => (hold.target.kind === 'item' ? hold.target.barcode : hold.target.titleId);
   const asHolds = dialect.holdLists === 'ready-in-AS' ? summary.readyHolds : summary.holds;
-  const lists: Record<string, readonly string[]> = {
+  const profile = ctx.profile ?? defaultProfile();
+  const fines = fineList(summary.fines, profile.fines, (fine) => fineEntry(fine, ctx));
+  let lists: Record<string, readonly string[]> = {
     hold: asHolds.map(holdEntry),
     overdue: summary.overdue.map((item) => item.barcode),
     charged: summary.loans.map((item) => item.barcode),
-    fine: summary.fines.map((fine) => fineEntry(fine, ctx)),
+    fine: fines.entries,
     recall: [],
     unavailableHold: summary.pendingHolds.map(holdEntry),
   };
+  const counts: Record<string, number> = Object.fromEntries(Object.entries(lists).map(([name, list]) => [name, list.length]));
+  counts.fine = fines.count;
+  const inflated = Math.min(ctx.listCount ?? 0, MAX_LIST_COUNT);
+  if (inflated > 0) {
+    lists = Object.fromEntries(Object.entries(lists).map(([name, list]) => [name, inflateList(name, list, inflated)]));
+    for (const name of Object.keys(counts)) counts[name] = inflated;
+  }
   const response: PatronInformationResponse = {
     code: '64',
     patronStatus: summary.flags,
     language: language(request.language),
     transactionDate: txDate(ctx),
-    holdItemsCount: lists.hold!.length,
-    overdueItemsCount: lists.overdue!.length,
-    chargedItemsCount: lists.charged!.length,
-    fineItemsCount: lists.fine!.length,
-    recallItemsCount: 0,
-    unavailableHoldsCount: lists.unavailableHold!.length,
+    holdItemsCount: counts.hold!,
+    overdueItemsCount: counts.overdue!,
+    chargedItemsCount: counts.charged!,
+    fineItemsCount: counts.fine!,
+    recallItemsCount: counts.recall!,
+    unavailableHoldsCount: counts.unavailableHold!,
     institutionId: library.institution,
     patronIdentifier: request.patronIdentifier,
     personalName: patron.name,
     validPatron: true,
     ...passwordCheck(request.patronPassword, patron.password),
-    currencyType: library.currency,
-    feeAmount: formatCents(summary.totalFinesCents),
+    ...accountFields(summary.totalFinesCents, library.currency, profile),
     ...(patron.feeLimitCents !== null ? { feeLimit: formatCents(patron.feeLimitCents) } : {}),
     ...(patron.holdItemsLimit !== undefined ? { holdItemsLimit: fourDigits(patron.holdItemsLimit) } : {}),
     ...(patron.overdueItemsLimit !== undefined ? { overdueItemsLimit: fourDigits(patron.overdueItemsLimit) } : {}),
     ...(patron.chargedItemsLimit !== undefined ? { chargedItemsLimit: fourDigits(patron.chargedItemsLimit) } : {}),
   };
   if (request.summary !== null) {
-    const page = pageSlice(lists[request.summary] ?? [], request.startItem, request.endItem, dialect.listLimit);
+    const page = listPage(lists[request.summary] ?? [], request.startItem, request.endItem, dialect.listLimit, profile.pad);
     const field = LIST_FIELD[request.summary];
     (response as Record<string, unknown>)[field] = page;
   }

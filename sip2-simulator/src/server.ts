@@ -7,6 +7,7 @@ import { Counters } from './counters.js';
 import { DEFAULT_DATA_FILE, loadLibraryData } from './data.js';
 import { type FaultPatch, type FaultState, Faults } from './faults.js';
 import { Library } from './library.js';
+import { type Profile, defaultProfile, describeProfile } from './profiles.js';
 import { Session, type SessionConfig } from './session.js';
 
 export interface SimulatorOptions {
@@ -29,6 +30,8 @@ export interface SimulatorOptions {
   errorDetection?: boolean;
   /** With error detection on, refuse (96) requests without AY/AZ; default false (they are answered, as real ACSs do). */
   strictChecksums?: boolean;
+  /** Server profile (profiles.ts, parseProfile); default none. */
+  profile?: Profile;
   /** Control endpoint port on 127.0.0.1 (0 = ephemeral); no control endpoint when undefined. */
   controlPort?: number;
   /** Control endpoint address: only 127.0.0.1 is accepted. */
@@ -49,8 +52,14 @@ export interface RunningSimulator {
   readonly counters: Counters;
   readonly dialect: Dialect;
   readonly config: SessionConfig;
-  /** Open client connections. */
+  /** Open client connections being served. */
   connectionCount(): number;
+  /** Connections accepted but waiting for a worker (workers profile). */
+  waitingCount(): number;
+  /** The active profile. */
+  profile(): Readonly<Profile>;
+  /** Switches the profile; a lower worker limit takes effect as sessions end, a higher one at once. */
+  setProfile(profile: Profile): Readonly<Profile>;
   /** Merges a fault update; resolves once refuseConnections has taken effect. */
   setFaults(patch: FaultPatch): Promise<Readonly<FaultState>>;
   clearFaults(): Promise<Readonly<FaultState>>;
@@ -78,20 +87,55 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const dialect = loadDialect(options.dialect ?? 'generic');
   const dataFile = options.dataFile ?? DEFAULT_DATA_FILE;
   const library = new Library(loadLibraryData(dataFile), options.now ? { now: options.now } : {});
-  const config: SessionConfig = {
+  const flagIdleTimeoutS = options.idleTimeoutS ?? DEFAULT_IDLE_TIMEOUT_S;
+  const idleMsFor = (profile: Profile) => Math.round((profile.idleTimeoutS ?? flagIdleTimeoutS) * 1000);
+  // Mutable here only: a profile switch changes the idle time-out and the profile every session reads.
+  const config: { -readonly [K in keyof SessionConfig]: SessionConfig[K] } & { profile: Profile } = {
     dialect,
     charset: options.charset ?? dialect.charset,
     errorDetection: options.errorDetection ?? true,
     strictChecksums: options.strictChecksums ?? false,
-    idleTimeoutMs: Math.round((options.idleTimeoutS ?? DEFAULT_IDLE_TIMEOUT_S) * 1000),
+    idleTimeoutMs: idleMsFor(options.profile ?? defaultProfile()),
+    profile: options.profile ?? defaultProfile(),
   };
   const faults = new Faults({ latencyMs: options.latencyMs ?? 0, jitterMs: options.jitterMs ?? 0 });
   const counters = new Counters();
   const sessions = new Set<Session>();
+  /**
+   * Connections accepted while every worker is busy (workers profile). They
+   * are paused from the start (pauseOnConnect), so nothing they send is read
+   * or answered until a worker takes them, as with a pre-forking server
+   * whose connection waits in the kernel's accept queue.
+   */
+  const waiting: Socket[] = [];
 
-  const onConnection = (socket: Socket) => {
-    const session = new Session(socket, { config, library, faults, counters, logger }, (s) => sessions.delete(s));
+  const serve = (socket: Socket) => {
+    const session = new Session(socket, { config, library, faults, counters, logger }, (s) => {
+      sessions.delete(s);
+      serveWaiting();
+    });
     sessions.add(session);
+    socket.resume();
+  };
+  const hasFreeWorker = () => config.profile.workers === null || sessions.size < config.profile.workers;
+  /** Hands waiting connections to free workers, oldest first. One whose client already closed reads EOF and ends at once. */
+  const serveWaiting = () => {
+    while (waiting.length > 0 && hasFreeWorker() && !stopped) {
+      const socket = waiting.shift()!;
+      socket.removeAllListeners('close');
+      if (socket.destroyed) continue;
+      serve(socket);
+    }
+  };
+  const onConnection = (socket: Socket) => {
+    if (waiting.length === 0 && hasFreeWorker()) return serve(socket);
+    logger.info({ waiting: waiting.length + 1, workers: config.profile.workers }, 'no free worker: connection waits unread');
+    socket.on('error', () => {});
+    socket.once('close', () => {
+      const at = waiting.indexOf(socket);
+      if (at !== -1) waiting.splice(at, 1);
+    });
+    waiting.push(socket);
   };
 
   // A refused port is a closed listener: each listening period gets its own net.Server,
@@ -99,7 +143,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   let listener: Server | null = null;
   let port = options.port ?? DEFAULT_PORT;
   const listen = async (): Promise<void> => {
-    const server = createServer(onConnection);
+    const server = createServer({ pauseOnConnect: true }, onConnection);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen({ host, port }, () => {
@@ -141,12 +185,21 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   let stopped = false;
   await listen();
   logger.info(
-    { host, port, dialect: dialect.name, charset: config.charset, errorDetection: config.errorDetection, strictChecksums: config.strictChecksums },
+    {
+      host,
+      port,
+      dialect: dialect.name,
+      charset: config.charset,
+      errorDetection: config.errorDetection,
+      strictChecksums: config.strictChecksums,
+      profile: describeProfile(config.profile) || 'none',
+    },
     'SIP2 listener up',
   );
 
   const disconnectAll = (): number => {
-    const count = sessions.size;
+    const count = sessions.size + waiting.length;
+    for (const socket of waiting.splice(0)) socket.destroy();
     for (const session of [...sessions]) session.destroy('disconnect requested');
     return count;
   };
@@ -162,6 +215,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     dialect,
     config,
     connectionCount: () => sessions.size,
+    waitingCount: () => waiting.length,
+    profile: () => ({ ...config.profile }),
+    setProfile(profile) {
+      config.profile = { ...profile };
+      config.idleTimeoutMs = idleMsFor(profile);
+      logger.info({ profile: describeProfile(profile) || 'none' }, 'profile changed');
+      serveWaiting();
+      return { ...config.profile };
+    },
     async setFaults(patch) {
       const state = faults.apply(patch);
       logger.info({ faults: state }, 'faults changed');

@@ -10,6 +10,7 @@ import { RESPONSE_CODE, type Sip2Message } from '../../src/sip2/spec.js';
 import type { Counters } from './counters.js';
 import { type Faults, corruptChecksum, garbageBytes } from './faults.js';
 import type { Library } from './library.js';
+import type { Profile } from './profiles.js';
 import { type HandledRequest, loginResponse, rejectedResponse, respond } from './responses.js';
 
 /**
@@ -46,6 +47,8 @@ export interface SessionConfig {
   readonly strictChecksums: boolean;
   /** 0 = never. */
   readonly idleTimeoutMs: number;
+  /** The server profile (profiles.ts); read per message, so a switch applies to open sessions. */
+  readonly profile?: Profile;
 }
 
 export interface SessionContext {
@@ -67,6 +70,8 @@ export class Session {
   private loggedIn = false;
   private failedLogins = 0;
   private terminalLocation: string | undefined;
+  /** sc-status-first profile: logged in, and no 99 seen yet. */
+  private awaitingScStatus = false;
   /** The bytes of the last response, as encoded (before any fault touched them). */
   private lastSent: Buffer | null = null;
   /** "AY:AZ" of the previous request, for retransmission detection. */
@@ -188,9 +193,20 @@ export class Session {
     const sequence = decoded.sequence ?? 0;
     if (message.code === '93') return this.login(message.loginUserId, message.loginPassword, sequence);
     if (!this.loggedIn) return this.destroy(`message ${code} before login`);
+    if (this.awaitingScStatus) {
+      // SIPServer's sip_protocol_loop: after login it expects SC Status and dies on anything else.
+      if (code !== '99') return this.destroy(`message ${code} after login, expected 99 first (sc-status-first profile)`);
+      this.awaitingScStatus = false;
+    }
 
     const request = message as HandledRequest;
-    const responseContext = { library: this.ctx.library, dialect: config.dialect, terminalLocation: this.terminalLocation };
+    const responseContext = {
+      library: this.ctx.library,
+      dialect: config.dialect,
+      terminalLocation: this.terminalLocation,
+      profile: config.profile,
+      listCount: faults.listCount(),
+    };
     if (faults.rejects(code)) {
       this.log.info({ code }, 'rejected by fault injection');
       return this.send(rejectedResponse(request, responseContext), sequence);
@@ -207,6 +223,7 @@ export class Session {
       this.loggedIn = true;
       this.failedLogins = 0;
       this.terminalLocation = terminal.location;
+      this.awaitingScStatus = this.ctx.config.profile?.scStatusFirst === true;
       this.log.info({ user }, 'login accepted');
       return this.send(loginResponse(true), sequence);
     }

@@ -1,5 +1,5 @@
 import { type Dialect, parseDialectDate, parseFineItem, type PatronInformationResponse } from '../sip2/index.js';
-import { formatMoney, type Money, parseAmount, parseCurrency } from './money.js';
+import { formatMoney, type Money, parseAmount, parseCurrency, readAmountInText } from './money.js';
 import type { Fee, FeeRecord } from './types.js';
 import type { UriTemplates } from './uris.js';
 
@@ -13,33 +13,64 @@ export interface FeeContext {
 /** Why an AV entry was left out, for the log (never the entry text: it is patron data). */
 export type UnparsedReason = 'pattern' | 'amount' | 'currency';
 
+/** What one fees call could not read, reported once per call (never the texts: they are patron data). */
+export interface UnparsedSummary {
+  /** Non-empty entries left out. */
+  unparsed: number;
+  /** Entries read by the dialect's patterns or, failing them, by the amount in the text. */
+  parsed: number;
+  reasons: Partial<Record<UnparsedReason, number>>;
+  /** Position (0-based, among all entries) and shape of the first few left out. */
+  examples: Array<{ index: number; reason: UnparsedReason; shape: string }>;
+}
+
+/** How many left-out entries a summary shows by shape. */
+const EXAMPLES = 3;
+
 /** Item placeholders that mean "no item" (the fine is not about a document). */
 const NO_ITEM = new Set(['', '-']);
 const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s]+$/;
 
 /**
  * The fees record from the fine list (AV) and the account fields of the 64.
- * amount = BV in BH (else the configured currency); without a readable BV,
- * the sum of the entries when they share one currency.
+ *
+ * - Empty entries are skipped silently: servers that slice their lists past
+ *   the end (Perl SIPServer, Evergreen) pad a page with empty AV fields.
+ * - Each other entry is read with the dialect's patterns, else by the amount
+ *   in its text (readAmountInText; the whole text is then `about`), else left
+ *   out and reported once per call through onUnparsed.
+ * - amount = BV in BH (else the configured currency). Without a readable BV,
+ *   the sum of the entries when every entry was read and they share one
+ *   currency; otherwise no amount (PAIA allows it) rather than a wrong total.
  */
 export function feeRecord(
   first: PatronInformationResponse,
   entries: readonly string[],
   ctx: FeeContext,
-  onUnparsed: (index: number, entry: string, reason: UnparsedReason) => void = () => {},
+  onUnparsed: (summary: UnparsedSummary) => void = () => {},
 ): FeeRecord {
   const currency = parseCurrency(first.currencyType) ?? ctx.currency;
   const parsed: Array<{ fee: Fee; money: Money }> = [];
+  const summary: UnparsedSummary = { unparsed: 0, parsed: 0, reasons: {}, examples: [] };
   entries.forEach((entry, index) => {
+    if (entry.trim() === '') return;
     const result = parseFee(entry, currency, ctx);
-    if ('reason' in result) onUnparsed(index, entry, result.reason);
-    else parsed.push(result);
+    if ('fee' in result) {
+      parsed.push(result);
+      return;
+    }
+    summary.unparsed += 1;
+    summary.reasons[result.reason] = (summary.reasons[result.reason] ?? 0) + 1;
+    if (summary.examples.length < EXAMPLES) summary.examples.push({ index, reason: result.reason, shape: textShape(entry) });
   });
+  summary.parsed = parsed.length;
+  if (summary.unparsed > 0) onUnparsed(summary);
+
   const record: FeeRecord = { fee: parsed.map(({ fee }) => fee) };
   const total = first.feeAmount === undefined ? null : parseAmount(first.feeAmount);
   if (total !== null) {
     record.amount = formatMoney({ cents: total, currency });
-  } else {
+  } else if (summary.unparsed === 0) {
     const currencies = new Set(parsed.map(({ money }) => money.currency));
     if (currencies.size <= 1) {
       const cents = parsed.reduce((sum, { money }) => sum + money.cents, 0n);
@@ -49,10 +80,19 @@ export function feeRecord(
   return record;
 }
 
-/** One AV entry read with the dialect's pattern, or why it could not be. */
+/**
+ * One AV entry read with the dialect's patterns, or, when none matches, by
+ * the one amount its text carries (the whole text becomes `about`); or why
+ * it could not be read.
+ */
 export function parseFee(entry: string, defaultCurrency: string, ctx: Omit<FeeContext, 'currency'>): { fee: Fee; money: Money } | { reason: UnparsedReason } {
   const parts = parseFineItem(entry, ctx.dialect);
-  if (!parts) return { reason: 'pattern' };
+  if (!parts) {
+    const cents = readAmountInText(entry);
+    if (cents === null) return { reason: 'pattern' };
+    const money: Money = { cents, currency: defaultCurrency };
+    return { fee: { amount: formatMoney(money), about: entry.trim() }, money };
+  }
   const cents = parts.amount === undefined ? null : parseAmount(parts.amount);
   if (cents === null) return { reason: 'amount' };
   const currency = parts.currency === undefined ? defaultCurrency : parseCurrency(parts.currency);

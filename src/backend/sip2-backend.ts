@@ -22,7 +22,7 @@ import {
 } from '../sip2/index.js';
 import { accountState, expiryOf, localDateOf } from './account-state.js';
 import { type DocumentContext, type EntryKind, itemDocument, nonEmpty, queueLength, storageOf } from './documents.js';
-import { feeRecord, textShape } from './fees.js';
+import { feeRecord } from './fees.js';
 import { type ItemInfoCache, type ItemLookup, itemLookup } from './item-cache.js';
 import { parseCurrency } from './money.js';
 import { DEFAULT_MAX_PARALLEL, limiter } from './parallel.js';
@@ -231,11 +231,8 @@ export class Sip2Backend implements Backend {
     const limit = limiter(this.maxParallel);
     const fines = await this.list(barcode, 'fine', (message) => limit(() => this.send(message, options)));
     if (!isKnownPatron(fines.first)) return { fee: [] };
-    return feeRecord(fines.first, fines.entries, { dialect: this.dialect, uris: this.uris, currency: this.currency }, (index, entry, reason) => {
-      this.logger?.warn(
-        { dialect: this.dialect.name, index, reason, shape: textShape(entry) },
-        'a fine item (AV) does not fit the dialect and is left out of the fees',
-      );
+    return feeRecord(fines.first, fines.entries, { dialect: this.dialect, uris: this.uris, currency: this.currency }, (unparsed) => {
+      this.logger?.warn({ dialect: this.dialect.name, ...unparsed }, 'fine items (AV) that fit neither the dialect nor carry one amount are left out of the fees');
     });
   }
 

@@ -19,23 +19,32 @@ const PATRON_INFO_TAGS: ReadonlySet<string> = new Set(MESSAGE_SPECS['64'].fields
 
 const FINE_GROUPS = ['amount', 'currency', 'about', 'item', 'date', 'type', 'id'] as const;
 
-const fineItemsSchema = z
-  .object({
-    pattern: z.string().min(1),
-    template: z.string().min(1),
-  })
+/** One fine-item pattern: a valid regular expression that captures the amount. */
+const finePattern = z
+  .string()
+  .min(1)
   .superRefine((value, ctx) => {
     let re: RegExp;
     try {
-      re = new RegExp(value.pattern, 'u');
+      re = new RegExp(value, 'u');
     } catch (error) {
-      ctx.addIssue({ code: 'custom', path: ['pattern'], message: `is not a valid regular expression (${(error as Error).message})` });
+      ctx.addIssue({ code: 'custom', message: `is not a valid regular expression (${(error as Error).message})` });
       return;
     }
     if (!re.source.includes('(?<amount>')) {
-      ctx.addIssue({ code: 'custom', path: ['pattern'], message: 'must capture the fine amount as a named group (?<amount>...)' });
+      ctx.addIssue({ code: 'custom', message: 'must capture the fine amount as a named group (?<amount>...)' });
     }
   });
+
+const fineItemsSchema = z.object({
+  /**
+   * One pattern, or a list tried in order (first match wins): an ILS can be
+   * configured to write fines in several shapes (Evergreen's av_format,
+   * Koha's av_field_template), and a list covers them all.
+   */
+  pattern: z.union([finePattern, z.array(finePattern).min(1, 'must list at least one pattern')]),
+  template: z.string().min(1),
+});
 
 export const dialectSchema = z
   .object({
@@ -148,21 +157,30 @@ export type FineItemParts = Partial<Record<(typeof FINE_GROUPS)[number], string>
 
 const patternCache = new Map<string, RegExp>();
 
-/** Reads one AV entry with the dialect's pattern; null if it does not match (the caller logs and skips it). */
+/** The dialect's fine-item patterns, in the order they are tried. */
+export function fineItemPatterns(dialect: Dialect): readonly string[] {
+  const { pattern } = dialect.fineItems;
+  return typeof pattern === 'string' ? [pattern] : pattern;
+}
+
+/** Reads one AV entry with the first of the dialect's patterns that matches; null if none does. */
 export function parseFineItem(text: string, dialect: Dialect): FineItemParts | null {
-  let re = patternCache.get(dialect.fineItems.pattern);
-  if (!re) {
-    re = new RegExp(dialect.fineItems.pattern, 'u');
-    patternCache.set(dialect.fineItems.pattern, re);
+  for (const pattern of fineItemPatterns(dialect)) {
+    let re = patternCache.get(pattern);
+    if (!re) {
+      re = new RegExp(pattern, 'u');
+      patternCache.set(pattern, re);
+    }
+    const m = re.exec(text);
+    if (!m?.groups) continue;
+    const parts: FineItemParts = {};
+    for (const group of FINE_GROUPS) {
+      const value = m.groups[group];
+      if (value !== undefined) parts[group] = value;
+    }
+    return parts;
   }
-  const m = re.exec(text);
-  if (!m?.groups) return null;
-  const parts: FineItemParts = {};
-  for (const group of FINE_GROUPS) {
-    const value = m.groups[group];
-    if (value !== undefined) parts[group] = value;
-  }
-  return parts;
+  return null;
 }
 
 /** Writes one AV entry with the dialect's template (used by the simulator). */

@@ -27,6 +27,10 @@ export interface SimulatorProcessOptions {
   errorDetection?: boolean;
   idleTimeoutS?: number;
   latencyMs?: number;
+  /** --profile terms (one flag per string), e.g. 'koha,workers=2'. */
+  profile?: string | string[];
+  /** A data file instead of the demo data. */
+  dataFile?: string;
   /** Any further CLI flags. */
   extraArgs?: string[];
   /** SIP2 port; default 0 (ephemeral). */
@@ -42,6 +46,20 @@ export interface FaultsState {
   corruptChecksums: boolean | number;
   garbage: boolean | number;
   rejectMessage: string | null;
+  listCount: number | false;
+}
+
+export interface ProfileState {
+  /** The active terms ("" = no profile). */
+  profile: string;
+  workers: number | null;
+  /** In force: the profile's or --idle-timeout-s. */
+  idleTimeoutS: number;
+  fines: string;
+  bv: boolean | null;
+  bh: boolean | null;
+  pad: boolean;
+  scStatusFirst: boolean;
 }
 
 export interface CountersState {
@@ -55,6 +73,9 @@ export interface SimulatorState {
   errorDetection: boolean;
   strictChecksums: boolean;
   connections: number;
+  /** Connections accepted but waiting for a worker. */
+  waiting: number;
+  profile: ProfileState;
   faults: FaultsState;
   counters: CountersState;
 }
@@ -66,6 +87,8 @@ export interface SimulatorProcess {
   /** Everything the child wrote to stderr so far (its log). */
   readonly stderr: string;
   setFaults(partial: Partial<FaultsState>): Promise<FaultsState>;
+  /** PUT /profile: replaces the profile ('' = none); rejects on a 400. */
+  setProfile(terms: string): Promise<ProfileState>;
   clearFaults(): Promise<FaultsState>;
   reset(): Promise<void>;
   counters(): Promise<CountersState>;
@@ -94,6 +117,8 @@ function argsFor(options: SimulatorProcessOptions, port: number, controlPort: nu
   if (options.errorDetection !== undefined) args.push('--error-detection', options.errorDetection ? 'on' : 'off');
   if (options.idleTimeoutS !== undefined) args.push('--idle-timeout-s', String(options.idleTimeoutS));
   if (options.latencyMs !== undefined) args.push('--latency-ms', String(options.latencyMs));
+  for (const terms of typeof options.profile === 'string' ? [options.profile] : (options.profile ?? [])) args.push('--profile', terms);
+  if (options.dataFile !== undefined) args.push('--data', options.dataFile);
   args.push(...(options.extraArgs ?? []));
   return args;
 }
@@ -178,6 +203,7 @@ export async function startSimulatorProcess(options: SimulatorProcessOptions = {
       return current.stderr();
     },
     setFaults: (partial) => control<FaultsState>('PUT', '/faults', partial),
+    setProfile: (terms) => control<ProfileState>('PUT', '/profile', { profile: terms }),
     clearFaults: () => control<FaultsState>('DELETE', '/faults'),
     reset: async () => {
       await control('POST', '/reset');

@@ -431,7 +431,9 @@ describe('Sip2Backend fees and logout', () => {
     await new Promise((resolve) => setImmediate(resolve));
     const warnings = lines.filter((line) => line.level === 40);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ index: 1, reason: 'pattern', shape: 'Aaaaaa Aaaaa aaaa aaaaa' });
+    expect(warnings[0]).toMatchObject({
+      unparsed: 1, parsed: 2, reasons: { pattern: 1 }, examples: [{ index: 1, reason: 'pattern', shape: 'Aaaaaa Aaaaa aaaa aaaaa' }],
+    });
     // no patron identifier in the log: in opaque mode barcodes must stay out of logs
     expect(JSON.stringify(warnings[0])).not.toContain('p1');
     expect(JSON.stringify(lines)).not.toContain('Secret');

@@ -33,7 +33,23 @@ describe('Faults', () => {
     faults.clear();
     expect(faults.state).toEqual({
       latencyMs: 0, jitterMs: 0, refuseConnections: false, dropMidReply: false, hang: false, corruptChecksums: false, garbage: false, rejectMessage: null,
+      listCount: false,
     });
+  });
+
+  it('takes listCount as a number of entries, 0 or false meaning off', () => {
+    const faults = new Faults();
+    expect(faults.listCount()).toBe(0);
+    faults.apply(parseFaultPatch({ listCount: 250 }));
+    expect(faults.state.listCount).toBe(250);
+    expect(faults.listCount()).toBe(250);
+    faults.apply(parseFaultPatch({ listCount: 0 }));
+    expect(faults.state.listCount).toBe(false);
+    faults.apply(parseFaultPatch({ listCount: 7 }));
+    faults.apply(parseFaultPatch({ listCount: false }));
+    expect(faults.listCount()).toBe(0);
+    expect(() => parseFaultPatch({ listCount: 10_000 })).toThrow(/listCount: must be at most 9999/);
+    expect(() => parseFaultPatch({ listCount: true })).toThrow(/listCount/);
   });
 
   it('adds jitter within 0..jitterMs on top of the latency', () => {

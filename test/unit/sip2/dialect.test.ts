@@ -252,12 +252,27 @@ describe('invalid dialect files', () => {
     ['fineItems.pattern (no amount group)', { ...valid, fineItems: { pattern: '^(?<about>.*)$', template: '{about}' } }, /fineItems\.pattern must capture the fine amount/],
     ['fineItems.pattern (not a regex)', { ...valid, fineItems: { pattern: '^(?<amount>[0-9', template: '{amount}' } }, /fineItems\.pattern is not a valid regular expression/],
     ['fineItems.template', { ...valid, fineItems: { pattern: valid.fineItems.pattern, template: '' } }, /fineItems\.template/],
+    ['fineItems.pattern (an empty list)', { ...valid, fineItems: { pattern: [], template: '{amount}' } }, /fineItems\.pattern must list at least one pattern/],
+    [
+      'fineItems.pattern (the second of a list)',
+      { ...valid, fineItems: { pattern: [valid.fineItems.pattern, '^(?<about>.*)$'], template: '{amount}' } },
+      /fineItems\.pattern\.1 must capture the fine amount/,
+    ],
     ['listLimit', { ...valid, listLimit: 0 }, /listLimit/],
     ['pageSize', { ...valid, pageSize: 2.5 }, /pageSize/],
     ['name', { ...valid, name: 'Custom Dialect' }, /name must be lower-case letters, digits and dashes/],
     ['an unknown key', { ...valid, chraset: 'utf-8' }, /chraset/],
   ])('names the bad field: %s', (_, content, reason) => {
     expect(loadError(content)).toMatch(reason);
+  });
+
+  it('tries a list of fine-item patterns in order, the first match winning', () => {
+    const dialect = loadDialect(
+      write({ ...valid, fineItems: { pattern: ['^(?<amount>\\d+\\.\\d{2}) EUR (?<about>.*)$', '^(?<about>.*) (?<amount>\\d+\\.\\d{2})$'], template: '{amount} EUR {about}' } }),
+    );
+    expect(parseFineItem('1.50 EUR Faust 2.00', dialect)).toEqual({ amount: '1.50', about: 'Faust 2.00' });
+    expect(parseFineItem('Faust 2.00', dialect)).toEqual({ amount: '2.00', about: 'Faust' });
+    expect(parseFineItem('Faust', dialect)).toBeNull();
   });
 
   it('names a missing field', () => {

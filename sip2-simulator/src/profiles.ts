@@ -1,0 +1,146 @@
+/**
+ * Server profiles: what real SIP2 deployments do to a client, beyond the
+ * protocol itself. A profile is a set of knobs; named presets set several
+ * knobs at once, modelled on one real deployment each. Knobs and presets
+ * combine left to right (`koha,workers=2`), later terms win. Faults are
+ * separate (faults.ts) and combine with any profile.
+ *
+ * Sources for every knob and preset are in the README ("Server profiles").
+ */
+
+/** How the 64's fine items (AV) and the account fields BV/BH are written. */
+export const FINE_FORMATS = ['dialect', 'sipserver', 'koha', 'eg-legacy', 'eg-3m', 'eg-swyer-b', 'folio'] as const;
+export type FineFormat = (typeof FINE_FORMATS)[number];
+
+export interface Profile {
+  /** At most this many SIP2 sessions are served at once; further connections wait unread. null = no limit. */
+  workers: number | null;
+  /** Seconds without a message before the server closes a session; 0 = never; null = --idle-timeout-s. */
+  idleTimeoutS: number | null;
+  /** The AV text format (and the BV/BH habits that go with it). */
+  fines: FineFormat;
+  /** Send BV (fee amount) / BH (currency): null = as the fine format's system does. */
+  bv: boolean | null;
+  bh: boolean | null;
+  /** List pages are padded with empty entries up to the requested BQ (Perl list slices past the end). */
+  pad: boolean;
+  /** After login, the first message must be 99; anything else closes the connection (SIPServer). */
+  scStatusFirst: boolean;
+}
+
+export function defaultProfile(): Profile {
+  return { workers: null, idleTimeoutS: null, fines: 'dialect', bv: null, bh: null, pad: false, scStatusFirst: false };
+}
+
+/** Named presets: each one real deployment, as the terms it stands for. */
+export const PRESETS: Readonly<Record<string, string>> = {
+  // Koha's shipped etc/SIPconfig.xml: server-params min_servers=1 min_spare_servers=0 (one
+  // Net::Server::PreFork worker, no spare), RAW listener client_timeout=600, default av_field_template.
+  koha: 'workers=1,idle-timeout=600,fines=koha',
+  // The Perl SIPServer (atz/SIPServer) with its sample ILS: PreFork's default max_servers=50, no
+  // timeout once logged in, fine_items as plain strings, no BV/BH, list slices padded, 99 first.
+  sipserver: 'workers=50,idle-timeout=0,fines=sipserver,pad=on,sc-status-first=on',
+  // Evergreen's SIPServer with the default av_format eg_legacy; its list slices pad like SIPServer's.
+  evergreen: 'fines=eg-legacy,pad=on',
+  // FOLIO edge-sip2: AV = item barcodes of open fee/fine accounts, BV as a Java float.
+  folio: 'fines=folio',
+};
+
+export const KNOBS = ['workers', 'idle-timeout', 'fines', 'bv', 'bh', 'pad', 'sc-status-first'] as const;
+
+/** What `--help`, the README and error messages list. */
+export const PROFILE_HELP = [
+  `presets: ${Object.keys(PRESETS).join(', ')}`,
+  'knobs: workers=N (1-1000), idle-timeout=S (0 = never), ' +
+    `fines=${FINE_FORMATS.join('|')}, bv=on|off, bh=on|off, pad=on|off, sc-status-first=on|off`,
+].join('; ');
+
+export class ProfileError extends Error {}
+
+/**
+ * Reads profile terms: each string is a comma-separated list of presets and
+ * knob=value terms, applied left to right over `base` (default: no profile).
+ * "none" resets to no profile. Throws ProfileError naming the bad term.
+ */
+export function parseProfile(specs: readonly string[], base: Profile = defaultProfile()): Profile {
+  let profile = { ...base };
+  for (const spec of specs) {
+    for (const raw of spec.split(',')) {
+      const term = raw.trim();
+      if (term === '') continue;
+      if (term === 'none') {
+        profile = defaultProfile();
+        continue;
+      }
+      const preset = PRESETS[term];
+      if (preset !== undefined) {
+        profile = parseProfile([preset], profile);
+        continue;
+      }
+      profile = applyKnob(profile, term);
+    }
+  }
+  return profile;
+}
+
+function applyKnob(profile: Profile, term: string): Profile {
+  const eq = term.indexOf('=');
+  const name = eq === -1 ? term : term.slice(0, eq);
+  const value = eq === -1 ? '' : term.slice(eq + 1).trim();
+  if (!(KNOBS as readonly string[]).includes(name)) {
+    throw new ProfileError(`unknown profile "${term}" (${PROFILE_HELP})`);
+  }
+  if (eq === -1) throw new ProfileError(`profile knob "${name}" needs a value, e.g. ${example(name)} (${PROFILE_HELP})`);
+  switch (name as (typeof KNOBS)[number]) {
+    case 'workers':
+      return { ...profile, workers: whole(name, value, 1, 1000) };
+    case 'idle-timeout': {
+      const n = Number(value);
+      if (!/^\d+(\.\d+)?$/.test(value) || n > 86_400) throw new ProfileError(`idle-timeout must be seconds 0-86400 (got "${value}")`);
+      return { ...profile, idleTimeoutS: n };
+    }
+    case 'fines':
+      if (!(FINE_FORMATS as readonly string[]).includes(value)) {
+        throw new ProfileError(`fines must be one of ${FINE_FORMATS.join(', ')} (got "${value}")`);
+      }
+      return { ...profile, fines: value as FineFormat };
+    case 'bv':
+      return { ...profile, bv: onOff(name, value) };
+    case 'bh':
+      return { ...profile, bh: onOff(name, value) };
+    case 'pad':
+      return { ...profile, pad: onOff(name, value) };
+    case 'sc-status-first':
+      return { ...profile, scStatusFirst: onOff(name, value) };
+  }
+}
+
+function whole(name: string, text: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new ProfileError(`${name} must be a whole number ${min}-${max} (got "${text}")`);
+  }
+  return Number(text);
+}
+
+function onOff(name: string, text: string): boolean {
+  if (text !== 'on' && text !== 'off') throw new ProfileError(`${name} must be on or off (got "${text}")`);
+  return text === 'on';
+}
+
+function example(name: string): string {
+  return { workers: 'workers=1', 'idle-timeout': 'idle-timeout=60', fines: 'fines=koha' }[name] ?? `${name}=on`;
+}
+
+/** The profile as terms that parseProfile reads back to the same profile ("" = no profile). */
+export function describeProfile(profile: Profile): string {
+  const base = defaultProfile();
+  const terms: string[] = [];
+  if (profile.workers !== base.workers) terms.push(`workers=${profile.workers}`);
+  if (profile.idleTimeoutS !== base.idleTimeoutS) terms.push(`idle-timeout=${profile.idleTimeoutS}`);
+  if (profile.fines !== base.fines) terms.push(`fines=${profile.fines}`);
+  if (profile.bv !== null) terms.push(`bv=${profile.bv ? 'on' : 'off'}`);
+  if (profile.bh !== null) terms.push(`bh=${profile.bh ? 'on' : 'off'}`);
+  if (profile.pad) terms.push('pad=on');
+  if (profile.scStatusFirst) terms.push('sc-status-first=on');
+  return terms.join(',');
+}
