@@ -40,8 +40,8 @@ export type OverloadReason = 'queue-full' | 'acquire-timeout' | 'circuit-open' |
 /** What the ILS sent that could not be used (BackendProtocolError). */
 export type ProtocolReason = 'unreadable' | 'oversized' | 'unexpected-message' | 'resend-refused' | 'status-instead-of-response';
 
-/** Why the caller stopped waiting (CallCancelled). */
-export type CancelReason = 'deadline' | 'client-gone';
+/** Why the caller stopped waiting (CallCancelled): its time ran out, its client went away, or it was already answered. */
+export type CancelReason = 'deadline' | 'client-gone' | 'call-over';
 
 export interface BackendErrorOptions {
   cause?: unknown;
@@ -152,17 +152,20 @@ export function isBackendError(error: unknown): error is BackendError {
   return error instanceof Sip2Error && error.code.startsWith('BACKEND_');
 }
 
+const CANCEL_MESSAGES: Record<CancelReason, string> = {
+  deadline: 'the call ran out of time before the ILS answered',
+  'client-gone': 'the client went away before the ILS answered',
+  'call-over': 'the call was answered before this part of it reached the ILS',
+};
+
 /** The reason a caller cancels with: what its AbortSignal carries, when it is one of ours. */
 export function cancelReasonOf(signal: AbortSignal): CancelReason {
-  return signal.reason === 'deadline' ? 'deadline' : 'client-gone';
+  const reason: unknown = signal.reason;
+  return reason === 'deadline' || reason === 'call-over' ? reason : 'client-gone';
 }
 
 /** The error for a call its signal cancelled; `requestSent` says whether its message had left. */
 export function cancelled(signal: AbortSignal, requestSent: boolean): CallCancelled {
   const reason = cancelReasonOf(signal);
-  return new CallCancelled(
-    reason,
-    reason === 'deadline' ? 'the call ran out of time before the ILS answered' : 'the client went away before the ILS answered',
-    { requestSent },
-  );
+  return new CallCancelled(reason, CANCEL_MESSAGES[reason], { requestSent });
 }

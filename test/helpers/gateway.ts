@@ -26,9 +26,9 @@ const KEEP_OUTPUT_CHARS = 200_000;
 export type GatewayDialect = 'generic' | 'koha' | 'evergreen' | 'folio';
 
 export interface GatewayProcessOptions {
-  /** Port of the SIP2 server on 127.0.0.1. */
-  sip2Port: number;
-  /** sip2.dialect; must match the simulator's. */
+  /** Port of the SIP2 server on 127.0.0.1; null: no sip2.host, the demo simulator runs embedded (as `npm start`). */
+  sip2Port: number | null;
+  /** sip2.dialect; must match the simulator's (with an embedded simulator: demo.dialect). */
   dialect: GatewayDialect;
   /** Further PAIA_* settings (they win over the defaults set here). */
   env?: Record<string, string>;
@@ -54,11 +54,13 @@ export interface GatewayProcess {
 }
 
 function childEnv(options: GatewayProcessOptions): NodeJS.ProcessEnv {
+  const sip2 =
+    options.sip2Port === null
+      ? { PAIA_DEMO_DIALECT: options.dialect }
+      : { PAIA_SIP2_HOST: '127.0.0.1', PAIA_SIP2_PORT: String(options.sip2Port), PAIA_SIP2_DIALECT: options.dialect };
   return {
     ...withoutSettings(process.env),
-    PAIA_SIP2_HOST: '127.0.0.1',
-    PAIA_SIP2_PORT: String(options.sip2Port),
-    PAIA_SIP2_DIALECT: options.dialect,
+    ...sip2,
     PAIA_HTTP_HOST: '127.0.0.1',
     PAIA_HTTP_PORT: '0',
     PAIA_LOG_LEVEL: 'warn',
@@ -111,7 +113,7 @@ export function startGatewayProcess(options: GatewayProcessOptions): Promise<Gat
 
   return new Promise<GatewayProcess>((resolve, reject) => {
     let settled = false;
-    const sip2 = `sip2 127.0.0.1:${options.sip2Port}, dialect ${options.dialect}`;
+    const sip2 = options.sip2Port === null ? `embedded simulator, dialect ${options.dialect}` : `sip2 127.0.0.1:${options.sip2Port}, dialect ${options.dialect}`;
     const fail = (why: string) => {
       if (settled) return;
       settled = true;

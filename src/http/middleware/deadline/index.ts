@@ -4,12 +4,15 @@ import type { MiddlewareHandler } from 'hono';
  * One bound on a whole call (http.requestTimeoutMs), however many SIP2
  * messages it takes, and an end to its SIP2 work when its client goes away.
  * Handlers pass `callSignal` to the backend: work not yet sent to the ILS is
- * dropped when it aborts, with the reason 'deadline' or 'client-gone'.
+ * dropped when it aborts, with the reason 'deadline' or 'client-gone'. It
+ * also aborts ('call-over') once the call is answered, so work a failed call
+ * left waiting (the other pages of a list whose first page failed) is
+ * dropped too rather than sent for nobody.
  */
 
 /** What this middleware hands to the handlers after it. */
 export interface DeadlineVariables {
-  /** Aborts when the call's time is up ('deadline') or its client went away ('client-gone'). */
+  /** Aborts when the call's time is up ('deadline'), its client went away ('client-gone'), or it was answered ('call-over'). */
   callSignal: AbortSignal;
 }
 
@@ -33,6 +36,7 @@ export function deadline(options: DeadlineOptions): MiddlewareHandler<{ Variable
     } finally {
       clearTimeout(timer);
       client.removeEventListener('abort', onClientGone);
+      controller.abort('call-over');
     }
   };
 }

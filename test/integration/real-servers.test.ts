@@ -1,0 +1,215 @@
+/**
+ * The gateway against the behaviour of the SIP2 servers libraries really run,
+ * as the simulator's profiles and faults model it: a pre-forking server with
+ * one worker, sessions the server closes when idle, an ILS that announces
+ * 9,999 entries per list. Real gateway and simulator processes on loopback.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, item } from '../conformance/support.js';
+import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
+import { RawSip2Client, type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
+
+const URIS = { PAIA_PAIA_ITEM_URI: 'https://lib.example.org/item/{barcode}', PAIA_AUTH_MAX_SESSIONS_PER_PATRON: '100' };
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function metric(gateway: GatewayProcess, name: string): Promise<number> {
+  const text = await (await fetch(`${gateway.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  if (line === undefined) throw new Error(`no metric ${name}`);
+  return Number(line.split(' ')[1]);
+}
+
+const logLines = (gateway: GatewayProcess) =>
+  gateway
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: number; msg: string; [key: string]: unknown });
+
+describe('a SIP server with one worker (Koha and SIPServer on Net::Server::PreFork, no spare worker)', () => {
+  let sim: SimulatorProcess;
+  let gateway: GatewayProcess;
+  let client: Client;
+  beforeAll(async () => {
+    sim = await startSimulatorProcess({ profile: 'workers=1', extraArgs: ['--log-level', 'warn'] });
+    gateway = await startGatewayProcess({ sip2Port: sim.port, dialect: 'generic', env: { ...URIS, PAIA_SIP2_POOL_MAX: '4', PAIA_SIP2_POOL_MIN: '1' } });
+    client = new Client(gateway.url);
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await sim?.stop();
+  });
+
+  it('answers dave’s 120 loans and a DAIA call for 40 ids in full, while the logins of extra connections go unanswered', async () => {
+    const dave = await client.login('dave');
+    const items = await client.get('/core/dave/items', { token: dave.token });
+    expect(items.status, items.text.slice(0, 300)).toBe(200);
+    expect(items.body.doc as unknown[]).toHaveLength(120);
+    const ids = Array.from({ length: 40 }, (_, i) => item(`dv-${String(i + 1).padStart(4, '0')}`)).join('|');
+    const daia = await client.get('/daia', { query: { id: ids, format: 'json' } });
+    expect(daia.status, daia.text.slice(0, 300)).toBe(200);
+    expect((daia.body.document as Array<{ item?: unknown[] }>).filter((doc) => doc.item?.length === 1)).toHaveLength(40);
+    expect((await sim.state()).waiting).toBeGreaterThan(0);
+  });
+
+  it('learns that the ILS serves one session, says so once with advice, and counts no failure', async () => {
+    // The extra logins time out after sip2.timeouts.responseMs (5 s).
+    await sleep(5500);
+    expect(await metric(gateway, 'paia_sip2_session_limit')).toBe(1);
+    expect(await metric(gateway, 'paia_sip2_circuit_state')).toBe(0);
+    const advice = logLines(gateway).filter((line) => /serves only 1 SIP2 session/.test(line.msg));
+    expect(advice).toHaveLength(1);
+    expect(advice[0]!.msg).toMatch(/sip2\.pool\.max to 1/);
+    expect(logLines(gateway).filter((line) => /circuit open|cannot open a SIP2 connection/.test(line.msg))).toEqual([]);
+    const again = await client.get('/core/dave/items', { token: (await client.login('dave')).token });
+    expect(again.status).toBe(200);
+  });
+});
+
+describe('a write whose connection never got its login answered was not sent', () => {
+  let sim: SimulatorProcess;
+  let gateway: GatewayProcess;
+  let client: Client;
+  beforeAll(async () => {
+    sim = await startSimulatorProcess({ profile: 'workers=1', extraArgs: ['--log-level', 'warn'] });
+    gateway = await startGatewayProcess({
+      sip2Port: sim.port,
+      dialect: 'generic',
+      env: { ...URIS, PAIA_SIP2_POOL_MIN: '0', PAIA_SIP2_TIMEOUTS_RESPONSE_MS: '1000' },
+    });
+    client = new Client(gateway.url);
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await sim?.stop();
+  });
+
+  it('answers 504 (nothing happened) rather than "outcome unknown", and the ILS never saw the renew', async () => {
+    const alice = await client.login('alice');
+    // Another SIP2 client (a self-check machine) takes the one worker once the gateway's session is gone.
+    await sim.disconnectAll();
+    const kiosk = await RawSip2Client.connect(sim.port);
+    try {
+      expect(await kiosk.login()).toBe(true);
+      const reply = await client.post('/core/alice/renew', { doc: [{ item: item('it-0002') }] }, { token: alice.token });
+      expect(reply.status, reply.text).toBe(504);
+      expect(reply.body.error).toBe('gateway_timeout');
+      expect((await sim.counters()).received['29']).toBeUndefined();
+    } finally {
+      kiosk.close();
+    }
+  });
+});
+
+describe('a SIP server that closes idle sessions sooner than the keepalive (its own timeout)', () => {
+  let sim: SimulatorProcess;
+  let gateway: GatewayProcess;
+  let client: Client;
+  beforeAll(async () => {
+    sim = await startSimulatorProcess({ profile: 'idle-timeout=2', extraArgs: ['--log-level', 'warn'] });
+    gateway = await startGatewayProcess({
+      sip2Port: sim.port,
+      dialect: 'generic',
+      env: { ...URIS, PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '5', PAIA_SIP2_POOL_MIN: '1', PAIA_LOG_LEVEL: 'info' },
+    });
+    client = new Client(gateway.url);
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await sim?.stop();
+  });
+
+  it('after 30 s idle the next call is 200, the circuit never opened, and no close was a warning', async () => {
+    const alice = await client.login('alice');
+    await sleep(30_000);
+    const reply = await client.get('/core/alice/items', { token: alice.token });
+    expect(reply.status, reply.text.slice(0, 300)).toBe(200);
+    expect(await metric(gateway, 'paia_sip2_circuit_state')).toBe(0);
+    const lines = logLines(gateway);
+    expect(lines.filter((line) => /circuit/.test(line.msg))).toEqual([]);
+    expect(lines.filter((line) => line.level >= 40)).toEqual([]);
+    // The advice to lower the keepalive, once.
+    expect(lines.filter((line) => /closes idle SIP2 sessions/.test(line.msg))).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('an ILS announcing 9,999 entries per list, 10 per page', () => {
+  let sim: SimulatorProcess;
+  let gateway: GatewayProcess;
+  let client: Client;
+  beforeAll(async () => {
+    sim = await startSimulatorProcess({ dialect: 'evergreen', extraArgs: ['--log-level', 'warn'] });
+    gateway = await startGatewayProcess({ sip2Port: sim.port, dialect: 'evergreen', env: { ...URIS, PAIA_SIP2_MAX_LIST_ENTRIES: '30' } });
+    client = new Client(gateway.url);
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await sim?.stop();
+  });
+
+  it('reads at most sip2.maxListEntries of each list: the pages that calls for and no more', async () => {
+    const alice = await client.login('alice');
+    await sim.setFaults({ listCount: 9999 });
+    try {
+      const before = await sim.counters();
+      const items = await client.get('/core/alice/items', { token: alice.token });
+      expect(items.status, items.text.slice(0, 300)).toBe(200);
+      const afterItems = await sim.counters();
+      // Five lists, 30 entries each at 10 a page: three 63s per list.
+      expect((afterItems.received['63'] ?? 0) - (before.received['63'] ?? 0)).toBe(15);
+      expect((afterItems.received['17'] ?? 0) - (before.received['17'] ?? 0)).toBeLessThanOrEqual(150);
+      const fees = await client.get('/core/alice/fees', { token: alice.token });
+      expect(fees.status).toBe(200);
+      expect(((await sim.counters()).received['63'] ?? 0) - (afterItems.received['63'] ?? 0)).toBe(3);
+    } finally {
+      await sim.clearFaults();
+    }
+  });
+});
+
+describe('log.level debug', () => {
+  let sim: SimulatorProcess;
+  let gateway: GatewayProcess;
+  beforeAll(async () => {
+    sim = await startSimulatorProcess({ extraArgs: ['--log-level', 'warn'] });
+    gateway = await startGatewayProcess({ sip2Port: sim.port, dialect: 'generic', env: { PAIA_LOG_LEVEL: 'debug' } });
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await sim?.stop();
+  });
+
+  it('shows the SIP2 traffic, with the terminal and patron passwords masked', async () => {
+    await new Client(gateway.url).login('alice');
+    const traffic = logLines(gateway).filter((line) => line.msg === 'sip2 >>' || line.msg === 'sip2 <<');
+    const sent = traffic.filter((line) => line.msg === 'sip2 >>').map((line) => String(line.out));
+    expect(sent.some((text) => text.startsWith('93') && text.includes('CO***'))).toBe(true);
+    expect(sent.some((text) => text.startsWith('63') && text.includes('AD***'))).toBe(true);
+    expect(traffic.some((line) => line.msg === 'sip2 <<' && String(line.in).startsWith('64'))).toBe(true);
+    expect(gateway.stdout()).not.toContain('alice-pass');
+    expect(gateway.stdout()).not.toContain('paia-secret');
+  });
+});
+
+describe('the demo (npm start: the simulator embedded)', () => {
+  let gateway: GatewayProcess;
+  beforeAll(async () => {
+    gateway = await startGatewayProcess({ sip2Port: null, dialect: 'generic' });
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+  });
+
+  it('shows emile’s non-ASCII name and titles intact', async () => {
+    const client = new Client(gateway.url);
+    const emile = await client.login('emile');
+    const patron = await client.get('/core/emile', { token: emile.token });
+    expect(patron.body.name).toBe('Émile Zoë Ångström');
+    const items = await client.get('/core/emile/items', { token: emile.token });
+    const titles = (items.body.doc as Array<{ about?: string }>).map((doc) => doc.about);
+    expect(titles).toEqual(expect.arrayContaining(['Der Zauberberg – Roman', 'Harry Potter y el cáliz de fuego', 'ノルウェイの森']));
+  });
+});
