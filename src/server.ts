@@ -5,6 +5,7 @@ import { X509Certificate } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import { ClientAllowlist } from './auth/client-allowlist.js';
+import { LoginService } from './auth/login.js';
 import { LoginThrottle } from './auth/login-throttle.js';
 import { PasswordPolicy } from './auth/password-policy.js';
 import { LruSessionStore } from './auth/session-store.js';
@@ -141,17 +142,22 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   // metrics.allowedClients need the client it forwarded for.
   const clientAddress = (request: Request, env: unknown): string | undefined =>
     config.http.trustedProxy ? lastForwardedHop(request.headers.get('x-forwarded-for')) : socketAddressOf(env);
-  const app = createApp({
+  const login = new LoginService({
     backend,
     sessions,
     patronIds: new PatronIds(config.paia.patronId, config.paia.patronIdSecret),
+    throttle: loginThrottle,
+    passwordPolicy: new PasswordPolicy(config.auth.passwordPolicy),
+    allowedClients: new ClientAllowlist(config.auth.allowedClients),
+    tokenLifetimeSeconds: config.auth.tokenLifetimeSeconds,
+  });
+  const app = createApp({
+    backend,
+    sessions,
+    login,
     basePath: config.http.basePath,
     maxDocs: config.paia.maxDocs,
     maxBodyBytes: config.http.maxBodyBytes,
-    tokenLifetimeSeconds: config.auth.tokenLifetimeSeconds,
-    loginThrottle,
-    passwordPolicy: new PasswordPolicy(config.auth.passwordPolicy),
-    allowedClients: new ClientAllowlist(config.auth.allowedClients),
     requestsPerMinute: config.auth.requestsPerMinute,
     logoutAllSessions: config.auth.logoutAllSessions,
     maxUrlBytes: config.http.maxUrlBytes,

@@ -31,7 +31,7 @@ import type {
   CallOptions,
   DocumentRequest,
   FeeRecord,
-  LoginOutcome,
+  CredentialCheck,
   PaiaDocument,
   PatronRecord,
   ServiceStatus,
@@ -139,7 +139,7 @@ export class Sip2Backend implements Backend {
 
   // ------------------------------------------------------------ auth
 
-  async login(username: string, password: string, options: CallOptions = {}): Promise<LoginOutcome> {
+  async login(username: string, password: string, options: CallOptions = {}): Promise<CredentialCheck> {
     // An empty AD means "no password" to some ILSs, which then answer CQ=Y.
     if (username === '' || password === '') return { ok: false };
     let response: PatronInformationResponse;

@@ -68,7 +68,7 @@ export interface DocumentRequest {
   storageid?: string;
 }
 
-export type LoginOutcome =
+export type CredentialCheck =
   | { ok: true; barcode: string; state: AccountState }
   /** Unknown patron and wrong password look the same on purpose. */
   | { ok: false };
@@ -80,7 +80,7 @@ export interface CallOptions {
 
 export interface Backend {
   /** Checks the patron's credentials with the ILS (63 with AD; BL and CQ). */
-  login(username: string, password: string, options?: CallOptions): Promise<LoginOutcome>;
+  login(username: string, password: string, options?: CallOptions): Promise<CredentialCheck>;
   /** Null when the ILS does not know the patron. */
   patron(barcode: string, options?: CallOptions): Promise<PatronRecord | null>;
   items(barcode: string, options?: CallOptions): Promise<PaiaDocument[]>;

@@ -1,9 +1,6 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import type { ClientAllowlist } from '../auth/client-allowlist.js';
-import { LoginThrottle } from '../auth/login-throttle.js';
-import { DEFAULT_DENY_LIST, PasswordPolicy } from '../auth/password-policy.js';
-import type { PatronIds } from '../auth/patron-ids.js';
+import type { LoginService } from '../auth/login.js';
 import { RequestLimiter } from '../auth/request-limit.js';
 import type { SessionStore } from '../auth/session-store.js';
 import type { Backend } from '../backend/types.js';
@@ -28,22 +25,17 @@ import { responsePolicy, responsePolicyMiddleware } from './security.js';
 export interface AppOptions {
   backend: Backend;
   sessions: SessionStore;
-  patronIds: PatronIds;
+  /** Decides logins (allowlist, password policy, brute-force throttle, the ILS, scopes, the session). */
+  login: LoginService;
   /** "" or a path such as "/paia": core methods live at {basePath}/core, auth at {basePath}/auth. */
   basePath: string;
   /** Most documents in one renew, request or cancel. */
   maxDocs: number;
   /** Largest POST body, in bytes. */
   maxBodyBytes: number;
-  /** Lifetime of an access token (expires_in). */
-  tokenLifetimeSeconds: number;
   logger: Logger;
   /** Realm in WWW-Authenticate. Default "PAIA". */
   realm?: string;
-  /** Brute-force protection for login. Default: a LoginThrottle with its default limits. */
-  loginThrottle?: LoginThrottle;
-  /** Weak passwords get no token. Default: minimum length 4 and DEFAULT_DENY_LIST. */
-  passwordPolicy?: PasswordPolicy;
   /** Requests per minute per access token (429 beyond). Default 120. */
   requestsPerMinute?: number;
   /** Logout ends every session of the patron. Default false: only the token used. */
@@ -53,16 +45,12 @@ export interface AppOptions {
   /** Longest request target (path and query), in bytes (414 beyond). Default 2048. */
   maxUrlBytes?: number;
   /**
-   * The client address used for login throttling. Default: the socket's
-   * remote address under @hono/node-server (undefined in app.request()).
-   * Behind a trusted proxy, pass a function that reads X-Forwarded-For.
+   * The client address the login service checks (allowlist, throttling).
+   * Default: the socket's remote address under @hono/node-server (undefined
+   * in app.request()). Behind a trusted proxy, pass a function that reads
+   * X-Forwarded-For.
    */
   clientAddress?: (c: Context<PaiaEnv>) => string | undefined;
-  /**
-   * Clients (by clientAddress) that may log in; others get 403 access_denied.
-   * Default: any client. Core methods stay open to every holder of a token.
-   */
-  allowedClients?: ClientAllowlist;
   /**
    * DAIA availability at {basePath}/daia; not served when left out.
    * maxIds: most request identifiers per request (default maxDocs).
@@ -107,7 +95,6 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
   for (const [name, value] of [
     ['maxDocs', options.maxDocs],
     ['maxBodyBytes', options.maxBodyBytes],
-    ['tokenLifetimeSeconds', options.tokenLifetimeSeconds],
     ['requestsPerMinute', options.requestsPerMinute ?? 120],
     ['maxUrlBytes', options.maxUrlBytes ?? 2048],
   ] as const) {
@@ -151,16 +138,12 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
     limiter,
   });
   mountAuth(app, {
+    login: options.login,
     backend: options.backend,
     sessions: options.sessions,
-    patronIds: options.patronIds,
-    throttle: options.loginThrottle ?? new LoginThrottle(),
     clientAddress: options.clientAddress ?? socketAddress,
-    ...(options.allowedClients && !options.allowedClients.open ? { allowedClients: options.allowedClients } : {}),
     prefix: authPrefix,
     maxBodyBytes: options.maxBodyBytes,
-    tokenLifetimeSeconds: options.tokenLifetimeSeconds,
-    passwordPolicy: options.passwordPolicy ?? new PasswordPolicy({ minLength: 4, denyList: DEFAULT_DENY_LIST }),
     logoutAllSessions: options.logoutAllSessions ?? false,
     limiter,
   });

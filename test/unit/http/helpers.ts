@@ -1,5 +1,8 @@
 import type { Hono } from 'hono';
+import type { ClientAllowlist } from '../../../src/auth/client-allowlist.js';
+import { LoginService } from '../../../src/auth/login.js';
 import { LoginThrottle, type LoginThrottleOptions } from '../../../src/auth/login-throttle.js';
+import { DEFAULT_DENY_LIST, PasswordPolicy } from '../../../src/auth/password-policy.js';
 import { PatronIds } from '../../../src/auth/patron-ids.js';
 import { LruSessionStore } from '../../../src/auth/session-store.js';
 import type {
@@ -7,7 +10,7 @@ import type {
   Backend,
   DocumentRequest,
   FeeRecord,
-  LoginOutcome,
+  CredentialCheck,
   PaiaDocument,
   PatronRecord,
 } from '../../../src/backend/types.js';
@@ -93,7 +96,7 @@ export class FakeBackend implements Backend {
     return this.calls.filter((call) => call.method === method);
   }
 
-  login(username: string, password: string): Promise<LoginOutcome> {
+  login(username: string, password: string): Promise<CredentialCheck> {
     return this.#call('login', [username, password], () => {
       const patron = this.patrons.find((p) => p.username === username && p.password === password);
       return patron ? { ok: true, barcode: patron.barcode, state: patron.state } : { ok: false };
@@ -139,25 +142,41 @@ export interface TestApp {
   base: string;
 }
 
-export function makeApp(
-  overrides: Partial<AppOptions> & { throttle?: LoginThrottleOptions } = {},
-): TestApp {
+/** What the login service is built from (the gateway builds it from auth.* settings). */
+interface LoginOverrides {
+  patronIds?: PatronIds;
+  throttle?: LoginThrottleOptions;
+  loginThrottle?: LoginThrottle;
+  passwordPolicy?: PasswordPolicy;
+  allowedClients?: ClientAllowlist;
+  tokenLifetimeSeconds?: number;
+}
+
+export function makeApp(overrides: Partial<AppOptions> & LoginOverrides = {}): TestApp {
   const backend = (overrides.backend as FakeBackend | undefined) ?? new FakeBackend();
   const sessions = (overrides.sessions as LruSessionStore | undefined) ?? new LruSessionStore({ maxSessions: 100 });
   const chunks: string[] = [];
   // pino writes each line synchronously to any object with write()
   const logger = createLogger({ level: 'debug', destination: { write: (line: string) => void chunks.push(line) } });
-  const { throttle, ...rest } = overrides;
+  const { patronIds, throttle, loginThrottle, passwordPolicy, allowedClients, tokenLifetimeSeconds, ...rest } = overrides;
+  const login = new LoginService({
+    backend,
+    sessions,
+    patronIds: patronIds ?? new PatronIds('barcode'),
+    throttle:
+      loginThrottle ?? new LoginThrottle({ maxAttemptsPerSecond: 10_000, ...(throttle ?? { freeAttemptsPerUser: 1000, freeAttemptsPerAddress: 1000 }) }),
+    passwordPolicy: passwordPolicy ?? new PasswordPolicy({ minLength: 4, denyList: DEFAULT_DENY_LIST }),
+    allowedClients,
+    tokenLifetimeSeconds: tokenLifetimeSeconds ?? 3600,
+  });
   const app = createApp({
     backend,
     sessions,
-    patronIds: new PatronIds('barcode'),
+    login,
     basePath: '',
     maxDocs: 5,
     maxBodyBytes: 2048,
-    tokenLifetimeSeconds: 3600,
     logger,
-    loginThrottle: new LoginThrottle({ maxAttemptsPerSecond: 10_000, ...(throttle ?? { freeAttemptsPerUser: 1000, freeAttemptsPerAddress: 1000 }) }),
     ...rest,
   });
   return {
