@@ -12,7 +12,7 @@ import { LruSessionStore } from './auth/session-store.js';
 import { PatronIds } from './auth/patron-ids.js';
 import type { Config } from './config/index.js';
 import { compileUriTemplates } from './backend/uris.js';
-import { DaiaService } from './daia/service.js';
+import { DaiaService } from './backend/daia/service.js';
 import { createApp, lastForwardedHop, socketAddressOf } from './http/app.js';
 import { createHealthHandler } from './http/health.js';
 import type { Logger } from './log.js';

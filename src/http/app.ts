@@ -4,7 +4,7 @@ import type { LoginService } from '../auth/login.js';
 import { RequestLimiter } from '../auth/request-limit.js';
 import type { SessionStore } from '../auth/session-store.js';
 import type { Backend } from '../backend/types.js';
-import type { DaiaService } from '../daia/service.js';
+import type { DaiaService } from '../backend/daia/service.js';
 import type { Logger } from '../log.js';
 import type { HttpMetrics } from '../metrics/gateway.js';
 import { routeTable } from '../metrics/routes.js';

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { type DaiaService, splitQueryId } from '../../daia/service.js';
+import { type DaiaService, splitQueryId } from '../../backend/daia/service.js';
 import type { PaiaEnv } from '../env.js';
 import { methodNotAllowed, notImplemented, unprocessable } from '../errors.js';
 import { readUntil } from '../guard.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DaiaService } from '../../../src/daia/service.js';
+import type { DaiaService } from '../../../src/backend/daia/service.js';
 import { bearer, jsonPost, login, makeApp, type TestApp } from './helpers.js';
 
 /** A DAIA service that answers without an ILS: only availability() is called by the route. */

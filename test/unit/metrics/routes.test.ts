@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compileUriTemplates } from '../../../src/backend/uris.js';
-import { DaiaService } from '../../../src/daia/service.js';
+import { DaiaService } from '../../../src/backend/daia/service.js';
 import { classifyRoute, ROUTE_LABELS, type RouteLabel, routeTable } from '../../../src/metrics/routes.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
 import { loadDialect } from '../../../src/sip2/dialect.js';

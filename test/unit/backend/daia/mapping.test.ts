@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { compileUriTemplates } from '../../../src/backend/uris.js';
-import { CIRCULATION, availabilityOf, daiaDocument, daiaItem } from '../../../src/daia/mapping.js';
-import { DaiaService, splitQueryId } from '../../../src/daia/service.js';
-import { sip2DateFrom } from '../../../src/sip2/date.js';
-import { loadDialect } from '../../../src/sip2/dialect.js';
-import { BackendTimeout, Sip2EncodeError } from '../../../src/sip2/errors.js';
-import { Sip2Requests } from '../../../src/sip2/requests.js';
-import type { ItemInformation, ItemInformationResponse } from '../../../src/sip2/spec.js';
-import { daiaSchemaErrors } from '../../helpers/daia-schema.js';
+import { compileUriTemplates } from '../../../../src/backend/uris.js';
+import { CIRCULATION, availabilityOf, daiaDocument, daiaItem } from '../../../../src/backend/daia/mapping.js';
+import { DaiaService, splitQueryId } from '../../../../src/backend/daia/service.js';
+import { sip2DateFrom } from '../../../../src/sip2/date.js';
+import { loadDialect } from '../../../../src/sip2/dialect.js';
+import { BackendTimeout, Sip2EncodeError } from '../../../../src/sip2/errors.js';
+import { Sip2Requests } from '../../../../src/sip2/requests.js';
+import type { ItemInformation, ItemInformationResponse } from '../../../../src/sip2/spec.js';
+import { daiaSchemaErrors } from '../../../helpers/daia-schema.js';
 
 const NOW = new Date(2025, 2, 10, 12, 0, 0);
 const date = sip2DateFrom(NOW);

@@ -1,6 +1,6 @@
-import { isUnknownItem, nonEmpty, queueLength } from '../backend/documents.js';
-import type { UriTemplates } from '../backend/uris.js';
-import { type Dialect, extraField, type ItemInformationResponse, parseDialectDate } from '../sip2/index.js';
+import { isUnknownItem, nonEmpty, queueLength } from '../documents.js';
+import type { UriTemplates } from '../uris.js';
+import { type Dialect, extraField, type ItemInformationResponse, parseDialectDate } from '../../sip2/index.js';
 import type { DaiaAvailable, DaiaDocument, DaiaEntity, DaiaItem, DaiaUnavailable } from './types.js';
 
 /**

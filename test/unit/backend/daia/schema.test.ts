@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DAIA_FIXTURES, daiaSchemaErrors } from '../../helpers/daia-schema.js';
+import { DAIA_FIXTURES, daiaSchemaErrors } from '../../../helpers/daia-schema.js';
 
 const read = (name: string): unknown => JSON.parse(readFileSync(`${DAIA_FIXTURES}${name}`, 'utf8'));
 

@@ -1,7 +1,7 @@
-import { type ItemInfoCache, type ItemLookup, itemLookup } from '../backend/item-cache.js';
-import { DEFAULT_MAX_PARALLEL, limiter } from '../backend/parallel.js';
-import type { UriTemplates } from '../backend/uris.js';
-import { type ItemInformation, type ItemInformationResponse, Sip2EncodeError, type Sip2Requests } from '../sip2/index.js';
+import { type ItemInfoCache, type ItemLookup, itemLookup } from '../item-cache.js';
+import { DEFAULT_MAX_PARALLEL, limiter } from '../parallel.js';
+import type { UriTemplates } from '../uris.js';
+import { type ItemInformation, type ItemInformationResponse, Sip2EncodeError, type Sip2Requests } from '../../sip2/index.js';
 import { type DaiaMappingContext, daiaDocument } from './mapping.js';
 import type { DaiaDocument, DaiaResponse } from './types.js';
 
