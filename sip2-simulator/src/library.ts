@@ -1,4 +1,4 @@
-import { PATRON_STATUS_FLAGS, type PatronStatusFlags } from '../../src/sip2/spec.js';
+import { CIRCULATION_STATUS, PATRON_STATUS_FLAGS, type PatronStatusFlags } from '../../src/sip2/spec.js';
 import { addDays, dayFrom, type LibraryData, parseCents } from './data.js';
 
 /**
@@ -79,16 +79,6 @@ export interface Hold {
   waiting: { readonly pickupBy: Date; readonly item: string } | null;
 }
 
-/** SIP2 circulation status codes (18 Item Information Response). */
-export const CIRCULATION = {
-  unknown: 1,
-  available: 3,
-  charged: 4,
-  holdShelf: 8,
-  inTransit: 10,
-  lost: 12,
-  missing: 13,
-} as const;
 
 export type Refusal = { ok: false; reason: string };
 
@@ -282,12 +272,12 @@ export class Library {
 
   /** The SIP2 circulation status of an item. */
   circulationStatus(item: Item): number {
-    if (item.state === 'lost') return CIRCULATION.lost;
-    if (item.state === 'missing') return CIRCULATION.missing;
-    if (item.state === 'in-transit') return CIRCULATION.inTransit;
-    if (this.waitingHoldOn(item)) return CIRCULATION.holdShelf;
-    if (item.loan) return CIRCULATION.charged;
-    return CIRCULATION.available;
+    if (item.state === 'lost') return CIRCULATION_STATUS.lost;
+    if (item.state === 'missing') return CIRCULATION_STATUS.missing;
+    if (item.state === 'in-transit') return CIRCULATION_STATUS.inTransit;
+    if (this.waitingHoldOn(item)) return CIRCULATION_STATUS.holdShelf;
+    if (item.loan) return CIRCULATION_STATUS.charged;
+    return CIRCULATION_STATUS.available;
   }
 
   waitingHoldOn(item: Item): Hold | undefined {
@@ -507,7 +497,7 @@ export class Library {
       waiting: null,
     };
     this.state.holds.push(hold);
-    const available = titleItems.some((candidate) => this.circulationStatus(candidate) === CIRCULATION.available);
+    const available = titleItems.some((candidate) => this.circulationStatus(candidate) === CIRCULATION_STATUS.available);
     return { ok: true, hold, queuePosition: this.queuePosition(hold), available, ...(item ? { item } : {}), ...(titleId ? { titleId } : {}) };
   }
 

@@ -29,9 +29,10 @@ import type {
   ScStatus,
   Sip2Message,
 } from '../../src/sip2/spec.js';
+import { CIRCULATION_STATUS } from '../../src/sip2/spec.js';
 import { checkin, checkinRefused, checkout, checkoutRefused, itemStatusUpdate, itemStatusUpdateRefused } from './circulation.js';
 import { formatCents } from './data.js';
-import { CIRCULATION, type Fine, type Hold as LibraryHold, type Item, type Library, type Patron } from './library.js';
+import { type Fine, type Hold as LibraryHold, type Item, type Library, type Patron } from './library.js';
 import { MAX_LIST_COUNT, accountFields, fineList, inflateList, listPage } from './profile-responses.js';
 import { type Profile, defaultProfile } from './profiles.js';
 
@@ -383,7 +384,7 @@ function itemInformation(request: ItemInformation, ctx: ResponseContext): ItemIn
     transactionDate: now,
     holdQueueLength: String(library.holdsOnItem(item).length),
     ...(item.loan ? { dueDate: dialectDate(item.loan.due, dialect.dueDateFormat) } : {}),
-    ...(status === CIRCULATION.holdShelf && waiting?.waiting ? { holdPickupDate: formatSip2Date(sip2DateFrom(waiting.waiting.pickupBy)) } : {}),
+    ...(status === CIRCULATION_STATUS.holdShelf && waiting?.waiting ? { holdPickupDate: formatSip2Date(sip2DateFrom(waiting.waiting.pickupBy)) } : {}),
     itemIdentifier: item.barcode,
     titleIdentifier: item.title,
     owner: item.owner,
@@ -398,7 +399,7 @@ function itemInformation(request: ItemInformation, ctx: ResponseContext): ItemIn
 function unknownItem(barcode: string, now: Sip2DateTime): ItemInformationResponse {
   return {
     code: '18',
-    circulationStatus: CIRCULATION.unknown,
+    circulationStatus: CIRCULATION_STATUS.other,
     securityMarker: 0,
     feeType: 1,
     transactionDate: now,

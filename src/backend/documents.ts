@@ -1,4 +1,4 @@
-import { type Dialect, extraField, type ItemInformationResponse, parseDialectDate } from '../sip2/index.js';
+import { CIRCULATION_STATUS, type Dialect, extraField, type ItemInformationResponse, parseDialectDate } from '../sip2/index.js';
 import type { PaiaDocument } from './types.js';
 import type { UriTemplates } from './uris.js';
 
@@ -20,14 +20,9 @@ export interface DocumentContext {
   canRenew: false | undefined;
 }
 
-/** 18 circulation status: the ILS does not know the item ("other"/unknown). */
-export const CIRCULATION_UNKNOWN = 1;
-/** 18 circulation status: in transit between locations. */
-export const CIRCULATION_IN_TRANSIT = 10;
-
 /** True for an 18 that does not know its item: a list entry that is not a barcode, i.e. a title id. */
 export function isUnknownItem(info: ItemInformationResponse): boolean {
-  return (info.circulationStatus === CIRCULATION_UNKNOWN || info.circulationStatus === null) && info.titleIdentifier.trim() === '';
+  return (info.circulationStatus === CIRCULATION_STATUS.other || info.circulationStatus === null) && info.titleIdentifier.trim() === '';
 }
 
 /** One document of the items method from a list entry and its 17 answer. */
@@ -83,7 +78,7 @@ function statusOf(kind: EntryKind, info: ItemInformationResponse): PaiaDocument[
     case 'ready':
       return 4;
     case 'pending':
-      return info.circulationStatus === CIRCULATION_IN_TRANSIT ? 2 : 1;
+      return info.circulationStatus === CIRCULATION_STATUS.inTransit ? 2 : 1;
   }
 }
 

@@ -128,6 +128,24 @@ export const SUPPORTED_MESSAGES = [
 ] as const;
 export type SupportedMessage = (typeof SUPPORTED_MESSAGES)[number];
 
+/** The circulation status of an 18 Item Information Response (3M SIP2 2.00). */
+export const CIRCULATION_STATUS = {
+  other: 1,
+  onOrder: 2,
+  available: 3,
+  charged: 4,
+  chargedNoRecall: 5,
+  inProcess: 6,
+  recalled: 7,
+  holdShelf: 8,
+  reshelving: 9,
+  inTransit: 10,
+  claimedReturned: 11,
+  lost: 12,
+  missing: 13,
+} as const;
+export type CirculationStatus = (typeof CIRCULATION_STATUS)[keyof typeof CIRCULATION_STATUS];
+
 const f = <N extends string, K extends FixedKind>(name: N, length: number, kind: K) =>
   ({ name, length, kind }) as const;
 const t = <N extends string>(tag: string, name: N) => ({ name, tag, kind: 'text', required: false, repeat: false }) as const;

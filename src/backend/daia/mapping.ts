@@ -1,6 +1,6 @@
 import { isUnknownItem, nonEmpty, queueLength } from '../documents.js';
 import type { UriTemplates } from '../uris.js';
-import { type Dialect, extraField, type ItemInformationResponse, parseDialectDate } from '../../sip2/index.js';
+import { CIRCULATION_STATUS, type Dialect, extraField, type ItemInformationResponse, parseDialectDate } from '../../sip2/index.js';
 import type { DaiaAvailable, DaiaDocument, DaiaEntity, DaiaItem, DaiaUnavailable } from './types.js';
 
 /**
@@ -15,22 +15,6 @@ export interface DaiaMappingContext {
   institution: string;
 }
 
-/** SIP2 18 circulation status values (SIP2 2.00, Item Information Response). */
-export const CIRCULATION = {
-  other: 1,
-  onOrder: 2,
-  available: 3,
-  charged: 4,
-  chargedNoRecall: 5,
-  inProcess: 6,
-  recalled: 7,
-  holdShelf: 8,
-  reshelving: 9,
-  inTransit: 10,
-  claimedReturned: 11,
-  lost: 12,
-  missing: 13,
-} as const;
 
 const SERVICES = ['loan', 'presentation'] as const;
 
@@ -57,25 +41,25 @@ export function availabilityOf(info: ItemInformationResponse, ctx: Pick<DaiaMapp
   const queue = queueLength(info.holdQueueLength);
   const withQueue = queue === undefined ? {} : { queue };
   switch (info.circulationStatus) {
-    case CIRCULATION.available:
+    case CIRCULATION_STATUS.available:
       return { available: available() };
-    case CIRCULATION.charged:
-    case CIRCULATION.chargedNoRecall:
-    case CIRCULATION.recalled: {
+    case CIRCULATION_STATUS.charged:
+    case CIRCULATION_STATUS.chargedNoRecall:
+    case CIRCULATION_STATUS.recalled: {
       const due = info.dueDate === undefined ? null : parseDialectDate(info.dueDate, ctx.dialect.dueDateFormat);
       return { unavailable: unavailable({ expected: due ?? 'unknown', ...withQueue }) };
     }
-    case CIRCULATION.holdShelf:
+    case CIRCULATION_STATUS.holdShelf:
       return { unavailable: unavailable(withQueue) };
-    case CIRCULATION.inTransit:
-    case CIRCULATION.onOrder:
-    case CIRCULATION.inProcess:
+    case CIRCULATION_STATUS.inTransit:
+    case CIRCULATION_STATUS.onOrder:
+    case CIRCULATION_STATUS.inProcess:
       return { unavailable: unavailable({ expected: 'unknown', ...withQueue }) };
-    case CIRCULATION.reshelving:
+    case CIRCULATION_STATUS.reshelving:
       return { available: available({ delay: 'unknown' }) };
-    case CIRCULATION.lost:
-    case CIRCULATION.missing:
-    case CIRCULATION.claimedReturned:
+    case CIRCULATION_STATUS.lost:
+    case CIRCULATION_STATUS.missing:
+    case CIRCULATION_STATUS.claimedReturned:
       return { unavailable: unavailable(withQueue) };
     default:
       return {};

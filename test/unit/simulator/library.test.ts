@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addDays, dayFrom, formatCents, loadLibraryData, parseCents, parseLibraryData } from '../../../sip2-simulator/src/data.js';
-import { CIRCULATION, Library, pageSlice } from '../../../sip2-simulator/src/library.js';
+import { Library, pageSlice } from '../../../sip2-simulator/src/library.js';
+import { CIRCULATION_STATUS } from '../../../src/sip2/spec.js';
 
 // A fixed local "now": 15 March 2026, noon.
 const NOW = new Date(2026, 2, 15, 12, 0, 0);
@@ -130,9 +131,9 @@ describe('hold rules', () => {
     const alicesHold = library.holdsOf('alice').find((hold) => hold.target.kind === 'item' && hold.target.barcode === 'it-0020')!;
     expect(library.queuePosition(alicesHold)).toBe(1);
     expect(library.cancelHold('gina', { item: 'it-0020' })).toMatchObject({ ok: false, reason: 'No such hold' });
-    expect(library.circulationStatus(library.item('it-0010')!)).toBe(CIRCULATION.holdShelf);
+    expect(library.circulationStatus(library.item('it-0010')!)).toBe(CIRCULATION_STATUS.holdShelf);
     expect(library.cancelHold('alice', { item: 'it-0010' }).ok).toBe(true);
-    expect(library.circulationStatus(library.item('it-0010')!)).toBe(CIRCULATION.available);
+    expect(library.circulationStatus(library.item('it-0010')!)).toBe(CIRCULATION_STATUS.available);
     // a title-level hold is found through any item of the title
     expect(library.cancelHold('emile', { item: 'it-0070' }).ok).toBe(true);
   });
@@ -192,7 +193,7 @@ describe('checkout', () => {
     expect(ymd(result.due)).toBe('2026-04-12');
     expect(library.item('sc-0001')!.loan).toMatchObject({ patron: 'hanna', renewals: 0 });
     expect(library.loansOf('hanna').map((item) => item.barcode)).toEqual(['sc-0001', 'sc-0002', 'sc-0003']);
-    expect(library.circulationStatus(library.item('sc-0001')!)).toBe(CIRCULATION.charged);
+    expect(library.circulationStatus(library.item('sc-0001')!)).toBe(CIRCULATION_STATUS.charged);
   });
 
   it('refuses unknown patrons and items, loans of others, blocked, expired and fee-blocked patrons, and items not on the shelf', () => {
@@ -216,7 +217,7 @@ describe('checkout', () => {
     expect(out('hanna', 'it-0010')).toMatchObject({ ok: false, reason: 'Item is on hold for another patron' });
     expect(out('alice', 'it-0010')).toMatchObject({ ok: true });
     expect(library.holdsOf('alice').map((hold) => hold.id)).toEqual(['h-0003']);
-    expect(library.circulationStatus(library.item('it-0010')!)).toBe(CIRCULATION.charged);
+    expect(library.circulationStatus(library.item('it-0010')!)).toBe(CIRCULATION_STATUS.charged);
   });
 
   it('renews an item the patron already has when the SC allows renewals (renewal ok), refuses otherwise', () => {
@@ -261,7 +262,7 @@ describe('checkin', () => {
     const item = library.item('it-0020')!;
     expect(item.loan).toBeNull();
     expect(library.loansOf('frank')).toEqual([]);
-    expect(library.circulationStatus(item)).toBe(CIRCULATION.holdShelf);
+    expect(library.circulationStatus(item)).toBe(CIRCULATION_STATUS.holdShelf);
     expect(ymd(library.waitingHoldOn(item)!.waiting!.pickupBy)).toBe('2026-03-22');
     // alice, second in the queue, still waits
     expect(library.summary('alice')!.pendingHolds.map((hold) => hold.id)).toEqual(['h-0003']);
@@ -271,10 +272,10 @@ describe('checkin', () => {
   it('sends an item held for another location in transit, and onto that hold shelf when it arrives', () => {
     const library = demo();
     expect(library.checkin('sc-0002', 'MAIN')).toMatchObject({ ok: true, route: { kind: 'hold-transit', to: 'BRANCH', hold: { patron: 'ida' } } });
-    expect(library.circulationStatus(library.item('sc-0002')!)).toBe(CIRCULATION.inTransit);
+    expect(library.circulationStatus(library.item('sc-0002')!)).toBe(CIRCULATION_STATUS.inTransit);
     expect(library.item('sc-0002')!.currentLocation).toBe('MAIN');
     expect(library.checkin('sc-0002', 'BRANCH')).toMatchObject({ ok: true, returnedBy: undefined, route: { kind: 'hold-shelf', hold: { patron: 'ida' } } });
-    expect(library.circulationStatus(library.item('sc-0002')!)).toBe(CIRCULATION.holdShelf);
+    expect(library.circulationStatus(library.item('sc-0002')!)).toBe(CIRCULATION_STATUS.holdShelf);
   });
 
   it('fills a title-level hold with the returned copy', () => {
@@ -288,7 +289,7 @@ describe('checkin', () => {
     const library = demo();
     expect(library.checkin('sc-0003', 'MAIN')).toMatchObject({ ok: true, route: { kind: 'home-transit', to: 'BRANCH' } });
     expect(library.checkin('it-0002', 'MAIN')).toMatchObject({ ok: true, returnedBy: { barcode: 'alice' }, route: { kind: 'shelf' } });
-    expect(library.circulationStatus(library.item('it-0002')!)).toBe(CIRCULATION.available);
+    expect(library.circulationStatus(library.item('it-0002')!)).toBe(CIRCULATION_STATUS.available);
   });
 
   it('refuses unknown items and items that were not checked out, changing nothing', () => {

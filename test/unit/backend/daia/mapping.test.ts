@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileUriTemplates } from '../../../../src/backend/uris.js';
-import { CIRCULATION, availabilityOf, daiaDocument, daiaItem } from '../../../../src/backend/daia/mapping.js';
+import { availabilityOf, daiaDocument, daiaItem } from '../../../../src/backend/daia/mapping.js';
+import { CIRCULATION_STATUS } from '../../../../src/sip2/spec.js';
 import { DaiaService, splitQueryId } from '../../../../src/backend/daia/service.js';
 import { sip2DateFrom } from '../../../../src/sip2/date.js';
 import { loadDialect } from '../../../../src/sip2/dialect.js';
@@ -37,7 +38,7 @@ const both = <T extends object>(extra: T) => [{ service: 'loan', ...extra }, { s
 
 describe('DAIA mapping of 18 circulation status', () => {
   const cases: Array<[string, Partial<ItemInformationResponse>, object]> = [
-    ['03 available: loan and presentation available', { circulationStatus: CIRCULATION.available }, { available: both({}) }],
+    ['03 available: loan and presentation available', { circulationStatus: CIRCULATION_STATUS.available }, { available: both({}) }],
     ['04 charged: unavailable until the due date, with the queue', { circulationStatus: 4, dueDate: '20250320    120000', holdQueueLength: '2' }, { unavailable: both({ expected: '2025-03-20', queue: 2 }) }],
     ['04 charged without a queue', { circulationStatus: 4, dueDate: '20250320    120000', holdQueueLength: '0' }, { unavailable: both({ expected: '2025-03-20' }) }],
     ['04 charged, unreadable due date: expected unknown', { circulationStatus: 4, dueDate: 'soon' }, { unavailable: both({ expected: 'unknown' }) }],
