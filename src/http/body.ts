@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { PaiaEnv } from './env.js';
-import { parseParams } from './charset.js';
+import { parseParams } from './response-charset.js';
 import { malformed } from './errors.js';
 import { Readable } from 'node:stream';
 

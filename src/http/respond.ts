@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { coreVisibleScopes, formatScopes } from '../auth/scopes.js';
-import { encodeText, escapeJsonText } from './charset.js';
+import { encodeBody, escapeJsonText } from './response-charset.js';
 import type { PaiaEnv } from './env.js';
 import type { PaiaError } from './errors.js';
 import { DEFAULT_FORMAT } from './middleware/paia-format/index.js';
@@ -73,7 +73,7 @@ export function respond(
   for (const [name, value] of Object.entries(headers)) h[name] = value;
   applyResponsePolicy(c, h);
 
-  return new Response(encodeText(text, format.charset), {
+  return new Response(encodeBody(text, format.charset), {
     status: format.suppressResponseCodes ? 200 : status,
     headers: h,
   });

@@ -1,11 +1,11 @@
 import type { MiddlewareHandler } from 'hono';
-import { negotiateCharset, type Charset } from '../../charset.js';
+import { negotiateCharset, type ResponseCharset } from '../../response-charset.js';
 import type { PaiaEnv } from '../../env.js';
 import { malformed } from '../../errors.js';
 
 /** How the response to this request is rendered. */
 export interface ResponseFormat {
-  charset: Charset;
+  charset: ResponseCharset;
   /** JSONP function name, only when valid. */
   callback?: string;
   /** `suppress_response_codes` was present: every status becomes 200. */

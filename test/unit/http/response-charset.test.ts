@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeText, escapeJsonText, negotiateCharset } from '../../../src/http/charset.js';
+import { encodeBody, escapeJsonText, negotiateCharset } from '../../../src/http/response-charset.js';
 
 describe('negotiateCharset', () => {
   it('defaults to UTF-8', () => {
@@ -39,13 +39,13 @@ describe('escapeJsonText', () => {
     expect(text).toMatch(/^[\x00-\x7f]*$/);
     expect(text).toContain('\\u00c9mile');
     expect(JSON.parse(text)).toEqual(value);
-    const bytes = encodeText(text, 'iso-8859-1');
+    const bytes = encodeBody(text, 'iso-8859-1');
     expect(JSON.parse(Buffer.from(bytes).toString('latin1'))).toEqual(value);
   });
 
   it('keeps UTF-8 output as is except U+2028/2029', () => {
     const text = escapeJsonText(JSON.stringify({ a: 'Émile\u2028\u2029' }), 'utf-8');
     expect(text).toBe('{"a":"Émile\\u2028\\u2029"}');
-    expect(Buffer.from(encodeText(text, 'utf-8')).toString('utf8')).toBe(text);
+    expect(Buffer.from(encodeBody(text, 'utf-8')).toString('utf8')).toBe(text);
   });
 });

@@ -4,12 +4,12 @@
  * output is lossless: every non-ASCII character is written as a JSON \uXXXX
  * escape, so the bytes are plain ASCII and decode the same in either charset.
  */
-export type Charset = 'utf-8' | 'iso-8859-1';
+export type ResponseCharset = 'utf-8' | 'iso-8859-1';
 
-export const DEFAULT_CHARSET: Charset = 'utf-8';
+export const DEFAULT_RESPONSE_CHARSET: ResponseCharset = 'utf-8';
 
 /** Charset names and aliases (IANA registry) this server can answer in, lower case. */
-const NAMES: ReadonlyMap<string, Charset> = new Map<string, Charset>([
+const NAMES: ReadonlyMap<string, ResponseCharset> = new Map<string, ResponseCharset>([
   ['utf-8', 'utf-8'],
   ['utf8', 'utf-8'],
   ['unicode-1-1-utf-8', 'utf-8'],
@@ -25,7 +25,7 @@ const NAMES: ReadonlyMap<string, Charset> = new Map<string, Charset>([
   ['csisolatin1', 'iso-8859-1'],
 ]);
 
-export function charsetByName(name: string): Charset | undefined {
+export function responseCharsetByName(name: string): ResponseCharset | undefined {
   return NAMES.get(name.trim().toLowerCase());
 }
 
@@ -103,12 +103,12 @@ function byPreference(a: HeaderElement, b: HeaderElement): number {
  * parameters in Accept; else UTF-8, or ISO-8859-1 when the client refused
  * UTF-8 (q=0) but not ISO-8859-1.
  */
-export function negotiateCharset(acceptCharset: string | undefined, accept: string | undefined): Charset {
-  const refused = new Set<Charset>();
+export function negotiateCharset(acceptCharset: string | undefined, accept: string | undefined): ResponseCharset {
+  const refused = new Set<ResponseCharset>();
   if (acceptCharset !== undefined) {
     const elements = parseElements(acceptCharset);
     for (const element of elements) {
-      const charset = charsetByName(element.value);
+      const charset = responseCharsetByName(element.value);
       if (charset !== undefined && element.q === 0) refused.add(charset);
     }
     for (const element of elements.filter((e) => e.q > 0).sort(byPreference)) {
@@ -117,19 +117,19 @@ export function negotiateCharset(acceptCharset: string | undefined, accept: stri
         if (pick) return pick;
         continue;
       }
-      const charset = charsetByName(element.value);
+      const charset = responseCharsetByName(element.value);
       if (charset !== undefined && !refused.has(charset)) return charset;
     }
   }
   if (accept !== undefined) {
     for (const element of parseElements(accept).filter((e) => e.q > 0).sort(byPreference)) {
       const name = element.params.get('charset');
-      const charset = name === undefined ? undefined : charsetByName(name);
+      const charset = name === undefined ? undefined : responseCharsetByName(name);
       if (charset !== undefined && !refused.has(charset)) return charset;
     }
   }
   if (refused.has('utf-8') && !refused.has('iso-8859-1')) return 'iso-8859-1';
-  return DEFAULT_CHARSET;
+  return DEFAULT_RESPONSE_CHARSET;
 }
 
 /**
@@ -139,11 +139,11 @@ export function negotiateCharset(acceptCharset: string | undefined, accept: stri
  * Non-ASCII characters occur in JSON text only inside strings, where an
  * escape means the same character.
  */
-export function escapeJsonText(json: string, charset: Charset): string {
+export function escapeJsonText(json: string, charset: ResponseCharset): string {
   const pattern = charset === 'utf-8' ? /[\u2028\u2029]/g : /[\u0080-\uffff]/g;
   return json.replace(pattern, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-export function encodeText(text: string, charset: Charset): Uint8Array {
+export function encodeBody(text: string, charset: ResponseCharset): Uint8Array {
   return Buffer.from(text, charset === 'utf-8' ? 'utf8' : 'latin1');
 }
