@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { LoginService } from '../auth/login.js';
-import { RequestLimiter } from '../auth/request-limit.js';
+import { TokenRateLimit } from '../auth/token-rate-limit.js';
 import type { SessionStore } from '../auth/session-store.js';
 import type { Backend } from '../backend/types.js';
 import type { DaiaService } from '../backend/daia/service.js';
@@ -126,8 +126,7 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
   if (options.requireForwardedHttps) app.use('*', requireForwardedHttps());
   app.use('*', deadline({ timeoutMs: options.requestTimeoutMs ?? 30_000 }));
 
-  const perMinute = options.requestsPerMinute ?? 120;
-  const limiter = { limiter: new RequestLimiter({ perMinute }), perMinute };
+  const rateLimit = new TokenRateLimit({ perMinute: options.requestsPerMinute ?? 120 });
 
   mountCore(app, {
     backend: options.backend,
@@ -135,7 +134,7 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
     prefix: corePrefix,
     maxDocs: options.maxDocs,
     maxBodyBytes: options.maxBodyBytes,
-    limiter,
+    rateLimit,
   });
   mountAuth(app, {
     login: options.login,
@@ -145,7 +144,7 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
     prefix: authPrefix,
     maxBodyBytes: options.maxBodyBytes,
     logoutAllSessions: options.logoutAllSessions ?? false,
-    limiter,
+    rateLimit,
   });
 
   if (options.daia) mountDaia(app, { service: options.daia.service, path: daiaPath, maxIds });

@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono';
 import type { LoginService } from '../../auth/login.js';
 import { WEAK_PASSWORD_MESSAGE } from '../../auth/password-policy.js';
-import type { RequestLimiter } from '../../auth/request-limit.js';
+import type { TokenRateLimit } from '../../auth/token-rate-limit.js';
 import { METHOD_SCOPE, formatScopes, parseScopeParameter } from '../../auth/scopes.js';
 import type { SessionStore } from '../../auth/session-store.js';
 import type { Backend } from '../../backend/types.js';
@@ -29,7 +29,7 @@ export interface AuthRouteOptions {
   /** Logout ends every session of the patron, not only the token used. */
   logoutAllSessions: boolean;
   /** Requests per minute per token (logout counts too). */
-  limiter?: { limiter: RequestLimiter; perMinute: number };
+  rateLimit?: TokenRateLimit;
 }
 
 /** One answer for an unknown user, a wrong password and a locked-out login. */
@@ -110,7 +110,7 @@ export function mountAuth(app: Hono<PaiaEnv>, options: AuthRouteOptions): void {
     verb: 'POST',
     scope: METHOD_SCOPE.logout,
     handlers: [
-      paiaAuth({ sessions, ...(options.limiter ? { limiter: options.limiter } : {}) }),
+      paiaAuth({ sessions, ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}) }),
       async (c) => {
         const body = await readBody(c, { maxBytes: options.maxBodyBytes, acceptForm: true });
         const { patron } = parseLogout(body);

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import type { RequestLimiter } from '../../auth/request-limit.js';
+import type { TokenRateLimit } from '../../auth/token-rate-limit.js';
 import type { SessionStore } from '../../auth/session-store.js';
 import { METHOD_SCOPE, type PaiaMethod } from '../../auth/scopes.js';
 import type { Backend, CallOptions, DocumentRequest, PaiaDocument } from '../../backend/types.js';
@@ -20,14 +20,14 @@ export interface CoreRouteOptions {
   maxDocs: number;
   maxBodyBytes: number;
   /** Requests per minute per token. */
-  limiter?: { limiter: RequestLimiter; perMinute: number };
+  rateLimit?: TokenRateLimit;
 }
 
 /** PAIA core: patron, items, renew, request, cancel, fees. */
 export function mountCore(app: Hono<PaiaEnv>, options: CoreRouteOptions): void {
   const { backend, sessions, prefix } = options;
   const auth = (method: PaiaMethod) =>
-    paiaAuth({ sessions, scope: METHOD_SCOPE[method], patronParam: 'patron', ...(options.limiter ? { limiter: options.limiter } : {}) });
+    paiaAuth({ sessions, scope: METHOD_SCOPE[method], patronParam: 'patron', ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}) });
 
   mountMethod(app, {
     path: `${prefix}/:patron`,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LoginThrottle, usernameDigest } from '../../../src/auth/login-throttle.js';
 import { DEFAULT_DENY_LIST, PasswordPolicy } from '../../../src/auth/password-policy.js';
-import { RequestLimiter } from '../../../src/auth/request-limit.js';
+import { TokenRateLimit } from '../../../src/auth/token-rate-limit.js';
 import { LruSessionStore } from '../../../src/auth/session-store.js';
 
 describe('LoginThrottle: global ceiling, lockout events, stats', () => {
@@ -81,10 +81,10 @@ describe('PasswordPolicy', () => {
   });
 });
 
-describe('RequestLimiter', () => {
+describe('TokenRateLimit', () => {
   it('allows perMinute requests per key, then refuses with the seconds left in the window', () => {
     let now = 0;
-    const limiter = new RequestLimiter({ perMinute: 3, now: () => now });
+    const limiter = new TokenRateLimit({ perMinute: 3, now: () => now });
     for (let i = 0; i < 3; i++) expect(limiter.take('k').allowed).toBe(true);
     now = 15_500;
     expect(limiter.take('k')).toEqual({ allowed: false, retryAfterSeconds: 45 });
@@ -94,7 +94,7 @@ describe('RequestLimiter', () => {
     expect(limiter.stats().limited).toBe(1);
   });
   it('keeps memory bounded', () => {
-    const limiter = new RequestLimiter({ perMinute: 1, maxKeys: 10 });
+    const limiter = new TokenRateLimit({ perMinute: 1, maxKeys: 10 });
     for (let i = 0; i < 1000; i++) limiter.take(`k${i}`);
     expect(limiter.stats().tracked).toBe(10);
   });

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import type { RequestLimiter } from '../../../auth/request-limit.js';
+import type { TokenRateLimit } from '../../../auth/token-rate-limit.js';
 import type { SessionStore } from '../../../auth/session-store.js';
 import { hashToken } from '../../../auth/tokens.js';
 import type { PaiaEnv } from '../../env.js';
@@ -17,7 +17,7 @@ export interface PaiaAuthOptions {
    */
   patronParam?: string;
   /** Requests per minute per token; checked once the token is known to be valid (429 beyond it). */
-  limiter?: { limiter: RequestLimiter; perMinute: number };
+  rateLimit?: TokenRateLimit;
 }
 
 /** Longest Authorization header or access_token value worth looking at. */
@@ -35,7 +35,7 @@ const MAX_TOKEN_CHARS = 512;
  * app.get('/core/:patron', paiaAuth({ sessions, scope: 'read_patron', patronParam: 'patron' }), handler)
  */
 export function paiaAuth(options: PaiaAuthOptions): MiddlewareHandler<PaiaEnv> {
-  const { sessions, scope, patronParam, limiter } = options;
+  const { sessions, scope, patronParam, rateLimit } = options;
   return async function paiaAuthMiddleware(c, next) {
     const token = bearerToken(c.req.header('authorization'), new URL(c.req.url).searchParams.getAll('access_token'));
     if (token === undefined) {
@@ -45,10 +45,10 @@ export function paiaAuth(options: PaiaAuthOptions): MiddlewareHandler<PaiaEnv> {
     if (session === null) throw invalidGrant('the access token is invalid or has expired; log in again', true);
     c.set('auth', { session, token });
     c.set('tokenScopes', session.scopes);
-    if (limiter) {
-      // Keyed by the token's hash: the limiter never holds a usable token.
-      const verdict = limiter.limiter.take(hashToken(token));
-      if (!verdict.allowed) throw tooManyRequests(limiter.perMinute, verdict.retryAfterSeconds);
+    if (rateLimit) {
+      // Keyed by the token's hash: the rate limit never holds a usable token.
+      const verdict = rateLimit.take(hashToken(token));
+      if (!verdict.allowed) throw tooManyRequests(rateLimit.perMinute, verdict.retryAfterSeconds);
     }
     if (patronParam !== undefined && c.req.param(patronParam) !== session.patron) {
       throw accessDenied('the access token does not belong to this patron');
