@@ -8,7 +8,6 @@ import type { DaiaService } from '../backend/daia/service.js';
 import type { Logger } from '../log.js';
 import type { HttpMetrics } from '../metrics/gateway.js';
 import { routeTable } from '../metrics/routes.js';
-import type { PaiaEnv } from './env.js';
 import { notFound, translateError, uriTooLong } from './errors.js';
 import { accessLog } from './middleware/access-log/index.js';
 import { deadline } from './middleware/deadline/index.js';
@@ -16,11 +15,12 @@ import { requireForwardedHttps } from './middleware/forwarded-proto/index.js';
 import { paiaFormat } from './middleware/paia-format/index.js';
 import { httpMetrics } from './middleware/metrics/index.js';
 import { requestId, requestLog } from './middleware/request-id/index.js';
+import { requestUrl } from './middleware/request-url/index.js';
 import { respondError } from './respond.js';
 import { mountAuth } from './routes/auth.js';
 import { mountCore } from './routes/core.js';
 import { mountDaia } from './routes/daia.js';
-import { responsePolicy, responsePolicyMiddleware } from './security.js';
+import { responsePolicy, responsePolicyMiddleware } from './middleware/response-policy/index.js';
 
 export interface AppOptions {
   backend: Backend;
@@ -50,7 +50,7 @@ export interface AppOptions {
    * in app.request()). Behind a trusted proxy, pass a function that reads
    * X-Forwarded-For.
    */
-  clientAddress?: (c: Context<PaiaEnv>) => string | undefined;
+  clientAddress?: (c: Context) => string | undefined;
   /**
    * DAIA availability at {basePath}/daia; not served when left out.
    * maxIds: most request identifiers per request (default maxDocs).
@@ -82,7 +82,7 @@ export function socketAddressOf(env: unknown): string | undefined {
 export { lastForwardedHop } from './forwarded.js';
 
 /** The socket address under @hono/node-server, if any. */
-function socketAddress(c: Context<PaiaEnv>): string | undefined {
+function socketAddress(c: Context): string | undefined {
   return socketAddressOf(c.env);
 }
 
@@ -90,7 +90,7 @@ function socketAddress(c: Context<PaiaEnv>): string | undefined {
  * The PAIA core + auth HTTP app. Every response, errors included, is made by
  * respond()/respondError(); every thrown error goes through the one onError.
  */
-export function createApp(options: AppOptions): Hono<PaiaEnv> {
+export function createApp(options: AppOptions): Hono {
   const basePath = normalizeBasePath(options.basePath);
   for (const [name, value] of [
     ['maxDocs', options.maxDocs],
@@ -111,18 +111,26 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
 
   // The access line carries fixed fields only (never a header, body or query string): no redaction pass.
   const accessLogger = options.logger.child({}, { redact: { paths: [] } });
-  const app = new Hono<PaiaEnv>();
+  const app = new Hono();
   const maxUrlBytes = options.maxUrlBytes ?? 2048;
   // First of all, so that the time covers every other middleware and every refusal is counted.
   if (options.metrics) {
     app.use('*', httpMetrics({ metrics: options.metrics, routes: routeTable({ corePrefix, authPrefix, daiaPath: options.daia ? daiaPath : null }) }));
   }
-  app.use('*', responsePolicyMiddleware(policy), requestId({ logger: options.logger }), accessLog({ logger: accessLogger }), paiaFormat({ authPrefix, ...(options.daia ? { daiaPath } : {}) }), async (c, next) => {
-    // Path and query are percent-encoded ASCII once parsed, so characters are bytes.
-    const url = new URL(c.req.url);
-    if (url.pathname.length + url.search.length > maxUrlBytes) throw uriTooLong(maxUrlBytes);
-    await next();
-  });
+  app.use(
+    '*',
+    requestUrl(),
+    responsePolicyMiddleware(policy),
+    requestId({ logger: options.logger }),
+    accessLog({ logger: accessLogger }),
+    paiaFormat({ authPrefix, ...(options.daia ? { daiaPath } : {}) }),
+    async (c, next) => {
+      // Path and query are percent-encoded ASCII once parsed, so characters are bytes.
+      const url = c.get('url');
+      if (url.pathname.length + url.search.length > maxUrlBytes) throw uriTooLong(maxUrlBytes);
+      await next();
+    },
+  );
   if (options.requireForwardedHttps) app.use('*', requireForwardedHttps());
   app.use('*', deadline({ timeoutMs: options.requestTimeoutMs ?? 30_000 }));
 

@@ -1,5 +1,4 @@
 import type { Context } from 'hono';
-import type { PaiaEnv } from './env.js';
 import { parseParams } from './response-charset.js';
 import { malformed } from './errors.js';
 import { Readable } from 'node:stream';
@@ -66,7 +65,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
  * well-formed body is returned for the method's schema to judge (422).
  * Form bodies become an object of strings (first value of a repeated name).
  */
-export async function readBody(c: Context<PaiaEnv>, options: BodyOptions): Promise<unknown> {
+export async function readBody(c: Context, options: BodyOptions): Promise<unknown> {
   const expected = options.acceptForm ? `${JSON_TYPE} or ${FORM_TYPE}` : JSON_TYPE;
   const header = c.req.header('content-type');
   if (header === undefined || header.trim() === '') {

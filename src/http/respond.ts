@@ -1,10 +1,9 @@
 import type { Context } from 'hono';
 import { coreVisibleScopes, formatScopes } from '../auth/scopes.js';
 import { encodeBody, escapeJsonText } from './response-charset.js';
-import type { PaiaEnv } from './env.js';
 import type { PaiaError } from './errors.js';
 import { DEFAULT_FORMAT } from './middleware/paia-format/index.js';
-import { applyResponsePolicy } from './security.js';
+import { applyResponsePolicy } from './middleware/response-policy/index.js';
 
 /** The PAIA version this server was checked against (X-PAIA-Version). */
 export const PAIA_VERSION = '1.4.0';
@@ -40,7 +39,7 @@ export interface RenderOptions {
  * 200 when suppress_response_codes was given.
  */
 export function respond(
-  c: Context<PaiaEnv>,
+  c: Context,
   status: number,
   body: object,
   headers: Readonly<Record<string, string>> = {},
@@ -84,7 +83,7 @@ export function respond(
  * challenge in WWW-Authenticate (spec: on every request error). `code` is
  * given in core bodies and never in auth bodies (OAuth clients).
  */
-export function respondError(c: Context<PaiaEnv>, error: PaiaError, options: RenderOptions): Response {
+export function respondError(c: Context, error: PaiaError, options: RenderOptions): Response {
   const format = c.get('format') ?? DEFAULT_FORMAT;
   c.set('errorCode', error.error);
   const body: Record<string, unknown> = { error: error.error };

@@ -6,7 +6,6 @@ import { METHOD_SCOPE, formatScopes, parseScopeParameter } from '../../auth/scop
 import type { SessionStore } from '../../auth/session-store.js';
 import type { Backend } from '../../backend/types.js';
 import { readBody } from '../body.js';
-import type { PaiaEnv } from '../env.js';
 import { accessDenied, malformed, notImplemented, unavailable, unprocessable } from '../errors.js';
 import { guarded, readUntil } from '../guard.js';
 import { paiaAuth } from '../middleware/paia-auth/index.js';
@@ -22,7 +21,7 @@ export interface AuthRouteOptions {
   backend: Pick<Backend, 'logout'>;
   sessions: SessionStore;
   /** The client's address for the allowlist and brute-force counting; undefined when unknown. */
-  clientAddress: (c: Context<PaiaEnv>) => string | undefined;
+  clientAddress: (c: Context) => string | undefined;
   /** URL prefix of the auth methods, for example `/auth` or `/paia/auth`. */
   prefix: string;
   maxBodyBytes: number;
@@ -42,7 +41,7 @@ export const CLIENT_NOT_ALLOWED = 'this client is not allowed to log in here: it
 const CREDENTIAL_PARAMETERS = ['password', 'username', 'old_password', 'new_password'];
 
 /** PAIA auth: login, logout, change (not implemented: SIP2 cannot change passwords). */
-export function mountAuth(app: Hono<PaiaEnv>, options: AuthRouteOptions): void {
+export function mountAuth(app: Hono, options: AuthRouteOptions): void {
   const { backend, sessions, login, prefix } = options;
 
   mountMethod(app, {
@@ -54,7 +53,7 @@ export function mountAuth(app: Hono<PaiaEnv>, options: AuthRouteOptions): void {
         const clientAddress = options.clientAddress(c);
         // Checked first, before the body is read: a refused client learns nothing else.
         if (!login.admits(clientAddress)) throw accessDenied(CLIENT_NOT_ALLOWED);
-        const query = new URL(c.req.url).searchParams;
+        const query = c.get('url').searchParams;
         if (CREDENTIAL_PARAMETERS.some((name) => query.has(name))) {
           throw malformed('credentials are never accepted in the URL: send username and password in the POST body');
         }

@@ -4,7 +4,6 @@ import type { SessionStore } from '../../auth/session-store.js';
 import { METHOD_SCOPE, type PaiaMethod } from '../../auth/scopes.js';
 import type { Backend, CallOptions, DocumentRequest, PaiaDocument } from '../../backend/types.js';
 import { readBody } from '../body.js';
-import type { PaiaEnv } from '../env.js';
 import { notFound } from '../errors.js';
 import { guarded, readUntil } from '../guard.js';
 import { paiaAuth } from '../middleware/paia-auth/index.js';
@@ -24,7 +23,7 @@ export interface CoreRouteOptions {
 }
 
 /** PAIA core: patron, items, renew, request, cancel, fees. */
-export function mountCore(app: Hono<PaiaEnv>, options: CoreRouteOptions): void {
+export function mountCore(app: Hono, options: CoreRouteOptions): void {
   const { backend, sessions, prefix } = options;
   const auth = (method: PaiaMethod) =>
     paiaAuth({ sessions, scope: METHOD_SCOPE[method], patronParam: 'patron', ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}) });

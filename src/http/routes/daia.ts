@@ -1,6 +1,5 @@
 import type { Hono } from 'hono';
 import { type DaiaService, splitQueryId } from '../../backend/daia/service.js';
-import type { PaiaEnv } from '../env.js';
 import { methodNotAllowed, notImplemented, unprocessable } from '../errors.js';
 import { readUntil } from '../guard.js';
 import { respond } from '../respond.js';
@@ -21,11 +20,11 @@ const ALLOW = ['GET', 'HEAD', 'OPTIONS'];
  * (callback, suppress_response_codes) and the charset are handled by
  * paia-format, rendering by respond(), errors by the app's onError.
  */
-export function mountDaia(app: Hono<PaiaEnv>, options: DaiaRouteOptions): void {
+export function mountDaia(app: Hono, options: DaiaRouteOptions): void {
   const { service, path, maxIds } = options;
 
   app.get(path, async (c) => {
-    const query = new URL(c.req.url).searchParams;
+    const query = c.get('url').searchParams;
     const format = query.get('format');
     if (format === null) throw unprocessable('the format parameter is missing; set format=json');
     if (format !== 'json') throw unprocessable(`format ${JSON.stringify(format.slice(0, 40))} is not supported; set format=json`);
@@ -39,7 +38,7 @@ export function mountDaia(app: Hono<PaiaEnv>, options: DaiaRouteOptions): void {
     const headers: Record<string, string> = {};
     if (ids.length > maxIds) {
       // DAIA: process a subset and link to a request with the remaining identifiers.
-      const next = new URL(c.req.url);
+      const next = new URL(c.get('url'));
       next.searchParams.set('id', ids.slice(maxIds).join('|'));
       headers['Link'] = `<${next.href}>; rel="next"`;
     }

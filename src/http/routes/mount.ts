@@ -1,5 +1,4 @@
 import type { Hono, MiddlewareHandler } from 'hono';
-import type { PaiaEnv } from '../env.js';
 import { methodNotAllowed } from '../errors.js';
 import { paiaMethod } from '../middleware/paia-method/index.js';
 import { respond } from '../respond.js';
@@ -12,7 +11,7 @@ export interface MethodRoute {
   verb: 'GET' | 'POST';
   /** Scope listed in X-Accepted-OAuth-Scopes. */
   scope: string | null;
-  handlers: MiddlewareHandler<PaiaEnv>[];
+  handlers: MiddlewareHandler[];
 }
 
 /**
@@ -20,7 +19,7 @@ export interface MethodRoute {
  * route and drops the body), OPTIONS without a token, and 405 with Allow
  * for every other verb.
  */
-export function mountMethod(app: Hono<PaiaEnv>, route: MethodRoute): void {
+export function mountMethod(app: Hono, route: MethodRoute): void {
   const allow = route.verb === 'GET' ? ['GET', 'HEAD', 'OPTIONS'] : ['POST', 'OPTIONS'];
   const method = paiaMethod({ scope: route.scope });
   const [first, ...rest] = route.handlers;

@@ -15,7 +15,6 @@ import type {
   PatronRecord,
 } from '../../../src/backend/types.js';
 import { createApp, type AppOptions } from '../../../src/http/app.js';
-import type { PaiaEnv } from '../../../src/http/env.js';
 import { createLogger } from '../../../src/log.js';
 
 export interface Call {
@@ -132,7 +131,7 @@ export class FakeBackend implements Backend {
 }
 
 export interface TestApp {
-  app: Hono<PaiaEnv>;
+  app: Hono;
   backend: FakeBackend;
   sessions: LruSessionStore;
   /** Parsed pino lines so far. */

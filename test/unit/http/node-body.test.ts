@@ -7,9 +7,8 @@ import { Readable } from 'node:stream';
 import type { Context } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { readBody } from '../../../src/http/body.js';
-import type { PaiaEnv } from '../../../src/http/env.js';
 
-function contextOf(incoming: Readable, headers: Record<string, string>): Context<PaiaEnv> {
+function contextOf(incoming: Readable, headers: Record<string, string>): Context {
   const lower = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
   return {
     env: { incoming },
@@ -19,7 +18,7 @@ function contextOf(incoming: Readable, headers: Record<string, string>): Context
         throw new Error('the web Request must not be built');
       },
     },
-  } as unknown as Context<PaiaEnv>;
+  } as unknown as Context;
 }
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };

@@ -1,6 +1,15 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../../../log.js';
-import type { PaiaEnv } from '../../env.js';
+
+/** What the access line reads besides the request id: set by the renderer on error responses. */
+export interface AccessLogVariables {
+  /** The PAIA error code of an error response. */
+  errorCode: string;
+}
+
+declare module 'hono' {
+  interface ContextVariableMap extends AccessLogVariables {}
+}
 
 export interface AccessLogOptions {
   /**
@@ -24,18 +33,13 @@ export interface AccessLogOptions {
  * @example
  * app.use(requestId({ logger }), accessLog({ logger }))
  */
-export function accessLog(options: AccessLogOptions): MiddlewareHandler<PaiaEnv> {
+export function accessLog(options: AccessLogOptions): MiddlewareHandler {
   const level = options.level ?? 'info';
   const now = options.now ?? (() => performance.now());
   return async function accessLogMiddleware(c, next) {
     const start = now();
     await next();
-    let path: string;
-    try {
-      path = new URL(c.req.url).pathname;
-    } catch {
-      path = '?';
-    }
+    let path = c.req.path;
     if (path.length > 512) path = `${path.slice(0, 512)}...`;
     const errorCode = c.get('errorCode');
     options.logger[level](

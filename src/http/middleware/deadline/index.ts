@@ -16,12 +16,16 @@ export interface DeadlineVariables {
   callSignal: AbortSignal;
 }
 
+declare module 'hono' {
+  interface ContextVariableMap extends DeadlineVariables {}
+}
+
 export interface DeadlineOptions {
   /** Milliseconds a whole call may take. */
   timeoutMs: number;
 }
 
-export function deadline(options: DeadlineOptions): MiddlewareHandler<{ Variables: DeadlineVariables }> {
+export function deadline(options: DeadlineOptions): MiddlewareHandler {
   if (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1) throw new RangeError('timeoutMs must be a positive integer');
   return async (c, next) => {
     const controller = new AbortController();

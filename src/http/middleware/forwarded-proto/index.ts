@@ -1,5 +1,4 @@
 import type { MiddlewareHandler } from 'hono';
-import type { PaiaEnv } from '../../env.js';
 import { malformed } from '../../errors.js';
 import { lastForwardedHop } from '../../forwarded.js';
 
@@ -13,7 +12,7 @@ import { lastForwardedHop } from '../../forwarded.js';
  * the last entry, the one the trusted proxy itself added, counts. The health
  * endpoints are answered before the PAIA app and are not affected.
  */
-export function requireForwardedHttps(): MiddlewareHandler<PaiaEnv> {
+export function requireForwardedHttps(): MiddlewareHandler {
   return async (c, next) => {
     const proto = lastForwardedHop(c.req.header('x-forwarded-proto'))?.toLowerCase();
     if (proto !== 'https') {

@@ -2,7 +2,6 @@ import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import type { HttpMetrics } from '../../../metrics/gateway.js';
 import { classifyRoute, type RouteLabel } from '../../../metrics/routes.js';
-import type { PaiaEnv } from '../../env.js';
 
 export interface HttpMetricsOptions {
   metrics: Pick<HttpMetrics, 'record'>;
@@ -21,7 +20,7 @@ export interface HttpMetricsOptions {
  * @example
  * app.use('*', httpMetrics({ metrics: gatewayMetrics.http, routes: routeTable(paths) }), ...)
  */
-export function httpMetrics(options: HttpMetricsOptions): MiddlewareHandler<PaiaEnv> {
+export function httpMetrics(options: HttpMetricsOptions): MiddlewareHandler {
   const { metrics, routes } = options;
   const now = options.now ?? (() => performance.now());
   return async function httpMetricsMiddleware(c, next) {

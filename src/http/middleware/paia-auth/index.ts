@@ -1,10 +1,27 @@
 import type { MiddlewareHandler } from 'hono';
+import type { Session, SessionStore } from '../../../auth/session-store.js';
 import type { TokenRateLimit } from '../../../auth/token-rate-limit.js';
-import type { SessionStore } from '../../../auth/session-store.js';
 import { hashToken } from '../../../auth/tokens.js';
-import type { PaiaEnv } from '../../env.js';
-import { guarded } from '../../guard.js';
 import { accessDenied, insufficientScope, invalidGrant, malformed, tooManyRequests } from '../../errors.js';
+import { guarded } from '../../guard.js';
+import { urlOf } from '../request-url/index.js';
+
+/** A request that passed the bearer-token check. The token is kept for logout only and never logged. */
+export interface Authenticated {
+  session: Session;
+  token: string;
+}
+
+/** What this middleware hands to the handlers and the renderer after it. */
+export interface PaiaAuthVariables {
+  auth: Authenticated;
+  /** The value of X-OAuth-Scopes (the login route sets it too, for the token it issues). */
+  tokenScopes: readonly string[];
+}
+
+declare module 'hono' {
+  interface ContextVariableMap extends PaiaAuthVariables {}
+}
 
 export interface PaiaAuthOptions {
   sessions: SessionStore;
@@ -34,10 +51,10 @@ const MAX_TOKEN_CHARS = 512;
  * @example
  * app.get('/core/:patron', paiaAuth({ sessions, scope: 'read_patron', patronParam: 'patron' }), handler)
  */
-export function paiaAuth(options: PaiaAuthOptions): MiddlewareHandler<PaiaEnv> {
+export function paiaAuth(options: PaiaAuthOptions): MiddlewareHandler {
   const { sessions, scope, patronParam, rateLimit } = options;
   return async function paiaAuthMiddleware(c, next) {
-    const token = bearerToken(c.req.header('authorization'), new URL(c.req.url).searchParams.getAll('access_token'));
+    const token = bearerToken(c.req.header('authorization'), urlOf(c).searchParams.getAll('access_token'));
     if (token === undefined) {
       throw invalidGrant('an access token is required: send it as "Authorization: Bearer <token>" or as the access_token parameter', false);
     }

@@ -1,7 +1,17 @@
 import type { MiddlewareHandler } from 'hono';
-import { negotiateCharset, type ResponseCharset } from '../../response-charset.js';
-import type { PaiaEnv } from '../../env.js';
 import { malformed } from '../../errors.js';
+import { negotiateCharset, type ResponseCharset } from '../../response-charset.js';
+import { urlOf } from '../request-url/index.js';
+
+/** What this middleware hands to the handlers and the renderer after it. */
+export interface PaiaFormatVariables {
+  /** How to render the response. */
+  format: ResponseFormat;
+}
+
+declare module 'hono' {
+  interface ContextVariableMap extends PaiaFormatVariables {}
+}
 
 /** How the response to this request is rendered. */
 export interface ResponseFormat {
@@ -39,10 +49,10 @@ const CALLBACK = /^[A-Za-z0-9_]+$/;
  * @example
  * app.use(paiaFormat({ authPrefix: '/auth' }))
  */
-export function paiaFormat(options: PaiaFormatOptions): MiddlewareHandler<PaiaEnv> {
+export function paiaFormat(options: PaiaFormatOptions): MiddlewareHandler {
   const { authPrefix, daiaPath } = options;
   return async function paiaFormatMiddleware(c, next) {
-    const query = new URL(c.req.url).searchParams;
+    const query = urlOf(c).searchParams;
     const path = c.req.path;
     const format: ResponseFormat = {
       charset: negotiateCharset(c.req.header('accept-charset'), c.req.header('accept')),

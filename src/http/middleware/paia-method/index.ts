@@ -1,5 +1,14 @@
 import type { MiddlewareHandler } from 'hono';
-import type { PaiaEnv } from '../../env.js';
+
+/** What this middleware hands to the renderer. */
+export interface PaiaMethodVariables {
+  /** The value of X-Accepted-OAuth-Scopes. */
+  acceptedScopes: string;
+}
+
+declare module 'hono' {
+  interface ContextVariableMap extends PaiaMethodVariables {}
+}
 
 export interface PaiaMethodOptions {
   /** The scope the method at this URL checks (X-Accepted-OAuth-Scopes); null or absent for none. */
@@ -14,7 +23,7 @@ export interface PaiaMethodOptions {
  * @example
  * app.get('/core/:patron/items', paiaMethod({ scope: 'read_items' }), handler)
  */
-export function paiaMethod(options: PaiaMethodOptions = {}): MiddlewareHandler<PaiaEnv> {
+export function paiaMethod(options: PaiaMethodOptions = {}): MiddlewareHandler {
   const scope = options.scope ?? '';
   return async function paiaMethodMiddleware(c, next) {
     c.set('acceptedScopes', scope);

@@ -1,7 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from '../../../log.js';
-import type { PaiaEnv } from '../../env.js';
+
+/** What this middleware hands to the handlers after it. */
+export interface RequestIdVariables {
+  /** The id echoed in X-Request-Id and bound to every log line of the request. */
+  requestId: string;
+  /** The app's logger, from which requestLog(c) makes the request's child on first use. */
+  appLog: Logger;
+  /** The request's child logger (bound to its id), made by requestLog(c) when something is logged. */
+  log: Logger;
+}
+
+declare module 'hono' {
+  interface ContextVariableMap extends RequestIdVariables {}
+}
 
 export interface RequestIdOptions {
   /** Parent logger; requestLog(c) gives a request a child bound to `reqId`. */
@@ -24,7 +37,7 @@ const SANE_ID = /^[A-Za-z0-9._:+/=-]{1,128}$/;
  * @example
  * app.use(requestId({ logger }))
  */
-export function requestId(options: RequestIdOptions): MiddlewareHandler<PaiaEnv> {
+export function requestId(options: RequestIdOptions): MiddlewareHandler {
   const headerName = options.headerName ?? 'X-Request-Id';
   const generate = options.generate ?? randomUUID;
   const isValid = options.isValid ?? ((id: string) => SANE_ID.test(id));
@@ -40,10 +53,10 @@ export function requestId(options: RequestIdOptions): MiddlewareHandler<PaiaEnv>
 }
 
 /** The request's logger, bound to its id; made on first use. Undefined before request-id ran. */
-export function requestLog(c: Context<PaiaEnv>): Logger | undefined {
-  const made = c.get('log');
+export function requestLog(c: Context): Logger | undefined {
+  const made: Logger | undefined = c.get('log');
   if (made !== undefined) return made;
-  const appLog = c.get('appLog');
+  const appLog: Logger | undefined = c.get('appLog');
   if (appLog === undefined) return undefined;
   const log = appLog.child({ reqId: c.get('requestId') });
   c.set('log', log);

@@ -1,6 +1,16 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import type { PaiaEnv } from './env.js';
-import { lastForwardedHop } from './forwarded.js';
+import { lastForwardedHop } from '../../forwarded.js';
+import { urlOf } from '../request-url/index.js';
+
+/** What this middleware hands to the renderer. */
+export interface ResponsePolicyVariables {
+  responsePolicy: ResponsePolicy;
+}
+
+declare module 'hono' {
+  interface ContextVariableMap extends ResponsePolicyVariables {}
+}
+
 
 /** How responses are guarded: which origins may read them cross-site, and whether HSTS is sent. */
 export interface ResponsePolicy {
@@ -39,7 +49,7 @@ export function responsePolicy(options: { corsOrigins?: readonly string[] | unde
 }
 
 /** Stores the response policy for respond(). First in the chain, so that every response sees it. */
-export function responsePolicyMiddleware(policy: ResponsePolicy): MiddlewareHandler<PaiaEnv> {
+export function responsePolicyMiddleware(policy: ResponsePolicy): MiddlewareHandler {
   return async function responsePolicyHandler(c, next) {
     c.set('responsePolicy', policy);
     await next();
@@ -47,8 +57,8 @@ export function responsePolicyMiddleware(policy: ResponsePolicy): MiddlewareHand
 }
 
 /** Whether the request reached us over HTTPS: directly, or per X-Forwarded-Proto (believed only when hsts is on, i.e. with TLS or a trusted proxy). */
-function overHttps(c: Context<PaiaEnv>): boolean {
-  if (new URL(c.req.url).protocol === 'https:') return true;
+function overHttps(c: Context): boolean {
+  if (urlOf(c).protocol === 'https:') return true;
   return lastForwardedHop(c.req.header('x-forwarded-proto'))?.toLowerCase() === 'https';
 }
 
@@ -59,18 +69,19 @@ function overHttps(c: Context<PaiaEnv>): boolean {
  * origin every Access-Control-* header is dropped. The response itself is
  * still sent: browsers enforce CORS.
  */
-export function applyResponsePolicy(c: Context<PaiaEnv>, h: Record<string, string>): void {
-  const policy = c.get('responsePolicy') ?? DEFAULT_RESPONSE_POLICY;
+export function applyResponsePolicy(c: Context, h: Record<string, string>): void {
+  const policy: ResponsePolicy | undefined = c.get('responsePolicy');
+  const applied = policy ?? DEFAULT_RESPONSE_POLICY;
   Object.assign(h, SECURE_HEADERS);
-  if (policy.hsts && overHttps(c)) h['Strict-Transport-Security'] = HSTS_VALUE;
+  if (applied.hsts && overHttps(c)) h['Strict-Transport-Security'] = HSTS_VALUE;
 
-  if (policy.corsOrigins === '*') {
+  if (applied.corsOrigins === '*') {
     h['Access-Control-Allow-Origin'] = '*';
     return;
   }
   h['Vary'] = 'Origin';
   const origin = c.req.header('origin');
-  if (origin !== undefined && policy.corsOrigins.has(origin)) {
+  if (origin !== undefined && applied.corsOrigins.has(origin)) {
     h['Access-Control-Allow-Origin'] = origin;
     return;
   }
