@@ -4,6 +4,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { X509Certificate } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
+import type { Context } from 'hono';
 import { ClientAllowlist } from './auth/client-allowlist.js';
 import { LoginService } from './auth/login.js';
 import { LoginThrottle } from './auth/login-throttle.js';
@@ -14,10 +15,8 @@ import type { Config } from './config/index.js';
 import { compileUriTemplates } from './backend/uris.js';
 import { DaiaService } from './backend/daia/service.js';
 import { createApp, lastForwardedHop, socketAddressOf } from './http/app.js';
-import { createHealthHandler } from './http/health.js';
 import type { Logger } from './log.js';
 import { GatewayMetrics } from './metrics/gateway.js';
-import { createMetricsHandler } from './metrics/handler.js';
 import { loadDialect } from './sip2/dialect.js';
 import { AnomalyLog } from './sip2/anomalies.js';
 import { sip2Sessions } from './sip2/connection.js';
@@ -140,8 +139,10 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   });
   // Behind a trusted proxy every request comes from the proxy: login throttling, auth.allowedClients and
   // metrics.allowedClients need the client it forwarded for.
-  const clientAddress = (request: Request, env: unknown): string | undefined =>
-    config.http.trustedProxy ? lastForwardedHop(request.headers.get('x-forwarded-for')) : socketAddressOf(env);
+  const clientAddress = (c: Context): string | undefined =>
+    config.http.trustedProxy ? lastForwardedHop(c.req.header('x-forwarded-for')) : socketAddressOf(c.env);
+  // Shutdown state, for /readyz.
+  let shuttingDown = false;
   const login = new LoginService({
     backend,
     sessions,
@@ -169,34 +170,30 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     hsts: config.http.tls !== null || config.http.trustedProxy,
     // Behind a TLS-terminating proxy, a request it did not get over HTTPS is refused (the health endpoints stay open).
     requireForwardedHttps: config.http.trustedProxy,
-    clientAddress: (c) => clientAddress(c.req.raw, c.env),
-    ...(metrics ? { metrics: metrics.http } : {}),
+    clientAddress,
+    // /healthz, /readyz and /metrics at the root whatever the base path; with metrics off /metrics is an unknown URL (404).
+    health: {
+      readiness: () => ({
+        shuttingDown,
+        loggedIn: pool.hasReadyConnection,
+        connections: pool.stats().connections,
+        online: pool.acsStatus?.onlineStatus ?? null,
+      }),
+      logger: logger.child({ component: 'health' }),
+    },
+    ...(metrics
+      ? {
+          metrics: metrics.http,
+          metricsEndpoint: {
+            metrics,
+            allowedClients: new ClientAllowlist(config.metrics.allowedClients),
+            clientAddress,
+            logger: logger.child({ component: 'metrics' }),
+          },
+        }
+      : {}),
   });
-
-  // Shutdown state. /healthz and /readyz live outside the PAIA app, at the root whatever the base path.
-  let shuttingDown = false;
-  const health = createHealthHandler({
-    readiness: () => ({
-      shuttingDown,
-      loggedIn: pool.hasReadyConnection,
-      connections: pool.stats().connections,
-      online: pool.acsStatus?.onlineStatus ?? null,
-    }),
-    logger: logger.child({ component: 'health' }),
-  });
-
-  // /metrics lives outside the PAIA app too; when metrics are off it is an unknown URL like any other (404).
-  const metricsHandler = metrics
-    ? createMetricsHandler({
-        metrics,
-        allowedClients: new ClientAllowlist(config.metrics.allowedClients),
-        clientAddress,
-        logger: logger.child({ component: 'metrics' }),
-      })
-    : null;
-
-  const fetch: Parameters<typeof createAdaptorServer>[0]['fetch'] = (request, env) =>
-    health(request) ?? metricsHandler?.(request, env) ?? app.fetch(request, env);
+  const fetch = app.fetch;
   const server = config.http.tls
     ? createAdaptorServer({
         fetch,

@@ -18,6 +18,8 @@ import { requestId, requestLog } from './middleware/request-id/index.js';
 import { requestUrl } from './middleware/request-url/index.js';
 import { respondError } from './respond.js';
 import { mountAuth } from './routes/auth.js';
+import { type HealthRouteOptions, mountHealth } from './routes/health.js';
+import { type MetricsRouteOptions, mountMetrics } from './routes/metrics.js';
 import { mountCore } from './routes/core.js';
 import { mountDaia } from './routes/daia.js';
 import { responsePolicy, responsePolicyMiddleware } from './middleware/response-policy/index.js';
@@ -72,6 +74,10 @@ export interface AppOptions {
   requireForwardedHttps?: boolean;
   /** Count and time every request (paia_http_* metrics); nothing is recorded when left out. */
   metrics?: Pick<HttpMetrics, 'record'>;
+  /** /healthz and /readyz at the root; not served when left out. */
+  health?: HealthRouteOptions;
+  /** /metrics at the root; not served when left out (metrics.enabled false). */
+  metricsEndpoint?: MetricsRouteOptions;
 }
 
 /** The socket's remote address of a request under @hono/node-server (its fetch `env`), if any. */
@@ -113,6 +119,9 @@ export function createApp(options: AppOptions): Hono {
   const accessLogger = options.logger.child({}, { redact: { paths: [] } });
   const app = new Hono();
   const maxUrlBytes = options.maxUrlBytes ?? 2048;
+  // The operations endpoints first: probes and scrapes pass no PAIA middleware and are not counted.
+  if (options.health) mountHealth(app, options.health);
+  if (options.metricsEndpoint) mountMetrics(app, options.metricsEndpoint);
   // First of all, so that the time covers every other middleware and every refusal is counted.
   if (options.metrics) {
     app.use('*', httpMetrics({ metrics: options.metrics, routes: routeTable({ corePrefix, authPrefix, daiaPath: options.daia ? daiaPath : null }) }));

@@ -1,10 +1,13 @@
-import type { Logger } from '../log.js';
+import type { Hono } from 'hono';
+import type { Logger } from '../../log.js';
+import { operationsReply } from './operations.js';
 
 /**
  * Health endpoints for process managers and load balancers, outside PAIA:
  * they live at the root (`/healthz`, `/readyz`) whatever `http.basePath` is,
- * need no token, carry no patron data, and never go through the PAIA app
- * (no PAIA error bodies, no WWW-Authenticate, no access-log line per probe).
+ * need no token, carry no patron data, and are answered before any PAIA
+ * middleware (no PAIA error bodies, no WWW-Authenticate, no access-log line
+ * per probe, not counted in the HTTP metrics).
  *
  * - `GET /healthz`: 200 `{"status":"alive"}` while the process can answer
  *   HTTP at all, also while it shuts down (a liveness probe must not kill a
@@ -58,48 +61,26 @@ export function readinessOf(state: ReadinessState): Readiness {
     : { ready: false, body: { status: 'not ready', reasons, sip2 } };
 }
 
-export interface HealthOptions {
+export interface HealthRouteOptions {
   readiness: () => ReadinessState;
   /** Readiness changes (ready -> not ready and back) are logged here, once each. */
   logger?: Logger | undefined;
 }
 
-/** A request handler for the two paths: a Response for them, undefined for every other URL. */
-export type HealthHandler = (request: Request) => Response | undefined;
-
-export function createHealthHandler(options: HealthOptions): HealthHandler {
+/** Mounts /healthz and /readyz; register before any middleware, so that probes pass none of it. */
+export function mountHealth(app: Hono, options: HealthRouteOptions): void {
   let lastReady: boolean | null = null;
-
-  const reply = (request: Request, status: number, body: unknown, headers: Record<string, string> = {}): Response =>
-    new Response(request.method === 'HEAD' ? null : JSON.stringify(body), {
-      status,
-      headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers },
-    });
-
-  return (request) => {
-    const path = pathOf(request.url);
-    if (path !== HEALTH_PATH && path !== READY_PATH) return undefined;
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return reply(request, 405, { status: 'error', error: `${request.method} is not allowed here; use GET or HEAD` }, { Allow: 'GET, HEAD' });
-    }
-    if (path === HEALTH_PATH) return reply(request, 200, { status: 'alive' });
-
+  app.get(HEALTH_PATH, (c) => operationsReply(c, 200, { status: 'alive' }));
+  app.get(READY_PATH, (c) => {
     const readiness = readinessOf(options.readiness());
     if (lastReady !== readiness.ready) {
       if (readiness.ready) options.logger?.info({ sip2: readiness.body.sip2 }, 'ready');
       else options.logger?.warn({ reasons: readiness.body.reasons, sip2: readiness.body.sip2 }, 'not ready');
       lastReady = readiness.ready;
     }
-    return reply(request, readiness.ready ? 200 : 503, readiness.body);
-  };
-}
-
-function pathOf(url: string): string | null {
-  // Cheap before URL parsing: almost every request is a PAIA one.
-  if (!url.includes('/healthz') && !url.includes('/readyz')) return null;
-  try {
-    return new URL(url).pathname;
-  } catch {
-    return null;
+    return operationsReply(c, readiness.ready ? 200 : 503, readiness.body);
+  });
+  for (const path of [HEALTH_PATH, READY_PATH]) {
+    app.all(path, (c) => operationsReply(c, 405, { status: 'error', error: `${c.req.method} is not allowed here; use GET or HEAD` }, { Allow: 'GET, HEAD' }));
   }
 }
