@@ -4,7 +4,11 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { parseFaultPatch } from './faults.js';
 import { ProfileError, describeProfile, parseProfile } from './profiles.js';
-import type { RunningSimulator } from './server.js';
+import type { Dialect } from '../../src/sip2/dialect.js';
+import type { Counters } from './counters.js';
+import type { FaultPatch, FaultState, Faults } from './faults.js';
+import type { Profile } from './profiles.js';
+import type { SessionConfig } from './session.js';
 
 /**
  * The control endpoint: HTTP+JSON on 127.0.0.1, used by tests and testers
@@ -20,12 +24,37 @@ import type { RunningSimulator } from './server.js';
  *   POST   /disconnect  destroys every open client connection
  */
 
+/** What the control endpoint reads and changes of a running simulator (server.ts's ControlledSimulator is one). */
+export interface ControlledSimulator {
+  readonly host: string;
+  readonly port: number;
+  readonly faults: Faults;
+  readonly counters: Counters;
+  readonly dialect: Dialect;
+  readonly config: SessionConfig;
+  /** Open client connections being served. */
+  connectionCount(): number;
+  /** Connections accepted but waiting for a worker (workers profile). */
+  waitingCount(): number;
+  /** The active profile. */
+  profile(): Readonly<Profile>;
+  /** Switches the profile; a lower worker limit takes effect as sessions end, a higher one at once. */
+  setProfile(profile: Profile): Readonly<Profile>;
+  /** Merges a fault update; resolves once refuseConnections has taken effect. */
+  setFaults(patch: FaultPatch): Promise<Readonly<FaultState>>;
+  clearFaults(): Promise<Readonly<FaultState>>;
+  /** Reloads the data file, clears counters and faults. */
+  reset(): Promise<void>;
+  /** Destroys every open client connection; returns how many. */
+  disconnectAll(): number;
+}
+
 export interface ControlServer {
   readonly port: number;
   close(): Promise<void>;
 }
 
-export function controlApp(sim: RunningSimulator, logger: Logger): Hono {
+export function controlApp(sim: ControlledSimulator, logger: Logger): Hono {
   const app = new Hono();
 
   app.get('/state', (c) =>
@@ -112,13 +141,13 @@ export function controlApp(sim: RunningSimulator, logger: Logger): Hono {
 }
 
 /** The active profile: its terms, and every knob with the value in force (idleTimeoutS resolved). */
-function profileState(sim: RunningSimulator) {
+function profileState(sim: ControlledSimulator) {
   const profile = sim.profile();
   return { ...profile, profile: describeProfile(profile), idleTimeoutS: sim.config.idleTimeoutMs / 1000 };
 }
 
 export async function startControlServer(
-  sim: RunningSimulator,
+  sim: ControlledSimulator,
   options: { host: string; port: number; logger: Logger },
 ): Promise<ControlServer> {
   if (options.host !== '127.0.0.1') throw new Error(`the control endpoint binds to 127.0.0.1 only (asked for ${options.host})`);

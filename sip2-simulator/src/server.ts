@@ -2,7 +2,7 @@ import { type Server, type Socket, createServer } from 'node:net';
 import pino, { type Logger } from 'pino';
 import { type Charset } from '../../src/sip2/charset.js';
 import { type Dialect, loadDialect } from '../../src/sip2/dialect.js';
-import { type ControlServer, startControlServer } from './control.js';
+import { type ControlledSimulator, type ControlServer, startControlServer } from './control.js';
 import { Counters } from './counters.js';
 import { DEFAULT_DATA_FILE, loadLibraryData } from './data.js';
 import { type FaultPatch, type FaultState, Faults } from './faults.js';
@@ -43,30 +43,10 @@ export interface SimulatorOptions {
   now?: () => Date;
 }
 
-export interface RunningSimulator {
-  readonly host: string;
-  readonly port: number;
+/** A running simulator: what the control endpoint uses, its library, and stop(). */
+export interface RunningSimulator extends ControlledSimulator {
   readonly controlPort?: number;
   readonly library: Library;
-  readonly faults: Faults;
-  readonly counters: Counters;
-  readonly dialect: Dialect;
-  readonly config: SessionConfig;
-  /** Open client connections being served. */
-  connectionCount(): number;
-  /** Connections accepted but waiting for a worker (workers profile). */
-  waitingCount(): number;
-  /** The active profile. */
-  profile(): Readonly<Profile>;
-  /** Switches the profile; a lower worker limit takes effect as sessions end, a higher one at once. */
-  setProfile(profile: Profile): Readonly<Profile>;
-  /** Merges a fault update; resolves once refuseConnections has taken effect. */
-  setFaults(patch: FaultPatch): Promise<Readonly<FaultState>>;
-  clearFaults(): Promise<Readonly<FaultState>>;
-  /** Reloads the data file, clears counters and faults. */
-  reset(): Promise<void>;
-  /** Destroys every open client connection; returns how many. */
-  disconnectAll(): number;
   stop(): Promise<void>;
 }
 

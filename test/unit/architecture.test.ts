@@ -1,0 +1,104 @@
+/**
+ * The layering of src/, read from the import statements themselves: which
+ * folder may import which (ARCHITECTURE.md draws the same picture), no import
+ * loops, and Config read only where the configuration is turned into parts.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+
+/** Folder -> the folders it may import from (besides itself and the log module). */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  cli: ['gateway', 'config', 'backend', 'auth', 'sip2', 'http', 'metrics'],
+  gateway: ['config', 'http', 'auth', 'backend', 'sip2', 'metrics'],
+  config: ['sip2', 'auth', 'backend'],
+  http: ['auth', 'backend', 'metrics'],
+  auth: ['backend'],
+  backend: ['sip2'],
+  metrics: ['sip2'],
+  sip2: [],
+};
+
+interface Module {
+  file: string;
+  folder: string;
+  imports: string[];
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const IMPORT = /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
+
+function modules(): Module[] {
+  return sourceFiles(SRC).map((path) => {
+    const text = readFileSync(path, 'utf8');
+    const imports: string[] = [];
+    for (const match of text.matchAll(IMPORT)) {
+      const target = match[1] ?? match[2] ?? match[3]!;
+      if (!target.startsWith('.')) continue;
+      imports.push(relative(SRC, resolve(dirname(path), target)).replace(/\.js$/, '.ts'));
+    }
+    const file = relative(SRC, path);
+    return { file, folder: file.includes('/') ? file.split('/')[0]! : '.', imports };
+  });
+}
+
+const folderOf = (file: string) => (file.includes('/') ? file.split('/')[0]! : file);
+
+describe('architecture', () => {
+  const all = modules();
+
+  it('every folder imports only the folders below it', () => {
+    const broken: string[] = [];
+    for (const module of all) {
+      const allowed = MAY_IMPORT[module.folder];
+      if (allowed === undefined) continue;
+      for (const target of module.imports) {
+        const folder = folderOf(target);
+        if (folder === module.folder || target === 'log.ts') continue;
+        if (folder.startsWith('..')) {
+          // Only the command line may reach the simulator (demo mode), and only the gateway starts it.
+          if (!(module.folder === 'gateway' && target.startsWith('../sip2-simulator/'))) broken.push(`${module.file} -> ${target}`);
+          continue;
+        }
+        if (!allowed.includes(folder)) broken.push(`${module.file} -> ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('has no import loops', () => {
+    const graph = new Map(all.map((module) => [module.file, module.imports.filter((target) => target.endsWith('.ts'))]));
+    const loops: string[] = [];
+    const state = new Map<string, 'visiting' | 'done'>();
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'visiting') {
+        loops.push([...path.slice(path.indexOf(file)), file].join(' -> '));
+        return;
+      }
+      state.set(file, 'visiting');
+      for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) visit(file, []);
+    expect(loops).toEqual([]);
+  });
+
+  it('reads Config only in config/ and gateway/', () => {
+    const readers = all
+      .filter((module) => module.imports.some((target) => target.startsWith('config/')))
+      .map((module) => module.file)
+      .filter((file) => !['config', 'gateway', 'cli'].includes(folderOf(file)));
+    expect(readers).toEqual([]);
+  });
+});
