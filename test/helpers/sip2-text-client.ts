@@ -1,4 +1,4 @@
-import { type Socket, connect } from 'node:net';
+import { FrameSocket, openSocket } from './frame-socket.js';
 
 /**
  * A SIP2 client written from the 3M SIP2 2.00 text alone, for tests that must
@@ -64,69 +64,26 @@ export function variableFields(rest: string): Map<string, string[]> {
   return fields;
 }
 
-export class TextSip2Client {
-  private buffer = '';
-  private waiters: Array<() => void> = [];
+export class TextSip2Client extends FrameSocket {
   private sequence = 0;
-  private ended = false;
-  readonly closed: Promise<void>;
 
-  private constructor(readonly socket: Socket) {
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      this.buffer += chunk;
-      this.wake();
-    });
-    socket.on('error', () => {});
-    this.closed = new Promise((resolve) =>
-      socket.once('close', () => {
-        this.ended = true;
-        this.wake();
-        resolve();
-      }),
-    );
-  }
-
-  static connect(port: number): Promise<TextSip2Client> {
-    return new Promise((resolve, reject) => {
-      const socket = connect({ host: '127.0.0.1', port });
-      socket.once('error', reject);
-      socket.once('connect', () => {
-        socket.off('error', reject);
-        resolve(new TextSip2Client(socket));
-      });
-    });
-  }
-
-  get isClosed(): boolean {
-    return this.ended;
+  static async connect(port: number): Promise<TextSip2Client> {
+    return new TextSip2Client(await openSocket(port));
   }
 
   /** Writes the message with AY (0-9, wrapping) and AZ, ended by CR. */
   send(message: string): void {
     const withTrailer = `${message}AY${this.sequence}AZ`;
     this.sequence = (this.sequence + 1) % 10;
-    this.socket.write(`${withTrailer}${sip2Checksum(withTrailer)}\r`, 'latin1');
+    this.writeRaw(`${withTrailer}${sip2Checksum(withTrailer)}\r`);
   }
 
   /** The next response without its terminator, its checksum verified; rejects on timeout or close. */
   async next(timeoutMs = 5000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      this.buffer = this.buffer.replace(/^\n+/, '');
-      const cr = this.buffer.indexOf('\r');
-      if (cr !== -1) {
-        const frame = this.buffer.slice(0, cr);
-        this.buffer = this.buffer.slice(cr + 1);
-        const m = /AZ([0-9A-F]{4})$/.exec(frame);
-        if (m && sip2Checksum(frame.slice(0, -4)) !== m[1]) throw new Error(`bad checksum on ${JSON.stringify(frame)}`);
-        return frame;
-      }
-      if (this.ended) throw new Error(`connection closed (pending: ${JSON.stringify(this.buffer)})`);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no response within ${timeoutMs} ms`);
-      await this.waitForData(left);
-    }
+    const frame = (await this.nextFrame(timeoutMs)).frame.toString('latin1');
+    const m = /AZ([0-9A-F]{4})$/.exec(frame);
+    if (m && sip2Checksum(frame.slice(0, -4)) !== m[1]) throw new Error(`bad checksum on ${JSON.stringify(frame)}`);
+    return frame;
   }
 
   async request(message: string, timeoutMs = 5000): Promise<string> {
@@ -136,9 +93,7 @@ export class TextSip2Client {
 
   /** True when nothing arrived and the connection stayed open for ms. */
   async silentFor(ms: number): Promise<boolean> {
-    if (this.buffer.length > 0 || this.ended) return false;
-    await this.waitForData(ms);
-    return this.buffer.length === 0 && !this.ended;
+    return !(await this.somethingWithin(ms));
   }
 
   /** Login (941 expected) and SC Status, as a self-check terminal starts a session. */
@@ -147,26 +102,5 @@ export class TextSip2Client {
     if (!login.startsWith('941')) throw new Error(`login refused: ${login}`);
     const status = await this.request(text.scStatus());
     if (!status.startsWith('98')) throw new Error(`expected 98, got ${status}`);
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-
-  private waitForData(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.waiters.push(done);
-    });
-  }
-
-  private wake(): void {
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const waiter of waiters) waiter();
   }
 }
