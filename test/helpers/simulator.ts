@@ -254,18 +254,6 @@ export class RawSip2Client extends FrameSocket {
     return bytes;
   }
 
-  /**
-   * Sends one message written out as wire text (the CR is added) and resolves
-   * to the answer's text without its terminator, both in Latin-1 so every
-   * byte is seen as sent: for tests that build and read SIP2 by hand, without
-   * the project's codec. Rejects when no answer arrives within timeoutMs.
-   */
-  async exchangeText(text: string, timeoutMs = 5000): Promise<string> {
-    this.writeRaw(`${text}\r`);
-    const { frame } = await this.nextFrame(timeoutMs);
-    return frame.toString('latin1');
-  }
-
   /** The next frame, decoded with this client's wire options. */
   async next(timeoutMs = 5000): Promise<Decoded & { raw: Buffer }> {
     const { raw, frame } = await this.nextFrame(timeoutMs);
