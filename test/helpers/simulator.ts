@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { type Socket, connect } from 'node:net';
+import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { trackChild } from './children.js';
+import { FrameSocket, openSocket } from './frame-socket.js';
 import type { Charset } from '../../src/sip2/charset.js';
 import { type Decoded, type EncodeOptions, decodeFrame, encodeMessage } from '../../src/sip2/codec.js';
 import type { Sip2Message } from '../../src/sip2/spec.js';
@@ -226,60 +227,22 @@ export async function startSimulatorProcess(options: SimulatorProcessOptions = {
 
 // ------------------------------------------------------------ a raw SIP2 client for tests
 
-export interface RawFrame {
-  /** The bytes exactly as received, terminator included. */
-  raw: Buffer;
-  /** Without the terminator (what decodeFrame takes). */
-  frame: Buffer;
-}
-
 /**
  * A bare socket speaking SIP2 through the project's codec, without any of the
  * client's retry logic: tests see exactly what the simulator sends.
  */
-export class RawSip2Client {
-  private buffer = Buffer.alloc(0);
-  private waiters: Array<() => void> = [];
-  private ended = false;
-  readonly closed: Promise<void>;
+export class RawSip2Client extends FrameSocket {
   private sequence = 0;
 
   private constructor(
-    readonly socket: Socket,
+    socket: Socket,
     readonly wire: { charset: Charset; errorDetection: boolean },
   ) {
-    socket.on('data', (chunk: Buffer) => {
-      this.buffer = Buffer.concat([this.buffer, chunk]);
-      this.wake();
-    });
-    this.closed = new Promise((resolve) => {
-      socket.once('close', () => {
-        this.ended = true;
-        this.wake();
-        resolve();
-      });
-    });
-    socket.on('error', () => {});
+    super(socket);
   }
 
-  static connect(port: number, wire: { charset?: Charset; errorDetection?: boolean } = {}, host = '127.0.0.1'): Promise<RawSip2Client> {
-    return new Promise((resolve, reject) => {
-      const socket = connect({ host, port });
-      socket.once('error', reject);
-      socket.once('connect', () => {
-        socket.off('error', reject);
-        resolve(new RawSip2Client(socket, { charset: wire.charset ?? 'cp850', errorDetection: wire.errorDetection ?? true }));
-      });
-    });
-  }
-
-  get isClosed(): boolean {
-    return this.ended;
-  }
-
-  /** Bytes received and not yet taken as a frame. */
-  get pending(): Buffer {
-    return this.buffer;
+  static async connect(port: number, wire: { charset?: Charset; errorDetection?: boolean } = {}, host = '127.0.0.1'): Promise<RawSip2Client> {
+    return new RawSip2Client(await openSocket(port, host), { charset: wire.charset ?? 'cp850', errorDetection: wire.errorDetection ?? true });
   }
 
   /** Encodes a message (next AY, 0-9 wrapping, unless given) and writes it; returns the bytes sent. */
@@ -289,49 +252,6 @@ export class RawSip2Client {
     const bytes = encodeMessage(message, { ...this.wire, sequence, ...options });
     this.socket.write(bytes);
     return bytes;
-  }
-
-  writeRaw(bytes: Buffer | string): void {
-    this.socket.write(typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : bytes);
-  }
-
-  /**
-   * Sends one message written out as wire text (the CR is added) and resolves
-   * to the answer's text without its terminator, both in Latin-1 so every
-   * byte is seen as sent: for tests that build and read SIP2 by hand, without
-   * the project's codec. Rejects when no answer arrives within timeoutMs.
-   */
-  async exchangeText(text: string, timeoutMs = 5000): Promise<string> {
-    this.writeRaw(`${text}\r`);
-    const { frame } = await this.nextFrame(timeoutMs);
-    return frame.toString('latin1');
-  }
-
-  /** The next CR-terminated frame (a LF right after the CR belongs to it); rejects on timeout or close. */
-  async nextFrame(timeoutMs = 5000): Promise<RawFrame> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      // A CRLF server's LF that arrived after its frame was taken.
-      while (this.buffer[0] === 0x0a) this.buffer = this.buffer.subarray(1);
-      const cr = this.buffer.indexOf(0x0d);
-      if (cr !== -1) {
-        const end = this.buffer[cr + 1] === 0x0a ? cr + 2 : cr + 1;
-        const raw = this.buffer.subarray(0, end);
-        this.buffer = this.buffer.subarray(end);
-        return { raw: Buffer.from(raw), frame: Buffer.from(raw.subarray(0, cr)) };
-      }
-      if (this.ended) throw new Error(`connection closed (pending bytes: ${JSON.stringify(this.buffer.toString('latin1'))})`);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no SIP2 frame within ${timeoutMs} ms`);
-      await this.waitForData(left);
-    }
-  }
-
-  /** Resolves true if anything arrives (or the socket closes) within ms, false otherwise. */
-  async somethingWithin(ms: number): Promise<boolean> {
-    if (this.buffer.length > 0 || this.ended) return true;
-    await this.waitForData(ms);
-    return this.buffer.length > 0 || this.ended;
   }
 
   /** The next frame, decoded with this client's wire options. */
@@ -353,26 +273,5 @@ export class RawSip2Client {
     const response = await this.request({ code: '93', uidAlgorithm: '0', pwdAlgorithm: '0', loginUserId: user, loginPassword: password });
     if (response.code !== '94') throw new Error(`expected 94, got ${response.code}`);
     return response.ok;
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-
-  private waitForData(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.waiters.push(done);
-    });
-  }
-
-  private wake(): void {
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const waiter of waiters) waiter();
   }
 }

@@ -1,16 +1,19 @@
-import { type Socket, connect } from 'node:net';
+import type { Socket } from 'node:net';
+import { FrameSocket, openSocket } from './frame-socket.js';
 
 /**
- * A SIP2 client written from the 3M SIP2 2.00 text alone, for tests that must
- * not lean on the project's codec or the gateway's pool: messages are built
- * as strings (fixed fields, then "XXvalue|" variable fields), every request
- * ends in AY<seq>AZ<checksum> with the checksum the 3M text defines (binary
- * sum of the characters up to and including "AZ", two's complement, 4 hex
- * digits), and responses are checked and split the same way. Latin-1 only:
- * the tests that use it send ASCII.
+ * A SIP2 client written from the 3M SIP2 2.00 text (rev. 2.12) alone, for
+ * tests that must not lean on the project's codec or the gateway's pool: an
+ * encoder or decoder bug in src/sip2 must still fail them, so nothing here
+ * imports from there. Requests are literal wire strings after the 3M layouts
+ * (fixed fields, then "XXvalue|" variable fields), signed with AY<seq>AZ<checksum>
+ * as the 3M text defines it; answers are read by position and field id, their
+ * checksum checked. Latin-1 only: the tests that use it send ASCII.
  */
 
-/** 3M SIP2 "Checksum": the two's complement of the 16-bit sum of the bytes, as 4 hex digits. */
+export const INSTITUTION = 'DEMO';
+
+/** 3M SIP2 "Checksum": add the bytes up to and including "AZ", keep 16 bits, two's complement, 4 hex digits. */
 export function sip2Checksum(text: string): string {
   let sum = 0;
   for (const byte of Buffer.from(text, 'latin1')) sum = (sum + byte) & 0xffff;
@@ -23,150 +26,149 @@ export function sip2Date(date = new Date()): string {
   return `${date.getFullYear()}${p(date.getMonth() + 1)}${p(date.getDate())}    ${p(date.getHours())}${p(date.getMinutes())}${p(date.getSeconds())}`;
 }
 
+/** The message with its error-detection trailer: AY<sequence>AZ<checksum>, or AZ alone when sequence is null. */
+export function sign(message: string, sequence: number | null): string {
+  const head = `${message}${sequence === null ? '' : `AY${sequence}`}AZ`;
+  return head + sip2Checksum(head);
+}
+
+/** An 18-character date field left blank: "nb due date" of an on-line checkout or renewal. */
+const NO_DATE = ' '.repeat(18);
+
 /** Summary positions of the 63 (3M: hold, overdue, charged, fine, recall, unavailable holds). */
 const SUMMARY = ['hold', 'overdue', 'charged', 'fine', 'recall', 'unavailable'] as const;
 export type SummaryList = (typeof SUMMARY)[number];
 
+/** Requests, field by field in the order of the 3M layouts, without the AY/AZ trailer. */
 export const text = {
   login: (user = 'paia', password = 'paia-secret', location = 'MAIN') => `9300CN${user}|CO${password}|CP${location}|`,
-  scStatus: () => '990 802.00',
-  patronInformation: (patron: string, list: SummaryList | null, startItem?: number, endItem?: number) => {
+  /** Status 0, print width 80, protocol 2.00. */
+  scStatus: () => '9900802.00',
+  patronStatus: (patron: string, pin = '') => `23001${sip2Date()}AO${INSTITUTION}|AA${patron}|AC|AD${pin}|`,
+  /** list: the one summary list wanted (a Y at its position), or none; BP/BQ when a range is given. */
+  patronInformation: (patron: string, list: SummaryList | null = null, startItem?: number, endItem?: number) => {
     const summary = SUMMARY.map((name) => (name === list ? 'Y' : ' ')).join('').padEnd(10, ' ');
     const range = `${startItem !== undefined ? `BP${startItem}|` : ''}${endItem !== undefined ? `BQ${endItem}|` : ''}`;
-    return `63001${sip2Date()}${summary}AODEMO|AA${patron}|${range}`;
+    return `63001${sip2Date()}${summary}AO${INSTITUTION}|AA${patron}|AC|${range}`;
   },
-  itemInformation: (barcode: string) => `17${sip2Date()}AODEMO|AB${barcode}|`,
+  checkout: (patron: string, item: string) => `11YN${sip2Date()}${NO_DATE}AO${INSTITUTION}|AA${patron}|AB${item}|AC|`,
+  checkin: (item: string, location = 'MAIN') => `09N${sip2Date()}${sip2Date()}AP${location}|AO${INSTITUTION}|AB${item}|AC|`,
+  itemInformation: (item: string) => `17${sip2Date()}AO${INSTITUTION}|AB${item}|AC|`,
+  itemStatusUpdate: (item: string, properties: string) => `19${sip2Date()}AO${INSTITUTION}|AB${item}|AC|CH${properties}|`,
+  renew: (patron: string, item: string) => `29NN${sip2Date()}${NO_DATE}AO${INSTITUTION}|AA${patron}|AB${item}|AC|`,
+  renewAll: (patron: string) => `65${sip2Date()}AO${INSTITUTION}|AA${patron}|AC|`,
+  blockPatron: (patron: string, why: string) => `01N${sip2Date()}AO${INSTITUTION}|AL${why}|AA${patron}|AC|`,
+  patronEnable: (patron: string) => `25${sip2Date()}AO${INSTITUTION}|AA${patron}|AC|`,
+  hold: (patron: string, item: string, pickup: string) => `15+${sip2Date()}BS${pickup}|AO${INSTITUTION}|AA${patron}|AB${item}|AC|`,
+  endPatronSession: (patron: string) => `35${sip2Date()}AO${INSTITUTION}|AA${patron}|AC|`,
 };
 
-/** A 64 read by the 3M layout: fixed part, then variable fields (repeatable ones as lists). */
-export interface PatronInformation64 {
-  counts: Record<SummaryList, number>;
+/** Length of the fixed fields after the command id of each answer, from the 3M layouts. */
+const FIXED_LENGTH: Record<string, number> = {
+  '94': 1, '98': 34, '24': 35, '26': 35, '64': 59, '18': 24, '12': 22, '10': 22, '30': 22, '66': 27, '16': 20, '20': 19, '36': 19, '38': 19, '96': 0,
+};
+
+export interface Answer {
+  /** The answer as received, without its terminator. */
+  text: string;
+  code: string;
+  /** The fixed-length fields, as sent. */
+  fixed: string;
+  /** Tagged fields by id, in order; a repeated field has several values. */
   fields: Map<string, string[]>;
+  /** AY, when the answer carries one. */
+  sequence: string | null;
+  checksummed: boolean;
 }
 
-export function parse64(frame: string): PatronInformation64 {
-  if (!frame.startsWith('64')) throw new Error(`not a 64: ${frame}`);
-  // 64, patron status 14, language 3, transaction date 18, then six 4-digit counts.
-  const countText = frame.slice(37, 61);
-  const counts = Object.fromEntries(SUMMARY.map((name, i) => [name, Number(countText.slice(i * 4, i * 4 + 4))])) as Record<SummaryList, number>;
-  return { counts, fields: variableFields(frame.slice(61)) };
-}
-
-/** "XXvalue|" fields in order; the AY/AZ trailer is left out. */
-export function variableFields(rest: string): Map<string, string[]> {
+/** Reads an answer by the 3M layout; throws on an unknown command id or a wrong checksum. */
+export function readAnswer(text: string): Answer {
+  let body = text;
+  let sequence: string | null = null;
+  let checksummed = false;
+  const trailer = /(?:AY(\d))?AZ([0-9A-Fa-f]{4})$/.exec(text);
+  if (trailer) {
+    if (sip2Checksum(text.slice(0, -4)) !== trailer[2]!.toUpperCase()) throw new Error(`bad checksum on ${JSON.stringify(text)}`);
+    checksummed = true;
+    sequence = trailer[1] ?? null;
+    body = text.slice(0, trailer.index);
+  }
+  const code = body.slice(0, 2);
+  const length = FIXED_LENGTH[code];
+  if (length === undefined) throw new Error(`unexpected answer ${JSON.stringify(text)}`);
   const fields = new Map<string, string[]>();
-  const body = rest.replace(/\|?AY\dAZ[0-9A-F]{4}$/, '');
-  for (const part of body.split('|')) {
-    if (part.length < 2) continue;
+  for (const part of body.slice(2 + length).split('|')) {
+    if (part === '') continue;
     const id = part.slice(0, 2);
     fields.set(id, [...(fields.get(id) ?? []), part.slice(2)]);
   }
-  return fields;
+  return { text, code, fixed: body.slice(2, 2 + length), fields, sequence, checksummed };
 }
 
-export class TextSip2Client {
-  private buffer = '';
-  private waiters: Array<() => void> = [];
+/** The six counts of a 64 (after patron status 14, language 3, transaction date 18), by summary list. */
+export function summaryCounts(answer: Answer): Record<SummaryList, number> {
+  if (answer.code !== '64') throw new Error(`not a 64: ${answer.text}`);
+  const counts = answer.fixed.slice(35, 59);
+  return Object.fromEntries(SUMMARY.map((name, i) => [name, Number(counts.slice(i * 4, i * 4 + 4))])) as Record<SummaryList, number>;
+}
+
+/**
+ * One connection of a self-check terminal. send() signs each request with
+ * the next AY (0-9, wrapping) unless the client was made with sign: false;
+ * exchange() writes text exactly as given, for hand-made trailers.
+ */
+export class TextSip2Client extends FrameSocket {
   private sequence = 0;
-  private ended = false;
-  readonly closed: Promise<void>;
 
-  private constructor(readonly socket: Socket) {
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      this.buffer += chunk;
-      this.wake();
-    });
-    socket.on('error', () => {});
-    this.closed = new Promise((resolve) =>
-      socket.once('close', () => {
-        this.ended = true;
-        this.wake();
-        resolve();
-      }),
-    );
+  private constructor(
+    socket: Socket,
+    readonly signing: boolean,
+  ) {
+    super(socket);
   }
 
-  static connect(port: number): Promise<TextSip2Client> {
-    return new Promise((resolve, reject) => {
-      const socket = connect({ host: '127.0.0.1', port });
-      socket.once('error', reject);
-      socket.once('connect', () => {
-        socket.off('error', reject);
-        resolve(new TextSip2Client(socket));
-      });
-    });
+  static async connect(port: number, options: { sign?: boolean } = {}): Promise<TextSip2Client> {
+    return new TextSip2Client(await openSocket(port), options.sign ?? true);
   }
 
-  get isClosed(): boolean {
-    return this.ended;
-  }
-
-  /** Writes the message with AY (0-9, wrapping) and AZ, ended by CR. */
-  send(message: string): void {
-    const withTrailer = `${message}AY${this.sequence}AZ`;
-    this.sequence = (this.sequence + 1) % 10;
-    this.socket.write(`${withTrailer}${sip2Checksum(withTrailer)}\r`, 'latin1');
-  }
-
-  /** The next response without its terminator, its checksum verified; rejects on timeout or close. */
-  async next(timeoutMs = 5000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      this.buffer = this.buffer.replace(/^\n+/, '');
-      const cr = this.buffer.indexOf('\r');
-      if (cr !== -1) {
-        const frame = this.buffer.slice(0, cr);
-        this.buffer = this.buffer.slice(cr + 1);
-        const m = /AZ([0-9A-F]{4})$/.exec(frame);
-        if (m && sip2Checksum(frame.slice(0, -4)) !== m[1]) throw new Error(`bad checksum on ${JSON.stringify(frame)}`);
-        return frame;
-      }
-      if (this.ended) throw new Error(`connection closed (pending: ${JSON.stringify(this.buffer)})`);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no response within ${timeoutMs} ms`);
-      await this.waitForData(left);
+  /** Writes the message, ended by CR; returns the AY it was signed with, or null when unsigned. */
+  send(message: string): number | null {
+    if (!this.signing) {
+      this.writeRaw(`${message}\r`);
+      return null;
     }
+    const sequence = this.sequence;
+    this.sequence = (sequence + 1) % 10;
+    this.writeRaw(`${sign(message, sequence)}\r`);
+    return sequence;
   }
 
-  async request(message: string, timeoutMs = 5000): Promise<string> {
+  /** The next answer, read by the 3M layout; rejects on timeout or close. */
+  async next(timeoutMs = 5000): Promise<Answer> {
+    return readAnswer((await this.nextFrame(timeoutMs)).frame.toString('latin1'));
+  }
+
+  async request(message: string, timeoutMs = 5000): Promise<Answer> {
     this.send(message);
+    return this.next(timeoutMs);
+  }
+
+  /** Writes the text as given (only the CR is added) and reads the answer. */
+  async exchange(wire: string, timeoutMs = 5000): Promise<Answer> {
+    this.writeRaw(`${wire}\r`);
     return this.next(timeoutMs);
   }
 
   /** True when nothing arrived and the connection stayed open for ms. */
   async silentFor(ms: number): Promise<boolean> {
-    if (this.buffer.length > 0 || this.ended) return false;
-    await this.waitForData(ms);
-    return this.buffer.length === 0 && !this.ended;
+    return !(await this.somethingWithin(ms));
   }
 
   /** Login (941 expected) and SC Status, as a self-check terminal starts a session. */
   async start(): Promise<void> {
     const login = await this.request(text.login());
-    if (!login.startsWith('941')) throw new Error(`login refused: ${login}`);
+    if (!login.text.startsWith('941')) throw new Error(`login refused: ${login.text}`);
     const status = await this.request(text.scStatus());
-    if (!status.startsWith('98')) throw new Error(`expected 98, got ${status}`);
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-
-  private waitForData(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.waiters.push(done);
-    });
-  }
-
-  private wake(): void {
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const waiter of waiters) waiter();
+    if (status.code !== '98') throw new Error(`expected 98, got ${status.text}`);
   }
 }

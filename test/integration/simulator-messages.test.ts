@@ -5,122 +5,34 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { trackChild } from '../helpers/children.js';
-import { RawSip2Client, type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
+import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
+import { type Answer, INSTITUTION, TextSip2Client, sign, sip2Date, text } from '../helpers/sip2-text-client.js';
 
 /**
  * Every message a self-check terminal or an ILS client sends, and the three
  * checksum modes, against the simulator as a separate process.
  *
- * The SIP2 client below is written from the 3M text (rev. 2.12) alone:
- * requests are literal wire strings after the 3M layouts, answers are read by
- * position and field id, and checksums are computed here. It shares no code
- * with the project's codec, so an encoder or decoder bug fails these tests too.
+ * The SIP2 client (test/helpers/sip2-text-client.ts) is written from the 3M
+ * text (rev. 2.12) alone: requests are literal wire strings after the 3M
+ * layouts, answers are read by position and field id, and checksums are
+ * computed there. It shares no code with the project's codec, so an encoder
+ * or decoder bug fails these tests too.
  */
 
-// ------------------------------------------------------------ a SIP2 client from the 3M text
-
-const INST = 'DEMO';
-/** An 18-character date field left blank: "nb due date" of an on-line checkout or renewal. */
-const NO_DATE = ' '.repeat(18);
-
-/** YYYYMMDDZZZZHHMMSS in local time (ZZZZ blank). */
-function sipDate(d = new Date()): string {
-  const two = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}${two(d.getMonth() + 1)}${two(d.getDate())}    ${two(d.getHours())}${two(d.getMinutes())}${two(d.getSeconds())}`;
-}
-
-/** 3M: add the characters up to and including "AZ", keep the lower 16 bits, two's complement, four hex digits. */
-function checksumOf(text: string): string {
-  let sum = 0;
-  for (let i = 0; i < text.length; i++) sum += text.charCodeAt(i);
-  return (-sum & 0xffff).toString(16).toUpperCase().padStart(4, '0');
-}
-
-function sign(text: string, sequence: number): string {
-  const head = `${text}AY${sequence}AZ`;
-  return head + checksumOf(head);
-}
-
-/** Requests, field by field in the order of the 3M layouts. */
-const req = {
-  login: (user = 'paia', password = 'paia-secret') => `9300CN${user}|CO${password}|CPMAIN|`,
-  scStatus: () => '9900802.00',
-  patronStatus: (patron: string, pin = '') => `23001${sipDate()}AO${INST}|AA${patron}|AC|AD${pin}|`,
-  /** summary: 10 characters, a Y at the position of the one list wanted (2 = charged items). */
-  patronInfo: (patron: string, summary = ' '.repeat(10)) => `63001${sipDate()}${summary}AO${INST}|AA${patron}|AC|`,
-  checkout: (patron: string, item: string) => `11YN${sipDate()}${NO_DATE}AO${INST}|AA${patron}|AB${item}|AC|`,
-  checkin: (item: string, location = 'MAIN') => `09N${sipDate()}${sipDate()}AP${location}|AO${INST}|AB${item}|AC|`,
-  itemInfo: (item: string) => `17${sipDate()}AO${INST}|AB${item}|AC|`,
-  itemStatusUpdate: (item: string, properties: string) => `19${sipDate()}AO${INST}|AB${item}|AC|CH${properties}|`,
-  renew: (patron: string, item: string) => `29NN${sipDate()}${NO_DATE}AO${INST}|AA${patron}|AB${item}|AC|`,
-  renewAll: (patron: string) => `65${sipDate()}AO${INST}|AA${patron}|AC|`,
-  block: (patron: string, why: string) => `01N${sipDate()}AO${INST}|AL${why}|AA${patron}|AC|`,
-  enable: (patron: string) => `25${sipDate()}AO${INST}|AA${patron}|AC|`,
-  hold: (patron: string, item: string, pickup: string) => `15+${sipDate()}BS${pickup}|AO${INST}|AA${patron}|AB${item}|AC|`,
-  endSession: (patron: string) => `35${sipDate()}AO${INST}|AA${patron}|AC|`,
-};
-
-/** Length of the fixed fields after the command id of each answer, from the 3M layouts. */
-const FIXED_LENGTH: Record<string, number> = {
-  '94': 1, '98': 34, '24': 35, '26': 35, '64': 59, '18': 24, '12': 22, '10': 22, '30': 22, '66': 27, '16': 20, '20': 19, '36': 19, '38': 19, '96': 0,
-};
-
-interface Answer {
-  text: string;
-  code: string;
-  /** The fixed-length fields, as sent. */
-  fixed: string;
-  /** Tagged fields by id; a repeated field has several values. */
-  fields: Map<string, string[]>;
-  /** AY, when the answer carries one. */
-  sequence: string | null;
-  checksummed: boolean;
-}
-
-/** Reads an answer by the 3M layout; a checksum, when present, must be right. */
-function read(text: string): Answer {
-  let body = text;
-  let sequence: string | null = null;
-  let checksummed = false;
-  const trailer = /(?:AY(\d))?AZ([0-9A-Fa-f]{4})$/.exec(text);
-  if (trailer) {
-    expect(checksumOf(text.slice(0, -4)), `checksum of ${JSON.stringify(text)}`).toBe(trailer[2]!.toUpperCase());
-    checksummed = true;
-    sequence = trailer[1] ?? null;
-    body = text.slice(0, trailer.index);
-  }
-  const code = body.slice(0, 2);
-  const length = FIXED_LENGTH[code];
-  if (length === undefined) throw new Error(`unexpected answer ${JSON.stringify(text)}`);
-  const fields = new Map<string, string[]>();
-  for (const part of body.slice(2 + length).split('|')) {
-    if (part === '') continue;
-    fields.set(part.slice(0, 2), [...(fields.get(part.slice(0, 2)) ?? []), part.slice(2)]);
-  }
-  return { text, code, fixed: body.slice(2, 2 + length), fields, sequence, checksummed };
-}
+// ------------------------------------------------------------ a terminal
 
 const field = (answer: Answer, id: string) => answer.fields.get(id)?.[0];
 const BLANK_FLAGS = ' '.repeat(14);
 
-/** A terminal on one connection: sends wire text, signed (AY/AZ) or not, and wants every answer within 1 s. */
-class Terminal {
-  private sequence = 0;
-  constructor(
-    readonly raw: RawSip2Client,
-    readonly signing: boolean,
-  ) {}
-
-  async send(text: string): Promise<Answer> {
-    const sequence = this.sequence;
-    this.sequence = (sequence + 1) % 10;
-    const started = performance.now();
-    const answer = read(await this.raw.exchangeText(this.signing ? sign(text, sequence) : text, 1000));
-    expect(performance.now() - started).toBeLessThan(1000);
-    expect(answer.checksummed).toBe(this.signing);
-    if (this.signing && answer.code !== '96') expect(answer.sequence).toBe(String(sequence));
-    return answer;
-  }
+/** A terminal's request: answered within 1 s, checksummed exactly when it was signed, and with the AY it was signed with. */
+async function ask(t: TextSip2Client, message: string): Promise<Answer> {
+  const started = performance.now();
+  const sequence = t.send(message);
+  const answer = await t.next(1000);
+  expect(performance.now() - started).toBeLessThan(1000);
+  expect(answer.checksummed).toBe(sequence !== null);
+  if (sequence !== null && answer.code !== '96') expect(answer.sequence).toBe(String(sequence));
+  return answer;
 }
 
 // ------------------------------------------------------------ simulators
@@ -128,17 +40,18 @@ class Terminal {
 let sim: SimulatorProcess;
 let strict: SimulatorProcess;
 let off: SimulatorProcess;
-const sockets: RawSip2Client[] = [];
+const sockets: TextSip2Client[] = [];
 
-async function connect(port = sim.port): Promise<RawSip2Client> {
-  const raw = await RawSip2Client.connect(port);
-  sockets.push(raw);
-  return raw;
+async function connect(port = sim.port, signing = true): Promise<TextSip2Client> {
+  const client = await TextSip2Client.connect(port, { sign: signing });
+  sockets.push(client);
+  return client;
 }
 
-async function terminal(signing = true, port = sim.port): Promise<Terminal> {
-  const t = new Terminal(await connect(port), signing);
-  expect((await t.send(req.login())).text.slice(0, 3)).toBe('941');
+/** A logged-in terminal that signs its requests (AY/AZ), or not. */
+async function terminal(signing = true, port = sim.port): Promise<TextSip2Client> {
+  const t = await connect(port, signing);
+  expect((await ask(t, text.login())).text.slice(0, 3)).toBe('941');
   return t;
 }
 
@@ -169,66 +82,66 @@ describe('a client test suite written for a real ACS', () => {
   ])('runs on one connection %s: every request answered within 1 s, circulation state as the 3M text says', async (_, signing) => {
     const t = await terminal(signing);
 
-    const acs = await t.send(req.scStatus());
+    const acs = await ask(t, text.scStatus());
     expect(acs.code).toBe('98');
     expect(acs.fixed.slice(0, 6)).toBe('YYYYYN'); // on-line, checkin ok, checkout ok, renewal policy, status update ok, off-line N
     expect(field(acs, 'BX')).toBe('YYYYYYYYYYYYYYYY');
 
-    const status = await t.send(req.patronStatus('hanna', 'hanna-pass'));
+    const status = await ask(t, text.patronStatus('hanna', 'hanna-pass'));
     expect(status.code).toBe('24');
     expect(status.fixed.slice(0, 14)).toBe(BLANK_FLAGS);
     expect([field(status, 'AE'), field(status, 'BL'), field(status, 'CQ')]).toEqual(['Hanna Selfcheck', 'Y', 'Y']);
 
-    const before = await t.send(req.patronInfo('hanna'));
+    const before = await ask(t, text.patronInformation('hanna'));
     expect(before.code).toBe('64');
     expect(before.fixed.slice(43, 47)).toBe('0002'); // charged items count
 
-    const lent = await t.send(req.checkout('hanna', 'sc-0001'));
+    const lent = await ask(t, text.checkout('hanna', 'sc-0001'));
     expect(lent.code).toBe('12');
     expect(lent.fixed.slice(0, 4)).toBe('1NNY'); // ok, not a renewal, not magnetic, desensitize
     expect(field(lent, 'AJ')).toBe('Der Schimmelreiter');
     const due = field(lent, 'AH')!;
     expect(due).toMatch(/^\d{8} {4}\d{6}$/);
 
-    const item = await t.send(req.itemInfo('sc-0001'));
+    const item = await ask(t, text.itemInformation('sc-0001'));
     expect(item.fixed.slice(0, 2)).toBe('04'); // charged
     expect(field(item, 'AH')).toBe(due);
 
-    const loans = await t.send(req.patronInfo('hanna', '  Y       '));
+    const loans = await ask(t, text.patronInformation('hanna', 'charged'));
     expect(loans.fixed.slice(43, 47)).toBe('0003');
     expect(loans.fields.get('AU')).toEqual(['sc-0001', 'sc-0002', 'sc-0003']);
 
-    const renewed = await t.send(req.renew('hanna', 'sc-0001'));
+    const renewed = await ask(t, text.renew('hanna', 'sc-0001'));
     expect(renewed.code).toBe('30');
     expect(renewed.fixed.slice(0, 2)).toBe('1Y');
     expect(field(renewed, 'AH')! > due).toBe(true);
-    expect(field(await t.send(req.itemInfo('sc-0001')), 'AH')).toBe(field(renewed, 'AH'));
+    expect(field(await ask(t, text.itemInformation('sc-0001')), 'AH')).toBe(field(renewed, 'AH'));
 
-    const all = await t.send(req.renewAll('hanna'));
+    const all = await ask(t, text.renewAll('hanna'));
     expect(all.code).toBe('66');
     expect(all.fixed.slice(0, 9)).toBe('100020001');
     expect(all.fields.get('BM')).toEqual(['sc-0001', 'sc-0003']);
     expect(all.fields.get('BN')).toEqual(['sc-0002']); // ida's hold
 
-    const blocked = await t.send(req.block('hanna', 'Card left in the machine'));
+    const blocked = await ask(t, text.blockPatron('hanna', 'Card left in the machine'));
     expect(blocked.code).toBe('24');
     expect(blocked.fixed.slice(0, 4)).toBe('YYYY');
     expect(blocked.fixed.slice(14, 17)).toBe('000');
     expect(blocked.fields.get('AF')).toContain('Card left in the machine');
-    expect((await t.send(req.patronStatus('hanna'))).fixed.slice(0, 4)).toBe('YYYY');
+    expect((await ask(t, text.patronStatus('hanna'))).fixed.slice(0, 4)).toBe('YYYY');
 
-    const enabled = await t.send(req.enable('hanna'));
+    const enabled = await ask(t, text.patronEnable('hanna'));
     expect(enabled.code).toBe('26');
     expect(enabled.fixed.slice(0, 14)).toBe(BLANK_FLAGS);
     expect(field(enabled, 'AF')).toBe('Card block lifted');
-    expect((await t.send(req.patronStatus('hanna'))).fixed.slice(0, 14)).toBe(BLANK_FLAGS);
+    expect((await ask(t, text.patronStatus('hanna'))).fixed.slice(0, 14)).toBe(BLANK_FLAGS);
 
     // another patron's hold waits for the item when it comes back
-    const held = await t.send(req.hold('alice', 'sc-0001', 'MAIN'));
+    const held = await ask(t, text.hold('alice', 'sc-0001', 'MAIN'));
     expect(held.code).toBe('16');
     expect(held.fixed[0]).toBe('1');
 
-    const returned = await t.send(req.checkin('sc-0001'));
+    const returned = await ask(t, text.checkin('sc-0001'));
     expect(returned.code).toBe('10');
     expect(returned.fixed.slice(0, 4)).toBe('1YNY'); // ok, resensitize, not magnetic, alert
     expect(Object.fromEntries(['AB', 'AQ', 'AA', 'CV', 'CT', 'CY', 'DA'].map((id) => [id, field(returned, id)]))).toEqual({
@@ -236,24 +149,24 @@ describe('a client test suite written for a real ACS', () => {
     });
     expect(field(returned, 'AF')).toMatch(/^Item on hold for alice: put it on the hold shelf/);
 
-    const shelved = await t.send(req.itemInfo('sc-0001'));
+    const shelved = await ask(t, text.itemInformation('sc-0001'));
     expect(shelved.fixed.slice(0, 2)).toBe('08'); // waiting on hold shelf
     expect(field(shelved, 'CM')).toMatch(/^\d{8} {4}\d{6}$/);
-    expect((await t.send(req.patronInfo('hanna', '  Y       '))).fields.get('AU')).toEqual(['sc-0002', 'sc-0003']);
+    expect((await ask(t, text.patronInformation('hanna', 'charged'))).fields.get('AU')).toEqual(['sc-0002', 'sc-0003']);
 
-    expect((await t.send(req.endSession('hanna'))).fixed[0]).toBe('Y');
+    expect((await ask(t, text.endPatronSession('hanna'))).fixed[0]).toBe('Y');
   });
 });
 
 describe('11 Checkout -> 12', () => {
   it('lends an available item; a refusal is 0NUN with the reason in AF and an empty AH', async () => {
     const t = await terminal();
-    const refused = await t.send(req.checkout('hanna', 'it-0020'));
+    const refused = await ask(t, text.checkout('hanna', 'it-0020'));
     expect(refused.text).toMatch(/^120NUN\d{8} {4}\d{6}AODEMO\|AAhanna\|ABit-0020\|AJBuddenbrooks\|AH\|/);
     expect(field(refused, 'AF')).toBe('Item is checked out to another patron');
-    const unknown = await t.send(req.checkout('hanna', 'zz-404'));
+    const unknown = await ask(t, text.checkout('hanna', 'zz-404'));
     expect([unknown.fixed.slice(0, 4), field(unknown, 'AJ'), field(unknown, 'AF')]).toEqual(['0NUN', '', 'Item not found']);
-    const lent = await t.send(req.checkout('hanna', 'sc-0004'));
+    const lent = await ask(t, text.checkout('hanna', 'sc-0004'));
     expect(lent.fixed.slice(0, 4)).toBe('1NYN'); // an audio tape: magnetic media, not desensitized
     expect(field(lent, 'CK')).toBe('004');
     const counters = await sim.counters();
@@ -264,50 +177,50 @@ describe('11 Checkout -> 12', () => {
 describe('09 Checkin -> 10', () => {
   it('says where the item goes: hold shelf (CV 01), in transit to a hold (CV 02) or home (CV 04), or the shelf (no alert)', async () => {
     const t = await terminal();
-    const toShelf = await t.send(req.checkin('it-0020'));
+    const toShelf = await ask(t, text.checkin('it-0020'));
     expect(toShelf.fixed.slice(0, 4)).toBe('1YNY');
     expect([field(toShelf, 'AA'), field(toShelf, 'CV'), field(toShelf, 'CY'), field(toShelf, 'DA'), field(toShelf, 'CT')]).toEqual(['frank', '01', 'gina', 'Gina Lostcard', 'MAIN']);
-    const toHold = await t.send(req.checkin('sc-0002'));
+    const toHold = await ask(t, text.checkin('sc-0002'));
     expect([field(toHold, 'CV'), field(toHold, 'CT'), field(toHold, 'CY')]).toEqual(['02', 'BRANCH', 'ida']);
-    expect((await t.send(req.itemInfo('sc-0002'))).fixed.slice(0, 2)).toBe('10'); // in transit
-    const home = await t.send(req.checkin('sc-0003'));
+    expect((await ask(t, text.itemInformation('sc-0002'))).fixed.slice(0, 2)).toBe('10'); // in transit
+    const home = await ask(t, text.checkin('sc-0003'));
     expect([field(home, 'CV'), field(home, 'CT'), field(home, 'AQ')]).toEqual(['04', 'BRANCH', 'BRANCH']);
-    const plain = await t.send(req.checkin('it-0002'));
+    const plain = await ask(t, text.checkin('it-0002'));
     expect(plain.fixed.slice(0, 4)).toBe('1YNN');
     expect([field(plain, 'AA'), field(plain, 'CV')]).toEqual(['alice', undefined]);
     // the item is back: no longer among alice's loans, and a second checkin is refused
-    const again = await t.send(req.checkin('it-0002'));
+    const again = await ask(t, text.checkin('it-0002'));
     expect([again.fixed[0], field(again, 'AF')]).toEqual(['0', 'Item was not checked out']);
-    const unknown = await t.send(req.checkin('zz-404'));
+    const unknown = await ask(t, text.checkin('zz-404'));
     expect([unknown.fixed.slice(0, 4), field(unknown, 'AQ'), field(unknown, 'CV')]).toEqual(['0NUY', '', '99']);
   });
 
   it('receives an item in transit at its pickup location and puts it on that hold shelf', async () => {
     const t = await terminal();
-    await t.send(req.checkin('sc-0002', 'MAIN'));
-    const arrived = await t.send(req.checkin('sc-0002', 'BRANCH'));
+    await ask(t, text.checkin('sc-0002', 'MAIN'));
+    const arrived = await ask(t, text.checkin('sc-0002', 'BRANCH'));
     expect([arrived.fixed[0], field(arrived, 'CV'), field(arrived, 'CT'), field(arrived, 'CY')]).toEqual(['1', '01', 'BRANCH', 'ida']);
-    expect((await t.send(req.itemInfo('sc-0002'))).fixed.slice(0, 2)).toBe('08');
+    expect((await ask(t, text.itemInformation('sc-0002'))).fixed.slice(0, 2)).toBe('08');
   });
 });
 
 describe('01 Block Patron -> 24, 25 Patron Enable -> 26', () => {
   it('a block denies the privileges that later 23 and 63 show; an enable lifts it', async () => {
     const t = await terminal();
-    const blocked = await t.send(req.block('alice', 'Tampering with the machine'));
+    const blocked = await ask(t, text.blockPatron('alice', 'Tampering with the machine'));
     expect(blocked.code).toBe('24');
     expect(blocked.fixed.slice(0, 14)).toBe(`YYYY${' '.repeat(10)}`);
     expect(field(blocked, 'BL')).toBe('Y');
     expect(blocked.fields.has('CQ')).toBe(false);
-    expect((await t.send(req.patronInfo('alice'))).fixed.slice(0, 4)).toBe('YYYY');
-    const refused = await t.send(req.checkout('alice', 'sc-0001'));
+    expect((await ask(t, text.patronInformation('alice'))).fixed.slice(0, 4)).toBe('YYYY');
+    const refused = await ask(t, text.checkout('alice', 'sc-0001'));
     expect([refused.fixed[0], field(refused, 'AF')]).toEqual(['0', 'Tampering with the machine']);
-    const enabled = await t.send(req.enable('alice'));
+    const enabled = await ask(t, text.patronEnable('alice'));
     expect([enabled.code, enabled.fixed.slice(0, 14), enabled.fixed.slice(14, 17), field(enabled, 'AE'), field(enabled, 'BL')]).toEqual([
       '26', BLANK_FLAGS, '000', 'Alice Example', 'Y',
     ]);
-    expect((await t.send(req.patronInfo('alice'))).fixed.slice(0, 14)).toBe(BLANK_FLAGS);
-    const stranger = await t.send(req.enable('nobody'));
+    expect((await ask(t, text.patronInformation('alice'))).fixed.slice(0, 14)).toBe(BLANK_FLAGS);
+    const stranger = await ask(t, text.patronEnable('nobody'));
     expect([stranger.fixed.slice(0, 4), field(stranger, 'BL'), field(stranger, 'CQ')]).toEqual(['YYYY', 'N', 'N']);
   });
 });
@@ -315,22 +228,22 @@ describe('01 Block Patron -> 24, 25 Patron Enable -> 26', () => {
 describe('19 Item Status Update -> 20', () => {
   it('stores the item properties that the next 17 shows', async () => {
     const t = await terminal();
-    const stored = await t.send(req.itemStatusUpdate('sc-0001', 'weight 310 g'));
+    const stored = await ask(t, text.itemStatusUpdate('sc-0001', 'weight 310 g'));
     expect(stored.text).toMatch(/^201\d{8} {4}\d{6}ABsc-0001\|AJDer Schimmelreiter\|CHweight 310 g\|/);
-    expect(field(await t.send(req.itemInfo('sc-0001')), 'CH')).toBe('weight 310 g');
-    expect((await t.send(req.itemStatusUpdate('zz-404', 'x'))).fixed[0]).toBe('0');
+    expect(field(await ask(t, text.itemInformation('sc-0001')), 'CH')).toBe('weight 310 g');
+    expect((await ask(t, text.itemStatusUpdate('zz-404', 'x'))).fixed[0]).toBe('0');
   });
 });
 
 describe('63 -> 64 patron data', () => {
   it('carries BZ CA CB, AQ home library, PB birth date, PI internet profile, AF and AG when the data has them', async () => {
     const t = await terminal();
-    const info = await t.send(req.patronInfo('hanna'));
+    const info = await ask(t, text.patronInformation('hanna'));
     expect(Object.fromEntries(['BZ', 'CA', 'CB', 'AQ', 'PB', 'PI', 'BD', 'BE', 'BF', 'AF', 'AG'].map((id) => [id, field(info, id)]))).toEqual({
       BZ: '0005', CA: '0003', CB: '0010', AQ: 'MAIN', PB: '19900412', PI: 'Y', BD: 'Lindenweg 7, 12345 Demostadt', BE: 'hanna@example.org',
       BF: '+49 30 7654321', AF: 'Welcome back, Hanna', AG: 'Demo Public Library - thank you',
     });
-    const ida = await t.send(req.patronInfo('ida'));
+    const ida = await ask(t, text.patronInformation('ida'));
     expect([field(ida, 'AQ'), field(ida, 'PI'), ida.fields.has('PB'), ida.fields.has('BZ')]).toEqual(['BRANCH', 'N', false, false]);
   });
 });
@@ -338,12 +251,12 @@ describe('63 -> 64 patron data', () => {
 describe('command ids that are not SC commands', () => {
   it('get 96 in the form of the request, and the connection stays usable; before login they close it', async () => {
     const t = await terminal();
-    const signed = await t.raw.exchangeText(sign(`41${sipDate()}AO${INST}|`, 4), 1000);
-    expect(signed).toBe('96AZFEF6');
-    expect(await t.raw.exchangeText('42', 1000)).toBe('96');
+    const signed = await t.exchange(sign(`41${sip2Date()}AO${INSTITUTION}|`, 4), 1000);
+    expect(signed.text).toBe('96AZFEF6');
+    expect((await t.exchange('42', 1000)).text).toBe('96');
     // a response id sent to the ACS is no command either
-    expect(await t.raw.exchangeText(`24${BLANK_FLAGS}000${sipDate()}AO${INST}|AAalice|AE|`, 1000)).toBe('96');
-    expect((await t.send(req.scStatus())).code).toBe('98');
+    expect((await t.exchange(`24${BLANK_FLAGS}000${sip2Date()}AO${INSTITUTION}|AAalice|AE|`, 1000)).text).toBe('96');
+    expect((await ask(t, text.scStatus())).code).toBe('98');
     const counters = await sim.counters();
     expect([counters.received['41'], counters.received['42'], counters.executed['41']]).toEqual([1, 1, undefined]);
 
@@ -357,13 +270,13 @@ describe('command ids that are not SC commands', () => {
 describe('counters and the control endpoint', () => {
   it('count the new messages, received and executed; GET /state reports the checksum mode', async () => {
     const t = await terminal();
-    await t.send(req.block('hanna', 'x'));
-    await t.send(req.enable('hanna'));
-    await t.send(req.checkout('hanna', 'sc-0001'));
-    await t.send(req.checkin('sc-0001'));
-    await t.send(req.itemStatusUpdate('sc-0001', 'y'));
+    await ask(t, text.blockPatron('hanna', 'x'));
+    await ask(t, text.patronEnable('hanna'));
+    await ask(t, text.checkout('hanna', 'sc-0001'));
+    await ask(t, text.checkin('sc-0001'));
+    await ask(t, text.itemStatusUpdate('sc-0001', 'y'));
     await sim.setFaults({ rejectMessage: '11' });
-    const rejected = await t.send(req.checkout('hanna', 'sc-0004'));
+    const rejected = await ask(t, text.checkout('hanna', 'sc-0004'));
     expect([rejected.fixed[0], field(rejected, 'AF')]).toEqual(['0', 'rejected by fault injection']);
     const state = await sim.state();
     expect(state).toMatchObject({ errorDetection: true, strictChecksums: false });
@@ -378,7 +291,7 @@ describe('counters and the control endpoint', () => {
 describe('error detection on (default): checksums as real ACSs treat them', () => {
   it('answers a request without AY/AZ without them, and executes it', async () => {
     const t = await terminal(false);
-    const lent = await t.send(req.checkout('hanna', 'sc-0001'));
+    const lent = await ask(t, text.checkout('hanna', 'sc-0001'));
     expect(lent.fixed[0]).toBe('1');
     expect(lent.text).not.toMatch(/AZ[0-9A-F]{4}$/);
     expect((await sim.counters()).executed['11']).toBe(1);
@@ -386,29 +299,28 @@ describe('error detection on (default): checksums as real ACSs treat them', () =
 
   it('checks a request that carries AY/AZ: echoes AY and checksums the answer; a wrong AZ gets 96 and nothing runs', async () => {
     const t = await terminal(true);
-    const bad = sign(req.checkout('hanna', 'sc-0001'), 5).slice(0, -4) + '0000';
-    expect(await t.raw.exchangeText(bad, 1000)).toBe('96AZFEF6');
-    expect((await t.send(req.itemInfo('sc-0001'))).fixed.slice(0, 2)).toBe('03'); // still available
+    const bad = sign(text.checkout('hanna', 'sc-0001'), 5).slice(0, -4) + '0000';
+    expect((await t.exchange(bad, 1000)).text).toBe('96AZFEF6');
+    expect((await ask(t, text.itemInformation('sc-0001'))).fixed.slice(0, 2)).toBe('03'); // still available
     expect((await sim.counters()).executed['11']).toBeUndefined();
   });
 
   it('accepts AZ without AY, and both forms on one connection', async () => {
     const raw = await connect();
-    expect(await raw.exchangeText(req.login(), 1000)).toBe('941');
-    const head = `${req.scStatus()}AZ`;
-    const answer = read(await raw.exchangeText(head + checksumOf(head), 1000));
+    expect((await raw.exchange(text.login(), 1000)).text).toBe('941');
+    const answer = await raw.exchange(sign(text.scStatus(), null), 1000);
     expect([answer.code, answer.checksummed]).toEqual(['98', true]);
-    expect(read(await raw.exchangeText(req.scStatus(), 1000)).checksummed).toBe(false);
-    const signed = read(await raw.exchangeText(sign(req.scStatus(), 7), 1000));
+    expect((await raw.exchange(text.scStatus(), 1000)).checksummed).toBe(false);
+    const signed = await raw.exchange(sign(text.scStatus(), 7), 1000);
     expect([signed.checksummed, signed.sequence]).toEqual([true, '7']);
   });
 
   it('still treats a request with the previous AY and AZ as a retransmission: same answer, not executed again', async () => {
     const t = await terminal(true);
-    const wire = sign(req.checkout('hanna', 'sc-0001'), 3);
-    const first = await t.raw.exchangeText(wire, 1000);
-    expect(await t.raw.exchangeText(wire, 1000)).toBe(first);
-    expect(read(first).fixed[0]).toBe('1');
+    const wire = sign(text.checkout('hanna', 'sc-0001'), 3);
+    const first = await t.exchange(wire, 1000);
+    expect((await t.exchange(wire, 1000)).text).toBe(first.text);
+    expect(first.fixed[0]).toBe('1');
     expect((await sim.counters()).executed['11']).toBe(1);
   });
 });
@@ -416,12 +328,11 @@ describe('error detection on (default): checksums as real ACSs treat them', () =
 describe('--strict-checksums', () => {
   it('answers 96 to a request without AY/AZ or without AY and executes nothing; a signed request works', async () => {
     const raw = await connect(strict.port);
-    expect(read(await raw.exchangeText(sign(req.login(), 0), 1000)).text.slice(0, 3)).toBe('941');
-    expect(await raw.exchangeText(req.checkout('hanna', 'sc-0001'), 1000)).toBe('96AZFEF6');
-    const noAy = `${req.checkout('hanna', 'sc-0001')}AZ`;
-    expect(await raw.exchangeText(noAy + checksumOf(noAy), 1000)).toBe('96AZFEF6');
+    expect((await raw.exchange(sign(text.login(), 0), 1000)).text.slice(0, 3)).toBe('941');
+    expect((await raw.exchange(text.checkout('hanna', 'sc-0001'), 1000)).text).toBe('96AZFEF6');
+    expect((await raw.exchange(sign(text.checkout('hanna', 'sc-0001'), null), 1000)).text).toBe('96AZFEF6');
     expect((await strict.counters()).executed['11']).toBeUndefined();
-    const lent = read(await raw.exchangeText(sign(req.checkout('hanna', 'sc-0001'), 1), 1000));
+    const lent = await raw.exchange(sign(text.checkout('hanna', 'sc-0001'), 1), 1000);
     expect([lent.fixed[0], lent.sequence]).toEqual(['1', '1']);
   });
 });
@@ -429,10 +340,10 @@ describe('--strict-checksums', () => {
 describe('--error-detection off', () => {
   it('sends no AY/AZ, even to a request that carries them', async () => {
     const raw = await connect(off.port);
-    expect(await raw.exchangeText(sign(req.login(), 0), 1000)).toBe('941');
-    const lent = read(await raw.exchangeText(sign(req.checkout('hanna', 'sc-0001'), 1), 1000));
+    expect((await raw.exchange(sign(text.login(), 0), 1000)).text).toBe('941');
+    const lent = await raw.exchange(sign(text.checkout('hanna', 'sc-0001'), 1), 1000);
     expect([lent.code, lent.fixed[0], lent.checksummed]).toEqual(['12', '1', false]);
-    expect(read(await raw.exchangeText(req.checkin('sc-0001'), 1000)).checksummed).toBe(false);
+    expect((await raw.exchange(text.checkin('sc-0001'), 1000)).checksummed).toBe(false);
   });
 });
 
