@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect } from 'vitest';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
-import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
+import { type SimulatorProcess, type SimulatorProcessOptions, startSimulatorProcess } from '../helpers/simulator.js';
 import { errorBodyProblems, isObject } from './shapes.js';
 
 /** The dialects the suite runs against (folio has no expiry date, so it is left to the backend tests). */
@@ -202,14 +202,20 @@ export interface Fixture {
  * One simulator and one gateway for the enclosing describe block (plus one
  * more gateway per entry of `extras`, started alongside), started in
  * beforeAll and stopped in afterAll; the getter is valid inside tests.
+ * `simulator` adds options of the simulator process (a profile ...).
  */
-export function useFixture(dialect: Dialect, env: Record<string, string> = {}, extras: Array<Record<string, string>> = []): () => Fixture {
+export function useFixture(
+  dialect: Dialect,
+  env: Record<string, string> = {},
+  extras: Array<Record<string, string>> = [],
+  simulator: Omit<SimulatorProcessOptions, 'dialect'> = {},
+): () => Fixture {
   let fixture: Fixture | undefined;
   const started: GatewayProcess[] = [];
   let sim: SimulatorProcess | undefined;
 
   beforeAll(async () => {
-    sim = await startSimulatorProcess({ dialect, extraArgs: ['--log-level', 'warn'] });
+    sim = await startSimulatorProcess({ ...simulator, dialect, extraArgs: ['--log-level', 'warn', ...(simulator.extraArgs ?? [])] });
     const s = sim;
     const start = async (settings: Record<string, string>) => {
       const g = await startGatewayProcess({ sip2Port: s.port, dialect, env: { ...BASE_ENV, ...settings } });

@@ -5,11 +5,11 @@
  * 9,999 entries per list. Real gateway and simulator processes on loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, item } from '../conformance/support.js';
+import { Client, item, useFixture } from '../conformance/support.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
-import { RawSip2Client, type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
+import { RawSip2Client } from '../helpers/simulator.js';
 
-const URIS = { PAIA_PAIA_ITEM_URI: 'https://lib.example.org/item/{barcode}', PAIA_AUTH_MAX_SESSIONS_PER_PATRON: '100' };
+const MANY_SESSIONS = { PAIA_AUTH_MAX_SESSIONS_PER_PATRON: '100' };
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -30,20 +30,10 @@ const logLines = (gateway: GatewayProcess) =>
     .map((line) => JSON.parse(line) as { level: number; msg: string; [key: string]: unknown });
 
 describe('a SIP server with one worker (Koha and SIPServer on Net::Server::PreFork, no spare worker)', () => {
-  let sim: SimulatorProcess;
-  let gateway: GatewayProcess;
-  let client: Client;
-  beforeAll(async () => {
-    sim = await startSimulatorProcess({ profile: 'workers=1', extraArgs: ['--log-level', 'warn'] });
-    gateway = await startGatewayProcess({ sip2Port: sim.port, dialect: 'generic', env: { ...URIS, PAIA_SIP2_POOL_MAX: '4', PAIA_SIP2_POOL_MIN: '1' } });
-    client = new Client(gateway.url);
-  });
-  afterAll(async () => {
-    await gateway?.stop();
-    await sim?.stop();
-  });
+  const fx = useFixture('generic', { ...MANY_SESSIONS, PAIA_SIP2_POOL_MAX: '4', PAIA_SIP2_POOL_MIN: '1' }, [], { profile: 'workers=1' });
 
   it('answers dave’s 120 loans and a DAIA call for 40 ids in full, while the logins of extra connections go unanswered', async () => {
+    const { client, sim } = fx();
     const dave = await client.login('dave');
     const items = await client.get('/core/dave/items', { token: dave.token });
     expect(items.status, items.text.slice(0, 300)).toBe(200);
@@ -56,6 +46,7 @@ describe('a SIP server with one worker (Koha and SIPServer on Net::Server::PreFo
   });
 
   it('learns that the ILS serves one session, says so once with advice, and counts no failure', async () => {
+    const { client, gateway } = fx();
     // The extra logins time out after sip2.timeouts.responseMs (5 s).
     await sleep(5500);
     expect(await metric(gateway, 'paia_sip2_session_limit')).toBe(1);
@@ -70,24 +61,10 @@ describe('a SIP server with one worker (Koha and SIPServer on Net::Server::PreFo
 });
 
 describe('a write whose connection never got its login answered was not sent', () => {
-  let sim: SimulatorProcess;
-  let gateway: GatewayProcess;
-  let client: Client;
-  beforeAll(async () => {
-    sim = await startSimulatorProcess({ profile: 'workers=1', extraArgs: ['--log-level', 'warn'] });
-    gateway = await startGatewayProcess({
-      sip2Port: sim.port,
-      dialect: 'generic',
-      env: { ...URIS, PAIA_SIP2_POOL_MIN: '0', PAIA_SIP2_TIMEOUTS_RESPONSE_MS: '1000' },
-    });
-    client = new Client(gateway.url);
-  });
-  afterAll(async () => {
-    await gateway?.stop();
-    await sim?.stop();
-  });
+  const fx = useFixture('generic', { PAIA_SIP2_POOL_MIN: '0', PAIA_SIP2_TIMEOUTS_RESPONSE_MS: '1000' }, [], { profile: 'workers=1' });
 
   it('answers 504 (nothing happened) rather than "outcome unknown", and the ILS never saw the renew', async () => {
+    const { client, sim } = fx();
     const alice = await client.login('alice');
     // Another SIP2 client (a self-check machine) takes the one worker once the gateway's session is gone.
     await sim.disconnectAll();
@@ -105,24 +82,10 @@ describe('a write whose connection never got its login answered was not sent', (
 });
 
 describe('a SIP server that closes idle sessions sooner than the keepalive (its own timeout)', () => {
-  let sim: SimulatorProcess;
-  let gateway: GatewayProcess;
-  let client: Client;
-  beforeAll(async () => {
-    sim = await startSimulatorProcess({ profile: 'idle-timeout=2', extraArgs: ['--log-level', 'warn'] });
-    gateway = await startGatewayProcess({
-      sip2Port: sim.port,
-      dialect: 'generic',
-      env: { ...URIS, PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '5', PAIA_SIP2_POOL_MIN: '1', PAIA_LOG_LEVEL: 'info' },
-    });
-    client = new Client(gateway.url);
-  });
-  afterAll(async () => {
-    await gateway?.stop();
-    await sim?.stop();
-  });
+  const fx = useFixture('generic', { PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '5', PAIA_SIP2_POOL_MIN: '1', PAIA_LOG_LEVEL: 'info' }, [], { profile: 'idle-timeout=2' });
 
   it('after 30 s idle the next call is 200, the circuit never opened, and no close was a warning', async () => {
+    const { client, gateway } = fx();
     const alice = await client.login('alice');
     await sleep(30_000);
     const reply = await client.get('/core/alice/items', { token: alice.token });
@@ -137,20 +100,10 @@ describe('a SIP server that closes idle sessions sooner than the keepalive (its 
 });
 
 describe('an ILS announcing 9,999 entries per list, 10 per page', () => {
-  let sim: SimulatorProcess;
-  let gateway: GatewayProcess;
-  let client: Client;
-  beforeAll(async () => {
-    sim = await startSimulatorProcess({ dialect: 'evergreen', extraArgs: ['--log-level', 'warn'] });
-    gateway = await startGatewayProcess({ sip2Port: sim.port, dialect: 'evergreen', env: { ...URIS, PAIA_SIP2_MAX_LIST_ENTRIES: '30' } });
-    client = new Client(gateway.url);
-  });
-  afterAll(async () => {
-    await gateway?.stop();
-    await sim?.stop();
-  });
+  const fx = useFixture('evergreen', { PAIA_SIP2_MAX_LIST_ENTRIES: '30', PAIA_CACHE_ITEMS_ENABLED: 'false' });
 
   it('reads at most sip2.maxListEntries of each list: the pages that calls for and no more', async () => {
+    const { client, sim } = fx();
     const alice = await client.login('alice');
     await sim.setFaults({ listCount: 9999 });
     try {
@@ -171,19 +124,11 @@ describe('an ILS announcing 9,999 entries per list, 10 per page', () => {
 });
 
 describe('log.level debug', () => {
-  let sim: SimulatorProcess;
-  let gateway: GatewayProcess;
-  beforeAll(async () => {
-    sim = await startSimulatorProcess({ extraArgs: ['--log-level', 'warn'] });
-    gateway = await startGatewayProcess({ sip2Port: sim.port, dialect: 'generic', env: { PAIA_LOG_LEVEL: 'debug' } });
-  });
-  afterAll(async () => {
-    await gateway?.stop();
-    await sim?.stop();
-  });
+  const fx = useFixture('generic', { PAIA_LOG_LEVEL: 'debug' });
 
   it('shows the SIP2 traffic, with the terminal and patron passwords masked', async () => {
-    await new Client(gateway.url).login('alice');
+    const { client, gateway } = fx();
+    await client.login('alice');
     const traffic = logLines(gateway).filter((line) => line.msg === 'sip2 >>' || line.msg === 'sip2 <<');
     const sent = traffic.filter((line) => line.msg === 'sip2 >>').map((line) => String(line.out));
     expect(sent.some((text) => text.startsWith('93') && text.includes('CO***'))).toBe(true);
