@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { type Charset, CHARSETS } from '../sip2/charset.js';
+import { CHARSETS } from '../sip2/charset.js';
 import type { DialectName } from '../sip2/dialect.js';
 import { DEFAULT_DENY_LIST } from '../auth/password-policy.js';
 import { clientRuleProblem } from '../auth/client-allowlist.js';
@@ -14,123 +14,13 @@ import { clientRuleProblem } from '../auth/client-allowlist.js';
  * (`sip2.pool.acquireTimeoutMs` -> `PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS`).
  */
 
-// ------------------------------------------------------------------ the type
+// ------------------------------------------------------------------ names
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export const DEMO_DIALECTS = ['generic', 'koha', 'evergreen', 'folio'] as const satisfies readonly DialectName[];
 export const PATRON_ID_MODES = ['barcode', 'opaque'] as const;
 export type PatronIdMode = (typeof PATRON_ID_MODES)[number];
-
-export interface HttpTlsConfig {
-  /** Absolute path of the PEM certificate (chain) the gateway presents. */
-  readonly cert: string;
-  /** Absolute path of its PEM private key. */
-  readonly key: string;
-}
-
-export interface Sip2TlsConfig {
-  /** Absolute path of the PEM CA certificate(s) the ILS certificate is checked against (default: the system's). */
-  readonly ca?: string | undefined;
-  /** Absolute path of a PEM client certificate, for an ILS (or stunnel) that asks for one. */
-  readonly cert?: string | undefined;
-  /** Absolute path of the client certificate's PEM private key. */
-  readonly key?: string | undefined;
-  readonly rejectUnauthorized: boolean;
-  /** TLS server name (SNI and certificate check) when it differs from sip2.host. */
-  readonly servername?: string | undefined;
-}
-
-/** The validated, frozen configuration. See the schema below for what each setting means. */
-export interface Config {
-  readonly http: {
-    readonly host: string;
-    readonly port: number;
-    /** "" or "/something" without a trailing slash. */
-    readonly basePath: string;
-    /** Absolute http(s) URL including the base path, without a trailing slash; null = derived from the request. */
-    readonly publicUrl: string | null;
-    readonly tls: HttpTlsConfig | null;
-    readonly trustedProxy: boolean;
-    /** ["*"] (any origin) or exact origins (scheme://host[:port], normalised as browsers send them). */
-    readonly corsOrigins: string[];
-    readonly maxBodyBytes: number;
-    /** Largest request head (request line and headers); Node answers 431 beyond it. */
-    readonly maxHeaderBytes: number;
-    /** Longest request target (path and query); 414 beyond it. */
-    readonly maxUrlBytes: number;
-    /** On SIGTERM/SIGINT: how long in-flight requests and the SIP2 pool drain before the gateway exits anyway. */
-    readonly shutdownTimeoutMs: number;
-    /** Bound on one whole PAIA or DAIA call; past it the client gets 504 and nothing more is sent to the ILS for it. */
-    readonly requestTimeoutMs: number;
-  };
-  readonly sip2: {
-    /** null = the embedded simulator with demo data (see `demo`). */
-    readonly host: string | null;
-    readonly port: number;
-    readonly tls: Sip2TlsConfig | null;
-    /** A built-in dialect name, or the absolute path of a dialect file (checked with loadDialect). */
-    readonly dialect: string;
-    /** null = the dialect's charset. */
-    readonly charset: Charset | null;
-    readonly errorDetection: boolean;
-    readonly terminal: { readonly user: string; readonly password: string; readonly location: string };
-    readonly institution: string;
-    readonly terminalPasswordInMessages: boolean;
-    readonly pool: {
-      readonly min: number;
-      readonly max: number;
-      readonly acquireTimeoutMs: number;
-      readonly maxWaiting: number;
-      readonly keepaliveSeconds: number;
-      readonly maxLifetimeSeconds: number;
-    };
-    readonly timeouts: { readonly connectMs: number; readonly responseMs: number };
-    readonly circuit: { readonly failureThreshold: number; readonly coolDownMs: number; readonly maxCoolDownMs: number };
-    readonly maxResends: number;
-    /** null = the dialect's page size. */
-    readonly pageSize: number | null;
-    /** The most entries read of one 64 list, whatever count the ILS announces. */
-    readonly maxListEntries: number;
-    readonly currency: string;
-  };
-  readonly paia: {
-    readonly itemUri: string;
-    readonly editionUri: string;
-    readonly storageUri: string | null;
-    readonly patronTypeUri: string | null;
-    readonly patronId: PatronIdMode;
-    readonly patronIdSecret: string | null;
-    readonly maxDocs: number;
-  };
-  readonly auth: {
-    readonly tokenLifetimeSeconds: number;
-    readonly maxSessions: number;
-    readonly maxSessionsPerPatron: number;
-    readonly requestsPerMinute: number;
-    readonly logoutAllSessions: boolean;
-    readonly maxLoginsPerSecond: number;
-    /** IP addresses and CIDR blocks of the clients that may log in; [] = any client. */
-    readonly allowedClients: string[];
-    readonly bruteForce: {
-      readonly freeFailuresPerUser: number;
-      readonly freeFailuresPerAddress: number;
-      readonly lockoutBaseSeconds: number;
-      readonly lockoutMaxSeconds: number;
-    };
-    readonly passwordPolicy: { readonly minLength: number; readonly denyList: string[] };
-  };
-  readonly cache: {
-    readonly items: { readonly enabled: boolean; readonly ttlSeconds: number; readonly maxEntries: number };
-  };
-  readonly metrics: {
-    readonly enabled: boolean;
-    /** IP addresses and CIDR blocks of the clients that may read /metrics; [] = any client. */
-    readonly allowedClients: string[];
-  };
-  readonly log: { readonly level: LogLevel };
-  readonly demo: { readonly dialect: DialectName; readonly charset: Charset; readonly sip2Port: number };
-}
 
 /** Settings whose values never appear in messages or logs. */
 export const SECRET_PATHS: readonly string[] = ['sip2.terminal.password', 'paia.patronIdSecret'];
@@ -632,8 +522,17 @@ export const configSchema = z.strictObject(
   must('must be a mapping of sections (http, sip2, paia, auth, cache, metrics, log, demo)'),
 );
 
-// The hand-written Config above and the schema's output must not drift apart.
+/**
+ * The validated configuration: the schema's output, deeply readonly (the
+ * loader deep-freezes it). What each setting means is documented on the
+ * schema above.
+ */
+export type Config = DeepReadonly<z.output<typeof configSchema>>;
+export type HttpTlsConfig = NonNullable<Config['http']['tls']>;
+export type Sip2TlsConfig = NonNullable<Config['sip2']['tls']>;
+
+type DeepReadonly<T> = T extends readonly (infer E)[] ? readonly DeepReadonly<E>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
+
 type Assert<T extends true> = T;
 type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-export type ConfigMatchesSchema = Assert<MutuallyAssignable<z.output<typeof configSchema>, Config>>;
 export type DemoDialectsAreBuiltIn = Assert<MutuallyAssignable<(typeof DEMO_DIALECTS)[number], DialectName>>;
