@@ -11,7 +11,8 @@ import { clientRuleProblem } from '../auth/client-allowlist.js';
  * YAML file: each says what the value must be (the loader appends what it got
  * and where from, and hides secrets). Keys are camelCase in YAML as here; every
  * setting can also be set by an environment variable named after its path
- * (`sip2.pool.acquireTimeoutMs` -> `PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS`).
+ * (`sip2.pool.acquireTimeoutMs` -> `PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS`), listed
+ * with how its text is read in settings.ts.
  */
 
 // ------------------------------------------------------------------ names
@@ -21,12 +22,6 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const DEMO_DIALECTS = ['generic', 'koha', 'evergreen', 'folio'] as const satisfies readonly DialectName[];
 export const PATRON_ID_MODES = ['barcode', 'opaque'] as const;
 export type PatronIdMode = (typeof PATRON_ID_MODES)[number];
-
-/** Settings whose values never appear in messages or logs. */
-export const SECRET_PATHS: readonly string[] = ['sip2.terminal.password', 'paia.patronIdSecret'];
-
-/** Settings naming files; relative paths are read from the directory of the config file. */
-export const FILE_PATHS: readonly string[] = ['http.tls.cert', 'http.tls.key', 'sip2.tls.ca', 'sip2.tls.cert', 'sip2.tls.key'];
 
 /** What the secret settings must not be left at: the placeholder in config/example.yaml. */
 export const PLACEHOLDER_SECRET = /change[-_ ]?me/i;
