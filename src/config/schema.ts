@@ -4,6 +4,7 @@ import { CHARSETS } from '../sip2/charset.js';
 import type { DialectName } from '../sip2/dialect.js';
 import { DEFAULT_DENY_LIST } from '../auth/password-policy.js';
 import { clientRuleProblem } from '../auth/client-allowlist.js';
+import { MIN_PATRON_ID_SECRET_LENGTH, PATRON_ID_MODES } from '../auth/patron-ids.js';
 
 /**
  * The configuration schema: every setting a sysadmin can make, its default,
@@ -20,8 +21,7 @@ import { clientRuleProblem } from '../auth/client-allowlist.js';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export const DEMO_DIALECTS = ['generic', 'koha', 'evergreen', 'folio'] as const satisfies readonly DialectName[];
-export const PATRON_ID_MODES = ['barcode', 'opaque'] as const;
-export type PatronIdMode = (typeof PATRON_ID_MODES)[number];
+export { PATRON_ID_MODES, type PatronIdMode } from '../auth/patron-ids.js';
 
 /** What the secret settings must not be left at: the placeholder in config/example.yaml. */
 export const PLACEHOLDER_SECRET = /change[-_ ]?me/i;
@@ -390,7 +390,7 @@ const paiaSection = section({
   /** How patrons appear in URLs: "barcode" as is, or "opaque" (an HMAC of it, so barcodes stay out of URLs and logs). */
   patronId: z.enum(PATRON_ID_MODES, must('must be "barcode" or "opaque"')).default('barcode'),
   /** Key for opaque patron ids: at least 32 random characters (openssl rand -base64 48). Changing it changes every patron id. Secret. */
-  patronIdSecret: z.string(must('must be a random string of at least 32 characters, or null')).nullable().default(null),
+  patronIdSecret: z.string(must(`must be a random string of at least ${MIN_PATRON_ID_SECRET_LENGTH} characters, or null`)).nullable().default(null),
   /** Most documents in one renew, request or cancel call. */
   maxDocs: integer(1, 1000, 'must be a whole number between 1 and 1000').default(50),
 }).superRefine(
@@ -399,11 +399,11 @@ const paiaSection = section({
     if (paia.patronId !== 'opaque' || (secret !== null && typeof secret !== 'string')) return;
     const fix = 'generate one with `openssl rand -base64 48` and set it in paia.patronIdSecret or PAIA_PAIA_PATRON_ID_SECRET';
     if (secret === null || secret === '') {
-      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `is required when paia.patronId is "opaque" (at least 32 characters): ${fix}` });
+      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `is required when paia.patronId is "opaque" (at least ${MIN_PATRON_ID_SECRET_LENGTH} characters): ${fix}` });
     } else if (PLACEHOLDER_SECRET.test(secret)) {
       ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `is still the placeholder from the example: ${fix}` });
-    } else if (secret.length < 32) {
-      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `must be at least 32 characters long when paia.patronId is "opaque": ${fix}` });
+    } else if (secret.length < MIN_PATRON_ID_SECRET_LENGTH) {
+      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `must be at least ${MIN_PATRON_ID_SECRET_LENGTH} characters long when paia.patronId is "opaque": ${fix}` });
     }
   },
   { when: () => true },
