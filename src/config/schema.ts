@@ -1,10 +1,16 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { CHARSETS } from '../sip2/charset.js';
-import type { DialectName } from '../sip2/dialect.js';
-import { DEFAULT_DENY_LIST } from '../auth/password-policy.js';
 import { clientRuleProblem } from '../auth/client-allowlist.js';
+import { LOGIN_THROTTLE_DEFAULTS } from '../auth/login-throttle.js';
+import { DEFAULT_PASSWORD_POLICY } from '../auth/password-policy.js';
 import { MIN_PATRON_ID_SECRET_LENGTH, PATRON_ID_MODES } from '../auth/patron-ids.js';
+import { APP_DEFAULTS } from '../http/app.js';
+import { DEFAULT_CORS_ORIGINS } from '../http/security.js';
+import { CHARSETS } from '../sip2/charset.js';
+import { DEFAULT_CIRCUIT_OPTIONS } from '../sip2/circuit.js';
+import { MAX_FIELD_LENGTH } from '../sip2/codec.js';
+import type { DialectName } from '../sip2/dialect.js';
+import { DEFAULT_MAX_LIST_ENTRIES } from '../sip2/paging.js';
 
 /**
  * The configuration schema: every setting a sysadmin can make, its default,
@@ -13,7 +19,8 @@ import { MIN_PATRON_ID_SECRET_LENGTH, PATRON_ID_MODES } from '../auth/patron-ids
  * and where from, and hides secrets). Keys are camelCase in YAML as here; every
  * setting can also be set by an environment variable named after its path
  * (`sip2.pool.acquireTimeoutMs` -> `PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS`), listed
- * with how its text is read in settings.ts.
+ * with how its text is read in settings.ts. Where a component has a default of
+ * its own, the setting's default is taken from the component.
  */
 
 // ------------------------------------------------------------------ names
@@ -45,7 +52,7 @@ function section<T extends z.core.$ZodLooseShape>(shape: T) {
 
 /** A SIP2 field value: at most 255 characters, none of the separators SIP2 frames with. */
 function sipText(mustBe: string, options: { allowEmpty: boolean }) {
-  const base = z.string(must(mustBe)).max(255, must(`${mustBe}, at most 255 characters long`));
+  const base = z.string(must(mustBe)).max(MAX_FIELD_LENGTH, must(`${mustBe}, at most ${MAX_FIELD_LENGTH} characters long`));
   return (options.allowEmpty ? base : base.min(1, must(mustBe))).refine((value) => !/[|\r\n\0]/.test(value), {
     error: `${mustBe}, without "|", line breaks or NUL characters (SIP2 uses them as separators)`,
   });
@@ -208,13 +215,13 @@ const httpSection = section({
     })
     // Browsers send origins lower-case and without a default port.
     .transform((origins) => origins.map((entry) => (entry === '*' ? entry : new URL(entry).origin)))
-    .default(['*']),
+    .default([...DEFAULT_CORS_ORIGINS]),
   /** Largest request body accepted (login forms and renew/request/cancel lists are small). */
   maxBodyBytes: integer(1024, 16 * 1024 * 1024, 'must be a size in bytes between 1024 and 16777216').default(65536),
   /** Largest request head (request line plus all headers) in bytes; Node answers 431 beyond it. */
   maxHeaderBytes: integer(1024, 1024 * 1024, 'must be a size in bytes between 1024 and 1048576').default(16384),
   /** Longest request target (path and query string) in bytes; longer ones get 414 invalid_request. */
-  maxUrlBytes: integer(256, 65536, 'must be a length in bytes between 256 and 65536').default(2048),
+  maxUrlBytes: integer(256, 65536, 'must be a length in bytes between 256 and 65536').default(APP_DEFAULTS.maxUrlBytes),
   /**
    * On SIGTERM or SIGINT the gateway stops listening, lets requests in flight
    * finish and closes its SIP2 connections; if that takes longer than this it
@@ -230,7 +237,7 @@ const httpSection = section({
    * ILS finishes and is reported "outcome unknown"). A client that goes away
    * cancels its call's SIP2 work in the same way.
    */
-  requestTimeoutMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000 (e.g. 30000 for 30 s)').default(30_000),
+  requestTimeoutMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000 (e.g. 30000 for 30 s)').default(APP_DEFAULTS.requestTimeoutMs),
 }).superRefine(
   (http, ctx) => {
     if (typeof http.host === 'string' && hostProblem(http.host) === null && !isLoopback(http.host) && http.tls === null && http.trustedProxy === false) {
@@ -322,11 +329,11 @@ const timeoutsSection = section({
 
 const circuitSection = section({
   /** Consecutive failures of the ILS (unreachable, no answer, garbage) after which requests fail at once with 503 for a while, instead of each waiting for the same failure. */
-  failureThreshold: integer(1, 1000, 'must be a whole number between 1 and 1000').default(5),
+  failureThreshold: integer(1, 1000, 'must be a whole number between 1 and 1000').default(DEFAULT_CIRCUIT_OPTIONS.failureThreshold),
   /** How long requests fail at once after the first trip before one request probes the ILS; doubles with each further trip. */
-  coolDownMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000').default(1000),
+  coolDownMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000').default(DEFAULT_CIRCUIT_OPTIONS.coolDownMs.initial),
   /** Longest pause between probes. */
-  maxCoolDownMs: integer(100, 3_600_000, 'must be milliseconds between 100 and 3600000').default(30_000),
+  maxCoolDownMs: integer(100, 3_600_000, 'must be milliseconds between 100 and 3600000').default(DEFAULT_CIRCUIT_OPTIONS.coolDownMs.max),
 }).superRefine(
   (circuit, ctx) => {
     const valid = (value: unknown) => typeof value === 'number' && Number.isInteger(value);
@@ -370,7 +377,7 @@ const sip2Section = section({
   /** Entries asked for per list page (BP/BQ). null = the dialect's. */
   pageSize: integer(1, 9999, 'must be a whole number between 1 and 9999, or null for the dialect\'s page size').nullable().default(null),
   /** The most entries read of one list (loans, holds, fines), whatever count the ILS announces; bounds the pages one call sends. */
-  maxListEntries: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(10_000),
+  maxListEntries: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(DEFAULT_MAX_LIST_ENTRIES),
   /** Currency of fees when the ILS sends none (BH): a three-letter ISO 4217 code. */
   currency: z
     .string(must('must be a three-letter ISO 4217 currency code in capitals, e.g. EUR or USD'))
@@ -417,11 +424,11 @@ const authSection = section({
   /** Most live sessions of one patron; a further login ends the patron's oldest session. */
   maxSessionsPerPatron: integer(1, 10_000, 'must be a whole number between 1 and 10000').default(10),
   /** Requests allowed per access token per minute; beyond it 429 with Retry-After. */
-  requestsPerMinute: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(120),
+  requestsPerMinute: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(APP_DEFAULTS.requestsPerMinute),
   /** true: logout ends every session of the patron, not only the token used for it. */
-  logoutAllSessions: flag().default(false),
+  logoutAllSessions: flag().default(APP_DEFAULTS.logoutAllSessions),
   /** Login attempts per second sent to the ILS, all clients together; beyond it 503 with Retry-After (protects the ILS from a distributed guessing run). */
-  maxLoginsPerSecond: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(20),
+  maxLoginsPerSecond: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(LOGIN_THROTTLE_DEFAULTS.maxAttemptsPerSecond),
   /**
    * Clients that may log in: IP addresses and CIDR blocks, IPv4 or IPv6 (behind
    * http.trustedProxy, the last X-Forwarded-For hop). Others get 403. [] = any
@@ -431,25 +438,25 @@ const authSection = section({
   /** Brute-force lockout: failed logins counted per username and per client address; past the free ones each failure doubles a delay, up to the cap. */
   bruteForce: section({
     /** Failed logins of one username before the lockout starts. */
-    freeFailuresPerUser: integer(1, 1000, 'must be a whole number between 1 and 1000').default(5),
+    freeFailuresPerUser: integer(1, 1000, 'must be a whole number between 1 and 1000').default(LOGIN_THROTTLE_DEFAULTS.freeAttemptsPerUser),
     /** Failed logins from one client address before the lockout starts (higher: many patrons share NAT addresses). */
-    freeFailuresPerAddress: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(30),
+    freeFailuresPerAddress: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(LOGIN_THROTTLE_DEFAULTS.freeAttemptsPerAddress),
     /** First lockout delay, in seconds; it doubles with each further failure. */
-    lockoutBaseSeconds: integer(1, 3600, 'must be seconds between 1 and 3600').default(1),
+    lockoutBaseSeconds: integer(1, 3600, 'must be seconds between 1 and 3600').default(LOGIN_THROTTLE_DEFAULTS.baseDelayMs / 1000),
     /** Longest lockout delay, in seconds. */
-    lockoutMaxSeconds: integer(1, 86_400, 'must be seconds between 1 and 86400 (a day)').default(900),
+    lockoutMaxSeconds: integer(1, 86_400, 'must be seconds between 1 and 86400 (a day)').default(LOGIN_THROTTLE_DEFAULTS.maxDelayMs / 1000),
   }),
   /** Weak passwords: logins with them get no token, and the patron is told to change the password at the library. */
   passwordPolicy: section({
     /** Shortest password accepted (0: no length check). 4 lets 4-digit library PINs through. */
-    minLength: integer(0, 128, 'must be a whole number between 0 (no check) and 128').default(4),
+    minLength: integer(0, 128, 'must be a whole number between 0 (no check) and 128').default(DEFAULT_PASSWORD_POLICY.minLength),
     /** Passwords always refused (case is ignored). In the environment: comma-separated. */
     denyList: z
       .preprocess(
         (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
         z.array(z.string(must('must be a list of passwords (strings)')), must('must be a list of passwords, e.g. ["password", "123456"], or [] for none')),
       )
-      .default([...DEFAULT_DENY_LIST]),
+      .default([...DEFAULT_PASSWORD_POLICY.denyList]),
   }),
 });
 

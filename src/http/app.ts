@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { ClientAllowlist } from '../auth/client-allowlist.js';
 import { LoginThrottle } from '../auth/login-throttle.js';
-import { DEFAULT_DENY_LIST, PasswordPolicy } from '../auth/password-policy.js';
+import { DEFAULT_PASSWORD_POLICY, PasswordPolicy } from '../auth/password-policy.js';
 import type { PatronIds } from '../auth/patron-ids.js';
 import { RequestLimiter } from '../auth/request-limit.js';
 import type { SessionStore } from '../auth/session-store.js';
@@ -25,6 +25,9 @@ import { mountCore } from './routes/core.js';
 import { mountDaia } from './routes/daia.js';
 import { responsePolicy, responsePolicyMiddleware } from './security.js';
 
+/** The options left out take these; the configuration's settings of the same names default to them. */
+export const APP_DEFAULTS = Object.freeze({ requestsPerMinute: 120, logoutAllSessions: false, requestTimeoutMs: 30_000, maxUrlBytes: 2048 });
+
 export interface AppOptions {
   backend: Backend;
   sessions: SessionStore;
@@ -42,15 +45,15 @@ export interface AppOptions {
   realm?: string;
   /** Brute-force protection for login. Default: a LoginThrottle with its default limits. */
   loginThrottle?: LoginThrottle;
-  /** Weak passwords get no token. Default: minimum length 4 and DEFAULT_DENY_LIST. */
+  /** Weak passwords get no token. Default: DEFAULT_PASSWORD_POLICY. */
   passwordPolicy?: PasswordPolicy;
-  /** Requests per minute per access token (429 beyond). Default 120. */
+  /** Requests per minute per access token (429 beyond). */
   requestsPerMinute?: number;
-  /** Logout ends every session of the patron. Default false: only the token used. */
+  /** Logout ends every session of the patron; false: only the token used. */
   logoutAllSessions?: boolean;
-  /** Bound on one whole call, in milliseconds (504 beyond; its unsent SIP2 work is dropped). Default 30000. */
+  /** Bound on one whole call, in milliseconds (504 beyond; its unsent SIP2 work is dropped). */
   requestTimeoutMs?: number;
-  /** Longest request target (path and query), in bytes (414 beyond). Default 2048. */
+  /** Longest request target (path and query), in bytes (414 beyond). */
   maxUrlBytes?: number;
   /**
    * The client address used for login throttling. Default: the socket's
@@ -108,8 +111,8 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
     ['maxDocs', options.maxDocs],
     ['maxBodyBytes', options.maxBodyBytes],
     ['tokenLifetimeSeconds', options.tokenLifetimeSeconds],
-    ['requestsPerMinute', options.requestsPerMinute ?? 120],
-    ['maxUrlBytes', options.maxUrlBytes ?? 2048],
+    ['requestsPerMinute', options.requestsPerMinute ?? APP_DEFAULTS.requestsPerMinute],
+    ['maxUrlBytes', options.maxUrlBytes ?? APP_DEFAULTS.maxUrlBytes],
   ] as const) {
     if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${value}`);
   }
@@ -125,7 +128,7 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
   // The access line carries fixed fields only (never a header, body or query string): no redaction pass.
   const accessLogger = options.logger.child({}, { redact: { paths: [] } });
   const app = new Hono<PaiaEnv>();
-  const maxUrlBytes = options.maxUrlBytes ?? 2048;
+  const maxUrlBytes = options.maxUrlBytes ?? APP_DEFAULTS.maxUrlBytes;
   // First of all, so that the time covers every other middleware and every refusal is counted.
   if (options.metrics) {
     app.use('*', httpMetrics({ metrics: options.metrics, routes: routeTable({ corePrefix, authPrefix, daiaPath: options.daia ? daiaPath : null }) }));
@@ -137,9 +140,9 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
     await next();
   });
   if (options.requireForwardedHttps) app.use('*', requireForwardedHttps());
-  app.use('*', deadline({ timeoutMs: options.requestTimeoutMs ?? 30_000 }));
+  app.use('*', deadline({ timeoutMs: options.requestTimeoutMs ?? APP_DEFAULTS.requestTimeoutMs }));
 
-  const perMinute = options.requestsPerMinute ?? 120;
+  const perMinute = options.requestsPerMinute ?? APP_DEFAULTS.requestsPerMinute;
   const limiter = { limiter: new RequestLimiter({ perMinute }), perMinute };
 
   mountCore(app, {
@@ -160,8 +163,8 @@ export function createApp(options: AppOptions): Hono<PaiaEnv> {
     prefix: authPrefix,
     maxBodyBytes: options.maxBodyBytes,
     tokenLifetimeSeconds: options.tokenLifetimeSeconds,
-    passwordPolicy: options.passwordPolicy ?? new PasswordPolicy({ minLength: 4, denyList: DEFAULT_DENY_LIST }),
-    logoutAllSessions: options.logoutAllSessions ?? false,
+    passwordPolicy: options.passwordPolicy ?? new PasswordPolicy(DEFAULT_PASSWORD_POLICY),
+    logoutAllSessions: options.logoutAllSessions ?? APP_DEFAULTS.logoutAllSessions,
     limiter,
   });
 
