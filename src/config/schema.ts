@@ -58,22 +58,23 @@ function sipText(mustBe: string, options: { allowEmpty: boolean }) {
   });
 }
 
+/** A list of strings; a string (a one-line list in YAML, or a PAIA_* variable) is split at commas, the entries trimmed. */
+function textList(entryMustBe: string, listMustBe: string) {
+  return z.preprocess(
+    (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
+    z.array(z.string(must(entryMustBe)), must(listMustBe)),
+  );
+}
+
 /** IP addresses and CIDR blocks (IPv4 or IPv6); comma-separated in the environment. Each bad entry is named. */
 function clientList() {
-  return z
-    .preprocess(
-      (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
-      z.array(
-        z.string(must('must be a list of IP addresses or CIDR blocks (strings)')),
-        must('must be a list of IP addresses or CIDR blocks, e.g. ["10.0.0.0/8", "2001:db8::/32"], or [] for any client'),
-      ),
-    )
-    .superRefine((entries, ctx) => {
-      for (const entry of entries) {
-        const problem = clientRuleProblem(entry);
-        if (problem !== null) ctx.addIssue({ code: 'custom', message: `has ${JSON.stringify(entry.slice(0, 80))}, which ${problem}` });
-      }
-    });
+  const mustBe = 'must be a list of IP addresses or CIDR blocks, e.g. ["10.0.0.0/8", "2001:db8::/32"], or [] for any client';
+  return textList('must be a list of IP addresses or CIDR blocks (strings)', mustBe).superRefine((entries, ctx) => {
+    for (const entry of entries) {
+      const problem = clientRuleProblem(entry);
+      if (problem !== null) ctx.addIssue({ code: 'custom', message: `has ${JSON.stringify(entry.slice(0, 80))}, which ${problem}` });
+    }
+  });
 }
 
 /** Why a CORS origin entry is wrong, or null when it is an absolute http(s) origin (scheme://host[:port], no path). */
@@ -195,14 +196,7 @@ const httpSection = section({
    * (the request is still answered: browsers enforce CORS). [] allows none.
    * In the environment: comma-separated.
    */
-  corsOrigins: z
-    .preprocess(
-      (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
-      z.array(
-        z.string(must('must be a list of origins (strings)')),
-        must('must be ["*"] (any origin) or a list of origins, e.g. ["https://opac.lib.example.org"]'),
-      ),
-    )
+  corsOrigins: textList('must be a list of origins (strings)', 'must be ["*"] (any origin) or a list of origins, e.g. ["https://opac.lib.example.org"]')
     .superRefine((origins, ctx) => {
       if (origins.includes('*') && origins.length > 1) {
         ctx.addIssue({ code: 'custom', message: 'must be ["*"] alone (any origin) or a list of origins without "*"' });
@@ -451,12 +445,7 @@ const authSection = section({
     /** Shortest password accepted (0: no length check). 4 lets 4-digit library PINs through. */
     minLength: integer(0, 128, 'must be a whole number between 0 (no check) and 128').default(DEFAULT_PASSWORD_POLICY.minLength),
     /** Passwords always refused (case is ignored). In the environment: comma-separated. */
-    denyList: z
-      .preprocess(
-        (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
-        z.array(z.string(must('must be a list of passwords (strings)')), must('must be a list of passwords, e.g. ["password", "123456"], or [] for none')),
-      )
-      .default([...DEFAULT_PASSWORD_POLICY.denyList]),
+    denyList: textList('must be a list of passwords (strings)', 'must be a list of passwords, e.g. ["password", "123456"], or [] for none').default([...DEFAULT_PASSWORD_POLICY.denyList]),
   }),
 });
 

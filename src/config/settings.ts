@@ -17,7 +17,7 @@ export type SettingKind =
   | 'boolean'
   /** Trimmed; a secret is taken exactly as given. */
   | 'string'
-  /** Comma-separated; passed on trimmed and split by the schema, which splits a one-line list in YAML the same way. */
+  /** Comma-separated; passed on trimmed and split by the schema (textList), which splits a one-line list in YAML the same way. */
   | 'list'
   /** One of the schema's words, trimmed. */
   | 'enum'
