@@ -29,20 +29,32 @@ import { LRUCache } from 'lru-cache';
  * same delay are only counted in stats().refused, so an attacker cannot
  * flood the log.
  */
+
+/** The options left out take these; the configuration's auth.bruteForce and auth.maxLoginsPerSecond default to them. */
+export const LOGIN_THROTTLE_DEFAULTS = Object.freeze({
+  freeAttemptsPerUser: 5,
+  freeAttemptsPerAddress: 30,
+  baseDelayMs: 1000,
+  maxDelayMs: 15 * 60_000,
+  forgetAfterMs: 60 * 60_000,
+  maxAttemptsPerSecond: 20,
+  maxEntries: 100_000,
+});
+
 export interface LoginThrottleOptions {
-  /** Failed attempts per username before delays start. Default 5. */
+  /** Failed attempts per username before delays start. */
   freeAttemptsPerUser?: number;
-  /** Failed attempts per client address before delays start (high: NAT, proxies). Default 30. */
+  /** Failed attempts per client address before delays start (high: NAT, proxies). */
   freeAttemptsPerAddress?: number;
-  /** First delay once the free attempts are used up. Default 1000 ms. */
+  /** First delay once the free attempts are used up. */
   baseDelayMs?: number;
-  /** Longest delay. Default 15 minutes. */
+  /** Longest delay. */
   maxDelayMs?: number;
-  /** Counters are forgotten this long after their last attempt. Default 1 hour (at least maxDelayMs). */
+  /** Counters are forgotten this long after their last attempt (at least maxDelayMs). */
   forgetAfterMs?: number;
-  /** Login attempts per second, all users and addresses together, allowed to go to the ILS. Default 20. */
+  /** Login attempts per second, all users and addresses together, allowed to go to the ILS. */
   maxAttemptsPerSecond?: number;
-  /** Bound on remembered usernames and addresses. Default 100000. */
+  /** Bound on remembered usernames and addresses. */
   maxEntries?: number;
   /** Clock in epoch milliseconds; for tests. */
   now?: () => number;
@@ -126,11 +138,12 @@ export class LoginThrottle {
 
   constructor(options: LoginThrottleOptions = {}) {
     this.#now = options.now ?? Date.now;
-    this.#freeUser = options.freeAttemptsPerUser ?? 5;
-    this.#freeAddress = options.freeAttemptsPerAddress ?? 30;
-    this.#baseDelayMs = options.baseDelayMs ?? 1000;
-    this.#maxDelayMs = options.maxDelayMs ?? 15 * 60_000;
-    this.#maxPerSecond = options.maxAttemptsPerSecond ?? 20;
+    const defaults = LOGIN_THROTTLE_DEFAULTS;
+    this.#freeUser = options.freeAttemptsPerUser ?? defaults.freeAttemptsPerUser;
+    this.#freeAddress = options.freeAttemptsPerAddress ?? defaults.freeAttemptsPerAddress;
+    this.#baseDelayMs = options.baseDelayMs ?? defaults.baseDelayMs;
+    this.#maxDelayMs = options.maxDelayMs ?? defaults.maxDelayMs;
+    this.#maxPerSecond = options.maxAttemptsPerSecond ?? defaults.maxAttemptsPerSecond;
     for (const [name, value] of [
       ['freeAttemptsPerUser', this.#freeUser],
       ['freeAttemptsPerAddress', this.#freeAddress],
@@ -140,9 +153,9 @@ export class LoginThrottle {
     ] as const) {
       if (!Number.isFinite(value) || value < 1) throw new Error(`${name} must be at least 1, got ${value}`);
     }
-    const forget = Math.max(options.forgetAfterMs ?? 60 * 60_000, this.#maxDelayMs);
+    const forget = Math.max(options.forgetAfterMs ?? defaults.forgetAfterMs, this.#maxDelayMs);
     const now = this.#now;
-    this.#counters = new LRUCache<string, Counter>({ max: options.maxEntries ?? 100_000, ttl: forget, perf: { now } });
+    this.#counters = new LRUCache<string, Counter>({ max: options.maxEntries ?? defaults.maxEntries, ttl: forget, perf: { now } });
   }
 
   /** Asks whether a login for this username from this address may go to the ILS now. */

@@ -33,6 +33,9 @@ export const DEFAULT_DENY_LIST: readonly string[] = [
   'welcome',
 ];
 
+/** The policy when none is given; the configuration's auth.passwordPolicy defaults to it. 4 lets 4-digit library PINs through. */
+export const DEFAULT_PASSWORD_POLICY: Readonly<PasswordPolicyOptions> = Object.freeze({ minLength: 4, denyList: DEFAULT_DENY_LIST });
+
 /** The message a patron gets: it never says whether the password was right. */
 export const WEAK_PASSWORD_MESSAGE =
   'login refused: this password is too weak to be used here; please change your password at your library (at the desk or in the catalogue) and log in with the new one';

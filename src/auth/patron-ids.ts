@@ -7,10 +7,11 @@ import { createHmac } from 'node:crypto';
  * - `opaque`: HMAC-SHA256(secret, barcode), base64url, so barcodes stay out
  *   of URLs, proxy logs and browser histories. Stable for a given secret.
  */
-export type PatronIdMode = 'barcode' | 'opaque';
+export const PATRON_ID_MODES = ['barcode', 'opaque'] as const;
+export type PatronIdMode = (typeof PATRON_ID_MODES)[number];
 
-/** Shortest secret accepted for opaque identifiers. */
-export const MIN_PATRON_ID_SECRET_LENGTH = 16;
+/** Shortest secret accepted for opaque identifiers (`openssl rand -base64 48` gives 64 characters). */
+export const MIN_PATRON_ID_SECRET_LENGTH = 32;
 
 export class PatronIds {
   readonly mode: PatronIdMode;

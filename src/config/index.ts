@@ -2,7 +2,6 @@ export {
   type Config,
   configSchema,
   DEMO_DIALECTS,
-  FILE_PATHS,
   type HttpTlsConfig,
   hostProblem,
   isLoopback,
@@ -10,20 +9,17 @@ export {
   type LogLevel,
   PATRON_ID_MODES,
   type PatronIdMode,
-  SECRET_PATHS,
   type Sip2TlsConfig,
   uriTemplateProblem,
 } from './schema.js';
+export { configSettings, envNameOf, FILE_PATHS, SECRET_PATHS, type Setting, type SettingKind } from './settings.js';
+export { withoutSettings } from './env.js';
 export {
   ConfigError,
   type ConfigProblem,
-  configSettings,
   DEFAULT_CONFIG_FILE,
   describeConfig,
-  envNameOf,
   type LoadOptions,
   loadConfig,
   loadConfigWithWarnings,
-  type Setting,
-  withoutSettings,
 } from './load.js';

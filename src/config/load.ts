@@ -4,7 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { type Document, isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { loadDialect } from '../sip2/dialect.js';
-import { type Config, configSchema, FILE_PATHS, SECRET_PATHS } from './schema.js';
+import { applyEnv, type Sources } from './env.js';
+import { getIn, isMapping, type Raw, setIn } from './raw.js';
+import { type Config, configSchema } from './schema.js';
+import { configSettings, FILE_PATHS, SECRET_PATHS, SECTION_KEYS, SETTING_BY_PATH } from './settings.js';
+import { suggest } from './suggest.js';
+
+// test/helpers/gateway.ts and bench/ import it from here.
+export { withoutSettings } from './env.js';
 
 /**
  * Loading the configuration: one YAML file, then environment overrides, then
@@ -48,217 +55,7 @@ export class ConfigError extends Error {
   }
 }
 
-// -------------------------------------------------------- settings and env
-
-type LeafKind = 'number' | 'boolean' | 'string' | 'enum' | 'section';
-
-export interface Setting {
-  /** Dotted path, e.g. "sip2.pool.acquireTimeoutMs". */
-  path: string;
-  /** Its environment variable, e.g. "PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS". */
-  env: string;
-  /** "section" for a section that can be null (a TLS block): the variable switches it on (true) or off (null). */
-  kind: LeafKind;
-  nullable: boolean;
-  secret: boolean;
-}
-
-interface SchemaLike {
-  def: { type: string; innerType?: SchemaLike; in?: SchemaLike; out?: SchemaLike; shape?: Record<string, SchemaLike> };
-}
-
-/**
- * `env` without anything the gateway reads as configuration (PAIA_* and PORT):
- * for starting a gateway whose settings must come from the caller alone.
- */
-export function withoutSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const rest: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (!name.startsWith('PAIA_') && name !== 'PORT') rest[name] = value;
-  }
-  return rest;
-}
-
-/** camelCase path -> PAIA_UPPER_SNAKE (`sip2.pool.acquireTimeoutMs` -> `PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS`). */
-export function envNameOf(path: string): string {
-  return `PAIA_${path
-    .split('.')
-    .map((segment) => segment.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase())
-    .join('_')}`;
-}
-
-function unwrap(schema: SchemaLike): { schema: SchemaLike; nullable: boolean } {
-  let nullable = false;
-  let current = schema;
-  for (;;) {
-    const def = current.def;
-    if (['default', 'prefault', 'optional', 'readonly', 'nonoptional', 'catch'].includes(def.type) && def.innerType) {
-      current = def.innerType;
-    } else if (def.type === 'nullable' && def.innerType) {
-      nullable = true;
-      current = def.innerType;
-    } else if (def.type === 'pipe' && def.in && def.out) {
-      current = def.in.def.type === 'transform' ? def.out : def.in;
-    } else {
-      return { schema: current, nullable };
-    }
-  }
-}
-
-const SETTINGS: Setting[] = [];
-/** The keys each section allows, by dotted path ("" = top level). */
-const SECTION_KEYS = new Map<string, string[]>();
-
-(function walk(schema: SchemaLike, path: string[]) {
-  const { schema: inner, nullable } = unwrap(schema);
-  const dotted = path.join('.');
-  const base = { path: dotted, env: envNameOf(dotted), nullable, secret: SECRET_PATHS.includes(dotted) };
-  if (inner.def.type === 'object' && inner.def.shape) {
-    if (nullable) SETTINGS.push({ ...base, kind: 'section' });
-    SECTION_KEYS.set(dotted, Object.keys(inner.def.shape));
-    for (const [key, child] of Object.entries(inner.def.shape)) walk(child, [...path, key]);
-    return;
-  }
-  const type = inner.def.type;
-  const kind: LeafKind = type === 'number' || type === 'boolean' || type === 'enum' ? type : 'string';
-  SETTINGS.push({ ...base, kind });
-})(configSchema as unknown as SchemaLike, []);
-
-/** Every setting with its environment variable, in schema order. */
-export function configSettings(): readonly Setting[] {
-  return SETTINGS;
-}
-
-const SETTING_BY_ENV = new Map(SETTINGS.map((setting) => [setting.env, setting]));
-const SETTING_BY_PATH = new Map(SETTINGS.map((setting) => [setting.path, setting]));
-const TRUE_WORDS = ['true', 'yes', '1', 'on'];
-const FALSE_WORDS = ['false', 'no', '0', 'off'];
-
-/** Reads an environment value as the setting's type; a value that does not fit is passed on as text for the validator to report. */
-function parseEnvValue(setting: Setting, text: string): unknown {
-  const trimmed = text.trim();
-  const lower = trimmed.toLowerCase();
-  if (setting.nullable && (lower === '' || lower === 'null' || lower === '~')) return null;
-  switch (setting.kind) {
-    case 'number':
-      return /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/.test(trimmed) ? Number(trimmed) : text;
-    case 'boolean':
-      return TRUE_WORDS.includes(lower) ? true : FALSE_WORDS.includes(lower) ? false : text;
-    case 'section':
-      return TRUE_WORDS.includes(lower) ? true : FALSE_WORDS.includes(lower) ? null : text;
-    case 'enum':
-      return trimmed;
-    case 'string':
-      return setting.secret ? text : trimmed;
-  }
-}
-
-type Raw = Record<string, unknown>;
-
-function isMapping(value: unknown): value is Raw {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function getIn(raw: unknown, path: readonly (string | number)[]): unknown {
-  let current = raw;
-  for (const segment of path) {
-    if (!isMapping(current)) return undefined;
-    current = current[segment];
-  }
-  return current;
-}
-
-/** Sets a value, turning missing, null, true or false sections on the way into mappings. False when something else is in the way. */
-function setIn(raw: Raw, path: readonly string[], value: unknown): boolean {
-  let current = raw;
-  for (const segment of path.slice(0, -1)) {
-    let next = current[segment];
-    if (next === undefined || next === null || typeof next === 'boolean') {
-      next = {};
-      current[segment] = next;
-    }
-    if (!isMapping(next)) return false;
-    current = next;
-  }
-  current[path[path.length - 1] as string] = value;
-  return true;
-}
-
-/** Where a value came from: the environment variable, keyed by dotted path. */
-type Sources = Map<string, string>;
-
-/** PAIA_ variables that are inputs of a command, not settings (the doctor's test patron password). */
-const NOT_SETTINGS: ReadonlySet<string> = new Set(['PAIA_DOCTOR_PASSWORD']);
-
-function applyEnv(raw: Raw, env: NodeJS.ProcessEnv, warnings: string[]): Sources {
-  const sources: Sources = new Map();
-  const switchedOff: string[] = [];
-  const entries = Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith('PAIA_') && entry[1] !== undefined);
-  // Sections (PAIA_HTTP_TLS=null) first, so that the settings inside them can switch them on again.
-  const ordered = entries.sort(([a], [b]) => Number(SETTING_BY_ENV.get(b)?.kind === 'section') - Number(SETTING_BY_ENV.get(a)?.kind === 'section'));
-  for (const [name, text] of ordered) {
-    const setting = SETTING_BY_ENV.get(name);
-    if (!setting) {
-      if (NOT_SETTINGS.has(name)) continue;
-      warnings.push(`${name} is not a paia-sip2 setting and is ignored${suggest(name, [...SETTING_BY_ENV.keys()])}`);
-      continue;
-    }
-    const off = switchedOff.find((section) => setting.path.startsWith(`${section}.`));
-    if (off) {
-      warnings.push(`${name} is ignored because ${envNameOf(off)} switches ${off} off`);
-      continue;
-    }
-    const value = parseEnvValue(setting, text);
-    if (setting.kind === 'section') {
-      if (value === null) switchedOff.push(setting.path);
-      // true keeps a section the file already has.
-      if (value === true && isMapping(getIn(raw, setting.path.split('.')))) continue;
-    }
-    if (setIn(raw, setting.path.split('.'), value)) sources.set(setting.path, name);
-    else warnings.push(`${name} is ignored because the configuration file has something other than a section on the way to ${setting.path}`);
-  }
-  const port = env.PORT;
-  if (port !== undefined && port.trim() !== '') {
-    if (env.PAIA_HTTP_PORT !== undefined) {
-      warnings.push('PORT is ignored because PAIA_HTTP_PORT is set');
-    } else {
-      const setting = SETTING_BY_PATH.get('http.port') as Setting;
-      if (setIn(raw, ['http', 'port'], parseEnvValue(setting, port))) sources.set('http.port', 'PORT');
-    }
-  }
-  return sources;
-}
-
 // ---------------------------------------------------------------- messages
-
-function levenshtein(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
-}
-
-/** "; did you mean X?" for the closest known name, if any is close. */
-function suggest(name: string, known: readonly string[]): string {
-  const normal = (text: string) => text.toLowerCase().replace(/[-_]/g, '');
-  const same = known.find((candidate) => normal(candidate) === normal(name));
-  if (same) return `; did you mean ${same}?`;
-  let best: string | null = null;
-  let bestDistance = Math.max(2, Math.floor(name.length / 5));
-  for (const candidate of known) {
-    const distance = levenshtein(normal(name), normal(candidate));
-    if (distance <= bestDistance) {
-      best = candidate;
-      bestDistance = distance - 1;
-    }
-  }
-  return best ? `; did you mean ${best}?` : '';
-}
 
 function show(value: unknown): string {
   if (typeof value === 'string') {
@@ -352,12 +149,13 @@ class Reporter {
 
 /** Where a problem goes in the list: in the order of the settings; unknown keys at the end of their section. */
 function orderOf(dotted: string): number {
-  const index = SETTINGS.findIndex((setting) => setting.path === dotted || setting.path.startsWith(`${dotted}.`) || dotted.startsWith(`${setting.path}.`));
+  const settings = configSettings();
+  const index = settings.findIndex((setting) => setting.path === dotted || setting.path.startsWith(`${dotted}.`) || dotted.startsWith(`${setting.path}.`));
   if (index >= 0) return index;
   const section = dotted.split('.').slice(0, -1).join('.');
-  if (section === '') return SETTINGS.length;
-  const last = SETTINGS.findLastIndex((setting) => setting.path.startsWith(`${section}.`));
-  return last >= 0 ? last + 0.5 : SETTINGS.length;
+  if (section === '') return settings.length;
+  const last = settings.findLastIndex((setting) => setting.path.startsWith(`${section}.`));
+  return last >= 0 ? last + 0.5 : settings.length;
 }
 
 function yamlProblem(message: string, position: { line: number; col: number } | undefined): string {

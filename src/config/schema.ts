@@ -1,9 +1,15 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { type Charset, CHARSETS } from '../sip2/charset.js';
-import type { DialectName } from '../sip2/dialect.js';
-import { DEFAULT_DENY_LIST } from '../auth/password-policy.js';
 import { clientRuleProblem } from '../auth/client-allowlist.js';
+import { LOGIN_THROTTLE_DEFAULTS } from '../auth/login-throttle.js';
+import { DEFAULT_PASSWORD_POLICY } from '../auth/password-policy.js';
+import { MIN_PATRON_ID_SECRET_LENGTH, PATRON_ID_MODES } from '../auth/patron-ids.js';
+import { APP_DEFAULTS, DEFAULT_CORS_ORIGINS } from '../http/defaults.js';
+import { CHARSETS } from '../sip2/charset.js';
+import { DEFAULT_CIRCUIT_OPTIONS } from '../sip2/circuit.js';
+import { MAX_FIELD_LENGTH } from '../sip2/codec.js';
+import type { DialectName } from '../sip2/dialect.js';
+import { DEFAULT_MAX_LIST_ENTRIES } from '../sip2/paging.js';
 
 /**
  * The configuration schema: every setting a sysadmin can make, its default,
@@ -11,132 +17,17 @@ import { clientRuleProblem } from '../auth/client-allowlist.js';
  * YAML file: each says what the value must be (the loader appends what it got
  * and where from, and hides secrets). Keys are camelCase in YAML as here; every
  * setting can also be set by an environment variable named after its path
- * (`sip2.pool.acquireTimeoutMs` -> `PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS`).
+ * (`sip2.pool.acquireTimeoutMs` -> `PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS`), listed
+ * with how its text is read in settings.ts. Where a component has a default of
+ * its own, the setting's default is taken from the component.
  */
 
-// ------------------------------------------------------------------ the type
+// ------------------------------------------------------------------ names
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export const DEMO_DIALECTS = ['generic', 'koha', 'evergreen', 'folio'] as const satisfies readonly DialectName[];
-export const PATRON_ID_MODES = ['barcode', 'opaque'] as const;
-export type PatronIdMode = (typeof PATRON_ID_MODES)[number];
-
-export interface HttpTlsConfig {
-  /** Absolute path of the PEM certificate (chain) the gateway presents. */
-  readonly cert: string;
-  /** Absolute path of its PEM private key. */
-  readonly key: string;
-}
-
-export interface Sip2TlsConfig {
-  /** Absolute path of the PEM CA certificate(s) the ILS certificate is checked against (default: the system's). */
-  readonly ca?: string | undefined;
-  /** Absolute path of a PEM client certificate, for an ILS (or stunnel) that asks for one. */
-  readonly cert?: string | undefined;
-  /** Absolute path of the client certificate's PEM private key. */
-  readonly key?: string | undefined;
-  readonly rejectUnauthorized: boolean;
-  /** TLS server name (SNI and certificate check) when it differs from sip2.host. */
-  readonly servername?: string | undefined;
-}
-
-/** The validated, frozen configuration. See the schema below for what each setting means. */
-export interface Config {
-  readonly http: {
-    readonly host: string;
-    readonly port: number;
-    /** "" or "/something" without a trailing slash. */
-    readonly basePath: string;
-    /** Absolute http(s) URL including the base path, without a trailing slash; null = derived from the request. */
-    readonly publicUrl: string | null;
-    readonly tls: HttpTlsConfig | null;
-    readonly trustedProxy: boolean;
-    /** ["*"] (any origin) or exact origins (scheme://host[:port], normalised as browsers send them). */
-    readonly corsOrigins: string[];
-    readonly maxBodyBytes: number;
-    /** Largest request head (request line and headers); Node answers 431 beyond it. */
-    readonly maxHeaderBytes: number;
-    /** Longest request target (path and query); 414 beyond it. */
-    readonly maxUrlBytes: number;
-    /** On SIGTERM/SIGINT: how long in-flight requests and the SIP2 pool drain before the gateway exits anyway. */
-    readonly shutdownTimeoutMs: number;
-    /** Bound on one whole PAIA or DAIA call; past it the client gets 504 and nothing more is sent to the ILS for it. */
-    readonly requestTimeoutMs: number;
-  };
-  readonly sip2: {
-    /** null = the embedded simulator with demo data (see `demo`). */
-    readonly host: string | null;
-    readonly port: number;
-    readonly tls: Sip2TlsConfig | null;
-    /** A built-in dialect name, or the absolute path of a dialect file (checked with loadDialect). */
-    readonly dialect: string;
-    /** null = the dialect's charset. */
-    readonly charset: Charset | null;
-    readonly errorDetection: boolean;
-    readonly terminal: { readonly user: string; readonly password: string; readonly location: string };
-    readonly institution: string;
-    readonly terminalPasswordInMessages: boolean;
-    readonly pool: {
-      readonly min: number;
-      readonly max: number;
-      readonly acquireTimeoutMs: number;
-      readonly maxWaiting: number;
-      readonly keepaliveSeconds: number;
-      readonly maxLifetimeSeconds: number;
-    };
-    readonly timeouts: { readonly connectMs: number; readonly responseMs: number };
-    readonly circuit: { readonly failureThreshold: number; readonly coolDownMs: number; readonly maxCoolDownMs: number };
-    readonly maxResends: number;
-    /** null = the dialect's page size. */
-    readonly pageSize: number | null;
-    /** The most entries read of one 64 list, whatever count the ILS announces. */
-    readonly maxListEntries: number;
-    readonly currency: string;
-  };
-  readonly paia: {
-    readonly itemUri: string;
-    readonly editionUri: string;
-    readonly storageUri: string | null;
-    readonly patronTypeUri: string | null;
-    readonly patronId: PatronIdMode;
-    readonly patronIdSecret: string | null;
-    readonly maxDocs: number;
-  };
-  readonly auth: {
-    readonly tokenLifetimeSeconds: number;
-    readonly maxSessions: number;
-    readonly maxSessionsPerPatron: number;
-    readonly requestsPerMinute: number;
-    readonly logoutAllSessions: boolean;
-    readonly maxLoginsPerSecond: number;
-    /** IP addresses and CIDR blocks of the clients that may log in; [] = any client. */
-    readonly allowedClients: string[];
-    readonly bruteForce: {
-      readonly freeFailuresPerUser: number;
-      readonly freeFailuresPerAddress: number;
-      readonly lockoutBaseSeconds: number;
-      readonly lockoutMaxSeconds: number;
-    };
-    readonly passwordPolicy: { readonly minLength: number; readonly denyList: string[] };
-  };
-  readonly cache: {
-    readonly items: { readonly enabled: boolean; readonly ttlSeconds: number; readonly maxEntries: number };
-  };
-  readonly metrics: {
-    readonly enabled: boolean;
-    /** IP addresses and CIDR blocks of the clients that may read /metrics; [] = any client. */
-    readonly allowedClients: string[];
-  };
-  readonly log: { readonly level: LogLevel };
-  readonly demo: { readonly dialect: DialectName; readonly charset: Charset; readonly sip2Port: number };
-}
-
-/** Settings whose values never appear in messages or logs. */
-export const SECRET_PATHS: readonly string[] = ['sip2.terminal.password', 'paia.patronIdSecret'];
-
-/** Settings naming files; relative paths are read from the directory of the config file. */
-export const FILE_PATHS: readonly string[] = ['http.tls.cert', 'http.tls.key', 'sip2.tls.ca', 'sip2.tls.cert', 'sip2.tls.key'];
+export { PATRON_ID_MODES, type PatronIdMode } from '../auth/patron-ids.js';
 
 /** What the secret settings must not be left at: the placeholder in config/example.yaml. */
 export const PLACEHOLDER_SECRET = /change[-_ ]?me/i;
@@ -160,28 +51,29 @@ function section<T extends z.core.$ZodLooseShape>(shape: T) {
 
 /** A SIP2 field value: at most 255 characters, none of the separators SIP2 frames with. */
 function sipText(mustBe: string, options: { allowEmpty: boolean }) {
-  const base = z.string(must(mustBe)).max(255, must(`${mustBe}, at most 255 characters long`));
+  const base = z.string(must(mustBe)).max(MAX_FIELD_LENGTH, must(`${mustBe}, at most ${MAX_FIELD_LENGTH} characters long`));
   return (options.allowEmpty ? base : base.min(1, must(mustBe))).refine((value) => !/[|\r\n\0]/.test(value), {
     error: `${mustBe}, without "|", line breaks or NUL characters (SIP2 uses them as separators)`,
   });
 }
 
+/** A list of strings; a string (a one-line list in YAML, or a PAIA_* variable) is split at commas, the entries trimmed. */
+function textList(entryMustBe: string, listMustBe: string) {
+  return z.preprocess(
+    (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
+    z.array(z.string(must(entryMustBe)), must(listMustBe)),
+  );
+}
+
 /** IP addresses and CIDR blocks (IPv4 or IPv6); comma-separated in the environment. Each bad entry is named. */
 function clientList() {
-  return z
-    .preprocess(
-      (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
-      z.array(
-        z.string(must('must be a list of IP addresses or CIDR blocks (strings)')),
-        must('must be a list of IP addresses or CIDR blocks, e.g. ["10.0.0.0/8", "2001:db8::/32"], or [] for any client'),
-      ),
-    )
-    .superRefine((entries, ctx) => {
-      for (const entry of entries) {
-        const problem = clientRuleProblem(entry);
-        if (problem !== null) ctx.addIssue({ code: 'custom', message: `has ${JSON.stringify(entry.slice(0, 80))}, which ${problem}` });
-      }
-    });
+  const mustBe = 'must be a list of IP addresses or CIDR blocks, e.g. ["10.0.0.0/8", "2001:db8::/32"], or [] for any client';
+  return textList('must be a list of IP addresses or CIDR blocks (strings)', mustBe).superRefine((entries, ctx) => {
+    for (const entry of entries) {
+      const problem = clientRuleProblem(entry);
+      if (problem !== null) ctx.addIssue({ code: 'custom', message: `has ${JSON.stringify(entry.slice(0, 80))}, which ${problem}` });
+    }
+  });
 }
 
 /** Why a CORS origin entry is wrong, or null when it is an absolute http(s) origin (scheme://host[:port], no path). */
@@ -303,14 +195,7 @@ const httpSection = section({
    * (the request is still answered: browsers enforce CORS). [] allows none.
    * In the environment: comma-separated.
    */
-  corsOrigins: z
-    .preprocess(
-      (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
-      z.array(
-        z.string(must('must be a list of origins (strings)')),
-        must('must be ["*"] (any origin) or a list of origins, e.g. ["https://opac.lib.example.org"]'),
-      ),
-    )
+  corsOrigins: textList('must be a list of origins (strings)', 'must be ["*"] (any origin) or a list of origins, e.g. ["https://opac.lib.example.org"]')
     .superRefine((origins, ctx) => {
       if (origins.includes('*') && origins.length > 1) {
         ctx.addIssue({ code: 'custom', message: 'must be ["*"] alone (any origin) or a list of origins without "*"' });
@@ -323,13 +208,13 @@ const httpSection = section({
     })
     // Browsers send origins lower-case and without a default port.
     .transform((origins) => origins.map((entry) => (entry === '*' ? entry : new URL(entry).origin)))
-    .default(['*']),
+    .default([...DEFAULT_CORS_ORIGINS]),
   /** Largest request body accepted (login forms and renew/request/cancel lists are small). */
   maxBodyBytes: integer(1024, 16 * 1024 * 1024, 'must be a size in bytes between 1024 and 16777216').default(65536),
   /** Largest request head (request line plus all headers) in bytes; Node answers 431 beyond it. */
   maxHeaderBytes: integer(1024, 1024 * 1024, 'must be a size in bytes between 1024 and 1048576').default(16384),
   /** Longest request target (path and query string) in bytes; longer ones get 414 invalid_request. */
-  maxUrlBytes: integer(256, 65536, 'must be a length in bytes between 256 and 65536').default(2048),
+  maxUrlBytes: integer(256, 65536, 'must be a length in bytes between 256 and 65536').default(APP_DEFAULTS.maxUrlBytes),
   /**
    * On SIGTERM or SIGINT the gateway stops listening, lets requests in flight
    * finish and closes its SIP2 connections; if that takes longer than this it
@@ -345,7 +230,7 @@ const httpSection = section({
    * ILS finishes and is reported "outcome unknown"). A client that goes away
    * cancels its call's SIP2 work in the same way.
    */
-  requestTimeoutMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000 (e.g. 30000 for 30 s)').default(30_000),
+  requestTimeoutMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000 (e.g. 30000 for 30 s)').default(APP_DEFAULTS.requestTimeoutMs),
 }).superRefine(
   (http, ctx) => {
     if (typeof http.host === 'string' && hostProblem(http.host) === null && !isLoopback(http.host) && http.tls === null && http.trustedProxy === false) {
@@ -437,11 +322,11 @@ const timeoutsSection = section({
 
 const circuitSection = section({
   /** Consecutive failures of the ILS (unreachable, no answer, garbage) after which requests fail at once with 503 for a while, instead of each waiting for the same failure. */
-  failureThreshold: integer(1, 1000, 'must be a whole number between 1 and 1000').default(5),
+  failureThreshold: integer(1, 1000, 'must be a whole number between 1 and 1000').default(DEFAULT_CIRCUIT_OPTIONS.failureThreshold),
   /** How long requests fail at once after the first trip before one request probes the ILS; doubles with each further trip. */
-  coolDownMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000').default(1000),
+  coolDownMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000').default(DEFAULT_CIRCUIT_OPTIONS.coolDownMs.initial),
   /** Longest pause between probes. */
-  maxCoolDownMs: integer(100, 3_600_000, 'must be milliseconds between 100 and 3600000').default(30_000),
+  maxCoolDownMs: integer(100, 3_600_000, 'must be milliseconds between 100 and 3600000').default(DEFAULT_CIRCUIT_OPTIONS.coolDownMs.max),
 }).superRefine(
   (circuit, ctx) => {
     const valid = (value: unknown) => typeof value === 'number' && Number.isInteger(value);
@@ -485,7 +370,7 @@ const sip2Section = section({
   /** Entries asked for per list page (BP/BQ). null = the dialect's. */
   pageSize: integer(1, 9999, 'must be a whole number between 1 and 9999, or null for the dialect\'s page size').nullable().default(null),
   /** The most entries read of one list (loans, holds, fines), whatever count the ILS announces; bounds the pages one call sends. */
-  maxListEntries: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(10_000),
+  maxListEntries: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(DEFAULT_MAX_LIST_ENTRIES),
   /** Currency of fees when the ILS sends none (BH): a three-letter ISO 4217 code. */
   currency: z
     .string(must('must be a three-letter ISO 4217 currency code in capitals, e.g. EUR or USD'))
@@ -505,7 +390,7 @@ const paiaSection = section({
   /** How patrons appear in URLs: "barcode" as is, or "opaque" (an HMAC of it, so barcodes stay out of URLs and logs). */
   patronId: z.enum(PATRON_ID_MODES, must('must be "barcode" or "opaque"')).default('barcode'),
   /** Key for opaque patron ids: at least 32 random characters (openssl rand -base64 48). Changing it changes every patron id. Secret. */
-  patronIdSecret: z.string(must('must be a random string of at least 32 characters, or null')).nullable().default(null),
+  patronIdSecret: z.string(must(`must be a random string of at least ${MIN_PATRON_ID_SECRET_LENGTH} characters, or null`)).nullable().default(null),
   /** Most documents in one renew, request or cancel call. */
   maxDocs: integer(1, 1000, 'must be a whole number between 1 and 1000').default(50),
 }).superRefine(
@@ -514,11 +399,11 @@ const paiaSection = section({
     if (paia.patronId !== 'opaque' || (secret !== null && typeof secret !== 'string')) return;
     const fix = 'generate one with `openssl rand -base64 48` and set it in paia.patronIdSecret or PAIA_PAIA_PATRON_ID_SECRET';
     if (secret === null || secret === '') {
-      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `is required when paia.patronId is "opaque" (at least 32 characters): ${fix}` });
+      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `is required when paia.patronId is "opaque" (at least ${MIN_PATRON_ID_SECRET_LENGTH} characters): ${fix}` });
     } else if (PLACEHOLDER_SECRET.test(secret)) {
       ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `is still the placeholder from the example: ${fix}` });
-    } else if (secret.length < 32) {
-      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `must be at least 32 characters long when paia.patronId is "opaque": ${fix}` });
+    } else if (secret.length < MIN_PATRON_ID_SECRET_LENGTH) {
+      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `must be at least ${MIN_PATRON_ID_SECRET_LENGTH} characters long when paia.patronId is "opaque": ${fix}` });
     }
   },
   { when: () => true },
@@ -532,11 +417,11 @@ const authSection = section({
   /** Most live sessions of one patron; a further login ends the patron's oldest session. */
   maxSessionsPerPatron: integer(1, 10_000, 'must be a whole number between 1 and 10000').default(10),
   /** Requests allowed per access token per minute; beyond it 429 with Retry-After. */
-  requestsPerMinute: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(120),
+  requestsPerMinute: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(APP_DEFAULTS.requestsPerMinute),
   /** true: logout ends every session of the patron, not only the token used for it. */
-  logoutAllSessions: flag().default(false),
+  logoutAllSessions: flag().default(APP_DEFAULTS.logoutAllSessions),
   /** Login attempts per second sent to the ILS, all clients together; beyond it 503 with Retry-After (protects the ILS from a distributed guessing run). */
-  maxLoginsPerSecond: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(20),
+  maxLoginsPerSecond: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(LOGIN_THROTTLE_DEFAULTS.maxAttemptsPerSecond),
   /**
    * Clients that may log in: IP addresses and CIDR blocks, IPv4 or IPv6 (behind
    * http.trustedProxy, the last X-Forwarded-For hop). Others get 403. [] = any
@@ -546,25 +431,20 @@ const authSection = section({
   /** Brute-force lockout: failed logins counted per username and per client address; past the free ones each failure doubles a delay, up to the cap. */
   bruteForce: section({
     /** Failed logins of one username before the lockout starts. */
-    freeFailuresPerUser: integer(1, 1000, 'must be a whole number between 1 and 1000').default(5),
+    freeFailuresPerUser: integer(1, 1000, 'must be a whole number between 1 and 1000').default(LOGIN_THROTTLE_DEFAULTS.freeAttemptsPerUser),
     /** Failed logins from one client address before the lockout starts (higher: many patrons share NAT addresses). */
-    freeFailuresPerAddress: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(30),
+    freeFailuresPerAddress: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(LOGIN_THROTTLE_DEFAULTS.freeAttemptsPerAddress),
     /** First lockout delay, in seconds; it doubles with each further failure. */
-    lockoutBaseSeconds: integer(1, 3600, 'must be seconds between 1 and 3600').default(1),
+    lockoutBaseSeconds: integer(1, 3600, 'must be seconds between 1 and 3600').default(LOGIN_THROTTLE_DEFAULTS.baseDelayMs / 1000),
     /** Longest lockout delay, in seconds. */
-    lockoutMaxSeconds: integer(1, 86_400, 'must be seconds between 1 and 86400 (a day)').default(900),
+    lockoutMaxSeconds: integer(1, 86_400, 'must be seconds between 1 and 86400 (a day)').default(LOGIN_THROTTLE_DEFAULTS.maxDelayMs / 1000),
   }),
   /** Weak passwords: logins with them get no token, and the patron is told to change the password at the library. */
   passwordPolicy: section({
     /** Shortest password accepted (0: no length check). 4 lets 4-digit library PINs through. */
-    minLength: integer(0, 128, 'must be a whole number between 0 (no check) and 128').default(4),
+    minLength: integer(0, 128, 'must be a whole number between 0 (no check) and 128').default(DEFAULT_PASSWORD_POLICY.minLength),
     /** Passwords always refused (case is ignored). In the environment: comma-separated. */
-    denyList: z
-      .preprocess(
-        (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
-        z.array(z.string(must('must be a list of passwords (strings)')), must('must be a list of passwords, e.g. ["password", "123456"], or [] for none')),
-      )
-      .default([...DEFAULT_DENY_LIST]),
+    denyList: textList('must be a list of passwords (strings)', 'must be a list of passwords, e.g. ["password", "123456"], or [] for none').default([...DEFAULT_PASSWORD_POLICY.denyList]),
   }),
 });
 
@@ -632,8 +512,17 @@ export const configSchema = z.strictObject(
   must('must be a mapping of sections (http, sip2, paia, auth, cache, metrics, log, demo)'),
 );
 
-// The hand-written Config above and the schema's output must not drift apart.
+/**
+ * The validated configuration: the schema's output, deeply readonly (the
+ * loader deep-freezes it). What each setting means is documented on the
+ * schema above.
+ */
+export type Config = DeepReadonly<z.output<typeof configSchema>>;
+export type HttpTlsConfig = NonNullable<Config['http']['tls']>;
+export type Sip2TlsConfig = NonNullable<Config['sip2']['tls']>;
+
+type DeepReadonly<T> = T extends readonly (infer E)[] ? readonly DeepReadonly<E>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
+
 type Assert<T extends true> = T;
 type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-export type ConfigMatchesSchema = Assert<MutuallyAssignable<z.output<typeof configSchema>, Config>>;
 export type DemoDialectsAreBuiltIn = Assert<MutuallyAssignable<(typeof DEMO_DIALECTS)[number], DialectName>>;

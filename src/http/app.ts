@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { LoginService } from '../auth/login.js';
+import { APP_DEFAULTS } from './defaults.js';
 import { TokenRateLimit } from '../auth/token-rate-limit.js';
 import type { SessionStore } from '../auth/session-store.js';
 import type { Backend } from '../backend/types.js';
@@ -24,6 +25,8 @@ import { mountCore } from './routes/core.js';
 import { mountDaia } from './routes/daia.js';
 import { responsePolicy, responsePolicyMiddleware } from './middleware/response-policy/index.js';
 
+/** The options left out take these; the configuration's settings of the same names default to them. */
+
 export interface AppOptions {
   backend: Backend;
   sessions: SessionStore;
@@ -38,13 +41,13 @@ export interface AppOptions {
   logger: Logger;
   /** Realm in WWW-Authenticate. Default "PAIA". */
   realm?: string;
-  /** Requests per minute per access token (429 beyond). Default 120. */
+  /** Requests per minute per access token (429 beyond). */
   requestsPerMinute?: number;
-  /** Logout ends every session of the patron. Default false: only the token used. */
+  /** Logout ends every session of the patron; false: only the token used. */
   logoutAllSessions?: boolean;
-  /** Bound on one whole call, in milliseconds (504 beyond; its unsent SIP2 work is dropped). Default 30000. */
+  /** Bound on one whole call, in milliseconds (504 beyond; its unsent SIP2 work is dropped). */
   requestTimeoutMs?: number;
-  /** Longest request target (path and query), in bytes (414 beyond). Default 2048. */
+  /** Longest request target (path and query), in bytes (414 beyond). */
   maxUrlBytes?: number;
   /**
    * The client address the login service checks (allowlist, throttling).
@@ -101,8 +104,8 @@ export function createApp(options: AppOptions): Hono {
   for (const [name, value] of [
     ['maxDocs', options.maxDocs],
     ['maxBodyBytes', options.maxBodyBytes],
-    ['requestsPerMinute', options.requestsPerMinute ?? 120],
-    ['maxUrlBytes', options.maxUrlBytes ?? 2048],
+    ['requestsPerMinute', options.requestsPerMinute ?? APP_DEFAULTS.requestsPerMinute],
+    ['maxUrlBytes', options.maxUrlBytes ?? APP_DEFAULTS.maxUrlBytes],
   ] as const) {
     if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${value}`);
   }
@@ -118,7 +121,7 @@ export function createApp(options: AppOptions): Hono {
   // The access line carries fixed fields only (never a header, body or query string): no redaction pass.
   const accessLogger = options.logger.child({}, { redact: { paths: [] } });
   const app = new Hono();
-  const maxUrlBytes = options.maxUrlBytes ?? 2048;
+  const maxUrlBytes = options.maxUrlBytes ?? APP_DEFAULTS.maxUrlBytes;
   // The operations endpoints first: probes and scrapes pass no PAIA middleware and are not counted.
   if (options.health) mountHealth(app, options.health);
   if (options.metricsEndpoint) mountMetrics(app, options.metricsEndpoint);
@@ -141,9 +144,9 @@ export function createApp(options: AppOptions): Hono {
     },
   );
   if (options.requireForwardedHttps) app.use('*', requireForwardedHttps());
-  app.use('*', deadline({ timeoutMs: options.requestTimeoutMs ?? 30_000 }));
+  app.use('*', deadline({ timeoutMs: options.requestTimeoutMs ?? APP_DEFAULTS.requestTimeoutMs }));
 
-  const rateLimit = new TokenRateLimit({ perMinute: options.requestsPerMinute ?? 120 });
+  const rateLimit = new TokenRateLimit({ perMinute: options.requestsPerMinute ?? APP_DEFAULTS.requestsPerMinute });
 
   mountCore(app, {
     backend: options.backend,
@@ -160,7 +163,7 @@ export function createApp(options: AppOptions): Hono {
     clientAddress: options.clientAddress ?? socketAddress,
     prefix: authPrefix,
     maxBodyBytes: options.maxBodyBytes,
-    logoutAllSessions: options.logoutAllSessions ?? false,
+    logoutAllSessions: options.logoutAllSessions ?? APP_DEFAULTS.logoutAllSessions,
     rateLimit,
   });
 

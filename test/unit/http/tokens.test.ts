@@ -112,7 +112,7 @@ describe('access tokens', () => {
   });
 
   it('with opaque patron ids: the HMAC id addresses the patron, the barcode does not, and never shows', async () => {
-    const t = makeApp({ patronIds: new PatronIds('opaque', 'opaque-secret-for-tests') });
+    const t = makeApp({ patronIds: new PatronIds('opaque', 'opaque-secret-for-tests-0123456789') });
     const { token, patron } = await login(t);
     expect(patron).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(patron).not.toContain('1001');

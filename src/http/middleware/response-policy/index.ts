@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
+import { DEFAULT_CORS_ORIGINS } from '../../defaults.js';
 import { lastForwardedHop } from '../../forwarded.js';
 import { urlOf } from '../request-url/index.js';
 
@@ -33,13 +34,14 @@ export const SECURE_HEADERS: Readonly<Record<string, string>> = {
 
 export const HSTS_VALUE = 'max-age=31536000';
 
+
 /**
  * Turns the corsOrigins setting into a policy: ["*"] (the default) or a list
  * of origins. Throws on "*" mixed with origins; the config loader reports
  * malformed entries before this.
  */
 export function responsePolicy(options: { corsOrigins?: readonly string[] | undefined; hsts?: boolean | undefined }): ResponsePolicy {
-  const origins = options.corsOrigins ?? ['*'];
+  const origins = options.corsOrigins ?? DEFAULT_CORS_ORIGINS;
   const hsts = options.hsts ?? false;
   if (origins.includes('*')) {
     if (origins.length !== 1) throw new Error('corsOrigins: "*" must stand alone (any origin), or list origins without it');

@@ -1,0 +1,90 @@
+import { getIn, isMapping, type Raw, setIn } from './raw.js';
+import { SETTING_BY_ENV, SETTING_BY_PATH, type Setting } from './settings.js';
+import { suggest } from './suggest.js';
+
+/**
+ * Environment overrides: each PAIA_* variable of the settings table sets its
+ * setting over the file's value; PORT sets http.port unless PAIA_HTTP_PORT
+ * does. Other PAIA_* variables are warned about.
+ */
+
+/** Where a value came from: the environment variable, keyed by dotted path. */
+export type Sources = Map<string, string>;
+
+/** PAIA_ variables that are inputs of a command, not settings (the doctor's test patron password). */
+const NOT_SETTINGS: ReadonlySet<string> = new Set(['PAIA_DOCTOR_PASSWORD']);
+
+const TRUE_WORDS = ['true', 'yes', '1', 'on'];
+const FALSE_WORDS = ['false', 'no', '0', 'off'];
+
+/**
+ * `env` without anything the gateway reads as configuration (PAIA_* and PORT):
+ * for starting a gateway whose settings must come from the caller alone.
+ */
+export function withoutSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const rest: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith('PAIA_') && name !== 'PORT') rest[name] = value;
+  }
+  return rest;
+}
+
+/** Reads a variable's text as the setting's kind; a text that does not fit is passed on for the schema to report. */
+export function readEnvValue(setting: Setting, text: string): unknown {
+  const trimmed = text.trim();
+  const lower = trimmed.toLowerCase();
+  if (setting.nullable && (lower === '' || lower === 'null' || lower === '~')) return null;
+  switch (setting.kind) {
+    case 'integer':
+      return /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/.test(trimmed) ? Number(trimmed) : text;
+    case 'boolean':
+      return TRUE_WORDS.includes(lower) ? true : FALSE_WORDS.includes(lower) ? false : text;
+    case 'section':
+      return TRUE_WORDS.includes(lower) ? true : FALSE_WORDS.includes(lower) ? null : text;
+    case 'enum':
+    case 'list':
+      return trimmed;
+    case 'string':
+      return setting.secret ? text : trimmed;
+  }
+}
+
+/** Sets the settings named in `env` in `raw`; returns which variable set which path. */
+export function applyEnv(raw: Raw, env: NodeJS.ProcessEnv, warnings: string[]): Sources {
+  const sources: Sources = new Map();
+  const switchedOff: string[] = [];
+  const entries = Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith('PAIA_') && entry[1] !== undefined);
+  // Sections (PAIA_HTTP_TLS=null) first, so that the settings inside them can switch them on again.
+  const ordered = entries.sort(([a], [b]) => Number(SETTING_BY_ENV.get(b)?.kind === 'section') - Number(SETTING_BY_ENV.get(a)?.kind === 'section'));
+  for (const [name, text] of ordered) {
+    const setting = SETTING_BY_ENV.get(name);
+    if (!setting) {
+      if (NOT_SETTINGS.has(name)) continue;
+      warnings.push(`${name} is not a paia-sip2 setting and is ignored${suggest(name, [...SETTING_BY_ENV.keys()])}`);
+      continue;
+    }
+    const off = switchedOff.find((section) => setting.path.startsWith(`${section}.`));
+    if (off) {
+      warnings.push(`${name} is ignored because ${SETTING_BY_PATH.get(off)?.env} switches ${off} off`);
+      continue;
+    }
+    const value = readEnvValue(setting, text);
+    if (setting.kind === 'section') {
+      if (value === null) switchedOff.push(setting.path);
+      // true keeps a section the file already has.
+      if (value === true && isMapping(getIn(raw, setting.path.split('.')))) continue;
+    }
+    if (setIn(raw, setting.path.split('.'), value)) sources.set(setting.path, name);
+    else warnings.push(`${name} is ignored because the configuration file has something other than a section on the way to ${setting.path}`);
+  }
+  const port = env.PORT;
+  if (port !== undefined && port.trim() !== '') {
+    if (env.PAIA_HTTP_PORT !== undefined) {
+      warnings.push('PORT is ignored because PAIA_HTTP_PORT is set');
+    } else {
+      const setting = SETTING_BY_PATH.get('http.port') as Setting;
+      if (setIn(raw, ['http', 'port'], readEnvValue(setting, port))) sources.set('http.port', 'PORT');
+    }
+  }
+  return sources;
+}
