@@ -75,6 +75,13 @@ export function explainOpen(error: unknown, ctx: AdviceContext, answered: Readon
   if (error instanceof BackendTimeout) {
     switch (error.reason) {
       case 'connect-timeout':
+        if (ctx.tls) {
+          // A plain SIP2 port accepts the TCP connection and then waits for a message: the handshake never ends.
+          return (
+            `no TLS session within sip2.timeouts.connectMs (${sip2.timeouts.connectMs} ms): the host is down, a firewall drops the packets, ` +
+            `or the port speaks plain TCP and waits for SIP2 (then sip2.tls: null); check ${where} and that the ILS lets this host in`
+          );
+        }
         return (
           `no connection within sip2.timeouts.connectMs (${sip2.timeouts.connectMs} ms): the host is down or a firewall drops the packets; ` +
           `check ${where} and that the ILS lets this host in`
