@@ -9,7 +9,7 @@ import {
   type ProtocolReason,
   Sip2EncodeError,
 } from '../../sip2/errors.js';
-import type { FineFindings } from './checks.js';
+import type { CharsetFinding, FineFindings } from './findings.js';
 import { CheckFailed } from './report.js';
 
 /**
@@ -247,8 +247,6 @@ export function idleCloseAdvice(closedAfterMs: number, keepaliveSeconds: number)
     ],
   };
 }
-
-export type CharsetFinding = 'single-byte-read-as-utf-8' | 'utf-8-read-as-single-byte';
 
 /** Texts that decode wrongly: which ones (the patron's name, 2 of 5 titles ...), and one as it would read in UTF-8 if it can be told. */
 export function charsetAdvice(finding: CharsetFinding, configured: string, which: string[], example: string | null): Advice {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { explainOpen, idleCloseAdvice, sessionLimitAdvice } from '../../../src/cli/doctor/advice.js';
-import { charsetFinding, fineFindings, patternForShape } from '../../../src/cli/doctor/checks.js';
+import { charsetFinding, fineFindings, patternForShape } from '../../../src/cli/doctor/findings.js';
 import { Abort, Report } from '../../../src/cli/doctor/report.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { decodeText, encodeText } from '../../../src/sip2/charset.js';
