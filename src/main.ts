@@ -3,7 +3,7 @@
  *
  *   paia-sip2 [serve] [--config FILE]     run the gateway
  *   paia-sip2 check-config [--config FILE] validate the configuration and exit
- *   paia-sip2 doctor [--config FILE] [--patron NAME]  check the ILS connection
+ *   paia-sip2 doctor [--config FILE] [--patron NAME] [--quick]  check the ILS connection
  *
  * With no `sip2.host` configured, `serve` embeds the SIP2 simulator with the
  * demo library, so `npm start` works on a fresh clone.
@@ -14,16 +14,21 @@ import { ConfigError, type Config, describeConfig, loadConfigWithWarnings } from
 import { createLogger, type Logger } from './log.js';
 import { type RunningGateway, startGateway } from './server.js';
 
-const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--patron NAME]
+const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--patron NAME] [--quick]
 
   serve          run the gateway (default)
   check-config   validate the configuration, print a summary and exit
-  doctor         connect to the ILS, log in, show its capabilities and round-trip
-                 times; with --patron, what each PAIA method would return
-                 (the patron's password is read from PAIA_DOCTOR_PASSWORD or stdin)
+  doctor         connect to the ILS, log in, show its capabilities, round-trip
+                 times and how many sessions it serves at once; with --patron,
+                 what each PAIA method would return, whether the fine items fit
+                 the dialect and the names the charset (the patron's password is
+                 read from PAIA_DOCTOR_PASSWORD or stdin); last, it keeps one
+                 session idle for sip2.pool.keepaliveSeconds + 1 s (21 s by
+                 default) to see whether the ILS closes idle sessions first
 
   --config FILE  configuration file (default: config/default.yaml)
   --patron NAME  test patron for doctor
+  --quick        doctor: skip the idle-session wait
   -h, --help     this text
 
 Every setting can be overridden by an environment variable named after its
@@ -35,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { config: { type: 'string' }, patron: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { config: { type: 'string' }, patron: { type: 'string' }, quick: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     });
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
@@ -69,8 +74,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'doctor') {
-    const { runDoctor } = await import('./doctor.js');
-    return runDoctor(config, { patron: parsed.values.patron, out: process.stdout, err: process.stderr });
+    const { runDoctor } = await import('./cli/doctor/index.js');
+    return runDoctor(config, { patron: parsed.values.patron, quick: parsed.values.quick, out: process.stdout, err: process.stderr });
   }
 
   const logger = createLogger({ level: config.log.level, name: 'paia-sip2' });

@@ -19,9 +19,8 @@ import type { Logger } from './log.js';
 import { GatewayMetrics } from './metrics/gateway.js';
 import { loadDialect } from './sip2/dialect.js';
 import { AnomalyLog } from './sip2/anomalies.js';
-import { sip2Sessions } from './sip2/connection.js';
-import { Sip2Pool } from './sip2/pool.js';
-import { itemInfoCache, sip2Backend, sip2ConnectionOptions, sip2Requests, sip2TlsOptions, uriTemplatesOf } from './wiring.js';
+import type { Sip2Pool } from './sip2/pool.js';
+import { itemInfoCache, sip2Backend, sip2Pool, sip2Requests, uriTemplatesOf } from './wiring.js';
 
 export interface RunningGateway {
   /** Where the gateway listens (scheme, host, port; without the base path). */
@@ -88,26 +87,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const dialect = loadDialect(dialectName);
   const sip2Logger = logger.child({ component: 'sip2' });
   const anomalies = new AnomalyLog({ logger: sip2Logger, onAnomaly: metrics?.sip2.anomaly });
-  const pool = new Sip2Pool({
-    connect: sip2Sessions({
-      ...sip2ConnectionOptions(config, dialect, { host: sip2Host, port: sip2Port }, config.sip2.tls ? sip2TlsOptions(config.sip2.tls) : undefined),
-      ...(metrics ? { onRoundTrip: metrics.sip2.roundTrip } : {}),
-      logger: sip2Logger,
-      anomalies,
-    }),
-    min: config.sip2.pool.min,
-    max: config.sip2.pool.max,
-    acquireTimeoutMs: config.sip2.pool.acquireTimeoutMs,
-    maxWaiting: config.sip2.pool.maxWaiting,
-    keepaliveIntervalMs: config.sip2.pool.keepaliveSeconds * 1000,
-    maxLifetimeMs: config.sip2.pool.maxLifetimeSeconds * 1000,
-    backoff: { initialMs: 250, maxMs: 30_000 },
-    circuit: {
-      failureThreshold: config.sip2.circuit.failureThreshold,
-      coolDownMs: { initial: config.sip2.circuit.coolDownMs, max: config.sip2.circuit.maxCoolDownMs },
-    },
-    logger: sip2Logger,
-  });
+  const pool = sip2Pool(config, dialect, { host: sip2Host, port: sip2Port }, { logger: sip2Logger, anomalies, onRoundTrip: metrics?.sip2.roundTrip });
   await pool.start();
 
   const requests = sip2Requests(config);

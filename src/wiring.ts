@@ -5,9 +5,10 @@ import { acsSupportsHoldsOf, Sip2Backend } from './backend/sip2-backend.js';
 import type { Config } from './config/index.js';
 import type { Charset } from './sip2/charset.js';
 import type { Logger } from './log.js';
-import type { ConnectionOptions } from './sip2/connection.js';
+import type { AnomalyLog } from './sip2/anomalies.js';
+import { type ConnectionOptions, sip2Sessions } from './sip2/connection.js';
 import { type Dialect, terminatorOf } from './sip2/dialect.js';
-import type { Sip2Pool } from './sip2/pool.js';
+import { Sip2Pool } from './sip2/pool.js';
 import { Sip2Requests } from './sip2/requests.js';
 import type { AcsStatus } from './sip2/spec.js';
 
@@ -55,6 +56,49 @@ export function sip2ConnectionOptions(
 export function sip2Charset(config: Config, dialect: Dialect): Charset {
   if (config.sip2.host === null) return config.demo.charset;
   return config.sip2.charset ?? dialect.charset;
+}
+
+/** What watches the pool's sessions: where they log, and the metrics and anomaly hooks when there are any. */
+export interface Sip2PoolHooks {
+  logger: Logger;
+  anomalies?: AnomalyLog | undefined;
+  onRoundTrip?: ConnectionOptions['onRoundTrip'];
+}
+
+/**
+ * The SIP2 pool as the gateway runs it: sessions as sip2ConnectionOptions
+ * says (TLS from sip2.tls), sip2.pool, the refill backoff and sip2.circuit.
+ * The doctor overrides `min` (0: sessions only as its checks need them) and
+ * the keepalive (off: it runs for seconds, not hours).
+ */
+export function sip2Pool(
+  config: Config,
+  dialect: Dialect,
+  target: { host: string; port: number },
+  hooks: Sip2PoolHooks,
+  overrides: { min?: number; keepaliveIntervalMs?: number } = {},
+): Sip2Pool {
+  const { sip2 } = config;
+  return new Sip2Pool({
+    connect: sip2Sessions({
+      ...sip2ConnectionOptions(config, dialect, target, sip2.tls ? sip2TlsOptions(sip2.tls) : undefined),
+      onRoundTrip: hooks.onRoundTrip,
+      logger: hooks.logger,
+      anomalies: hooks.anomalies,
+    }),
+    min: overrides.min ?? sip2.pool.min,
+    max: sip2.pool.max,
+    acquireTimeoutMs: sip2.pool.acquireTimeoutMs,
+    maxWaiting: sip2.pool.maxWaiting,
+    keepaliveIntervalMs: overrides.keepaliveIntervalMs ?? sip2.pool.keepaliveSeconds * 1000,
+    maxLifetimeMs: sip2.pool.maxLifetimeSeconds * 1000,
+    backoff: { initialMs: 250, maxMs: 30_000 },
+    circuit: {
+      failureThreshold: sip2.circuit.failureThreshold,
+      coolDownMs: { initial: sip2.circuit.coolDownMs, max: sip2.circuit.maxCoolDownMs },
+    },
+    logger: hooks.logger,
+  });
 }
 
 export function sip2Requests(config: Config): Sip2Requests {

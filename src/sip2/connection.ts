@@ -76,6 +76,21 @@ export interface ConnectionClose {
   byPeer: boolean;
 }
 
+/** The TLS session of a connection, for the doctor: what a sysadmin checks about the ILS's certificate. */
+export interface TlsSessionInfo {
+  /** Negotiated protocol, e.g. TLSv1.3. */
+  protocol: string | null;
+  /** The certificate's subject common name. */
+  subject: string | null;
+  issuer: string | null;
+  /** As OpenSSL writes it, e.g. "Jan  1 00:00:00 2030 GMT". */
+  validTo: string | null;
+  /** Checked against the trusted CAs; false only with sip2.tls.rejectUnauthorized false. */
+  verified: boolean;
+  /** Why it was not verified (an OpenSSL code such as SELF_SIGNED_CERT_IN_CHAIN). */
+  verifyError: string | null;
+}
+
 /**
  * connecting -> login -> ready <-> busy -> closed. `closed` is final: a
  * connection never comes back, the pool replaces it.
@@ -180,6 +195,23 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
   /** The last 98 the ILS sent (on-line status, supported messages ...). */
   get acsStatus(): AcsStatus | null {
     return this.acs;
+  }
+
+  /** The TLS session once connected; null over plain TCP. */
+  get tlsSession(): TlsSessionInfo | null {
+    const socket = this.socket;
+    if (!(socket instanceof tls.TLSSocket)) return null;
+    const cert = socket.getPeerCertificate();
+    const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value) ?? null;
+    const error = socket.authorizationError as Error | string | null;
+    return {
+      protocol: socket.getProtocol(),
+      subject: first(cert.subject?.CN),
+      issuer: first(cert.issuer?.CN),
+      validTo: cert.valid_to ?? null,
+      verified: socket.authorized,
+      verifyError: error === null ? null : typeof error === 'string' ? error : error.message,
+    };
   }
 
   get isUsable(): boolean {

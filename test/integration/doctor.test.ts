@@ -1,57 +1,20 @@
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type DoctorRun as Run, explainRun as explain, runDoctorProcess } from '../helpers/doctor.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 /**
  * `paia-sip2 doctor` as a sysadmin runs it: the real CLI in its own process,
- * against the simulator in another.
+ * against the simulator in another. These runs pass --quick (no idle-session
+ * wait) unless they test it; doctor-real-servers.test.ts has the checks
+ * against the simulator's real-server profiles.
  */
 
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const RUN_TIMEOUT_MS = 25_000;
 /** Distinctive, so that finding them anywhere in the output can only be a leak. */
 const TERMINAL_SECRET = 'Tq8-doctor-terminal-secret-4711';
 const PATRON_SECRET = 'Pw5-doctor-patron-secret-0815';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-/** The environment without any PAIA_* setting of whoever runs the tests. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PAIA_') && name !== 'PORT'));
-}
-
-function doctor(args: string[], env: Record<string, string>, stdin?: string): Promise<Run> {
-  const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'doctor', ...args], {
-    cwd: REPO_ROOT,
-    env: { ...cleanEnv(), PAIA_HTTP_PORT: '0', ...env },
-    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-  });
-  if (stdin !== undefined) child.stdin!.end(stdin);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    // The doctor must end by itself; a hang is a failure, not a test timeout.
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`doctor did not exit within ${RUN_TIMEOUT_MS} ms\n--- stdout:\n${stdout}\n--- stderr:\n${stderr}`));
-    }, RUN_TIMEOUT_MS);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: Date.now() - started });
-    });
-  });
-}
+const doctor = (args: string[], env: Record<string, string>, stdin?: string): Promise<Run> => runDoctorProcess(['--quick', ...args], env, stdin);
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -63,8 +26,6 @@ function freePort(): Promise<number> {
     });
   });
 }
-
-const explain = (run: Run) => `exit ${run.code}\n--- stdout:\n${run.stdout}\n--- stderr:\n${run.stderr}`;
 
 describe('paia-sip2 doctor', () => {
   let sim: SimulatorProcess;
@@ -81,12 +42,11 @@ describe('paia-sip2 doctor', () => {
     await sim.reset();
   });
 
-  it('checks a healthy ILS: login, ACS status with the 16 supported messages, round-trip times; exit 0', async () => {
+  it('checks a healthy ILS: login, ACS status with the 16 supported messages, round-trip times, sessions at once; exit 0', async () => {
     const run = await doctor([], ils);
     expect(run.code, explain(run)).toBe(0);
     const out = run.stdout;
-    expect(out).toMatch(new RegExp(`^ok   connect TCP 127\\.0\\.0\\.1:${sim.port} \\([\\d.]+ ms\\)$`, 'm'));
-    expect(out).toMatch(/^ok   connect \+ 93 login as terminal user "paia" \([\d.]+ ms\)$/m);
+    expect(out).toMatch(new RegExp(`^ok   connect TCP 127\\.0\\.0\\.1:${sim.port} \\+ 93 login as terminal user "paia" \\([\\d.]+ ms\\)$`, 'm'));
     expect(out).toMatch(/^ok   99 SC status -> 98 ACS status \([\d.]+ ms\)$/m);
     expect(out).toMatch(/on-line: yes/);
     expect(out).toMatch(/protocol version: 2\.00/);
@@ -113,14 +73,17 @@ describe('paia-sip2 doctor', () => {
       ['65', 'yes', 'renew all'],
     ]);
     expect(out).toMatch(/^ok   round trips, 5 x 99: min [\d.]+ ms, median [\d.]+ ms, max [\d.]+ ms \([\d.]+ ms\)$/m);
+    expect(out).toMatch(/^ok   sessions at once: 4 of sip2\.pool\.max 4 logged in \([\d.]+ ms\)$/m);
     expect(out).toMatch(/^skip PAIA methods: give --patron/m);
+    expect(out).toMatch(/^skip idle session: --quick/m);
     expect(out).toMatch(/^all checks passed$/m);
     expect(out).not.toContain('FAIL');
+    expect(out).not.toMatch(/^ {5}! /m);
     expect(out + run.stderr).not.toContain('paia-secret');
-    // One login, the 99 of the status step and five timed ones (the connection's own 99 after login comes first).
+    // The first session (93, its own 99, the status step's 99, five timed ones), then three further sessions (93, 99 each).
     const counters = await sim.counters();
-    expect(counters.received['93']).toBe(1);
-    expect(counters.received['99']).toBe(7);
+    expect(counters.received['93']).toBe(4);
+    expect(counters.received['99']).toBe(10);
   });
 
   it('with --patron shows what login, patron, items and fees return, and sends no renew or hold', async () => {
@@ -137,6 +100,9 @@ describe('paia-sip2 doctor', () => {
     expect(out).toMatch(/^ok   PAIA fees \([\d.]+ ms\)$/m);
     expect(out).toContain('"amount": "3.50 EUR"');
     expect(out).toMatch(/total 3\.50 EUR, 2 fees/);
+    expect(out).toMatch(/^ok   fine items \(AV\): 2 read with a 63 fine summary, 2 fit the patterns of dialect generic \([\d.]+ ms\)$/m);
+    expect(out).toMatch(/^ok   charset cp850: 9 names and titles checked, none looks mis-decoded$/m);
+    expect(out).not.toMatch(/^ {5}! /m);
     expect(out).toMatch(/^skip PAIA renew, request, cancel: not sent, they would change the patron's account/m);
     expect(out + run.stderr).not.toContain('alice-pass');
     const counters = await sim.counters();
@@ -172,9 +138,9 @@ describe('paia-sip2 doctor', () => {
   it('a rejected terminal login: exit 1, points at sip2.terminal, never prints the password', async () => {
     const run = await doctor([], { ...ils, PAIA_SIP2_TERMINAL_PASSWORD: TERMINAL_SECRET });
     expect(run.code, explain(run)).toBe(1);
-    expect(run.stdout).toMatch(/^FAIL connect \+ 93 login as terminal user "paia": the ILS rejected the SIP2 terminal login/m);
+    expect(run.stdout).toMatch(/^FAIL connect TCP [\d.:]+ \+ 93 login as terminal user "paia": the ILS rejected the SIP2 terminal login/m);
     expect(run.stdout).toMatch(/check sip2\.terminal\.user \("paia"\), sip2\.terminal\.password/);
-    expect(run.stderr).toMatch(/^paia-sip2 doctor: FAIL connect \+ 93 login/m);
+    expect(run.stderr).toMatch(/^paia-sip2 doctor: FAIL connect TCP [\d.:]+ \+ 93 login/m);
     expect(run.stdout + run.stderr).not.toContain(TERMINAL_SECRET);
     expect(run.stdout).not.toContain('all checks passed');
   });
@@ -183,15 +149,17 @@ describe('paia-sip2 doctor', () => {
     const port = await freePort();
     const run = await doctor([], { PAIA_SIP2_HOST: '127.0.0.1', PAIA_SIP2_PORT: String(port) });
     expect(run.code, explain(run)).toBe(1);
-    expect(run.stdout).toMatch(new RegExp(`^FAIL connect TCP 127\\.0\\.0\\.1:${port}: connection refused \\(nothing listens there\\): check sip2\\.host`, 'm'));
-    expect(run.stdout).not.toMatch(/^ok   connect \+ 93/m);
+    expect(run.stdout).toMatch(
+      new RegExp(`^FAIL connect TCP 127\\.0\\.0\\.1:${port} \\+ 93 login as terminal user "paia": connection refused \\(nothing listens there\\): check sip2\\.host`, 'm'),
+    );
+    expect(run.stdout).not.toMatch(/^ok   connect/m);
     expect(run.ms).toBeLessThan(10_000);
   });
 
   it('a refused patron login: exit 1 saying so, without the password', async () => {
     const run = await doctor(['--patron', 'alice'], { ...ils, PAIA_DOCTOR_PASSWORD: PATRON_SECRET });
     expect(run.code, explain(run)).toBe(1);
-    expect(run.stdout).toMatch(/^ok   connect \+ 93 login/m);
+    expect(run.stdout).toMatch(/^ok   connect TCP [\d.:]+ \+ 93 login/m);
     expect(run.stdout).toMatch(/^FAIL PAIA login: 63 patron information with the patron's password: the ILS refused the patron login for "alice"/m);
     expect(run.stdout).not.toMatch(/^ok   PAIA login/m);
     expect(run.stdout).not.toMatch(/^ok   PAIA items/m);
@@ -203,7 +171,7 @@ describe('paia-sip2 doctor', () => {
     expect(run.code, explain(run)).toBe(0);
     expect(run.stdout).toMatch(/^ok   start the embedded SIP2 simulator \(demo mode: sip2\.host is not set\) \([\d.]+ ms\)$/m);
     expect(run.stdout).toMatch(/the embedded simulator with the demo library listens on 127\.0\.0\.1:\d+/);
-    expect(run.stdout).toMatch(/^ok   connect \+ 93 login/m);
+    expect(run.stdout).toMatch(/^ok   connect TCP 127\.0\.0\.1:\d+ \+ 93 login/m);
     expect(run.stdout).toMatch(/^ok   round trips, 5 x 99/m);
     expect(run.stdout).toMatch(/^all checks passed$/m);
     // The doctor talked to its own simulator, not to the test's.

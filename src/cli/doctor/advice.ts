@@ -1,0 +1,314 @@
+import type { Config } from '../../config/index.js';
+import type { Dialect } from '../../sip2/dialect.js';
+import {
+  BackendOverloaded,
+  BackendProtocolError,
+  BackendTimeout,
+  BackendUnavailable,
+  CallCancelled,
+  type ProtocolReason,
+  Sip2EncodeError,
+} from '../../sip2/errors.js';
+import type { CharsetFinding, FineFindings } from './findings.js';
+import { CheckFailed } from './report.js';
+
+/**
+ * What to tell the sysadmin: for each failure the doctor meets, the reason
+ * and the setting (or the ILS's setting) to check. Explanations switch on the
+ * errors' machine-readable `reason` (and, for a socket error, its errno
+ * code), never on message text.
+ */
+
+export interface AdviceContext {
+  config: Config;
+  dialect: Dialect;
+  /** Whether sip2.tls is set. */
+  tls: boolean;
+  target: { host: string; port: number };
+}
+
+/** The embedded simulator of demo mode did not start. */
+export function explainDemoStart(error: unknown, config: Config): string {
+  return `${messageOf(error)}; check demo.sip2Port (${config.demo.sip2Port}) is free, or set sip2.host to check a real ILS`;
+}
+
+/**
+ * Why the first session (connect, 93 login, 99) could not be opened.
+ * `answered` holds the message codes the ILS answered before it failed:
+ * a login timeout after an answered 93 is the 99's.
+ */
+export function explainOpen(error: unknown, ctx: AdviceContext, answered: ReadonlySet<string>): string {
+  const { sip2 } = ctx.config;
+  const { host, port } = ctx.target;
+  const where = `sip2.host ("${host}") and sip2.port (${port})`;
+  const account = `sip2.terminal.user ("${sip2.terminal.user}"), sip2.terminal.password (PAIA_SIP2_TERMINAL_PASSWORD)`;
+  const otherTransport = ctx.tls ? 'plain TCP (sip2.tls: null)' : 'TLS (sip2.tls)';
+  if (error instanceof Sip2EncodeError) {
+    return `the terminal user, password or location cannot be sent in ${ctx.config.sip2.charset ?? ctx.dialect.charset} (${error.field}): check sip2.terminal and sip2.charset`;
+  }
+  if (error instanceof BackendUnavailable) {
+    switch (error.reason) {
+      case 'refused':
+        return `connection refused (nothing listens there): check ${where}, that the ILS's SIP2 service is running, and that no firewall rejects this host`;
+      case 'connect-error':
+        return explainSocketError(causeCode(error), ctx, where);
+      case 'tls-untrusted':
+        return (
+          `the ILS's TLS certificate was not trusted (${causeCode(error) ?? 'no code'}): set sip2.tls.ca to the CA that signed it, ` +
+          `and sip2.tls.servername to the name in the certificate if it is not "${host}"`
+        );
+      case 'login-rejected':
+        return (
+          `the ILS rejected the SIP2 terminal login (94 with ok = 0): check ${account} and sip2.terminal.location ` +
+          `("${sip2.terminal.location}") against the terminal account in the ILS`
+        );
+      case 'closed':
+      case 'reset':
+        return (
+          `the ILS ${error.reason === 'closed' ? 'closed' : 'reset'} the connection during the login: check ${account}, ` +
+          `whether the port expects ${otherTransport}, and the ILS's list of allowed client addresses`
+        );
+      case 'dropped':
+        return `the connection was dropped during the login (${error.message})`;
+    }
+  }
+  if (error instanceof BackendTimeout) {
+    switch (error.reason) {
+      case 'connect-timeout':
+        if (ctx.tls) {
+          // A plain SIP2 port accepts the TCP connection and then waits for a message: the handshake never ends.
+          return (
+            `no TLS session within sip2.timeouts.connectMs (${sip2.timeouts.connectMs} ms): the host is down, a firewall drops the packets, ` +
+            `or the port speaks plain TCP and waits for SIP2 (then sip2.tls: null); check ${where} and that the ILS lets this host in`
+          );
+        }
+        return (
+          `no connection within sip2.timeouts.connectMs (${sip2.timeouts.connectMs} ms): the host is down or a firewall drops the packets; ` +
+          `check ${where} and that the ILS lets this host in`
+        );
+      case 'login-timeout':
+      case 'response-timeout':
+        if (answered.has('93')) {
+          return (
+            `the terminal login was accepted, but the ILS did not answer the 99 SC status within sip2.timeouts.responseMs ` +
+            `(${sip2.timeouts.responseMs} ms); check the ILS's SIP2 log`
+          );
+        }
+        return (
+          `the ILS accepted the connection but did not answer the 93 login within sip2.timeouts.responseMs (${sip2.timeouts.responseMs} ms). ` +
+          `Is ${port} the SIP2 port, does it expect ${otherTransport}, and is the line end of dialect ${ctx.dialect.name} ` +
+          `(${ctx.dialect.terminator}) what the ILS expects? Or every SIP2 worker of the ILS is busy with other sessions ` +
+          `(a running paia-sip2 gateway, self-check machines): stop them for the check, or give the ILS more workers ` +
+          `(Koha, SIPServer: max_servers in SIPconfig.xml)`
+        );
+    }
+  }
+  if (error instanceof BackendProtocolError) return explainProtocol(error.reason, ctx);
+  return messageOf(error);
+}
+
+function explainSocketError(code: string | undefined, ctx: AdviceContext, where: string): string {
+  const { host } = ctx.target;
+  switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+    case 'EAI_FAIL':
+      return `the name "${host}" does not resolve (${code}): check sip2.host for typos and that this machine's DNS knows the ILS host`;
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'EADDRNOTAVAIL':
+      return `no route to the ILS (${code}): check sip2.host ("${host}") and this host's network and firewall`;
+    case 'ECONNRESET':
+      return `the ILS reset the connection (${code}): check ${where}, whether the port expects ${ctx.tls ? 'plain TCP (sip2.tls: null)' : 'TLS (sip2.tls)'}, and the ILS's list of allowed client addresses`;
+  }
+  if (ctx.tls) {
+    return (
+      `the TLS handshake failed (${code ?? 'no code'}): check that the port speaks TLS, sip2.tls.ca (the CA that signed the ILS certificate), ` +
+      `sip2.tls.servername, and the client certificate (sip2.tls.cert/key) if the ILS asks for one`
+    );
+  }
+  return `cannot connect (${code ?? 'no code'}): check ${where}`;
+}
+
+function explainProtocol(reason: ProtocolReason, ctx: AdviceContext): string {
+  const settings = `check sip2.dialect (${ctx.dialect.name}), sip2.charset and sip2.errorDetection (AY/AZ checksums)`;
+  switch (reason) {
+    case 'unreadable':
+      return `the ILS kept sending what cannot be read as SIP2 (bad checksums or garbage) after the resends: ${settings}`;
+    case 'oversized':
+      return `the ILS sent a message longer than any SIP2 message: is ${ctx.target.port} the SIP2 port (not a web or TLS service)?`;
+    case 'unexpected-message':
+      return `the ILS answered with a different message than the one asked for: ${settings}`;
+    case 'resend-refused':
+      return `the ILS could not read our messages (it kept asking for a resend, 96): ${settings}, and the line end of the dialect (${ctx.dialect.terminator})`;
+    case 'status-instead-of-response':
+      return 'the ILS answered with a status message (98) again instead of the answer: check its SIP2 log';
+  }
+}
+
+/** Why a request on a logged-in session (99, or the patron's 63, 17) failed. */
+export function explainRequest(error: unknown, code: string, ctx: AdviceContext): string {
+  const { sip2 } = ctx.config;
+  if (error instanceof BackendTimeout) {
+    return `the ILS did not answer a ${code} within sip2.timeouts.responseMs (${sip2.timeouts.responseMs} ms) after the login; check its SIP2 log`;
+  }
+  if (error instanceof BackendProtocolError) return explainProtocol(error.reason, ctx);
+  if (error instanceof BackendUnavailable) {
+    switch (error.reason) {
+      case 'closed':
+      case 'reset':
+        return `the ILS ${error.reason === 'closed' ? 'closed' : 'reset'} the session after a ${code}: check the ILS's SIP2 log`;
+      case 'login-rejected':
+        return (
+          `the ILS rejected the login of a further session with the same terminal account (94 with ok = 0): it may allow fewer sessions ` +
+          `per account than sip2.pool.max (${sip2.pool.max}); lower sip2.pool.max or allow more in the ILS`
+        );
+      default:
+        return explainOpen(error, ctx, new Set(['93']));
+    }
+  }
+  if (error instanceof BackendOverloaded) {
+    switch (error.reason) {
+      case 'circuit-open':
+        return (
+          `the ILS failed sip2.circuit.failureThreshold (${sip2.circuit.failureThreshold}) times in a row and the gateway stopped sending ` +
+          `to it for a while (its circuit breaker): see the failures above and the ILS's SIP2 log`
+        );
+      case 'acquire-timeout':
+        return (
+          `no session was free within sip2.pool.acquireTimeoutMs (${sip2.pool.acquireTimeoutMs} ms): the ILS serves fewer sessions than ` +
+          `the requests need (see "sessions at once" above)`
+        );
+      case 'queue-full':
+        return `more than sip2.pool.maxWaiting (${sip2.pool.maxWaiting}) requests waited for a session`;
+      case 'shutting-down':
+        return 'the doctor was closing its sessions';
+    }
+  }
+  return messageOf(error);
+}
+
+/** Why a PAIA step with the test patron failed. */
+export function explainPatronStep(error: unknown, ctx: AdviceContext): string {
+  if (error instanceof CheckFailed) return error.message;
+  if (error instanceof Sip2EncodeError) return `the patron name cannot be sent over SIP2 (${error.field}): ${error.message}`;
+  if (error instanceof CallCancelled) return `the call was cancelled (${error.reason})`;
+  if (error instanceof BackendUnavailable || error instanceof BackendTimeout || error instanceof BackendProtocolError || error instanceof BackendOverloaded) {
+    return explainRequest(error, '63', ctx);
+  }
+  return `unexpected error: ${messageOf(error)}`;
+}
+
+// ---------------------------------------------------------------- warnings: what the checks found
+
+export interface Advice {
+  text: string;
+  more: string[];
+}
+
+/** Fewer sessions than sip2.pool.max: `served` logged in at once, `unanswered` logins got no answer, `refused` were turned down. */
+export function sessionLimitAdvice(served: number, max: number, unanswered: number, refused: Map<string, number>, responseMs: number): Advice {
+  const sessions = (n: number) => `${n} session${n === 1 ? '' : 's'}`;
+  const more: string[] = [];
+  if (unanswered > 0) {
+    more.push(
+      `${unanswered} further login${unanswered === 1 ? '' : 's'} got no answer within sip2.timeouts.responseMs (${responseMs} ms), ` +
+        'as a pre-forking SIP server (Koha, SIPServer on Net::Server::PreFork) does when no worker is free; ' +
+        'sessions other clients hold (a running gateway, self-check machines) take workers too.',
+    );
+  }
+  if (refused.size > 0) {
+    const reasons = [...refused].map(([reason, count]) => `${reason} ${count}`).join(', ');
+    more.push(`further sessions were turned down (${reasons}): the ILS may allow fewer sessions per terminal account.`);
+  }
+  more.push(
+    `The gateway opens up to sip2.pool.max (${max}); it finds the limit too (its log says so) and shares the ${sessions(served)} ` +
+      'among its requests, which then wait for each other.',
+    `Fix: give the ILS more SIP2 workers (Koha, SIPServer: min_servers, min_spare_servers and max_servers in the server-params of SIPconfig.xml), ` +
+      `or set sip2.pool.max to ${served} (PAIA_SIP2_POOL_MAX=${served}).`,
+  );
+  return { text: `the ILS serves ${sessions(served)} to this host at once, fewer than sip2.pool.max (${max}):`, more };
+}
+
+/** The ILS closed an idle session after `closedAfterMs`, before the keepalive would have kept it open. */
+export function idleCloseAdvice(closedAfterMs: number, keepaliveSeconds: number): Advice {
+  const seconds = closedAfterMs / 1000;
+  const shown = seconds < 10 ? seconds.toFixed(1) : String(Math.round(seconds));
+  const below = Math.floor(seconds / 2);
+  const ilsSide = 'raise the ILS\'s idle timeout (Koha: client_timeout of the SIP listener in SIPconfig.xml, or its timeout without one)';
+  return {
+    text: `the ILS closes idle SIP2 sessions after about ${shown} s, sooner than the gateway's keepalive (sip2.pool.keepaliveSeconds ${keepaliveSeconds}):`,
+    more: [
+      'the gateway then logs in again (93) for the first request after every quiet spell, and a request sent as the ILS closes fails.',
+      below >= 1
+        ? `Fix: set sip2.pool.keepaliveSeconds below ${shown} s, e.g. ${below} (PAIA_SIP2_POOL_KEEPALIVE_SECONDS=${below}), or ${ilsSide}.`
+        : `Fix: no keepalive of whole seconds stays safely below ${shown} s: ${ilsSide}.`,
+    ],
+  };
+}
+
+/** Texts that decode wrongly: which ones (the patron's name, 2 of 5 titles ...), and one as it would read in UTF-8 if it can be told. */
+export function charsetAdvice(finding: CharsetFinding, configured: string, which: string[], example: string | null): Advice {
+  const list = which.join(', ');
+  if (finding === 'utf-8-read-as-single-byte') {
+    return {
+      text: `${list} look like UTF-8 read as ${configured}: the ILS sends UTF-8.`,
+      more: [
+        ...(example === null ? [] : [`Read as UTF-8: "${example}"`]),
+        'Fix: set sip2.charset: utf-8 (PAIA_SIP2_CHARSET=utf-8); Koha and Evergreen send UTF-8 by default.',
+      ],
+    };
+  }
+  return {
+    text: `${list} hold characters that are not UTF-8 (shown as \uFFFD): the ILS sends a single-byte charset.`,
+    more: ['Fix: set sip2.charset: cp850 (the SIP2 standard\'s) or latin1 (PAIA_SIP2_CHARSET=cp850), whichever shows the names right.'],
+  };
+}
+
+/** At most this many fine-item shapes are printed. */
+const SHOWN_SHAPES = 5;
+
+/** Fine items (AV) no pattern of the dialect reads: their shapes (never the texts), what the gateway does with them, a pattern that reads them. */
+export function fineAdvice(findings: FineFindings, dialect: Dialect): Advice {
+  const unmatched = findings.unmatched.reduce((sum, shape) => sum + shape.count, 0);
+  const more: string[] = ['Their shapes (letters a/A, digits 9; the texts are patron data):'];
+  for (const { shape, count, listed } of findings.unmatched.slice(0, SHOWN_SHAPES)) {
+    const fate = listed
+      ? 'the gateway lists it by the amount in its text, the whole text as about'
+      : 'no amount in it: the gateway leaves it out of the fees';
+    more.push(`  "${shape}"${count > 1 ? ` (${count} entries)` : ''}: ${fate}`);
+  }
+  if (findings.unmatched.length > SHOWN_SHAPES) more.push(`  and ${findings.unmatched.length - SHOWN_SHAPES} further shapes`);
+  for (const { pattern, where } of findings.patterns) {
+    more.push(`A pattern that reads them (the amount ${where}): '${pattern}'`);
+  }
+  if (findings.patterns.length > 0) {
+    more.push(
+      `Fix: add it to fineItems.pattern in a dialect file of your own (copy config/dialects/${dialect.name}.yaml, add the pattern ` +
+        'to the list under fineItems.pattern, set sip2.dialect to the file\'s path); the fees then show each text without its amount as about.',
+    );
+  }
+  if (findings.otherDialects.length > 0) {
+    more.push(`The built-in dialect${findings.otherDialects.length === 1 ? '' : 's'} ${findings.otherDialects.join(', ')} read${findings.otherDialects.length === 1 ? 's' : ''} them: is sip2.dialect right?`);
+  }
+  if (findings.withoutPattern > 0) {
+    more.push(`${findings.withoutPattern} with an amount fit no simple pattern: write one that captures it as (?<amount>...).`);
+  }
+  if (findings.withoutAmount > 0) {
+    more.push(
+      `${findings.withoutAmount} carr${findings.withoutAmount === 1 ? 'ies' : 'y'} no amount, which no pattern can change: have the ILS write the amount ` +
+        'into each fine item (Koha: av_field_template in SIPconfig.xml; Evergreen: av_format).',
+    );
+  }
+  return { text: `${unmatched} of ${findings.read} fine items (AV) fit none of the patterns of dialect ${dialect.name} (sip2.dialect).`, more };
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function causeCode(error: Error): string | undefined {
+  const code = (error.cause as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}

@@ -1,0 +1,554 @@
+import { performance } from 'node:perf_hooks';
+import type { Sip2Backend } from '../../backend/sip2-backend.js';
+import type { AccountState, FeeRecord, PaiaDocument, PatronRecord } from '../../backend/types.js';
+import type { Config } from '../../config/index.js';
+import { createLogger, type Logger } from '../../log.js';
+import { decodeText, encodeText } from '../../sip2/charset.js';
+import { type ConnectionOptions, Sip2Connection, type TlsSessionInfo } from '../../sip2/connection.js';
+import { toDate } from '../../sip2/date.js';
+import { parseFineItem } from '../../sip2/dialect.js';
+import { BackendTimeout, BackendUnavailable } from '../../sip2/errors.js';
+import { fetchPatronList } from '../../sip2/paging.js';
+import type { Sip2Pool } from '../../sip2/pool.js';
+import { SC_STATUS } from '../../sip2/requests.js';
+import { type AcsStatus, SUPPORTED_MESSAGES, type SupportedMessage } from '../../sip2/spec.js';
+import { sip2Backend, sip2Charset, sip2Pool, sip2Requests } from '../../wiring.js';
+import {
+  type AdviceContext,
+  charsetAdvice,
+  explainDemoStart,
+  explainOpen,
+  explainPatronStep,
+  explainRequest,
+  fineAdvice,
+  idleCloseAdvice,
+  messageOf,
+  sessionLimitAdvice,
+} from './advice.js';
+import { type CharsetFinding, charsetFinding, fineFindings } from './findings.js';
+import { CheckFailed, formatMs, type Report } from './report.js';
+import type { TestPatron } from './input.js';
+
+/**
+ * The doctor's checks, each one step (or a few) of the report. Sessions are
+ * opened exactly as the gateway opens them (sip2ConnectionOptions, and the
+ * patron's calls go through the gateway's own pool and backend). Renew,
+ * request and cancel change the ILS and are never sent.
+ */
+
+export interface CheckContext extends AdviceContext {
+  report: Report;
+  /** One session's settings, as the gateway's pool opens them. */
+  session: Omit<ConnectionOptions, 'id' | 'logger'>;
+  /** Run at the end, last registered first, each bounded. */
+  cleanups: Array<() => unknown>;
+}
+
+/** At most this many documents (and fees) of each PAIA answer are printed. */
+const SHOWN_DOCUMENTS = 5;
+/** Bound on starting the embedded simulator and on closing the pool. */
+const CLEANUP_MS = 5_000;
+/** A 98 date/time sync further off than this is worth a warning. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+/** The 98 BX positions: message code, name, and what the gateway uses it for. */
+const MESSAGES: Record<SupportedMessage, { code: string; name: string; usedFor?: string }> = {
+  patronStatus: { code: '23', name: 'patron status' },
+  checkout: { code: '11', name: 'checkout' },
+  checkin: { code: '09', name: 'checkin' },
+  blockPatron: { code: '01', name: 'block patron' },
+  scAcsStatus: { code: '99', name: 'SC/ACS status', usedFor: 'status, keepalive' },
+  requestResend: { code: '97', name: 'request resend', usedFor: 'garbled replies' },
+  login: { code: '93', name: 'login', usedFor: 'every connection' },
+  patronInformation: { code: '63', name: 'patron information', usedFor: 'PAIA login, patron, items, fees' },
+  endPatronSession: { code: '35', name: 'end patron session', usedFor: 'PAIA logout' },
+  feePaid: { code: '37', name: 'fee paid' },
+  itemInformation: { code: '17', name: 'item information', usedFor: 'PAIA items' },
+  itemStatusUpdate: { code: '19', name: 'item status update' },
+  patronEnable: { code: '25', name: 'patron enable' },
+  hold: { code: '15', name: 'hold', usedFor: 'PAIA request, cancel' },
+  renew: { code: '29', name: 'renew', usedFor: 'PAIA renew' },
+  renewAll: { code: '65', name: 'renew all' },
+};
+/** Messages without which a PAIA method cannot work. */
+const NEEDED: readonly SupportedMessage[] = ['patronInformation', 'itemInformation', 'renew', 'hold'];
+
+const ACCOUNT_STATES: Record<AccountState, string> = {
+  0: 'active',
+  1: 'inactive',
+  2: 'expired',
+  3: 'outstanding fees',
+  4: 'expired and outstanding fees',
+};
+
+// ---------------------------------------------------------------- demo mode
+
+/** Demo mode, as the gateway does it: the embedded simulator with the demo library. The simulator is imported only here. */
+export async function startDemo(config: Config, report: Report, cleanups: Array<() => unknown>): Promise<{ host: string; port: number }> {
+  const simulator = await report.step(
+    'start the embedded SIP2 simulator (demo mode: sip2.host is not set)',
+    async () => {
+      const { startSimulator } = await import('../../../sip2-simulator/src/server.js');
+      return withTimeout(
+        startSimulator({
+          host: '127.0.0.1',
+          port: config.demo.sip2Port,
+          dialect: config.demo.dialect,
+          charset: config.demo.charset,
+          errorDetection: config.sip2.errorDetection,
+          logger: createLogger({ level: 'silent' }),
+        }),
+        CLEANUP_MS,
+        'starting the simulator',
+      );
+    },
+    (error) => explainDemoStart(error, config),
+  );
+  cleanups.push(() => simulator.stop());
+  report.detail(`the embedded simulator with the demo library listens on ${simulator.host}:${simulator.port} (dialect ${config.demo.dialect});`);
+  report.detail('set sip2.host (PAIA_SIP2_HOST) to check a real library system');
+  return { host: simulator.host, port: simulator.port };
+}
+
+// ---------------------------------------------------------------- the first session
+
+/**
+ * Connect and 93 login on one socket, as every session of the gateway starts.
+ * There is no bare connection before it: a pre-forking SIP server hands
+ * every accepted connection to a worker, and one that never logs in holds
+ * that worker until the server's timeout.
+ */
+export async function openSession(ctx: CheckContext): Promise<Sip2Connection> {
+  const { report, target } = ctx;
+  const answered = new Set<string>();
+  const connection = await report.step(
+    `connect ${ctx.tls ? 'TLS' : 'TCP'} ${target.host}:${target.port} + 93 login as terminal user "${ctx.config.sip2.terminal.user}"`,
+    () => Sip2Connection.open({ ...ctx.session, id: 1, onRoundTrip: (event) => event.outcome === 'ok' && answered.add(event.code) }),
+    (error) => explainOpen(error, ctx, answered),
+  );
+  ctx.cleanups.push(() => connection.close('doctor done'));
+  const session = connection.tlsSession;
+  if (session) {
+    report.detail(describeTls(session));
+    if (!session.verified) {
+      report.warn(
+        `the ILS's certificate was not verified (${session.verifyError ?? 'no reason given'}) because sip2.tls.rejectUnauthorized is false:`,
+        'whoever sits between this host and the ILS can read the terminal and patron passwords. Set sip2.tls.ca to the CA that signed it instead.',
+      );
+    }
+  }
+  return connection;
+}
+
+function describeTls(session: TlsSessionInfo): string {
+  const issuer = session.issuer ? `, issued by ${session.issuer}` : '';
+  return (
+    `${session.protocol ?? 'TLS'}, certificate ${session.subject ?? '(no CN)'}${issuer}, valid until ${session.validTo ?? '?'}, ` +
+    `${session.verified ? 'verified' : 'NOT verified'}`
+  );
+}
+
+/** 99 -> 98: what the ACS says it is and supports. */
+export async function acsStatus(ctx: CheckContext, connection: Sip2Connection): Promise<AcsStatus> {
+  const status = await ctx.report.step(
+    '99 SC status -> 98 ACS status',
+    () => connection.request(SC_STATUS),
+    (error) => explainRequest(error, '99', ctx),
+  );
+  describeAcs(status, ctx);
+  return status;
+}
+
+/** Prints what the 98 says: on-line status, protocol, institution, library, and the 16 supported messages. */
+function describeAcs(status: AcsStatus, ctx: CheckContext): void {
+  const { report, config } = ctx;
+  report.detail(`on-line: ${status.onlineStatus ? 'yes' : 'no'}`);
+  report.detail(`protocol version: ${status.protocolVersion.trim() || '(not given)'}`);
+  report.detail(`institution: ${status.institutionId || '(not given)'}`);
+  report.detail(`library name: ${status.libraryName?.trim() || '(not given)'}`);
+  if (status.terminalLocation) report.detail(`terminal location: ${status.terminalLocation}`);
+  for (const line of status.screenMessage ?? []) report.detail(`screen message: ${line}`);
+  const bx = status.supportedMessages;
+  report.detail(`supported messages (BX ${bx || '(empty)'}):`);
+  const width = Math.max(...SUPPORTED_MESSAGES.map((m) => MESSAGES[m].name.length));
+  SUPPORTED_MESSAGES.forEach((message, index) => {
+    const { code, name, usedFor } = MESSAGES[message];
+    const flag = bx[index];
+    const answer = flag === 'Y' ? 'yes' : flag === 'N' ? 'no ' : '?  ';
+    report.detail(`  ${answer}  ${code} ${name.padEnd(width)}${usedFor ? `  used for ${usedFor}` : ''}`);
+  });
+
+  if (!status.onlineStatus) {
+    report.fail('ACS on-line', 'the ILS says its SIP2 service is off-line (98 on-line status N); PAIA requests will fail until it is on-line again');
+  }
+  for (const message of NEEDED) {
+    if (bx[SUPPORTED_MESSAGES.indexOf(message)] === 'N') {
+      const { code, name, usedFor } = MESSAGES[message];
+      report.warn(`the ILS says it does not support ${code} ${name}, which the gateway needs for ${usedFor}`);
+    }
+  }
+  if (bx.length < SUPPORTED_MESSAGES.length) {
+    report.warn(`BX has ${bx.length} of ${SUPPORTED_MESSAGES.length} positions: the ILS may speak an older SIP2 version`);
+  }
+  if (status.institutionId && status.institutionId !== config.sip2.institution) {
+    report.warn(`sip2.institution is "${config.sip2.institution}" but the ILS calls itself "${status.institutionId}" (98 AO); many ILSs need them to match`);
+  }
+  if (status.dateTimeSync) {
+    const skew = toDate(status.dateTimeSync).getTime() - Date.now();
+    if (Math.abs(skew) > CLOCK_SKEW_MS) {
+      report.warn(
+        `the ILS clock is ${Math.round(Math.abs(skew) / 60_000)} min ${skew > 0 ? 'ahead of' : 'behind'} this host's (98 date/time sync): ` +
+          'check NTP and time zones on both, or due dates near midnight may be off by a day',
+      );
+    }
+  }
+}
+
+/** `count` 99s one after the other: min, median and max round-trip time. */
+export async function roundTrips(ctx: CheckContext, connection: Sip2Connection, count: number): Promise<void> {
+  const { responseMs } = ctx.config.sip2.timeouts;
+  const times: number[] = [];
+  await ctx.report.step(
+    `round trips, ${count} x 99`,
+    async () => {
+      for (let i = 0; i < count; i++) {
+        const start = performance.now();
+        await connection.request(SC_STATUS);
+        times.push(performance.now() - start);
+      }
+    },
+    (error) => explainRequest(error, '99', ctx),
+    () => {
+      const sorted = [...times].sort((a, b) => a - b);
+      return `round trips, ${count} x 99: min ${formatMs(sorted[0]!)} ms, median ${formatMs(median(sorted))} ms, max ${formatMs(sorted.at(-1)!)} ms`;
+    },
+  );
+  const slowest = Math.max(...times);
+  if (slowest > responseMs / 2) {
+    ctx.report.warn(`the slowest round trip (${formatMs(slowest)} ms) is more than half of sip2.timeouts.responseMs (${responseMs} ms): consider raising it`);
+  }
+}
+
+// ---------------------------------------------------------------- sessions at once
+
+/**
+ * With the first session up, the other sip2.pool.max - 1 at once, as the
+ * gateway opens them under load: how many logins does the ILS answer within
+ * sip2.timeouts.responseMs? Every session opened here is closed again.
+ */
+export async function sessionsAtOnce(ctx: CheckContext): Promise<void> {
+  const { report, config } = ctx;
+  const { max } = config.sip2.pool;
+  const { connectMs, responseMs } = config.sip2.timeouts;
+  if (max <= 1) {
+    report.skip('sessions at once: sip2.pool.max is 1, the gateway opens one session');
+    return;
+  }
+  const further = max - 1;
+  report.wait(
+    `up to ${formatSeconds(connectMs + 2 * responseMs)} s: ${further} further session${further === 1 ? '' : 's'} at once, as the gateway opens them ` +
+      `under load (sip2.pool.max ${max}); a login not answered within sip2.timeouts.responseMs (${responseMs} ms) counts as not served`,
+  );
+  const outcome = await report.step(
+    'sessions at once',
+    async () => {
+      const opened = await Promise.allSettled(Array.from({ length: further }, (_, i) => Sip2Connection.open({ ...ctx.session, id: i + 2 })));
+      let served = 1;
+      let unanswered = 0;
+      const refused = new Map<string, number>();
+      for (const result of opened) {
+        if (result.status === 'fulfilled') {
+          served++;
+          result.value.close('doctor: sessions counted');
+          continue;
+        }
+        const error = result.reason as unknown;
+        // Accepted by the kernel but not served: the pre-forking server's worker limit.
+        if (error instanceof BackendTimeout) unanswered++;
+        else {
+          const reason = error instanceof BackendUnavailable ? error.reason : messageOf(error);
+          refused.set(reason, (refused.get(reason) ?? 0) + 1);
+        }
+      }
+      return { served, unanswered, refused };
+    },
+    (error) => messageOf(error),
+    ({ served }) => `sessions at once: ${served} of sip2.pool.max ${max} logged in`,
+  );
+  if (outcome.served < max) {
+    const advice = sessionLimitAdvice(outcome.served, max, outcome.unanswered, outcome.refused, responseMs);
+    report.warn(advice.text, ...advice.more);
+  }
+}
+
+// ---------------------------------------------------------------- the test patron
+
+/** Login, patron, items and fees through the pool and backend the gateway builds, then the fine items and the charset. */
+export async function patronChecks(ctx: CheckContext, acs: AcsStatus, patron: TestPatron): Promise<void> {
+  const { config, report, dialect } = ctx;
+  const warnings: string[] = [];
+  const logger = collectingLogger(warnings);
+  // Sessions only as the methods need them, as many in parallel as the gateway would use; no keepalive for a run of seconds.
+  const pool = sip2Pool(config, dialect, ctx.target, { logger }, { min: 0, keepaliveIntervalMs: 0 });
+  ctx.cleanups.push(() => pool.close(CLEANUP_MS));
+  let backend: Sip2Backend;
+  try {
+    // The 98 of the doctor's first session: the pool's may not exist yet.
+    backend = sip2Backend(config, dialect, pool, { acsStatus: () => pool.acsStatus ?? acs, logger });
+  } catch (error) {
+    report.fatal('set up the PAIA backend', `${messageOf(error)}; check sip2.currency, sip2.pageSize and the paia URI templates`);
+  }
+  const explain = (error: unknown) => explainPatronStep(error, ctx);
+  const showWarnings = () => {
+    for (const warning of warnings.splice(0)) report.warn(warning);
+  };
+
+  report.line('');
+  report.line(`PAIA methods for test patron "${patron.name}":`);
+  const login = await report.step(
+    "PAIA login: 63 patron information with the patron's password",
+    async () => {
+      const outcome = await backend.login(patron.name, patron.password);
+      if (!outcome.ok) {
+        throw new CheckFailed(
+          `the ILS refused the patron login for "${patron.name}" (its 64 did not say BL valid patron = Y and CQ valid password = Y); ` +
+            'check the test patron\'s user name or barcode and the password (PAIA_DOCTOR_PASSWORD); a PAIA client would get "access denied"',
+        );
+      }
+      return outcome;
+    },
+    explain,
+  );
+  showWarnings();
+  const barcode = login.barcode;
+  report.detail(`ILS barcode "${barcode}", account state ${login.state} (${ACCOUNT_STATES[login.state]})`);
+
+  const record = await report.step(
+    'PAIA patron',
+    async () => {
+      const found = await backend.patron(barcode);
+      if (found === null) {
+        throw new CheckFailed(`the ILS does not know the barcode "${barcode}" it returned at login (64 BL not Y); a PAIA client would get 404`);
+      }
+      return found;
+    },
+    explain,
+  );
+  showWarnings();
+  report.json(record);
+  report.detail(`account state ${record.status} (${ACCOUNT_STATES[record.status]})`);
+
+  const docs = await report.step('PAIA items', () => backend.items(barcode), explain);
+  showWarnings();
+  report.json({ doc: docs.slice(0, SHOWN_DOCUMENTS) });
+  report.detail(shownOf(docs.length, 'document'));
+
+  const fees = await report.step('PAIA fees', () => backend.fees(barcode), explain);
+  showWarnings();
+  report.json({ ...fees, fee: fees.fee.slice(0, SHOWN_DOCUMENTS) });
+  report.detail(`${fees.amount === undefined ? 'no total amount' : `total ${fees.amount}`}, ${shownOf(fees.fee.length, 'fee')}`);
+
+  await fineItems(ctx, pool, barcode);
+  charset(ctx, record, docs, fees);
+
+  report.skip(
+    "PAIA renew, request, cancel: not sent, they would change the patron's account in the ILS (29 renew, 15 hold); " +
+      'try them through the gateway with a test account',
+  );
+  await closePool(ctx, pool);
+  showWarnings();
+}
+
+function shownOf(count: number, noun: string): string {
+  const plural = count === 1 ? noun : `${noun}s`;
+  if (count <= SHOWN_DOCUMENTS) return `${count} ${plural}${count === 0 ? '' : ', all shown'}`;
+  return `${count} ${plural}, the first ${SHOWN_DOCUMENTS} shown`;
+}
+
+/** Closes the pool and waits until its logins still under way (a worker may free late) have ended: nothing of the doctor stays open. */
+async function closePool(ctx: CheckContext, pool: Sip2Pool): Promise<void> {
+  const { connectMs, responseMs } = ctx.config.sip2.timeouts;
+  await pool.close(CLEANUP_MS);
+  const deadline = Date.now() + connectMs + 2 * responseMs + 1000;
+  while (pool.stats().opening > 0 && Date.now() < deadline) await sleep(50);
+}
+
+/**
+ * The test patron's fine items (AV) as the ILS writes them, read with a 63
+ * fine summary, against the dialect's patterns. Only their shapes are
+ * printed: the texts are patron data.
+ */
+async function fineItems(ctx: CheckContext, pool: Sip2Pool, barcode: string): Promise<void> {
+  const { config, dialect, report } = ctx;
+  const requests = sip2Requests(config);
+  const entries = await report.step(
+    'fine items (AV): 63 with the fine summary',
+    async () => {
+      const list = await fetchPatronList(
+        (message) => pool.request(message),
+        (start, end) => requests.patronInformation(barcode, { list: 'fine', start, end }),
+        'fine',
+        { pageSize: config.sip2.pageSize ?? dialect.pageSize, maxEntries: config.sip2.maxListEntries },
+      );
+      return list.entries.filter((entry) => entry.trim() !== '');
+    },
+    (error) => explainPatronStep(error, ctx),
+    (read) => {
+      const matched = read.filter((entry) => parseFineItem(entry, dialect) !== null).length;
+      return `fine items (AV): ${read.length} read with a 63 fine summary, ${matched} fit the patterns of dialect ${dialect.name}`;
+    },
+  );
+  const findings = fineFindings(entries, dialect);
+  if (findings.unmatched.length > 0) {
+    const advice = fineAdvice(findings, dialect);
+    report.warn(advice.text, ...advice.more);
+  }
+}
+
+/** The patron's name and address and the titles of items and fees, decoded in the configured charset: do they look like the wrong one? */
+function charset(ctx: CheckContext, record: PatronRecord, docs: PaiaDocument[], fees: FeeRecord): void {
+  const { config, dialect, report } = ctx;
+  const configured = sip2Charset(config, dialect);
+  const groups: Array<{ label: (affected: number, of: number) => string; texts: string[] }> = [
+    { label: () => "the patron's name", texts: [record.name] },
+    { label: () => "the patron's address", texts: record.address === undefined ? [] : [record.address] },
+    { label: (n, of) => `${n} of ${of} item title${of === 1 ? '' : 's'}`, texts: docs.flatMap((doc) => (doc.about === undefined ? [] : [doc.about])) },
+    { label: (n, of) => `${n} of ${of} fee text${of === 1 ? '' : 's'}`, texts: fees.fee.flatMap((fee) => (fee.about === undefined ? [] : [fee.about])) },
+  ];
+  const checked = groups.reduce((sum, group) => sum + group.texts.length, 0);
+  const found = new Map<CharsetFinding, { which: string[]; example: string | null }>();
+  for (const group of groups) {
+    const byFinding = new Map<CharsetFinding, string[]>();
+    for (const text of group.texts) {
+      const finding = charsetFinding(text, configured);
+      if (finding !== null) byFinding.set(finding, [...(byFinding.get(finding) ?? []), text]);
+    }
+    for (const [finding, texts] of byFinding) {
+      const entry = found.get(finding) ?? { which: [], example: null };
+      entry.which.push(group.label(texts.length, group.texts.length));
+      if (finding === 'utf-8-read-as-single-byte') entry.example ??= decodeText(encodeText(texts[0]!, configured), 'utf-8');
+      found.set(finding, entry);
+    }
+  }
+  const affected = found.size === 0 ? 'none looks mis-decoded' : 'some look mis-decoded';
+  report.line(`ok   charset ${configured}: ${checked} names and titles checked, ${affected}`);
+  for (const [finding, { which, example }] of found) {
+    const advice = charsetAdvice(finding, configured, which, example);
+    report.warn(advice.text, ...advice.more);
+  }
+}
+
+// ---------------------------------------------------------------- the idle session
+
+/**
+ * At the end, when no other session of the doctor is open (on a one-worker
+ * ILS it would otherwise wait for the worker): one fresh session stays idle
+ * for sip2.pool.keepaliveSeconds + 1 s. An ILS that closes it before then
+ * closes the gateway's idle sessions before its keepalive reaches them.
+ */
+export async function idleSession(ctx: CheckContext, quick: boolean): Promise<void> {
+  const { report } = ctx;
+  const keepalive = ctx.config.sip2.pool.keepaliveSeconds;
+  if (quick) {
+    report.skip('idle session: --quick (without it the doctor waits to see whether the ILS closes idle sessions before the keepalive)');
+    return;
+  }
+  if (keepalive === 0) {
+    report.skip('idle session: sip2.pool.keepaliveSeconds is 0, the gateway sends no keepalive to compare with');
+    return;
+  }
+  const waitMs = (keepalive + 1) * 1000;
+  report.wait(
+    `${keepalive + 1} s: one session stays idle, to see whether the ILS closes it before the gateway's keepalive ` +
+      `(sip2.pool.keepaliveSeconds ${keepalive}) would; --quick skips this`,
+  );
+  const answered = new Set<string>();
+  const outcome = await report.step(
+    'idle session',
+    async () => {
+      const connection = await Sip2Connection.open({ ...ctx.session, id: 1000, onRoundTrip: (event) => event.outcome === 'ok' && answered.add(event.code) });
+      ctx.cleanups.push(() => connection.close('doctor done'));
+      const idleSince = performance.now();
+      const closedAfterMs = await new Promise<number | null>((resolve) => {
+        const timer = setTimeout(() => {
+          connection.off('close', onClose);
+          resolve(null);
+        }, waitMs);
+        const onClose = () => {
+          clearTimeout(timer);
+          resolve(performance.now() - idleSince);
+        };
+        connection.once('close', onClose);
+      });
+      if (closedAfterMs !== null) return { closedAfterMs, silent: false };
+      try {
+        // Still open: does it still answer, or did something between (a firewall) forget it?
+        await connection.request(SC_STATUS);
+      } catch (error) {
+        if (error instanceof BackendTimeout) return { closedAfterMs: null, silent: true };
+        // The ILS closed it just as the 99 went out.
+        return { closedAfterMs: performance.now() - idleSince, silent: false };
+      }
+      connection.close('doctor done');
+      return { closedAfterMs: null, silent: false };
+    },
+    (error) => explainOpen(error, ctx, answered),
+    ({ closedAfterMs, silent }) =>
+      closedAfterMs !== null
+        ? `idle session: the ILS closed it after ${formatSeconds(closedAfterMs)} s`
+        : silent
+          ? `idle session: still open after ${keepalive + 1} s, but a 99 on it got no answer`
+          : `idle session: still open after ${keepalive + 1} s and answers a 99`,
+  );
+  if (outcome.closedAfterMs !== null) {
+    const advice = idleCloseAdvice(outcome.closedAfterMs, keepalive);
+    report.warn(advice.text, ...advice.more);
+  } else if (outcome.silent) {
+    report.warn(
+      `a session idle for ${keepalive + 1} s stayed open but no longer answered:`,
+      'something between this host and the ILS (a firewall, NAT) may drop idle connections without closing them; ' +
+        'lower sip2.pool.keepaliveSeconds until it answers, or ask the network admins about idle timeouts',
+    );
+  }
+}
+
+// ---------------------------------------------------------------- helpers
+
+function median(sorted: number[]): number {
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function formatSeconds(ms: number): string {
+  const seconds = ms / 1000;
+  return seconds < 10 ? seconds.toFixed(1) : String(Math.round(seconds));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** A pino logger whose warnings (the pool's "the ILS serves only 2 sessions", the backend's "fine items left out" ...) become doctor warnings. */
+function collectingLogger(into: string[]): Logger {
+  return createLogger({
+    level: 'warn',
+    destination: {
+      write(line: string) {
+        try {
+          const entry = JSON.parse(line) as { msg?: string; reason?: string };
+          into.push(`${entry.msg ?? 'warning'}${entry.reason ? ` (${entry.reason})` : ''}`);
+        } catch {
+          into.push(line.trim());
+        }
+      },
+    },
+  });
+}

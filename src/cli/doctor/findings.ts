@@ -1,0 +1,144 @@
+import { textShape } from '../../backend/fees.js';
+import { parseAmount, readAmountInText } from '../../backend/money.js';
+import { type Charset, encodeText } from '../../sip2/charset.js';
+import { BUILTIN_DIALECTS, type Dialect, loadDialect, parseFineItem } from '../../sip2/dialect.js';
+
+/**
+ * What the ILS's texts say about the configuration, without a network: a
+ * charset other than the configured one, and fine items (AV) the dialect's
+ * patterns do not read. Only shapes of fine items leave this module, never
+ * their text: it is patron data.
+ */
+
+/** A text decoded with the wrong charset, and which way round. */
+export type CharsetFinding = 'single-byte-read-as-utf-8' | 'utf-8-read-as-single-byte';
+
+/**
+ * Whether a text looks decoded with the wrong charset: U+FFFD in a UTF-8
+ * decode (the ILS sends a single-byte charset), or a single-byte decode whose
+ * bytes are valid UTF-8 with non-ASCII characters (the ILS sends UTF-8).
+ */
+export function charsetFinding(text: string, charset: Charset): CharsetFinding | null {
+  if (charset === 'utf-8') return text.includes('\uFFFD') ? 'single-byte-read-as-utf-8' : null;
+  // Only ASCII: the same in every charset.
+  if (!/[^\x00-\x7f]/.test(text)) return null;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(encodeText(text, charset));
+    return 'utf-8-read-as-single-byte';
+  } catch {
+    return null;
+  }
+}
+
+export interface FineShape {
+  /** Letters a/A, digits 9, the rest as it is (textShape): never the text. */
+  shape: string;
+  count: number;
+  /** The gateway lists such an entry by the one amount in its text; otherwise it leaves it out. */
+  listed: boolean;
+}
+
+export interface FineFindings {
+  /** Non-empty entries read. */
+  read: number;
+  /** The entries no pattern of the dialect reads, by shape. */
+  unmatched: FineShape[];
+  /** Patterns derived from the shapes that read every entry of theirs (amount included). */
+  patterns: DerivedPattern[];
+  /** Entries with an amount in their text that no derived pattern reads. */
+  withoutPattern: number;
+  /** Entries without any amount: no pattern can help. */
+  withoutAmount: number;
+  /** Built-in dialects whose patterns read every unmatched entry that has an amount. */
+  otherDialects: string[];
+}
+
+/** The fine items (AV) no pattern of the dialect reads, their shapes, and patterns that would read them. */
+export function fineFindings(entries: readonly string[], dialect: Dialect): FineFindings {
+  const unmatched = entries.filter((entry) => entry.trim() !== '' && parseFineItem(entry, dialect) === null);
+  const shapes = new Map<string, FineShape>();
+  const patterns: DerivedPattern[] = [];
+  let withoutPattern = 0;
+  let withoutAmount = 0;
+  const withAmount: string[] = [];
+  for (const entry of unmatched) {
+    const shape = textShape(entry);
+    const listed = readAmountInText(entry) !== null;
+    const known = shapes.get(shape);
+    if (known) known.count++;
+    else shapes.set(shape, { shape, count: 1, listed });
+    if (!listed) {
+      withoutAmount++;
+      continue;
+    }
+    withAmount.push(entry);
+    const derived = patternForShape(fullShape(entry));
+    if (derived !== null && readsAmount(entry, derived.pattern, dialect)) {
+      if (!patterns.some((known) => known.pattern === derived.pattern)) patterns.push(derived);
+    } else {
+      withoutPattern++;
+    }
+  }
+  const otherDialects =
+    withAmount.length === 0
+      ? []
+      : BUILTIN_DIALECTS.filter((name) => name !== dialect.name).filter((name) => {
+          const other = loadDialect(name);
+          return withAmount.every((entry) => amountOf(parseFineItem(entry, other)?.amount) !== null);
+        });
+  return { read: entries.filter((entry) => entry.trim() !== '').length, unmatched: [...shapes.values()], patterns, withoutPattern, withoutAmount, otherDialects };
+}
+
+/** An amount in a shape: the rule of readAmountInText, with letters as a/A and digits as 9. */
+const AMOUNT_IN_SHAPE = /(?<![\p{L}\p{N}_.,\-/])[+-]?(?:([$€£]) ?)?9{1,12}([.,])99(?!\p{N}|[.,]\p{N})/gu;
+
+export interface DerivedPattern {
+  pattern: string;
+  /** Where the amount stands, for the sysadmin. */
+  where: 'alone' | 'at the end' | 'at the start' | 'in between';
+}
+
+/**
+ * A fine-item pattern for entries of this shape, from where their one amount
+ * stands: at the end (Koha's "<description> <amount>"), at the start
+ * (Evergreen's legacy "<amount> <type> <title>"), or in between. Null when
+ * the shape has no single amount.
+ */
+export function patternForShape(shape: string): DerivedPattern | null {
+  const found = [...shape.matchAll(AMOUNT_IN_SHAPE)];
+  if (found.length !== 1) return null;
+  const m = found[0]!;
+  const [whole, symbol, separator] = m;
+  const currency = symbol === undefined ? '' : `${symbol === '$' ? '\\$' : symbol} ?`;
+  const amount = `${currency}(?<amount>-?\\d+${separator === ',' ? ',' : '\\.'}\\d{2})`;
+  const start = m.index;
+  const end = start + whole.length;
+  const before = shape.slice(0, start);
+  const after = shape.slice(end);
+  if (after === '') {
+    if (before === '') return { pattern: `^${amount}$`, where: 'alone' };
+    const pattern = /\s$/.test(before) ? `^(?<about>.*\\S)\\s+${amount}$` : `^(?<about>.*?)${amount}$`;
+    return { pattern, where: 'at the end' };
+  }
+  if (before === '') {
+    return { pattern: /^\s/.test(after) ? `^${amount}\\s+(?<about>.*)$` : `^${amount}(?<about>.*)$`, where: 'at the start' };
+  }
+  return { pattern: `^.*?(?<![\\p{L}\\p{N}_.,/-])${amount}(?!\\d|[.,]\\d)\\W*(?<about>.*)$`, where: 'in between' };
+}
+
+/** The shape of the whole text (textShape stops at 120 characters), taken in pieces. */
+function fullShape(text: string): string {
+  const chars = Array.from(text);
+  let shape = '';
+  for (let i = 0; i < chars.length; i += 60) shape += textShape(chars.slice(i, i + 60).join(''));
+  return shape;
+}
+
+function readsAmount(entry: string, pattern: string, dialect: Dialect): boolean {
+  const trial: Dialect = { ...dialect, fineItems: { ...dialect.fineItems, pattern } };
+  return amountOf(parseFineItem(entry, trial)?.amount) !== null;
+}
+
+function amountOf(text: string | undefined): bigint | null {
+  return text === undefined ? null : parseAmount(text);
+}

@@ -1,0 +1,120 @@
+/**
+ * `paia-sip2 doctor`: checks the configured ILS step by step, for the
+ * sysadmin setting the gateway up next to it.
+ *
+ *   connect + 93 login (TLS details), 99 -> 98 (what the ACS says it
+ *   supports), round-trip times, how many sessions the ILS serves at once;
+ *   with a test patron the PAIA login, patron, items and fees exactly as the
+ *   gateway computes them, its fine items against the dialect, the charset of
+ *   its names and titles; last, whether the ILS closes idle sessions before
+ *   the keepalive (skipped with --quick).
+ *
+ * Exit codes: 0 all ok (warnings, marked `!`, included), 1 a check failed, 2
+ * a usage or configuration problem. Every wait is bounded by the configured
+ * timeouts, and everything opened is closed again, so the process ends by
+ * itself. Secrets (terminal and patron passwords) are never printed.
+ */
+import type tls from 'node:tls';
+import type { Config } from '../../config/index.js';
+import { type Dialect, loadDialect } from '../../sip2/dialect.js';
+import { sip2ConnectionOptions, sip2TlsOptions } from '../../wiring.js';
+import { acsStatus, type CheckContext, idleSession, openSession, patronChecks, roundTrips, sessionsAtOnce, startDemo, withTimeout } from './checks.js';
+import { type DoctorOptions, testPatronOf, type TestPatron } from './input.js';
+import { Abort, flush, Report } from './report.js';
+
+export { type DoctorOptions, PASSWORD_ENV } from './input.js';
+
+/** Bound on each cleanup at the end (closing sessions, the pool, the embedded simulator). */
+const CLEANUP_MS = 5_000;
+
+/** Runs the checks; resolves with the exit code. */
+export async function runDoctor(config: Config, options: DoctorOptions): Promise<number> {
+  const report = new Report(options.out);
+  report.addSecret(config.sip2.terminal.password);
+
+  // ---------------------------------------------------------- usage and configuration (exit 2)
+  const demo = config.sip2.host === null;
+  let dialect: Dialect;
+  let tlsOptions: tls.ConnectionOptions | undefined;
+  try {
+    dialect = loadDialect(demo ? config.demo.dialect : config.sip2.dialect);
+    tlsOptions = config.sip2.tls ? sip2TlsOptions(config.sip2.tls) : undefined;
+  } catch (error) {
+    options.err.write(`paia-sip2 doctor: ${(error as Error).message}\n`);
+    return 2;
+  }
+  const read = await testPatronOf(options);
+  if (!read.ok) {
+    options.err.write(`paia-sip2 doctor: ${read.reason}\n`);
+    return 2;
+  }
+  if (read.patron) report.addSecret(read.patron.password);
+
+  const cleanups: Array<() => unknown> = [];
+  try {
+    await steps(config, dialect, tlsOptions, report, cleanups, { patron: read.patron, quick: options.quick === true, roundTrips: options.roundTrips ?? 5 });
+  } catch (error) {
+    if (!(error instanceof Abort)) throw error;
+  } finally {
+    for (const cleanup of cleanups.reverse()) {
+      await withTimeout(Promise.resolve().then(cleanup), CLEANUP_MS, 'cleanup').catch(() => {});
+    }
+  }
+
+  report.line('');
+  if (report.failures === 0) {
+    report.line('all checks passed');
+    if (report.warnings > 0) report.line(`${report.warnings} warning${report.warnings === 1 ? '' : 's'}: see the lines marked "!"`);
+    await flush(options.out);
+    return 0;
+  }
+  report.line(`${report.failures} check${report.failures === 1 ? '' : 's'} failed`);
+  await flush(options.out);
+  options.err.write(`paia-sip2 doctor: FAIL ${report.firstFailure}\n`);
+  await flush(options.err);
+  return 1;
+}
+
+/** The sequence: each step builds on the one before, and a FAIL (Abort) ends it. */
+async function steps(
+  config: Config,
+  dialect: Dialect,
+  tlsOptions: tls.ConnectionOptions | undefined,
+  report: Report,
+  cleanups: Array<() => unknown>,
+  run: { patron: TestPatron | null; quick: boolean; roundTrips: number },
+): Promise<void> {
+  const { sip2 } = config;
+  report.line('paia-sip2 doctor');
+  const target = sip2.host === null ? await startDemo(config, report, cleanups) : { host: sip2.host, port: sip2.port };
+  report.line(
+    `ILS ${target.host}:${target.port} over ${tlsOptions ? 'TLS' : 'TCP'}, dialect ${dialect.name}, terminal user "${sip2.terminal.user}"` +
+      `${sip2.terminal.location ? ` at location "${sip2.terminal.location}"` : ''}, institution "${sip2.institution}"`,
+  );
+  report.line('');
+
+  const ctx: CheckContext = {
+    config,
+    dialect,
+    tls: tlsOptions !== undefined,
+    target,
+    report,
+    session: sip2ConnectionOptions(config, dialect, target, tlsOptions),
+    cleanups,
+  };
+  const first = await openSession(ctx);
+  const acs = await acsStatus(ctx, first);
+  await roundTrips(ctx, first, run.roundTrips);
+  await sessionsAtOnce(ctx);
+  // The patron's calls get sessions of their own, as in the gateway; a one-worker ILS needs this one gone first.
+  first.close('doctor: first session done');
+
+  if (run.patron === null) {
+    report.line('');
+    report.skip('PAIA methods: give --patron NAME (password in PAIA_DOCTOR_PASSWORD or on stdin) to see what they return');
+  } else {
+    await patronChecks(ctx, acs, run.patron);
+  }
+  report.line('');
+  await idleSession(ctx, run.quick);
+}

@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import { explainOpen, idleCloseAdvice, sessionLimitAdvice } from '../../../src/cli/doctor/advice.js';
+import { charsetFinding, fineFindings, patternForShape } from '../../../src/cli/doctor/findings.js';
+import { Abort, Report } from '../../../src/cli/doctor/report.js';
+import { loadConfig } from '../../../src/config/index.js';
+import { decodeText, encodeText } from '../../../src/sip2/charset.js';
+import { loadDialect, parseFineItem } from '../../../src/sip2/dialect.js';
+import { BackendProtocolError, BackendTimeout, BackendUnavailable } from '../../../src/sip2/errors.js';
+
+/** The doctor's pure parts: what it reads in texts and fine items, the advice it gives, and its report. */
+
+const generic = loadDialect('generic');
+
+describe('charsetFinding', () => {
+  it('takes U+FFFD in a UTF-8 decode for a single-byte ILS', () => {
+    const sent = encodeText('Émile Zoë', 'cp850');
+    expect(charsetFinding(decodeText(sent, 'utf-8'), 'utf-8')).toBe('single-byte-read-as-utf-8');
+    expect(charsetFinding('Émile Zoë', 'utf-8')).toBeNull();
+  });
+
+  it('takes a cp850 or latin1 decode whose bytes are valid UTF-8 with non-ASCII characters for a UTF-8 ILS', () => {
+    const sent = encodeText('Émile Zoë Ångström', 'utf-8');
+    expect(charsetFinding(decodeText(sent, 'cp850'), 'cp850')).toBe('utf-8-read-as-single-byte');
+    expect(charsetFinding(decodeText(sent, 'latin1'), 'latin1')).toBe('utf-8-read-as-single-byte');
+  });
+
+  it('leaves right decodes and plain ASCII alone', () => {
+    expect(charsetFinding(decodeText(encodeText('Émile Zoë Ångström', 'cp850'), 'cp850'), 'cp850')).toBeNull();
+    expect(charsetFinding(decodeText(encodeText('Hauptstraße 1', 'latin1'), 'latin1'), 'latin1')).toBeNull();
+    expect(charsetFinding('Alice Example', 'cp850')).toBeNull();
+    expect(charsetFinding('Alice Example', 'utf-8')).toBeNull();
+  });
+});
+
+describe('patternForShape', () => {
+  it('reads an amount at the end (Koha’s "<description> <amount>")', () => {
+    expect(patternForShape('Aaaaaaa aaaa 99999 9.99')).toEqual({ pattern: String.raw`^(?<about>.*\S)\s+(?<amount>-?\d+\.\d{2})$`, where: 'at the end' });
+  });
+
+  it('reads an amount at the start (Evergreen’s legacy "<balance> <type> <title>")', () => {
+    expect(patternForShape('9.99 Aaaaaaa aaaaaaaaa Aaaaaaa aaaa 99999 / ')).toEqual({
+      pattern: String.raw`^(?<amount>-?\d+\.\d{2})\s+(?<about>.*)$`,
+      where: 'at the start',
+    });
+  });
+
+  it('reads an amount in between, with its currency sign and a decimal comma', () => {
+    expect(patternForShape('a-999 $9.99 "AAAA" Aaaaaaa aaaa 99999')?.pattern).toBe(
+      String.raw`^.*?(?<![\p{L}\p{N}_.,/-])\$ ?(?<amount>-?\d+\.\d{2})(?!\d|[.,]\d)\W*(?<about>.*)$`,
+    );
+    expect(patternForShape('Aaaaa 9,99 AAA')?.pattern).toContain(String.raw`(?<amount>-?\d+,\d{2})`);
+  });
+
+  it('derives nothing without exactly one amount: none, two, or a date', () => {
+    expect(patternForShape('Aaaaaaa aaaa 99999')).toBeNull();
+    expect(patternForShape('9.99 aaa 9.99')).toBeNull();
+    expect(patternForShape('Aaaaaaa 99.99.9999')).toBeNull();
+  });
+});
+
+describe('fineFindings', () => {
+  it('finds Koha-style entries unread by the generic dialect, with a pattern that reads them and the koha dialect that does', () => {
+    const entries = ['Overdue fine 30002 2.50', 'Processing fee 1.00', ''];
+    const findings = fineFindings(entries, generic);
+    expect(findings.read).toBe(2);
+    expect(findings.unmatched).toEqual([
+      { shape: 'Aaaaaaa aaaa 99999 9.99', count: 1, listed: true },
+      { shape: 'Aaaaaaaaaa aaa 9.99', count: 1, listed: true },
+    ]);
+    expect(findings.patterns.map((p) => p.where)).toEqual(['at the end']);
+    expect(findings.otherDialects).toContain('koha');
+    expect(findings.withoutAmount).toBe(0);
+    // The pattern, put into a dialect, reads amount and about.
+    const fixed = { ...generic, fineItems: { ...generic.fineItems, pattern: findings.patterns[0]!.pattern } };
+    expect(parseFineItem('Overdue fine 30002 2.50', fixed)).toEqual({ about: 'Overdue fine 30002', amount: '2.50' });
+  });
+
+  it('derives a pattern for Evergreen’s 3m format, with the amount in between', () => {
+    const findings = fineFindings(['f-101 $2.50 "FINE" Overdue fine 30002', 'f-102 $12.00 "LOST" Lost item Faust'], generic);
+    expect(findings.patterns).toHaveLength(1);
+    expect(findings.patterns[0]!.where).toBe('in between');
+    expect(findings.withoutPattern).toBe(0);
+  });
+
+  it('counts entries without an amount as left out, with no pattern to offer', () => {
+    const findings = fineFindings(['Overdue fine 30002', 'Processing fee', 'Processing fee'], generic);
+    expect(findings.unmatched).toEqual([
+      { shape: 'Aaaaaaa aaaa 99999', count: 1, listed: false },
+      { shape: 'Aaaaaaaaaa aaa', count: 2, listed: false },
+    ]);
+    expect(findings.withoutAmount).toBe(3);
+    expect(findings.patterns).toEqual([]);
+    expect(findings.otherDialects).toEqual([]);
+  });
+
+  it('finds nothing when the dialect reads every entry', () => {
+    expect(fineFindings(['2.50 EUR overdue 20260313 it-0001 Der Zauberberg'], generic).unmatched).toEqual([]);
+  });
+});
+
+describe('advice', () => {
+  it('advises a keepalive of half the ILS’s idle timeout, or raising the timeout when no whole second fits', () => {
+    const minute = idleCloseAdvice(59_800, 120);
+    expect(minute.text).toContain('after about 60 s, sooner than the gateway\'s keepalive (sip2.pool.keepaliveSeconds 120)');
+    expect(minute.more.join(' ')).toContain('set sip2.pool.keepaliveSeconds below 60 s, e.g. 29 (PAIA_SIP2_POOL_KEEPALIVE_SECONDS=29)');
+    const second = idleCloseAdvice(1004, 3);
+    expect(second.text).toContain('after about 1.0 s');
+    expect(second.more.join(' ')).toContain("no keepalive of whole seconds stays safely below 1.0 s: raise the ILS's idle timeout");
+  });
+
+  it('tells unanswered logins from refused ones in the session limit', () => {
+    const advice = sessionLimitAdvice(1, 4, 1, new Map([['login-rejected', 2]]), 5000);
+    expect(advice.text).toBe('the ILS serves 1 session to this host at once, fewer than sip2.pool.max (4):');
+    const more = advice.more.join('\n');
+    expect(more).toContain('1 further login got no answer within sip2.timeouts.responseMs (5000 ms)');
+    expect(more).toContain('further sessions were turned down (login-rejected 2)');
+    expect(more).toContain('set sip2.pool.max to 1 (PAIA_SIP2_POOL_MAX=1)');
+  });
+
+  it('explains a failed first session by the error’s reason and errno code', () => {
+    const config = loadConfig({ env: { PAIA_SIP2_HOST: 'ils.example.org', PAIA_SIP2_PORT: '6001' } });
+    const ctx = { config, dialect: generic, tls: false, target: { host: 'ils.example.org', port: 6001 } };
+    const dns = Object.assign(new Error('getaddrinfo ENOTFOUND ils.example.org'), { code: 'ENOTFOUND' });
+    expect(explainOpen(new BackendUnavailable('connect-error', 'cannot connect', { cause: dns }), ctx, new Set())).toContain(
+      'the name "ils.example.org" does not resolve (ENOTFOUND)',
+    );
+    expect(explainOpen(new BackendUnavailable('refused', 'cannot connect'), ctx, new Set())).toContain('connection refused (nothing listens there)');
+    const noLogin = new BackendTimeout('login-timeout', 'the ILS did not answer');
+    expect(explainOpen(noLogin, ctx, new Set())).toContain('did not answer the 93 login within sip2.timeouts.responseMs (5000 ms)');
+    expect(explainOpen(noLogin, ctx, new Set())).toContain('every SIP2 worker of the ILS is busy');
+    expect(explainOpen(noLogin, ctx, new Set(['93']))).toContain('the terminal login was accepted, but the ILS did not answer the 99');
+    expect(explainOpen(new BackendProtocolError('resend-refused', 'x'), ctx, new Set())).toContain('the ILS could not read our messages');
+  });
+});
+
+describe('Report', () => {
+  const collect = () => {
+    const lines: string[] = [];
+    const out = { write: (text: string) => lines.push(text) } as unknown as NodeJS.WritableStream;
+    return { lines, report: new Report(out) };
+  };
+
+  it('masks secrets of six characters or more in every line, and leaves shorter ones (dates, amounts) alone', () => {
+    const { lines, report } = collect();
+    report.addSecret('alice-pass');
+    report.addSecret('1234');
+    report.detail('password alice-pass, PIN 1234');
+    expect(lines).toEqual(['     password ***, PIN 1234\n']);
+  });
+
+  it('counts a warning with its continuation lines once', () => {
+    const { lines, report } = collect();
+    report.warn('first', 'second', 'third');
+    expect(report.warnings).toBe(1);
+    expect(lines).toEqual(['     ! first\n', '       second\n', '       third\n']);
+  });
+
+  it('prints a failed step as FAIL with the explanation and stops the checks', async () => {
+    const { lines, report } = collect();
+    await expect(report.step('connect', () => Promise.reject(new Error('boom')), () => 'it broke: check this')).rejects.toBeInstanceOf(Abort);
+    expect(lines).toEqual(['FAIL connect: it broke: check this\n']);
+    expect(report.failures).toBe(1);
+    expect(report.firstFailure).toBe('connect: it broke: check this');
+  });
+});
