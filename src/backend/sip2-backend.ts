@@ -6,8 +6,8 @@ import {
   DEFAULT_MAX_LIST_ENTRIES,
   fetchPatronList,
   type HoldResponse,
-  type BackendError,
-  isBackendError,
+  type Sip2Failure,
+  isSip2Failure,
   parseDialectDate,
   type PatronInformationResponse,
   type PatronList,
@@ -21,6 +21,7 @@ import {
   type SummaryList,
 } from '../sip2/index.js';
 import { accountState, expiryOf, localDateOf } from './account-state.js';
+import { inBackendTerms } from './errors.js';
 import { type DocumentContext, type EntryKind, itemDocument, nonEmpty, queueLength, storageOf } from './documents.js';
 import { feeRecord } from './fees.js';
 import { type ItemInfoCache, type ItemLookup, itemLookup } from './item-cache.js';
@@ -139,7 +140,41 @@ export class Sip2Backend implements Backend {
 
   // ------------------------------------------------------------ auth
 
-  async login(username: string, password: string, options: CallOptions = {}): Promise<CredentialCheck> {
+  login(username: string, password: string, options: CallOptions = {}): Promise<CredentialCheck> {
+    return inBackendTerms(() => this.checkCredentials(username, password, options));
+  }
+
+  logout(barcode: string, options: CallOptions = {}): Promise<void> {
+    return inBackendTerms(() => this.endSession(barcode, options));
+  }
+
+  patron(barcode: string, options: CallOptions = {}): Promise<PatronRecord | null> {
+    return inBackendTerms(() => this.readPatron(barcode, options));
+  }
+
+  items(barcode: string, options: CallOptions = {}): Promise<PaiaDocument[]> {
+    return inBackendTerms(() => this.readItems(barcode, options));
+  }
+
+  fees(barcode: string, options: CallOptions = {}): Promise<FeeRecord> {
+    return inBackendTerms(() => this.readFees(barcode, options));
+  }
+
+  renew(barcode: string, docs: DocumentRequest[], options: CallOptions = {}): Promise<PaiaDocument[]> {
+    return inBackendTerms(() => this.renewItems(barcode, docs, options));
+  }
+
+  request(barcode: string, docs: DocumentRequest[], options: CallOptions = {}): Promise<PaiaDocument[]> {
+    return inBackendTerms(() => this.placeHolds(barcode, docs, options));
+  }
+
+  cancel(barcode: string, docs: DocumentRequest[], options: CallOptions = {}): Promise<PaiaDocument[]> {
+    return inBackendTerms(() => this.cancelHolds(barcode, docs, options));
+  }
+
+  // ------------------------------------------------------------ in SIP2 terms (their errors become BackendFailure above)
+
+  private async checkCredentials(username: string, password: string, options: CallOptions): Promise<CredentialCheck> {
     // An empty AD means "no password" to some ILSs, which then answer CQ=Y.
     if (username === '' || password === '') return { ok: false };
     let response: PatronInformationResponse;
@@ -158,7 +193,7 @@ export class Sip2Backend implements Backend {
     };
   }
 
-  async logout(barcode: string, options: CallOptions = {}): Promise<void> {
+  private async endSession(barcode: string, options: CallOptions): Promise<void> {
     try {
       await this.send(this.requests.endSession(barcode), options);
     } catch (error) {
@@ -168,7 +203,7 @@ export class Sip2Backend implements Backend {
 
   // ------------------------------------------------------------ reads
 
-  async patron(barcode: string, options: CallOptions = {}): Promise<PatronRecord | null> {
+  private async readPatron(barcode: string, options: CallOptions): Promise<PatronRecord | null> {
     const response = await this.send(this.requests.patronInformation(barcode), options);
     if (!isKnownPatron(response)) return null;
     const record: PatronRecord = {
@@ -186,7 +221,7 @@ export class Sip2Backend implements Backend {
     return record;
   }
 
-  async items(barcode: string, options: CallOptions = {}): Promise<PaiaDocument[]> {
+  private async readItems(barcode: string, options: CallOptions): Promise<PaiaDocument[]> {
     // Lists, pages and items of this call share one bound on what it has in the pool at once.
     const limit = limiter(this.maxParallel);
     const send: Sip2Send = (message) => limit(() => this.send(message, options));
@@ -226,7 +261,7 @@ export class Sip2Backend implements Backend {
     return entries.map(([entry, kind], i) => itemDocument(entry, kind, infos[i]!, ctx));
   }
 
-  async fees(barcode: string, options: CallOptions = {}): Promise<FeeRecord> {
+  private async readFees(barcode: string, options: CallOptions): Promise<FeeRecord> {
     // Fine pages share one bound per call too: a patron with thousands of fines must not fill the pool's queue.
     const limit = limiter(this.maxParallel);
     const fines = await this.list(barcode, 'fine', (message) => limit(() => this.send(message, options)));
@@ -238,7 +273,7 @@ export class Sip2Backend implements Backend {
 
   // ------------------------------------------------------------ writes
 
-  renew(barcode: string, docs: DocumentRequest[], options: CallOptions = {}): Promise<PaiaDocument[]> {
+  private renewItems(barcode: string, docs: DocumentRequest[], options: CallOptions): Promise<PaiaDocument[]> {
     return this.write<string, RenewResponse>(docs, RENEW, {
       plan: (doc) => {
         if (doc.item === undefined) {
@@ -267,7 +302,7 @@ export class Sip2Backend implements Backend {
     });
   }
 
-  request(barcode: string, docs: DocumentRequest[], options: CallOptions = {}): Promise<PaiaDocument[]> {
+  private placeHolds(barcode: string, docs: DocumentRequest[], options: CallOptions): Promise<PaiaDocument[]> {
     return this.write<HoldTarget, HoldResponse>(docs, REQUEST, {
       plan: (doc) => {
         const target = this.holdTarget(doc, REQUEST);
@@ -292,7 +327,7 @@ export class Sip2Backend implements Backend {
     });
   }
 
-  cancel(barcode: string, docs: DocumentRequest[], options: CallOptions = {}): Promise<PaiaDocument[]> {
+  private cancelHolds(barcode: string, docs: DocumentRequest[], options: CallOptions): Promise<PaiaDocument[]> {
     return this.write<HoldTarget, HoldResponse>(docs, CANCEL, {
       plan: (doc) => this.holdTarget(doc, CANCEL),
       execute: (target) => this.send(this.requests.hold('-', barcode, target), options),
@@ -357,7 +392,7 @@ export class Sip2Backend implements Backend {
     const outcomes = new Map<string, Outcome<R>>();
     await Promise.all([...runs].map(async ([key, run]) => outcomes.set(key, await run)));
 
-    let firstBackendError: BackendError | CallCancelled | undefined;
+    let firstBackendError: Sip2Failure | CallCancelled | undefined;
     let allBackendErrors = docs.length > 0;
     const results = docs.map((doc, i): PaiaDocument => {
       const plan = plans[i]!;
@@ -467,8 +502,8 @@ export function isKnownPatron(response: PatronInformationResponse): boolean {
 }
 
 /** A failure of the ILS, or a cancelled call: the errors a write turns into a document (not sent, or outcome unknown). */
-function isFailure(error: unknown): error is BackendError | CallCancelled {
-  return isBackendError(error) || error instanceof CallCancelled;
+function isFailure(error: unknown): error is Sip2Failure | CallCancelled {
+  return isSip2Failure(error) || error instanceof CallCancelled;
 }
 
 function distinct(entries: readonly string[]): string[] {

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { LoginService } from '../auth/login.js';
+import type { BackendFailure } from '../backend/errors.js';
 import { APP_DEFAULTS } from './defaults.js';
 import { TokenRateLimit } from '../auth/token-rate-limit.js';
 import type { SessionStore } from '../auth/session-store.js';
@@ -180,8 +181,8 @@ export function createApp(options: AppOptions): Hono {
     const { error, kind } = translateError(thrown, requestIdValue);
     const log = requestLog(c) ?? options.logger;
     if (kind === 'backend') {
-      const code = (thrown as { code?: unknown }).code;
-      log.warn({ err: { type: thrown.name, code, message: thrown.message } }, 'backend failure');
+      const { kind: failure, reason } = thrown as BackendFailure;
+      log.warn({ err: { type: thrown.name, kind: failure, reason, message: thrown.message } }, 'backend failure');
     } else if (kind === 'bug') {
       log.error({ err: thrown }, 'unexpected error');
     }

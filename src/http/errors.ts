@@ -1,10 +1,4 @@
-import {
-  BackendOverloaded,
-  CallCancelled,
-  Sip2DecodeError,
-  Sip2EncodeError,
-  isBackendError,
-} from '../sip2/errors.js';
+import { BackendFailure } from '../backend/errors.js';
 
 /** The PAIA request error codes (spec: Errors). */
 export type PaiaErrorCode =
@@ -124,71 +118,56 @@ export function insufficientScope(scope: string): PaiaError {
 /** How an error thrown while serving a request is answered and logged. */
 export interface TranslatedError {
   error: PaiaError;
-  /** client: nothing to log beyond the access line; backend: the ILS side failed (warn); bug: unexpected (error, with stack). */
+  /** client: nothing to log beyond the access line; backend: the library system failed (warn); bug: unexpected (error, with stack). */
   kind: 'client' | 'backend' | 'bug';
 }
 
+const UNREACHABLE = 'the library system cannot be reached right now; please try again later';
+const UNREADABLE = 'the library system sent an answer that could not be understood; please try again later';
+
 /**
- * Turns anything thrown into a PaiaError. Backend failures get descriptions
- * a client developer can act on; nothing internal (messages, stacks, hosts)
- * ever reaches the client.
+ * Turns anything thrown into a PaiaError: request errors as they are, the
+ * backend's failures (its error contract, backend/errors.ts) by their kind,
+ * anything else as a bug. Descriptions are for client developers; nothing
+ * internal (messages, stacks, hosts) ever reaches the client.
  */
 export function translateError(thrown: unknown, requestId: string): TranslatedError {
   if (thrown instanceof PaiaError) return { error: thrown, kind: 'client' };
-  if (thrown instanceof CallCancelled) {
-    // A client that went away reads no answer; the deadline is the library system being too slow for this call.
-    return {
-      kind: thrown.reason === 'deadline' ? 'backend' : 'client',
-      error: new PaiaError('gateway_timeout', 504, 'the library system did not finish this call in time; please try again later'),
-    };
-  }
-  if (isBackendError(thrown)) {
-    switch (thrown.code) {
-      case 'BACKEND_TIMEOUT':
-        return {
-          kind: 'backend',
-          error: new PaiaError(
-            'gateway_timeout',
-            504,
-            // Writes whose outcome is unknown never get here: the backend reports them per document.
-            'the library system did not answer in time; please try again later',
-          ),
-        };
-      case 'BACKEND_OVERLOADED': {
-        const seconds = Math.max(1, Math.ceil((thrown as BackendOverloaded).retryAfterSeconds || 1));
-        return {
-          kind: 'backend',
-          error: new PaiaError('service_unavailable', 503, `the service is busy right now; please try again in ${seconds} second${seconds === 1 ? '' : 's'}`, {
-            headers: { 'Retry-After': String(seconds) },
-          }),
-        };
-      }
-      case 'BACKEND_PROTOCOL':
-        return {
-          kind: 'backend',
-          error: new PaiaError('bad_gateway', 502, 'the library system sent an answer that could not be understood; please try again later'),
-        };
-      default:
-        return {
-          kind: 'backend',
-          error: new PaiaError('bad_gateway', 502, 'the library system cannot be reached right now; please try again later'),
-        };
-    }
-  }
-  if (thrown instanceof Sip2DecodeError) {
-    return {
-      kind: 'backend',
-      error: new PaiaError('bad_gateway', 502, 'the library system sent an answer that could not be understood; please try again later'),
-    };
-  }
-  if (thrown instanceof Sip2EncodeError) {
-    return {
-      kind: 'backend',
-      error: unprocessable('a value in the request cannot be passed on to the library system: it is too long or contains a character the library system does not accept'),
-    };
-  }
+  if (thrown instanceof BackendFailure) return translateBackendFailure(thrown);
   return {
     kind: 'bug',
     error: new PaiaError('internal_error', 500, `an unexpected error occurred in the server; it has been logged with request id ${requestId}`),
   };
+}
+
+function translateBackendFailure(failure: BackendFailure): TranslatedError {
+  switch (failure.kind) {
+    case 'timeout':
+      // Writes whose outcome is unknown never get here: the backend reports them per document.
+      return { kind: 'backend', error: new PaiaError('gateway_timeout', 504, 'the library system did not answer in time; please try again later') };
+    case 'cancelled':
+      // A client that went away reads no answer; the deadline is the library system being too slow for this call.
+      return {
+        kind: failure.reason === 'deadline' ? 'backend' : 'client',
+        error: new PaiaError('gateway_timeout', 504, 'the library system did not finish this call in time; please try again later'),
+      };
+    case 'busy': {
+      const seconds = Math.max(1, Math.ceil(failure.retryAfterSeconds || 1));
+      return {
+        kind: 'backend',
+        error: new PaiaError('service_unavailable', 503, `the service is busy right now; please try again in ${seconds} second${seconds === 1 ? '' : 's'}`, {
+          headers: { 'Retry-After': String(seconds) },
+        }),
+      };
+    }
+    case 'protocol':
+      return { kind: 'backend', error: new PaiaError('bad_gateway', 502, UNREADABLE) };
+    case 'unavailable':
+      return { kind: 'backend', error: new PaiaError('bad_gateway', 502, UNREACHABLE) };
+    case 'unencodable':
+      return {
+        kind: 'client',
+        error: unprocessable('a value in the request cannot be passed on to the library system: it is too long or contains a character the library system does not accept'),
+      };
+  }
 }

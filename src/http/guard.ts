@@ -1,4 +1,4 @@
-import { cancelled } from '../sip2/errors.js';
+import { cancelledCall } from '../backend/errors.js';
 
 /**
  * Runs a call into a plug-in (backend, session store) so that whatever it
@@ -19,9 +19,9 @@ export async function guarded<T>(what: string, call: () => Promise<T>): Promise<
  * at the deadline even if something below were slow to notice.
  */
 export function readUntil<T>(signal: AbortSignal, what: string, call: () => Promise<T>): Promise<T> {
-  if (signal.aborted) return Promise.reject(cancelled(signal, false));
+  if (signal.aborted) return Promise.reject(cancelledCall(signal));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(cancelled(signal, false));
+    const onAbort = () => reject(cancelledCall(signal));
     signal.addEventListener('abort', onAbort, { once: true });
     guarded(what, call).then(
       (value) => {

@@ -6,9 +6,9 @@ import type { AnomalyLog } from './anomalies.js';
 import type { Charset } from './charset.js';
 import { decodeFrame, encodeMessage, type EncodeOptions, redactSecrets } from './codec.js';
 import {
-  BackendProtocolError,
-  BackendTimeout,
-  BackendUnavailable,
+  IlsProtocolError,
+  IlsTimeout,
+  IlsUnavailable,
   Sip2DecodeError,
   Sip2Error,
   type Sip2ErrorCode,
@@ -158,7 +158,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
         locationCode: options.locationCode,
       });
       if (!login.ok) {
-        throw new BackendUnavailable('login-rejected', 'the ILS rejected the SIP2 terminal login (check the terminal user and password)');
+        throw new IlsUnavailable('login-rejected', 'the ILS rejected the SIP2 terminal login (check the terminal user and password)');
       }
       connection.acs = await connection.sendDuringLogin(SC_STATUS);
       connection.setStatus('ready');
@@ -178,8 +178,8 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     try {
       return await this.send(message);
     } catch (error) {
-      if (error instanceof BackendTimeout) {
-        throw new BackendTimeout('login-timeout', `the ILS did not answer the ${message.code} of a new SIP2 session within ${this.options.responseTimeoutMs} ms`, {
+      if (error instanceof IlsTimeout) {
+        throw new IlsTimeout('login-timeout', `the ILS did not answer the ${message.code} of a new SIP2 session within ${this.options.responseTimeoutMs} ms`, {
           cause: error,
           requestSent: true,
         });
@@ -224,7 +224,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
    */
   async request<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
     if (this.state !== 'ready') {
-      throw new BackendUnavailable('dropped', `SIP2 connection ${this.id} is ${this.state}, not ready`);
+      throw new IlsUnavailable('dropped', `SIP2 connection ${this.id} is ${this.state}, not ready`);
     }
     this.setStatus('busy');
     this.servedRequest = true;
@@ -271,14 +271,14 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
         const untrusted = this.options.tls !== undefined && /CERT|SIGNATURE|ALTNAME|ISSUER/.test(error.code ?? '');
         const why = untrusted ? `the ILS's TLS certificate was not trusted: ${error.code}: ${error.message}` : (error.code ?? error.message);
         const reason = untrusted ? 'tls-untrusted' : error.code === 'ECONNREFUSED' ? 'refused' : 'connect-error';
-        reject(new BackendUnavailable(reason, `cannot connect to the ILS at ${host}:${port} (${why})`, { cause: error }));
+        reject(new IlsUnavailable(reason, `cannot connect to the ILS at ${host}:${port} (${why})`, { cause: error }));
       };
       const socket = this.options.tls
         ? tls.connect({ host, port, ...this.options.tls }, onConnected)
         : net.connect({ host, port }, onConnected);
       const timer = setTimeout(() => {
         socket.destroy();
-        reject(new BackendTimeout('connect-timeout', `no connection to the ILS at ${host}:${port} within ${connectTimeoutMs} ms`));
+        reject(new IlsTimeout('connect-timeout', `no connection to the ILS at ${host}:${port} within ${connectTimeoutMs} ms`));
       }, connectTimeoutMs);
       socket.once('error', onError);
       socket.setNoDelay(true);
@@ -311,7 +311,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     return new Promise<ResponseOf<M['code']>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.failExchange(
-          new BackendTimeout('response-timeout', `the ILS did not answer a ${message.code} message within ${this.options.responseTimeoutMs} ms`, {
+          new IlsTimeout('response-timeout', `the ILS did not answer a ${message.code} message within ${this.options.responseTimeoutMs} ms`, {
             requestSent: true,
           }),
         );
@@ -343,7 +343,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
   private write(bytes: Buffer): void {
     const socket = this.socket;
     if (!socket || socket.destroyed) {
-      this.failExchange(new BackendUnavailable('dropped', 'the SIP2 connection is closed', { requestSent: false }));
+      this.failExchange(new IlsUnavailable('dropped', 'the SIP2 connection is closed', { requestSent: false }));
       return;
     }
     if (this.options.logger?.isLevelEnabled('debug')) {
@@ -357,7 +357,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     try {
       frames = this.decoder.push(chunk);
     } catch (error) {
-      this.failExchange(new BackendProtocolError('oversized', 'the ILS sent an oversized SIP2 message', { cause: error, requestSent: true }));
+      this.failExchange(new IlsProtocolError('oversized', 'the ILS sent an oversized SIP2 message', { cause: error, requestSent: true }));
       this.destroy('oversized frame');
       return;
     }
@@ -383,7 +383,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
       return;
     }
     if (decoded.kind === 'unknown') {
-      this.failExchange(new BackendProtocolError('unexpected-message', `the ILS answered with an unknown message ${decoded.code}`, { requestSent: true }));
+      this.failExchange(new IlsProtocolError('unexpected-message', `the ILS answered with an unknown message ${decoded.code}`, { requestSent: true }));
       this.destroy('unknown message');
       return;
     }
@@ -407,7 +407,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
       return;
     }
     this.failExchange(
-      new BackendProtocolError('unexpected-message', `the ILS answered a ${exchange.request.code} message with a ${response.code} message`, {
+      new IlsProtocolError('unexpected-message', `the ILS answered a ${exchange.request.code} message with a ${response.code} message`, {
         requestSent: true,
       }),
     );
@@ -418,7 +418,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
   private onCorruptResponse(exchange: Exchange, error: Sip2DecodeError): void {
     if (exchange.resent97 >= this.options.maxResends) {
       this.failExchange(
-        new BackendProtocolError('unreadable', `the ILS kept sending unreadable SIP2 (${error.reason}) after ${exchange.resent97} resend requests`, {
+        new IlsProtocolError('unreadable', `the ILS kept sending unreadable SIP2 (${error.reason}) after ${exchange.resent97} resend requests`, {
           cause: error,
           requestSent: true,
         }),
@@ -440,13 +440,13 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
   private onResendRequested(exchange: Exchange): void {
     if (exchange.lastSentWas97) {
       // 3M: a 96 in answer to our 97 means communication has failed.
-      this.failExchange(new BackendProtocolError('resend-refused', 'the ILS and the gateway cannot read each other (96 after 97)', { requestSent: true }));
+      this.failExchange(new IlsProtocolError('resend-refused', 'the ILS and the gateway cannot read each other (96 after 97)', { requestSent: true }));
       this.destroy('96 after 97');
       return;
     }
     if (exchange.resent96 >= this.options.maxResends) {
       this.failExchange(
-        new BackendProtocolError('resend-refused', `the ILS could not read our ${exchange.request.code} message after ${exchange.resent96} resends`, {
+        new IlsProtocolError('resend-refused', `the ILS could not read our ${exchange.request.code} message after ${exchange.resent96} resends`, {
           requestSent: true,
         }),
       );
@@ -467,7 +467,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     this.acs = status;
     if (NON_IDEMPOTENT.has(exchange.request.code) || exchange.resentAfter98) {
       this.failExchange(
-        new BackendProtocolError('status-instead-of-response', `the ILS answered a ${exchange.request.code} message with a status message`, {
+        new IlsProtocolError('status-instead-of-response', `the ILS answered a ${exchange.request.code} message with a status message`, {
           requestSent: true,
         }),
       );
@@ -486,7 +486,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     if (!exchange) return;
     this.exchange = null;
     exchange.reject(error);
-    if (error instanceof BackendTimeout) this.destroy('response timeout');
+    if (error instanceof IlsTimeout) this.destroy('response timeout');
   }
 
   private finish(reason: string, kind: 'closed' | 'reset' | 'dropped', byPeer: boolean): void {
@@ -494,7 +494,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     this.closeReason = reason;
     const idle = this.exchange === null;
     this.setStatus('closed');
-    this.failExchange(new BackendUnavailable(kind, `the SIP2 connection to the ILS was lost (${reason})`, { requestSent: !idle }));
+    this.failExchange(new IlsUnavailable(kind, `the SIP2 connection to the ILS was lost (${reason})`, { requestSent: !idle }));
     this.decoder.reset();
     this.emit('close', { reason, idle, byPeer });
   }

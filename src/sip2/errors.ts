@@ -8,13 +8,13 @@
 export type Sip2ErrorCode =
   | 'SIP2_DECODE'
   | 'SIP2_ENCODE'
-  | 'BACKEND_UNAVAILABLE'
-  | 'BACKEND_TIMEOUT'
-  | 'BACKEND_OVERLOADED'
-  | 'BACKEND_PROTOCOL'
+  | 'ILS_UNAVAILABLE'
+  | 'ILS_TIMEOUT'
+  | 'POOL_REFUSED'
+  | 'ILS_PROTOCOL'
   | 'CALL_CANCELLED';
 
-/** Why the ILS could not be reached or would not talk to us (BackendUnavailable). */
+/** Why the ILS could not be reached or would not talk to us (IlsUnavailable). */
 export type UnavailableReason =
   /** Nothing listens at the address (ECONNREFUSED). */
   | 'refused'
@@ -31,19 +31,19 @@ export type UnavailableReason =
   /** The pool dropped the connection (shutdown, a failed keepalive). */
   | 'dropped';
 
-/** Which bound passed without an answer (BackendTimeout). */
+/** Which bound passed without an answer (IlsTimeout). */
 export type TimeoutReason = 'connect-timeout' | 'login-timeout' | 'response-timeout';
 
-/** Why a request was not sent at all (BackendOverloaded): try again later. */
-export type OverloadReason = 'queue-full' | 'acquire-timeout' | 'circuit-open' | 'shutting-down';
+/** Why the pool did not send a request at all (PoolRefused): try again later. */
+export type RefusalReason = 'queue-full' | 'acquire-timeout' | 'circuit-open' | 'shutting-down';
 
-/** What the ILS sent that could not be used (BackendProtocolError). */
+/** What the ILS sent that could not be used (IlsProtocolError). */
 export type ProtocolReason = 'unreadable' | 'oversized' | 'unexpected-message' | 'resend-refused' | 'status-instead-of-response';
 
 /** Why the caller stopped waiting (CallCancelled): its time ran out, its client went away, or it was already answered. */
 export type CancelReason = 'deadline' | 'client-gone' | 'call-over';
 
-export interface BackendErrorOptions {
+export interface Sip2ErrorOptions {
   cause?: unknown;
   /**
    * Whether the request's bytes had left this process when it failed. For a
@@ -57,7 +57,7 @@ export class Sip2Error extends Error {
   readonly code: Sip2ErrorCode;
   readonly requestSent: boolean;
 
-  constructor(code: Sip2ErrorCode, message: string, options: BackendErrorOptions = {}) {
+  constructor(code: Sip2ErrorCode, message: string, options: Sip2ErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.requestSent = options.requestSent ?? false;
@@ -95,39 +95,39 @@ export class Sip2EncodeError extends Sip2Error {
 }
 
 /** Refused, reset, EOF, login rejected: the ILS cannot be reached or would not talk to us. */
-export class BackendUnavailable extends Sip2Error {
+export class IlsUnavailable extends Sip2Error {
   readonly reason: UnavailableReason;
-  constructor(reason: UnavailableReason, message: string, options?: BackendErrorOptions) {
-    super('BACKEND_UNAVAILABLE', message, options);
+  constructor(reason: UnavailableReason, message: string, options?: Sip2ErrorOptions) {
+    super('ILS_UNAVAILABLE', message, options);
     this.reason = reason;
   }
 }
 
 /** No answer within the bound (connect, login or response). */
-export class BackendTimeout extends Sip2Error {
+export class IlsTimeout extends Sip2Error {
   readonly reason: TimeoutReason;
-  constructor(reason: TimeoutReason, message: string, options?: BackendErrorOptions) {
-    super('BACKEND_TIMEOUT', message, options);
+  constructor(reason: TimeoutReason, message: string, options?: Sip2ErrorOptions) {
+    super('ILS_TIMEOUT', message, options);
     this.reason = reason;
   }
 }
 
 /** Waiting queue full, pool closing, acquire timeout or circuit open: nothing was sent; try again later. */
-export class BackendOverloaded extends Sip2Error {
-  readonly reason: OverloadReason;
+export class PoolRefused extends Sip2Error {
+  readonly reason: RefusalReason;
   readonly retryAfterSeconds: number;
-  constructor(reason: OverloadReason, message: string, retryAfterSeconds = 1) {
-    super('BACKEND_OVERLOADED', message);
+  constructor(reason: RefusalReason, message: string, retryAfterSeconds = 1) {
+    super('POOL_REFUSED', message);
     this.reason = reason;
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
 /** The ILS answered, but not with SIP2 we can use (garbage, checksum errors past the retry bound). */
-export class BackendProtocolError extends Sip2Error {
+export class IlsProtocolError extends Sip2Error {
   readonly reason: ProtocolReason;
-  constructor(reason: ProtocolReason, message: string, options?: BackendErrorOptions) {
-    super('BACKEND_PROTOCOL', message, options);
+  constructor(reason: ProtocolReason, message: string, options?: Sip2ErrorOptions) {
+    super('ILS_PROTOCOL', message, options);
     this.reason = reason;
   }
 }
@@ -139,17 +139,17 @@ export class BackendProtocolError extends Sip2Error {
  */
 export class CallCancelled extends Sip2Error {
   readonly reason: CancelReason;
-  constructor(reason: CancelReason, message: string, options?: BackendErrorOptions) {
+  constructor(reason: CancelReason, message: string, options?: Sip2ErrorOptions) {
     super('CALL_CANCELLED', message, options);
     this.reason = reason;
   }
 }
 
-export type BackendError = BackendUnavailable | BackendTimeout | BackendOverloaded | BackendProtocolError;
+export type Sip2Failure = IlsUnavailable | IlsTimeout | PoolRefused | IlsProtocolError;
 
-/** True for the errors that mean "the ILS side failed" (as opposed to a bug, bad input or a cancelled call). */
-export function isBackendError(error: unknown): error is BackendError {
-  return error instanceof Sip2Error && error.code.startsWith('BACKEND_');
+/** True for the errors that mean "the ILS side failed, or the pool would not send" (not a bug, bad input or a cancelled call). */
+export function isSip2Failure(error: unknown): error is Sip2Failure {
+  return error instanceof IlsUnavailable || error instanceof IlsTimeout || error instanceof PoolRefused || error instanceof IlsProtocolError;
 }
 
 const CANCEL_MESSAGES: Record<CancelReason, string> = {

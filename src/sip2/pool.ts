@@ -3,12 +3,12 @@ import type { Logger } from 'pino';
 import { CircuitBreaker, type CircuitOptions, type CircuitState, type CircuitTransition, DEFAULT_CIRCUIT_OPTIONS } from './circuit.js';
 import type { ConnectionClose } from './connection.js';
 import {
-  BackendOverloaded,
-  BackendProtocolError,
-  BackendTimeout,
-  BackendUnavailable,
+  PoolRefused,
+  IlsProtocolError,
+  IlsTimeout,
+  IlsUnavailable,
   cancelled,
-  isBackendError,
+  isSip2Failure,
   Sip2Error,
 } from './errors.js';
 import { SC_STATUS } from './requests.js';
@@ -44,7 +44,7 @@ export interface PoolConnection {
 /**
  * Opens one session: connect, 93 login, 99 status. `id` is for logs. Rejects
  * with a typed backend error; a login the ILS does not answer is a
- * BackendTimeout with reason 'login-timeout'.
+ * IlsTimeout with reason 'login-timeout'.
  */
 export type ConnectionFactory = (id: number) => Promise<PoolConnection>;
 
@@ -55,9 +55,9 @@ export interface PoolOptions {
   min: number;
   /** Connections at most; also how many requests run at once. */
   max: number;
-  /** How long a request may wait for a free connection before BackendOverloaded. */
+  /** How long a request may wait for a free connection before PoolRefused. */
   acquireTimeoutMs: number;
-  /** How many requests may wait; one more fails at once with BackendOverloaded. */
+  /** How many requests may wait; one more fails at once with PoolRefused. */
   maxWaiting: number;
   /** Send 99 on a connection idle this long, to stay below the ILS's idle timeout. 0 = never. */
   keepaliveIntervalMs: number;
@@ -77,7 +77,7 @@ export interface PoolOptions {
   sessionLimitRetryMs?: number | undefined;
   /**
    * Circuit breaker (see circuit.ts): after `failureThreshold` consecutive
-   * backend failures every request fails at once with BackendOverloaded until
+   * backend failures every request fails at once with PoolRefused until
    * a probe (99) succeeds; default 5 failures, cool-down 1 s growing to 30 s.
    */
   circuit?: Partial<CircuitOptions> | undefined;
@@ -148,7 +148,7 @@ export interface ExecuteOptions {
  *
  * A circuit breaker (circuit.ts) stands in front of the queue: after
  * repeated backend failures it opens, `execute` then rejects at once with
- * BackendOverloaded (Retry-After = time to the next probe), waiting work is
+ * PoolRefused (Retry-After = time to the next probe), waiting work is
  * failed the same way, no connection is opened and the refill stops. A timer
  * (unref'd) runs one probe after the cool-down: a 99 on an idle connection,
  * or a new connection (93 login + 99). Success closes the circuit and
@@ -214,12 +214,12 @@ export class Sip2Pool {
   execute<T>(fn: (connection: PoolConnection) => Promise<T>, options: ExecuteOptions = {}): Promise<T> {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(cancelled(signal, false));
-    if (this.closing) return Promise.reject(new BackendOverloaded('shutting-down', 'the gateway is shutting down its ILS connections'));
+    if (this.closing) return Promise.reject(new PoolRefused('shutting-down', 'the gateway is shutting down its ILS connections'));
     if (this.circuit.state !== 'closed') return Promise.reject(this.circuitRejection());
     const startsNow = !this.queue.isPaused && this.queue.size === 0 && this.queue.pending < this.queue.concurrency;
     // Only work that has to wait counts: with a free connection it starts at once, even with maxWaiting 0.
     if (!startsNow && this.queue.size >= this.options.maxWaiting) {
-      return Promise.reject(new BackendOverloaded('queue-full', `too many requests are waiting for the ILS (${this.queue.size})`));
+      return Promise.reject(new PoolRefused('queue-full', `too many requests are waiting for the ILS (${this.queue.size})`));
     }
 
     return new Promise<T>((resolve, reject) => {
@@ -250,7 +250,7 @@ export class Sip2Pool {
         if (!connection) {
           // Cannot happen while the queue's count follows the free connections; fail loudly rather than hang.
           this.log?.error({ stats: this.stats() }, 'SIP2 pool found no idle connection for a started request');
-          throw new BackendOverloaded('acquire-timeout', 'no ILS connection was free');
+          throw new PoolRefused('acquire-timeout', 'no ILS connection was free');
         }
         try {
           const result = await fn(connection);
@@ -258,7 +258,7 @@ export class Sip2Pool {
           return result;
         } catch (error) {
           this.recordOutcome(error);
-          if (error instanceof BackendUnavailable && error.requestSent && (error.reason === 'closed' || error.reason === 'reset')) {
+          if (error instanceof IlsUnavailable && error.requestSent && (error.reason === 'closed' || error.reason === 'reset')) {
             // A session found dead mid-request (an ILS restart drops them all at once, before their closes
             // reach us): the idle ones are suspect too. They are replaced as needed, so a retry gets a live one.
             this.retireIdle();
@@ -277,7 +277,7 @@ export class Sip2Pool {
       } else {
         const controller = new AbortController();
         const timer = setTimeout(() => {
-          controller.abort(new BackendOverloaded('acquire-timeout', `no ILS connection became free within ${this.options.acquireTimeoutMs} ms`));
+          controller.abort(new PoolRefused('acquire-timeout', `no ILS connection became free within ${this.options.acquireTimeoutMs} ms`));
         }, this.options.acquireTimeoutMs);
         queued = { controller, timer };
         this.waiting.add(controller);
@@ -312,7 +312,7 @@ export class Sip2Pool {
     } catch (error) {
       // Only a read that went out on a connection that then proved dead is worth a second try;
       // a failed connect or a rejected terminal login would only fail again.
-      const retryable = !write && (error instanceof BackendUnavailable || error instanceof BackendProtocolError) && error.requestSent;
+      const retryable = !write && (error instanceof IlsUnavailable || error instanceof IlsProtocolError) && error.requestSent;
       // With the circuit now open, this request's own failure says more than "try again later".
       if (!retryable || this.closing || this.circuit.state !== 'closed') throw error;
       this.log?.info({ code: message.code, reason: error.reason }, 'retrying a SIP2 read on another connection');
@@ -325,7 +325,7 @@ export class Sip2Pool {
     return this.circuit.state;
   }
 
-  /** True while the circuit is not closed (requests fail fast with BackendOverloaded). */
+  /** True while the circuit is not closed (requests fail fast with PoolRefused). */
   get circuitOpen(): boolean {
     return this.circuit.state !== 'closed';
   }
@@ -364,12 +364,12 @@ export class Sip2Pool {
     return this.closePromise;
   }
 
-  /** Fails waiting work and drops every connection now; running requests fail with BackendUnavailable. */
+  /** Fails waiting work and drops every connection now; running requests fail with IlsUnavailable. */
   destroy(): void {
     this.closing = true;
     this.closed = true;
     this.clearTimers();
-    this.failWaiting(new BackendOverloaded('shutting-down', 'the gateway shut down its ILS connections'));
+    this.failWaiting(new PoolRefused('shutting-down', 'the gateway shut down its ILS connections'));
     for (const connection of [...this.live]) connection.destroy('pool destroyed');
   }
 
@@ -458,7 +458,7 @@ export class Sip2Pool {
     this.created++;
     if (this.closed) {
       connection.close('pool closing');
-      return { ok: false, error: new BackendOverloaded('shutting-down', 'the gateway is shutting down its ILS connections') };
+      return { ok: false, error: new PoolRefused('shutting-down', 'the gateway is shutting down its ILS connections') };
     }
     // A new session is proof that the ILS works.
     this.circuit.recordSuccess();
@@ -475,7 +475,7 @@ export class Sip2Pool {
     // A TCP connection the ILS accepted but whose login it does not answer, while other sessions work: a
     // pre-forking server with no free worker. Not a failure; the requests wait for a connection to free up.
     const noWorker =
-      error instanceof BackendTimeout && (error.reason === 'login-timeout' || error.reason === 'connect-timeout') && this.live.size > 0;
+      error instanceof IlsTimeout && (error.reason === 'login-timeout' || error.reason === 'connect-timeout') && this.live.size > 0;
     if (noWorker) {
       this.learnSessionLimit(this.live.size);
       return;
@@ -602,13 +602,13 @@ export class Sip2Pool {
   /** Counts a failure against the circuit when it is one of the ILS (not: queue full, a cancelled call, a value SIP2 cannot carry, a bug). */
   private recordOutcome(error: unknown): void {
     if (this.closing) return;
-    if (error instanceof BackendTimeout || error instanceof BackendUnavailable || error instanceof BackendProtocolError) {
+    if (error instanceof IlsTimeout || error instanceof IlsUnavailable || error instanceof IlsProtocolError) {
       this.circuit.recordFailure(error.message);
     }
   }
 
-  private circuitRejection(): BackendOverloaded {
-    return new BackendOverloaded(
+  private circuitRejection(): PoolRefused {
+    return new PoolRefused(
       'circuit-open',
       `the library system is failing; requests are refused until a probe succeeds (circuit ${this.circuit.state})`,
       this.circuit.retryAfterSeconds(),
@@ -620,7 +620,7 @@ export class Sip2Pool {
       this.log?.warn(transition, 'SIP2 circuit open: failing requests at once until a probe succeeds');
       if (this.fillTimer) clearTimeout(this.fillTimer);
       this.fillTimer = null;
-      // Nothing waits for a dead ILS: waiting work fails now with BackendOverloaded.
+      // Nothing waits for a dead ILS: waiting work fails now with PoolRefused.
       this.failWaiting(this.circuitRejection());
       this.scheduleProbe(this.circuit.msUntilProbe());
     } else if (transition.to === 'half-open') {
@@ -724,7 +724,7 @@ export class Sip2Pool {
         connection.destroy('keepalive failed');
         // A keepalive that met the ILS closing the idle session (EOF, reset) is that same normal close;
         // an ILS that does not answer at all is failing.
-        const idleClose = error instanceof BackendUnavailable && (error.reason === 'closed' || error.reason === 'reset');
+        const idleClose = error instanceof IlsUnavailable && (error.reason === 'closed' || error.reason === 'reset');
         if (!idleClose) {
           this.log?.warn({ conn: connection.id, reason: error instanceof Error ? error.message : String(error) }, 'SIP2 keepalive failed');
           this.recordOutcome(error);
@@ -760,9 +760,9 @@ export class Sip2Pool {
 
 /** The failure of a connection attempt as it reaches the requests that waited for it: nothing of theirs was sent. */
 function notSent(error: unknown): Error {
-  if (error instanceof BackendUnavailable) return new BackendUnavailable(error.reason, error.message, { cause: error });
-  if (error instanceof BackendTimeout) return new BackendTimeout(error.reason, error.message, { cause: error });
-  if (error instanceof BackendProtocolError) return new BackendProtocolError(error.reason, error.message, { cause: error });
-  if (isBackendError(error) || error instanceof Error) return error;
-  return new BackendUnavailable('connect-error', String(error));
+  if (error instanceof IlsUnavailable) return new IlsUnavailable(error.reason, error.message, { cause: error });
+  if (error instanceof IlsTimeout) return new IlsTimeout(error.reason, error.message, { cause: error });
+  if (error instanceof IlsProtocolError) return new IlsProtocolError(error.reason, error.message, { cause: error });
+  if (isSip2Failure(error) || error instanceof Error) return error;
+  return new IlsUnavailable('connect-error', String(error));
 }

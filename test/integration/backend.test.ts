@@ -3,7 +3,7 @@ import { localDateOf } from '../../src/backend/account-state.js';
 import { acsSupportsHoldsOf, Sip2Backend } from '../../src/backend/sip2-backend.js';
 import type { PaiaDocument } from '../../src/backend/types.js';
 import { type DialectName, loadDialect } from '../../src/sip2/dialect.js';
-import { BackendTimeout } from '../../src/sip2/errors.js';
+import { IlsTimeout } from '../../src/sip2/errors.js';
 import { Sip2Pool } from '../../src/sip2/pool.js';
 import { Sip2Requests } from '../../src/sip2/requests.js';
 import { testPoolOptions } from '../helpers/pool.js';

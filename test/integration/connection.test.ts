@@ -4,9 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AnomalyLog } from '../../src/sip2/anomalies.js';
 import { type ConnectionOptions, Sip2Connection } from '../../src/sip2/connection.js';
 import {
-  BackendProtocolError,
-  BackendTimeout,
-  BackendUnavailable,
+  IlsProtocolError,
+  IlsTimeout,
+  IlsUnavailable,
   Sip2EncodeError,
 } from '../../src/sip2/errors.js';
 import type { Renew } from '../../src/sip2/spec.js';
@@ -63,13 +63,13 @@ describe('SIP2 connection against a scripted peer', () => {
     expect(sequences).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3]);
   });
 
-  it('rejects a refused terminal login with BackendUnavailable that does not leak the password', async () => {
+  it('rejects a refused terminal login with IlsUnavailable that does not leak the password', async () => {
     const server = net.createServer((socket) => socket.on('data', () => socket.write(`${signed('940', 0)}\r`)));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as net.AddressInfo).port;
     try {
       const error = await Sip2Connection.open(options(port)).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(BackendUnavailable);
+      expect(error).toBeInstanceOf(IlsUnavailable);
       expect((error as Error).message).toMatch(/rejected the SIP2 terminal login/);
       expect((error as Error).message).not.toContain('paia-secret');
     } finally {
@@ -77,22 +77,22 @@ describe('SIP2 connection against a scripted peer', () => {
     }
   });
 
-  it('reports a refused TCP connection as BackendUnavailable', async () => {
+  it('reports a refused TCP connection as IlsUnavailable', async () => {
     const server = net.createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as net.AddressInfo).port;
     await new Promise((resolve) => server.close(resolve));
     const error = await Sip2Connection.open(options(port)).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(BackendUnavailable);
+    expect(error).toBeInstanceOf(IlsUnavailable);
     expect((error as Error).message).toMatch(/ECONNREFUSED/);
   });
 
-  it('gives BackendTimeout (request sent) when the ILS never answers, and closes the connection', async () => {
+  it('gives IlsTimeout (request sent) when the ILS never answers, and closes the connection', async () => {
     const conn = await connect(() => {});
     const started = Date.now();
     const error = await conn.request(PATRON_INFO).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(BackendTimeout);
-    expect((error as BackendTimeout).requestSent).toBe(true);
+    expect(error).toBeInstanceOf(IlsTimeout);
+    expect((error as IlsTimeout).requestSent).toBe(true);
     expect(Date.now() - started).toBeLessThan(3000);
     expect(conn.status).toBe('closed');
   });
@@ -114,12 +114,12 @@ describe('SIP2 connection against a scripted peer', () => {
     expect(requestsOf('97')).toEqual(['97AZFEF5']);
   });
 
-  it('gives up with BackendProtocolError after maxResends unreadable answers', async () => {
+  it('gives up with IlsProtocolError after maxResends unreadable answers', async () => {
     const conn = await connect((frame, reply) => {
       if (frame.startsWith('63') || frame.startsWith('97')) reply('%%garbage%%');
     });
     const error = await conn.request(PATRON_INFO).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(BackendProtocolError);
+    expect(error).toBeInstanceOf(IlsProtocolError);
     expect(requestsOf('97')).toHaveLength(2);
     expect(requestsOf('63')).toHaveLength(1);
     expect(conn.status).toBe('closed');
@@ -145,7 +145,7 @@ describe('SIP2 connection against a scripted peer', () => {
       else if (frame.startsWith('97')) reply(signed('96'));
     });
     const error = await conn.request(PATRON_INFO).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(BackendProtocolError);
+    expect(error).toBeInstanceOf(IlsProtocolError);
     expect((error as Error).message).toMatch(/96 after 97/);
   });
 
@@ -193,18 +193,18 @@ describe('SIP2 connection against a scripted peer', () => {
     expect(conn.acsStatus?.onlineStatus).toBe(false);
 
     const error = await conn.request(RENEW).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(BackendProtocolError);
-    expect((error as BackendProtocolError).requestSent).toBe(true);
+    expect(error).toBeInstanceOf(IlsProtocolError);
+    expect((error as IlsProtocolError).requestSent).toBe(true);
     expect(requestsOf('29')).toHaveLength(1);
   });
 
-  it('reports EOF in the middle of a reply as BackendUnavailable with the request sent', async () => {
+  it('reports EOF in the middle of a reply as IlsUnavailable with the request sent', async () => {
     const conn = await connect((frame, _reply, socket) => {
       socket.end(Buffer.from(PATRON_REPLY.slice(0, 20), 'latin1'));
     });
     const error = await conn.request(PATRON_INFO).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(BackendUnavailable);
-    expect((error as BackendUnavailable).requestSent).toBe(true);
+    expect(error).toBeInstanceOf(IlsUnavailable);
+    expect((error as IlsUnavailable).requestSent).toBe(true);
     expect(conn.status).toBe('closed');
   });
 
@@ -228,7 +228,7 @@ describe('SIP2 connection against a scripted peer', () => {
   it('refuses a second request while one is in flight', async () => {
     const conn = await connect((frame, reply) => setTimeout(() => reply(signed(PATRON_REPLY, sequenceOf(frame))), 50));
     const first = conn.request(PATRON_INFO);
-    await expect(conn.request(PATRON_INFO)).rejects.toBeInstanceOf(BackendUnavailable);
+    await expect(conn.request(PATRON_INFO)).rejects.toBeInstanceOf(IlsUnavailable);
     expect((await first).patronIdentifier).toBe('alice');
   });
 });

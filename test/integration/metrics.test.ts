@@ -132,7 +132,7 @@ describe('/metrics', () => {
       status: /^[1-5]\d\d$/,
       message: /^(login|sc_status|patron_status|patron_information|item_information|renew|renew_all|hold|end_patron_session|fee_paid|other)$/,
       code: /^(93|99|23|63|17|29|65|15|35|37|other)$/,
-      outcome: /^(ok|SIP2_DECODE|SIP2_ENCODE|BACKEND_UNAVAILABLE|BACKEND_TIMEOUT|BACKEND_OVERLOADED|BACKEND_PROTOCOL|other)$/,
+      outcome: /^(ok|SIP2_DECODE|SIP2_ENCODE|ILS_UNAVAILABLE|ILS_TIMEOUT|POOL_REFUSED|ILS_PROTOCOL|other)$/,
       reason: /^(locked|busy)$/,
       kind: /^(stale-sequence|unsolicited-frame|unreadable-response|resend-requested)$/,
       le: /^(\d+(\.\d+)?|\+Inf)$/,

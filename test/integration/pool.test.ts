@@ -2,10 +2,10 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type DialectName, loadDialect } from '../../src/sip2/dialect.js';
 import {
-  BackendOverloaded,
-  BackendProtocolError,
-  BackendTimeout,
-  BackendUnavailable,
+  PoolRefused,
+  IlsProtocolError,
+  IlsTimeout,
+  IlsUnavailable,
 } from '../../src/sip2/errors.js';
 import { fetchPatronList } from '../../src/sip2/paging.js';
 import { type PoolOptions, Sip2Pool } from '../../src/sip2/pool.js';
@@ -124,7 +124,7 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     expect(pool.stats().created).toBe(3);
   });
 
-  it('fails fast with BackendOverloaded when the waiting queue is full', async () => {
+  it('fails fast with PoolRefused when the waiting queue is full', async () => {
     const pool = track(poolFor(sim, 'generic', { min: 1, max: 1, maxWaiting: 2 }));
     await pool.start();
     await sim.setFaults({ latencyMs: 300 });
@@ -133,7 +133,7 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     const rejected = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
     expect(rejected).toHaveLength(2);
-    for (const error of rejected) expect(error).toBeInstanceOf(BackendOverloaded);
+    for (const error of rejected) expect(error).toBeInstanceOf(PoolRefused);
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
@@ -144,29 +144,29 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     await sim.setFaults({ latencyMs: 200 });
     const results = await Promise.allSettled([0, 1].map(() => pool.request(requests.itemInformation('it-0010'))));
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
-    expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(BackendOverloaded);
+    expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(PoolRefused);
   });
 
-  it('gives BackendOverloaded after the acquire timeout when no connection frees up', async () => {
+  it('gives PoolRefused after the acquire timeout when no connection frees up', async () => {
     const pool = track(poolFor(sim, 'generic', { min: 1, max: 1, acquireTimeoutMs: 200 }));
     await pool.start();
     await sim.setFaults({ latencyMs: 600 });
     const slow = pool.request(requests.itemInformation('it-0010'));
     const started = Date.now();
-    await expect(pool.request(requests.itemInformation('it-0010'))).rejects.toBeInstanceOf(BackendOverloaded);
+    await expect(pool.request(requests.itemInformation('it-0010'))).rejects.toBeInstanceOf(PoolRefused);
     expect(Date.now() - started).toBeLessThan(550);
     await expect(slow).resolves.toMatchObject({ code: '18' });
   });
 
-  it('turns a hang into BackendTimeout within the configured bound, then works again', async () => {
+  it('turns a hang into IlsTimeout within the configured bound, then works again', async () => {
     const pool = track(poolFor(sim));
     await pool.start();
     await sim.setFaults({ hang: 1 });
     const started = Date.now();
     const error = await pool.request(requests.renew('alice', 'it-0002')).catch((e: unknown) => e);
     const elapsed = Date.now() - started;
-    expect(error).toBeInstanceOf(BackendTimeout);
-    expect((error as BackendTimeout).requestSent).toBe(true);
+    expect(error).toBeInstanceOf(IlsTimeout);
+    expect((error as IlsTimeout).requestSent).toBe(true);
     expect(elapsed).toBeGreaterThanOrEqual(RESPONSE_TIMEOUT_MS - 50);
     expect(elapsed).toBeLessThan(RESPONSE_TIMEOUT_MS + 700);
     // The renew ran in the ILS; the gateway must not have sent it again.
@@ -184,7 +184,7 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
 
     await sim.setFaults({ corruptChecksums: true });
     const error = await pool.request(requests.renew('alice', 'it-0002')).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(BackendProtocolError);
+    expect(error).toBeInstanceOf(IlsProtocolError);
     expect((await sim.counters()).executed['29']).toBe(1);
     expect((await sim.counters()).received['29']).toBe(1);
 
@@ -201,8 +201,8 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
 
     await sim.setFaults({ dropMidReply: 1 });
     const error = await pool.request(requests.renew('alice', 'it-0002')).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(BackendUnavailable);
-    expect((error as BackendUnavailable).requestSent).toBe(true);
+    expect(error).toBeInstanceOf(IlsUnavailable);
+    expect((error as IlsUnavailable).requestSent).toBe(true);
     expect((await sim.counters()).received['29']).toBe(1);
   });
 
@@ -216,13 +216,13 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     expect(pool.stats().created).toBeGreaterThanOrEqual(4);
   });
 
-  it('reports refused connections as BackendUnavailable until the circuit opens, then fails fast without connecting until a probe succeeds', async () => {
+  it('reports refused connections as IlsUnavailable until the circuit opens, then fails fast without connecting until a probe succeeds', async () => {
     await sim.setFaults({ refuseConnections: true });
     const pool = track(poolFor(sim, 'generic', { min: 0, circuit: { failureThreshold: 3, coolDownMs: { initial: 1500, max: 3000 } } }));
     expect(pool.circuitState).toBe('closed');
     for (let i = 1; i <= 3; i++) {
       const error = await pool.request(requests.itemInformation('it-0010')).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(BackendUnavailable);
+      expect(error).toBeInstanceOf(IlsUnavailable);
       expect(pool.stats().connectFailures).toBe(i);
     }
     expect(pool.circuitState).toBe('open');
@@ -231,10 +231,10 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     const started = Date.now();
     const fast = await pool.request(requests.itemInformation('it-0010')).catch((e: unknown) => e);
     expect(Date.now() - started).toBeLessThan(100);
-    expect(fast).toBeInstanceOf(BackendOverloaded);
+    expect(fast).toBeInstanceOf(PoolRefused);
     // The first cool-down is 750..1500 ms: Retry-After says when the probe runs.
-    expect((fast as BackendOverloaded).retryAfterSeconds).toBeGreaterThanOrEqual(1);
-    expect((fast as BackendOverloaded).retryAfterSeconds).toBeLessThanOrEqual(2);
+    expect((fast as PoolRefused).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect((fast as PoolRefused).retryAfterSeconds).toBeLessThanOrEqual(2);
     expect(pool.stats().connectFailures).toBe(3);
 
     await sim.clearFaults();
@@ -256,8 +256,8 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     // The first times out on its request. The three waiting fail together, at once, when the login of the
     // replacement connection times out (nothing else could free up), not after their acquire timeout; that
     // second failure opens the circuit.
-    expect(reasons).toEqual(['BackendTimeout', 'BackendTimeout', 'BackendTimeout', 'BackendTimeout']);
-    expect(results.slice(1).map((r) => ((r as PromiseRejectedResult).reason as BackendTimeout).reason)).toEqual(Array(3).fill('login-timeout'));
+    expect(reasons).toEqual(['IlsTimeout', 'IlsTimeout', 'IlsTimeout', 'IlsTimeout']);
+    expect(results.slice(1).map((r) => ((r as PromiseRejectedResult).reason as IlsTimeout).reason)).toEqual(Array(3).fill('login-timeout'));
     expect(pool.circuitState).toBe('open');
     expect(pool.stats().waiting).toBe(0);
 
@@ -265,7 +265,7 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     const started = Date.now();
     const refused = await Promise.allSettled(Array.from({ length: 20 }, () => pool.request(requests.itemInformation('it-0010'))));
     expect(Date.now() - started).toBeLessThan(200);
-    for (const r of refused) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(BackendOverloaded);
+    for (const r of refused) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(PoolRefused);
     expect((await sim.counters()).received).toEqual(before.received);
 
     await sim.clearFaults();
@@ -282,7 +282,7 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) });
     const pool = track(poolFor(sim, 'generic', { min: 0, max: 2, logger, circuit: { failureThreshold: 1, coolDownMs: { initial: 200, max: 400 } } }));
     await sim.setFaults({ refuseConnections: true });
-    await expect(pool.request(requests.itemInformation('it-0010'))).rejects.toBeInstanceOf(BackendUnavailable);
+    await expect(pool.request(requests.itemInformation('it-0010'))).rejects.toBeInstanceOf(IlsUnavailable);
     expect(pool.circuitState).toBe('open');
     await new Promise((resolve) => setTimeout(resolve, 1500));
     // Probes ran and failed; no request got through meanwhile, and each failed probe opened the circuit for longer (capped).
@@ -334,7 +334,7 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     await pool.close(5000);
     await expect(running).resolves.toMatchObject({ itemIdentifier: 'it-0010' });
     await expect(queued).resolves.toMatchObject({ itemIdentifier: 'it-0020' });
-    await expect(pool.request(requests.itemInformation('it-0010'))).rejects.toBeInstanceOf(BackendOverloaded);
+    await expect(pool.request(requests.itemInformation('it-0010'))).rejects.toBeInstanceOf(PoolRefused);
     expect(pool.stats().connections).toBe(0);
   });
 
@@ -346,8 +346,8 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     const queued = pool.request(requests.itemInformation('it-0020')).catch((e: unknown) => e);
     await new Promise((resolve) => setTimeout(resolve, 20));
     pool.destroy();
-    expect(await queued).toBeInstanceOf(BackendOverloaded);
-    expect(await running).toBeInstanceOf(BackendUnavailable);
+    expect(await queued).toBeInstanceOf(PoolRefused);
+    expect(await running).toBeInstanceOf(IlsUnavailable);
   });
 });
 
@@ -380,7 +380,7 @@ describe('SIP2 pool: idle connections and ILS restarts', () => {
 
       await sim.kill('SIGKILL');
       const down = await pool.request(requests.itemInformation('it-0010')).catch((e: unknown) => e);
-      expect(down).toBeInstanceOf(BackendUnavailable);
+      expect(down).toBeInstanceOf(IlsUnavailable);
 
       await sim.restart();
       const item = await eventually(() => pool.request(requests.itemInformation('it-0010')));

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ConnectionOptions, type RoundTripEvent, Sip2Connection, sip2Sessions } from '../../src/sip2/connection.js';
-import { BackendTimeout, Sip2EncodeError } from '../../src/sip2/errors.js';
+import { IlsTimeout, Sip2EncodeError } from '../../src/sip2/errors.js';
 import { Sip2Pool } from '../../src/sip2/pool.js';
 import { peerConnectionOptions, type Script, type ScriptedPeer, NOW, PATRON_INFO, PATRON_REPLY, sequenceOf, signed, startScriptedPeer } from '../helpers/scripted-peer.js';
 
@@ -60,12 +60,12 @@ describe('ConnectionOptions.onRoundTrip', () => {
     expect(summary(events)).toEqual(['93 ok', '99 ok', '63 ok']);
   });
 
-  it('reports a failed exchange with its error code (an ILS that never answers: BACKEND_TIMEOUT)', async () => {
+  it('reports a failed exchange with its error code (an ILS that never answers: ILS_TIMEOUT)', async () => {
     peer = await startScriptedPeer(() => {});
     const events: RoundTripEvent[] = [];
     connection = await Sip2Connection.open(options(peer.port, events, { responseTimeoutMs: 200 }));
-    await expect(connection.request(PATRON_INFO)).rejects.toBeInstanceOf(BackendTimeout);
-    expect(summary(events)).toEqual(['93 ok', '99 ok', '63 BACKEND_TIMEOUT']);
+    await expect(connection.request(PATRON_INFO)).rejects.toBeInstanceOf(IlsTimeout);
+    expect(summary(events)).toEqual(['93 ok', '99 ok', '63 ILS_TIMEOUT']);
   });
 
   it('reports nothing for a message that could not be encoded (nothing was sent)', async () => {

@@ -1,3 +1,4 @@
+import { inBackendTerms } from '../errors.js';
 import { type ItemInfoCache, type ItemLookup, itemLookup } from '../item-cache.js';
 import { DEFAULT_MAX_PARALLEL, limiter } from '../parallel.js';
 import type { UriTemplates } from '../uris.js';
@@ -66,9 +67,13 @@ export class DaiaService {
   /**
    * The DAIA response for request identifiers: one document per distinct
    * document id, in request order; unknown ids are documents without items.
-   * Backend failures (unreachable, timeout, overloaded) reject the whole call.
+   * Failures of the library system reject the whole call (BackendFailure).
    */
-  async availability(requestIds: readonly string[], options: { signal?: AbortSignal | undefined } = {}): Promise<DaiaResponse> {
+  availability(requestIds: readonly string[], options: { signal?: AbortSignal | undefined } = {}): Promise<DaiaResponse> {
+    return inBackendTerms(() => this.lookUpAll(requestIds, options.signal));
+  }
+
+  private async lookUpAll(requestIds: readonly string[], signal: AbortSignal | undefined): Promise<DaiaResponse> {
     const documents = new Map<string, { requested: string; resolved: ResolvedId }>();
     for (const requested of requestIds) {
       const resolved = this.resolve(requested);
@@ -76,7 +81,7 @@ export class DaiaService {
     }
     const barcodes = [...new Set([...documents.values()].flatMap(({ resolved }) => (resolved.kind === 'barcode' ? [resolved.barcode] : [])))];
     const limit = limiter(this.options.maxParallel ?? DEFAULT_MAX_PARALLEL);
-    const answers = await Promise.all(barcodes.map((barcode) => limit(() => this.lookup(barcode, options.signal))));
+    const answers = await Promise.all(barcodes.map((barcode) => limit(() => this.lookup(barcode, signal))));
     const infos = new Map(barcodes.map((barcode, i) => [barcode, answers[i] ?? null]));
 
     const document: DaiaDocument[] = [];

@@ -1,14 +1,7 @@
 import type { Config } from '../../config/index.js';
 import type { Dialect } from '../../sip2/dialect.js';
-import {
-  BackendOverloaded,
-  BackendProtocolError,
-  BackendTimeout,
-  BackendUnavailable,
-  CallCancelled,
-  type ProtocolReason,
-  Sip2EncodeError,
-} from '../../sip2/errors.js';
+import { BackendFailure } from '../../backend/errors.js';
+import { IlsProtocolError, IlsTimeout, IlsUnavailable, PoolRefused, type ProtocolReason, Sip2EncodeError } from '../../sip2/errors.js';
 import type { CharsetFinding, FineFindings } from './findings.js';
 import { CheckFailed } from './report.js';
 
@@ -46,7 +39,7 @@ export function explainOpen(error: unknown, ctx: AdviceContext, answered: Readon
   if (error instanceof Sip2EncodeError) {
     return `the terminal user, password or location cannot be sent in ${ctx.config.sip2.charset ?? ctx.dialect.charset} (${error.field}): check sip2.terminal and sip2.charset`;
   }
-  if (error instanceof BackendUnavailable) {
+  if (error instanceof IlsUnavailable) {
     switch (error.reason) {
       case 'refused':
         return `connection refused (nothing listens there): check ${where}, that the ILS's SIP2 service is running, and that no firewall rejects this host`;
@@ -72,7 +65,7 @@ export function explainOpen(error: unknown, ctx: AdviceContext, answered: Readon
         return `the connection was dropped during the login (${error.message})`;
     }
   }
-  if (error instanceof BackendTimeout) {
+  if (error instanceof IlsTimeout) {
     switch (error.reason) {
       case 'connect-timeout':
         if (ctx.tls) {
@@ -103,7 +96,7 @@ export function explainOpen(error: unknown, ctx: AdviceContext, answered: Readon
         );
     }
   }
-  if (error instanceof BackendProtocolError) return explainProtocol(error.reason, ctx);
+  if (error instanceof IlsProtocolError) return explainProtocol(error.reason, ctx);
   return messageOf(error);
 }
 
@@ -123,10 +116,12 @@ function explainSocketError(code: string | undefined, ctx: AdviceContext, where:
       return `the ILS reset the connection (${code}): check ${where}, whether the port expects ${ctx.tls ? 'plain TCP (sip2.tls: null)' : 'TLS (sip2.tls)'}, and the ILS's list of allowed client addresses`;
   }
   if (ctx.tls) {
-    return (
-      `the TLS handshake failed (${code ?? 'no code'}): check that the port speaks TLS, sip2.tls.ca (the CA that signed the ILS certificate), ` +
-      `sip2.tls.servername, and the client certificate (sip2.tls.cert/key) if the ILS asks for one`
-    );
+    // A plain SIP2 port answers a ClientHello with nothing, or (when its random bytes hold a CR) with a SIP2 message.
+    const plainPort = code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG';
+    return plainPort
+      ? `the TLS handshake failed (${code}): the port does not speak TLS; it may speak plain TCP and SIP2 (then sip2.tls: null)`
+      : `the TLS handshake failed (${code ?? 'no code'}): check that the port speaks TLS, sip2.tls.ca (the CA that signed the ILS certificate), ` +
+          `sip2.tls.servername, and the client certificate (sip2.tls.cert/key) if the ILS asks for one`;
   }
   return `cannot connect (${code ?? 'no code'}): check ${where}`;
 }
@@ -150,11 +145,11 @@ function explainProtocol(reason: ProtocolReason, ctx: AdviceContext): string {
 /** Why a request on a logged-in session (99, or the patron's 63, 17) failed. */
 export function explainRequest(error: unknown, code: string, ctx: AdviceContext): string {
   const { sip2 } = ctx.config;
-  if (error instanceof BackendTimeout) {
+  if (error instanceof IlsTimeout) {
     return `the ILS did not answer a ${code} within sip2.timeouts.responseMs (${sip2.timeouts.responseMs} ms) after the login; check its SIP2 log`;
   }
-  if (error instanceof BackendProtocolError) return explainProtocol(error.reason, ctx);
-  if (error instanceof BackendUnavailable) {
+  if (error instanceof IlsProtocolError) return explainProtocol(error.reason, ctx);
+  if (error instanceof IlsUnavailable) {
     switch (error.reason) {
       case 'closed':
       case 'reset':
@@ -168,7 +163,7 @@ export function explainRequest(error: unknown, code: string, ctx: AdviceContext)
         return explainOpen(error, ctx, new Set(['93']));
     }
   }
-  if (error instanceof BackendOverloaded) {
+  if (error instanceof PoolRefused) {
     switch (error.reason) {
       case 'circuit-open':
         return (
@@ -189,15 +184,18 @@ export function explainRequest(error: unknown, code: string, ctx: AdviceContext)
   return messageOf(error);
 }
 
-/** Why a PAIA step with the test patron failed. */
+/** Why a PAIA step with the test patron failed: the backend's failure, explained by the SIP2 error behind it. */
 export function explainPatronStep(error: unknown, ctx: AdviceContext): string {
   if (error instanceof CheckFailed) return error.message;
-  if (error instanceof Sip2EncodeError) return `the patron name cannot be sent over SIP2 (${error.field}): ${error.message}`;
-  if (error instanceof CallCancelled) return `the call was cancelled (${error.reason})`;
-  if (error instanceof BackendUnavailable || error instanceof BackendTimeout || error instanceof BackendProtocolError || error instanceof BackendOverloaded) {
-    return explainRequest(error, '63', ctx);
+  if (!(error instanceof BackendFailure)) return `unexpected error: ${messageOf(error)}`;
+  switch (error.kind) {
+    case 'unencodable':
+      return `the patron name cannot be sent over SIP2 (${error.reason}): ${error.message}`;
+    case 'cancelled':
+      return `the call was cancelled (${error.reason})`;
+    default:
+      return explainRequest(error.cause ?? error, '63', ctx);
   }
-  return `unexpected error: ${messageOf(error)}`;
 }
 
 // ---------------------------------------------------------------- warnings: what the checks found

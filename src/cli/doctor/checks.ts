@@ -7,7 +7,7 @@ import { decodeText, encodeText } from '../../sip2/charset.js';
 import { type ConnectionOptions, Sip2Connection, type TlsSessionInfo } from '../../sip2/connection.js';
 import { toDate } from '../../sip2/date.js';
 import { parseFineItem } from '../../sip2/dialect.js';
-import { BackendTimeout, BackendUnavailable } from '../../sip2/errors.js';
+import { IlsTimeout, IlsUnavailable } from '../../sip2/errors.js';
 import { fetchPatronList } from '../../sip2/paging.js';
 import type { Sip2Pool } from '../../sip2/pool.js';
 import { SC_STATUS } from '../../sip2/requests.js';
@@ -264,9 +264,9 @@ export async function sessionsAtOnce(ctx: CheckContext): Promise<void> {
         }
         const error = result.reason as unknown;
         // Accepted by the kernel but not served: the pre-forking server's worker limit.
-        if (error instanceof BackendTimeout) unanswered++;
+        if (error instanceof IlsTimeout) unanswered++;
         else {
-          const reason = error instanceof BackendUnavailable ? error.reason : messageOf(error);
+          const reason = error instanceof IlsUnavailable ? error.reason : messageOf(error);
           refused.set(reason, (refused.get(reason) ?? 0) + 1);
         }
       }
@@ -485,7 +485,7 @@ export async function idleSession(ctx: CheckContext, quick: boolean): Promise<vo
         // Still open: does it still answer, or did something between (a firewall) forget it?
         await connection.request(SC_STATUS);
       } catch (error) {
-        if (error instanceof BackendTimeout) return { closedAfterMs: null, silent: true };
+        if (error instanceof IlsTimeout) return { closedAfterMs: null, silent: true };
         // The ILS closed it just as the 99 went out.
         return { closedAfterMs: performance.now() - idleSince, silent: false };
       }

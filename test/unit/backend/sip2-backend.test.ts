@@ -7,7 +7,8 @@ import { limiter } from '../../../src/backend/parallel.js';
 import { noPatronFlags } from '../../../src/sip2/codec.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
 import { type Dialect, loadDialect } from '../../../src/sip2/dialect.js';
-import { BackendOverloaded, BackendTimeout, BackendUnavailable, Sip2EncodeError } from '../../../src/sip2/errors.js';
+import { BackendFailure } from '../../../src/backend/errors.js';
+import { PoolRefused, IlsTimeout, IlsUnavailable, Sip2EncodeError } from '../../../src/sip2/errors.js';
 import { Sip2Requests } from '../../../src/sip2/requests.js';
 import type {
   HoldResponse,
@@ -180,10 +181,10 @@ describe('Sip2Backend items', () => {
     const failing = makeBackend({
       patron: info64({ charged: ['a'] }),
       item: () => {
-        throw new BackendTimeout('response-timeout', 'no answer');
+        throw new IlsTimeout('response-timeout', 'no answer');
       },
     });
-    await expect(failing.backend.items('p1')).rejects.toBeInstanceOf(BackendTimeout);
+    await expect(failing.backend.items('p1')).rejects.toMatchObject({ name: 'BackendFailure', kind: 'timeout', reason: 'response-timeout' });
   });
 });
 
@@ -208,7 +209,7 @@ describe('Sip2Backend with the item cache', () => {
       {
         patron: info64({ charged: ['a', 'b', 'c', 'd', 'e'] }),
         renew: (barcode) => {
-          if (barcode === 'b') throw new BackendTimeout('response-timeout', 'no answer', { requestSent: true });
+          if (barcode === 'b') throw new IlsTimeout('response-timeout', 'no answer', { requestSent: true });
           return renewOk(barcode);
         },
         hold: (mode) => holdAnswer(mode === '+'),
@@ -251,10 +252,10 @@ describe('Sip2Backend login and patron', () => {
     expect(await encode.backend.login('p1', 'x')).toEqual({ ok: false });
     const down = makeBackend({
       patron: () => {
-        throw new BackendUnavailable('refused', 'refused');
+        throw new IlsUnavailable('refused', 'refused');
       },
     });
-    await expect(down.backend.login('p1', 'x')).rejects.toBeInstanceOf(BackendUnavailable);
+    await expect(down.backend.login('p1', 'x')).rejects.toMatchObject({ name: 'BackendFailure', kind: 'unavailable', reason: 'refused' });
   });
 
   it('patron: email only when it is one; no AD sent', async () => {
@@ -293,8 +294,8 @@ describe('Sip2Backend writes', () => {
   it('reports an unknown outcome per document when another document was confirmed', async () => {
     const { backend, sent } = makeBackend({
       renew: (barcode) => {
-        if (barcode === 'hang') throw new BackendTimeout('response-timeout', 'no answer', { requestSent: true });
-        if (barcode === 'busy') throw new BackendOverloaded('queue-full', 'queue full');
+        if (barcode === 'hang') throw new IlsTimeout('response-timeout', 'no answer', { requestSent: true });
+        if (barcode === 'busy') throw new PoolRefused('queue-full', 'queue full');
         return renewOk(barcode);
       },
     });
@@ -308,7 +309,7 @@ describe('Sip2Backend writes', () => {
   it('an unknown document next to a failed one: reported per document', async () => {
     const { backend } = makeBackend({
       renew: () => {
-        throw new BackendTimeout('response-timeout', 'no answer', { requestSent: true });
+        throw new IlsTimeout('response-timeout', 'no answer', { requestSent: true });
       },
     });
     const docs = await backend.renew('p1', [{ item: 'urn:x' }, { item: I('a') }]);
@@ -318,17 +319,19 @@ describe('Sip2Backend writes', () => {
   it('throws the first backend error when no document reached the library system', async () => {
     const { backend } = makeBackend({
       hold: (_, target) => {
-        throw target.item === 'a' ? new BackendUnavailable('refused', 'refused', { requestSent: false }) : new BackendOverloaded('queue-full', 'full');
+        throw target.item === 'a' ? new IlsUnavailable('refused', 'refused', { requestSent: false }) : new PoolRefused('queue-full', 'full');
       },
     });
     const error = await backend.request('p1', [{ item: I('a') }, { item: I('b') }]).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(BackendUnavailable);
+    // Its contract: the backend's own failure, telling the request was not sent.
+    expect(error).toBeInstanceOf(BackendFailure);
+    expect(error).toMatchObject({ kind: 'unavailable', reason: 'refused', requestSent: false });
   });
 
   it('never turns a write that may have happened into a request error, even when every document failed', async () => {
     const { backend } = makeBackend({
       hold: (_, target) => {
-        throw target.item === 'a' ? new BackendUnavailable('reset', 'reset', { requestSent: true }) : new BackendOverloaded('queue-full', 'full');
+        throw target.item === 'a' ? new IlsUnavailable('reset', 'reset', { requestSent: true }) : new PoolRefused('queue-full', 'full');
       },
     });
     const docs = await backend.request('p1', [{ item: I('a') }, { item: I('b') }]);
@@ -451,7 +454,7 @@ describe('Sip2Backend fees and logout', () => {
 
   it('logout swallows failures', async () => {
     const { logger, lines } = capture();
-    const { backend } = makeBackend({}, { logger, send: (() => Promise.reject(new BackendTimeout('response-timeout', 'x'))) as Sip2BackendOptions['send'] });
+    const { backend } = makeBackend({}, { logger, send: (() => Promise.reject(new IlsTimeout('response-timeout', 'x'))) as Sip2BackendOptions['send'] });
     await expect(backend.logout('p1')).resolves.toBeUndefined();
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.some((line) => line.level === 40)).toBe(true);

@@ -5,7 +5,7 @@ import { Abort, Report } from '../../../src/cli/doctor/report.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { decodeText, encodeText } from '../../../src/sip2/charset.js';
 import { loadDialect, parseFineItem } from '../../../src/sip2/dialect.js';
-import { BackendProtocolError, BackendTimeout, BackendUnavailable } from '../../../src/sip2/errors.js';
+import { IlsProtocolError, IlsTimeout, IlsUnavailable } from '../../../src/sip2/errors.js';
 
 /** The doctor's pure parts: what it reads in texts and fine items, the advice it gives, and its report. */
 
@@ -121,15 +121,15 @@ describe('advice', () => {
     const config = loadConfig({ env: { PAIA_SIP2_HOST: 'ils.example.org', PAIA_SIP2_PORT: '6001' } });
     const ctx = { config, dialect: generic, tls: false, target: { host: 'ils.example.org', port: 6001 } };
     const dns = Object.assign(new Error('getaddrinfo ENOTFOUND ils.example.org'), { code: 'ENOTFOUND' });
-    expect(explainOpen(new BackendUnavailable('connect-error', 'cannot connect', { cause: dns }), ctx, new Set())).toContain(
+    expect(explainOpen(new IlsUnavailable('connect-error', 'cannot connect', { cause: dns }), ctx, new Set())).toContain(
       'the name "ils.example.org" does not resolve (ENOTFOUND)',
     );
-    expect(explainOpen(new BackendUnavailable('refused', 'cannot connect'), ctx, new Set())).toContain('connection refused (nothing listens there)');
-    const noLogin = new BackendTimeout('login-timeout', 'the ILS did not answer');
+    expect(explainOpen(new IlsUnavailable('refused', 'cannot connect'), ctx, new Set())).toContain('connection refused (nothing listens there)');
+    const noLogin = new IlsTimeout('login-timeout', 'the ILS did not answer');
     expect(explainOpen(noLogin, ctx, new Set())).toContain('did not answer the 93 login within sip2.timeouts.responseMs (5000 ms)');
     expect(explainOpen(noLogin, ctx, new Set())).toContain('every SIP2 worker of the ILS is busy');
     expect(explainOpen(noLogin, ctx, new Set(['93']))).toContain('the terminal login was accepted, but the ILS did not answer the 99');
-    expect(explainOpen(new BackendProtocolError('resend-refused', 'x'), ctx, new Set())).toContain('the ILS could not read our messages');
+    expect(explainOpen(new IlsProtocolError('resend-refused', 'x'), ctx, new Set())).toContain('the ILS could not read our messages');
   });
 });
 

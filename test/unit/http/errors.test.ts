@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  BackendOverloaded,
-  BackendProtocolError,
-  BackendTimeout,
-  BackendUnavailable,
-  Sip2DecodeError,
-  Sip2EncodeError,
-} from '../../../src/sip2/errors.js';
+import { BackendFailure } from '../../../src/backend/errors.js';
 import { FakeBackend, bearer, json, jsonPost, login, makeApp } from './helpers.js';
 
 const INTERNAL = 'connect ECONNREFUSED 10.9.8.7:6001 secret-host';
@@ -20,11 +13,12 @@ async function setup() {
 
 describe('backend failures', () => {
   const cases: Array<[string, unknown, number, string, RegExp]> = [
-    ['unavailable', new BackendUnavailable('refused', INTERNAL), 502, 'bad_gateway', /cannot be reached/],
-    ['protocol error', new BackendProtocolError('unreadable', INTERNAL), 502, 'bad_gateway', /could not be understood/],
-    ['garbage frame', new Sip2DecodeError('bad-checksum', INTERNAL), 502, 'bad_gateway', /could not be understood/],
-    ['timeout', new BackendTimeout('response-timeout', INTERNAL), 504, 'gateway_timeout', /did not answer in time/],
-    ['overloaded', new BackendOverloaded('circuit-open', INTERNAL, 7), 503, 'service_unavailable', /try again in 7 seconds/],
+    ['unavailable', new BackendFailure('unavailable', 'refused', INTERNAL), 502, 'bad_gateway', /cannot be reached/],
+    ['protocol error', new BackendFailure('protocol', 'unreadable', INTERNAL), 502, 'bad_gateway', /could not be understood/],
+    ['garbage frame', new BackendFailure('protocol', 'bad-checksum', INTERNAL), 502, 'bad_gateway', /could not be understood/],
+    ['timeout', new BackendFailure('timeout', 'response-timeout', INTERNAL), 504, 'gateway_timeout', /did not answer in time/],
+    ['busy', new BackendFailure('busy', 'circuit-open', INTERNAL, { retryAfterSeconds: 7 }), 503, 'service_unavailable', /try again in 7 seconds/],
+    ['cancelled at the deadline', new BackendFailure('cancelled', 'deadline', INTERNAL), 504, 'gateway_timeout', /did not finish this call in time/],
   ];
   for (const [name, failure, status, error, description] of cases) {
     it(`${name} -> ${status} ${error}, without internal detail`, async () => {
@@ -46,7 +40,7 @@ describe('backend failures', () => {
 
   it('a timeout is a 504 gateway_timeout that says the library system did not answer, without internal detail', async () => {
     const { t, backend, token, patron } = await setup();
-    backend.failNext = new BackendTimeout('response-timeout', INTERNAL, { requestSent: true });
+    backend.failNext = new BackendFailure('timeout', 'response-timeout', INTERNAL, { requestSent: true });
     const response = await t.app.request(`/core/${patron}/items`, { headers: bearer(token) });
     expect(response.status).toBe(504);
     const body = await json(response);
@@ -57,7 +51,7 @@ describe('backend failures', () => {
 
   it('a value the ILS cannot take is a 422', async () => {
     const { t, backend, token, patron } = await setup();
-    backend.failNext = new Sip2EncodeError('AB', INTERNAL);
+    backend.failNext = new BackendFailure('unencodable', 'AB', INTERNAL);
     const response = await t.app.request(`/core/${patron}/request`, jsonPost({ doc: [{ item: 'a|b' }] }, bearer(token)));
     expect(response.status).toBe(422);
     expect(await json(response)).toMatchObject({ error: 'invalid_request' });
@@ -67,7 +61,7 @@ describe('backend failures', () => {
     const backend = new FakeBackend();
     const t = makeApp({ backend, throttle: { freeAttemptsPerUser: 1 } });
     for (let i = 0; i < 3; i++) {
-      backend.failNext = new BackendUnavailable('refused', INTERNAL);
+      backend.failNext = new BackendFailure('unavailable', 'refused', INTERNAL);
       const response = await t.app.request('/auth/login', jsonPost({ username: 'alice', password: 'alice-pass', grant_type: 'password' }));
       expect(response.status).toBe(502);
       expect(await json(response)).not.toHaveProperty('code');

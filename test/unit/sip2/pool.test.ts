@@ -2,13 +2,13 @@
  * The pool's queueing, with fake connections and a fake clock: no sockets.
  * A FakeIls hands out sessions like a pre-forking SIP server: at most
  * `workers` at once; a login beyond that is not answered and times out the
- * way Sip2Connection.open would (BackendTimeout, reason login-timeout).
+ * way Sip2Connection.open would (IlsTimeout, reason login-timeout).
  */
 import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ConnectionClose } from '../../../src/sip2/connection.js';
-import { BackendOverloaded, BackendTimeout, BackendUnavailable, CallCancelled } from '../../../src/sip2/errors.js';
+import { PoolRefused, IlsTimeout, IlsUnavailable, CallCancelled } from '../../../src/sip2/errors.js';
 import { type PoolConnection, type PoolOptions, Sip2Pool } from '../../../src/sip2/pool.js';
 import type { RequestMessage, ResponseOf } from '../../../src/sip2/spec.js';
 
@@ -90,7 +90,7 @@ class FakeConnection extends EventEmitter<{ close: [ConnectionClose] }> implemen
     this.ils.sessions.delete(this);
     const flight = this.inFlight;
     this.inFlight = null;
-    flight?.reject(new BackendUnavailable(byPeer ? 'closed' : 'dropped', `lost (${reason})`, { requestSent: true }));
+    flight?.reject(new IlsUnavailable(byPeer ? 'closed' : 'dropped', `lost (${reason})`, { requestSent: true }));
     this.emit('close', { reason, idle: flight === null, byPeer });
     this.ils.onSessionEnded();
   }
@@ -113,7 +113,7 @@ class FakeIls {
 
   readonly connect = (id: number): Promise<PoolConnection> => {
     this.connects++;
-    if (this.mode === 'refuse') return Promise.reject(new BackendUnavailable('refused', 'cannot connect to the ILS (ECONNREFUSED)'));
+    if (this.mode === 'refuse') return Promise.reject(new IlsUnavailable('refused', 'cannot connect to the ILS (ECONNREFUSED)'));
     return new Promise((resolve, reject) => {
       const serve = () => {
         clearTimeout(timer);
@@ -125,7 +125,7 @@ class FakeIls {
       const timer = setTimeout(() => {
         const index = this.waitingLogins.indexOf(serve);
         if (index !== -1) this.waitingLogins.splice(index, 1);
-        reject(new BackendTimeout('login-timeout', 'the ILS did not answer the 93 of a new SIP2 session', { requestSent: true }));
+        reject(new IlsTimeout('login-timeout', 'the ILS did not answer the 93 of a new SIP2 session', { requestSent: true }));
       }, LOGIN_TIMEOUT_MS);
       if (this.mode === 'serve' && this.sessions.size + this.starting < this.workers) {
         this.starting++;
@@ -253,7 +253,7 @@ describe('the pool queue with a worker-limited ILS', () => {
     const result = await call;
     expect(result.status).toBe('rejected');
     const error = (result as PromiseRejectedResult).reason;
-    expect(error).toBeInstanceOf(BackendTimeout);
+    expect(error).toBeInstanceOf(IlsTimeout);
     expect(error).toMatchObject({ reason: 'login-timeout', requestSent: false });
     expect(pool.stats().consecutiveFailures).toBeGreaterThan(0);
   });
@@ -265,7 +265,7 @@ describe('the pool queue with a worker-limited ILS', () => {
     await vi.advanceTimersByTimeAsync(0);
     const result = await call;
     expect((result as PromiseRejectedResult).reason).toMatchObject({ reason: 'refused', requestSent: false });
-    expect((result as PromiseRejectedResult).reason).toBeInstanceOf(BackendUnavailable);
+    expect((result as PromiseRejectedResult).reason).toBeInstanceOf(IlsUnavailable);
   });
 });
 
@@ -290,7 +290,7 @@ describe('the pool queue', () => {
     expect((await refused).status).toBe('rejected');
     expect((await refused as PromiseRejectedResult).reason).toMatchObject({ reason: 'queue-full' });
     await vi.advanceTimersByTimeAsync(150);
-    expect((await waiting as PromiseRejectedResult).reason).toBeInstanceOf(BackendOverloaded);
+    expect((await waiting as PromiseRejectedResult).reason).toBeInstanceOf(PoolRefused);
     expect((await waiting as PromiseRejectedResult).reason).toMatchObject({ reason: 'acquire-timeout', requestSent: false });
     await vi.advanceTimersByTimeAsync(400);
     expect((await running).status).toBe('fulfilled');

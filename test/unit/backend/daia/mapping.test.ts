@@ -5,7 +5,7 @@ import { CIRCULATION_STATUS } from '../../../../src/sip2/spec.js';
 import { DaiaService, splitQueryId } from '../../../../src/backend/daia/service.js';
 import { sip2DateFrom } from '../../../../src/sip2/date.js';
 import { loadDialect } from '../../../../src/sip2/dialect.js';
-import { BackendTimeout, Sip2EncodeError } from '../../../../src/sip2/errors.js';
+import { IlsTimeout, Sip2EncodeError } from '../../../../src/sip2/errors.js';
 import { Sip2Requests } from '../../../../src/sip2/requests.js';
 import type { ItemInformation, ItemInformationResponse } from '../../../../src/sip2/spec.js';
 import { daiaSchemaErrors } from '../../../helpers/daia-schema.js';
@@ -143,8 +143,8 @@ describe('DaiaService', () => {
 
   it('a backend failure fails the whole request', async () => {
     const { svc } = service(async () => {
-      throw new BackendTimeout('response-timeout', 'no answer');
+      throw new IlsTimeout('response-timeout', 'no answer');
     });
-    await expect(svc.availability(['it-1'])).rejects.toBeInstanceOf(BackendTimeout);
+    await expect(svc.availability(['it-1'])).rejects.toMatchObject({ name: 'BackendFailure', kind: 'timeout' });
   });
 });
