@@ -1,13 +1,13 @@
 import { type Config, loadConfigWithWarnings } from '../src/config/index.js';
+import { sip2Setup } from '../src/gateway/index.js';
 import { Sip2Connection } from '../src/sip2/connection.js';
-import { type Dialect, loadDialect } from '../src/sip2/dialect.js';
+import type { Dialect } from '../src/sip2/dialect.js';
 import type { Sip2Requests } from '../src/sip2/requests.js';
-import { sip2ConnectionOptions, sip2Requests } from '../src/wiring.js';
 
 /**
  * A SIP2 session from the bench process straight to the simulator, built
  * exactly as the gateway builds its pool's connections and its requests
- * (src/wiring.ts over the default configuration, generic dialect): same
+ * (the gateway's sip2Setup over the default configuration, generic dialect): same
  * terminal account, charset, error detection, timeouts and message builders.
  * Used by B3 (the SIP2 round trip alone) and by the naive items baseline of B2.
  */
@@ -42,17 +42,13 @@ export function unknownSettings(env: Record<string, string | undefined>): string
 }
 
 export async function openDirect(sip2Port: number): Promise<DirectSip2> {
-  const config = benchConfig(sip2Port);
-  const dialect = loadDialect(config.sip2.dialect);
-  const connection = await Sip2Connection.open({
-    ...sip2ConnectionOptions(config, dialect, { host: '127.0.0.1', port: sip2Port }, undefined),
-    id: 1,
-  });
+  const setup = sip2Setup(benchConfig(sip2Port));
+  const connection = await Sip2Connection.open({ ...setup.session({ host: '127.0.0.1', port: sip2Port }), id: 1 });
   return {
     connection,
-    requests: sip2Requests(config),
-    dialect,
-    pageSize: config.sip2.pageSize ?? dialect.pageSize,
+    requests: setup.messages,
+    dialect: setup.dialect,
+    pageSize: setup.settings.pageSize,
     close: () => connection.close('bench done'),
   };
 }

@@ -430,7 +430,7 @@ describe('transport (configuration, checked once)', () => {
     return new Promise((resolve) => {
       execFile(
         process.execPath,
-        ['--import', 'tsx', 'src/main.ts', 'check-config'],
+        ['--import', 'tsx', 'src/cli/main.ts', 'check-config'],
         { cwd: root, env: { ...clean, PAIA_SIP2_HOST: '127.0.0.1', ...env }, timeout: 15_000 },
         (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
       );

@@ -23,7 +23,7 @@ function cleanEnv(): NodeJS.ProcessEnv {
 
 export function runDoctorProcess(args: string[], env: Record<string, string>, stdin?: string): Promise<DoctorRun> {
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'doctor', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'doctor', ...args], {
     cwd: REPO_ROOT,
     env: { ...cleanEnv(), PAIA_HTTP_PORT: '0', ...env },
     stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

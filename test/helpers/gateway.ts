@@ -4,11 +4,11 @@ import { withoutSettings } from '../../src/config/load.js';
 import { trackChild } from './children.js';
 
 /**
- * Runs the real gateway (`src/main.ts serve`) as a separate process against a
+ * Runs the real gateway (`src/cli/main.ts serve`) as a separate process against a
  * SIP2 server (normally the simulator started by startSimulatorProcess), on
  * 127.0.0.1 and a free port, and resolves once it prints its listening line.
  *
- * The child is `node --import tsx src/main.ts serve`, not node_modules/.bin/tsx:
+ * The child is `node --import tsx src/cli/main.ts serve`, not node_modules/.bin/tsx:
  * the tsx binary runs the script in a grandchild process, so killing it could
  * leave the gateway running. Here there is exactly one process to signal, and
  * every child still alive when the test process exits is killed.
@@ -74,7 +74,7 @@ function childEnv(options: GatewayProcessOptions): NodeJS.ProcessEnv {
 export function startGatewayProcess(options: GatewayProcessOptions): Promise<GatewayProcess> {
   const env = childEnv(options);
   if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the test gateway listens on 127.0.0.1 only');
-  const args = ['--import', 'tsx', 'src/main.ts', 'serve'];
+  const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve'];
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
 

@@ -10,9 +10,13 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
-/** Folder -> the folders it may import from (besides itself and the log module). */
+/**
+ * Folder -> the folders it may import from (besides itself and the log
+ * module): cli -> gateway -> http -> auth -> backend -> sip2, with config
+ * beside gateway (it takes the components' defaults) and metrics below http.
+ */
 const MAY_IMPORT: Record<string, readonly string[]> = {
-  cli: ['gateway', 'config', 'backend', 'auth', 'sip2', 'http', 'metrics'],
+  cli: ['gateway', 'config', 'backend', 'sip2'],
   gateway: ['config', 'http', 'auth', 'backend', 'sip2', 'metrics'],
   config: ['sip2', 'auth', 'backend'],
   http: ['auth', 'backend', 'metrics'],
@@ -21,6 +25,10 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   metrics: ['sip2'],
   sip2: [],
 };
+/** Single modules a folder may import beyond its rule: the HTTP app's defaults, kept apart so the schema does not load the app. */
+const ALSO_ALLOWED: Record<string, readonly string[]> = { config: ['http/defaults.ts'] };
+/** Outside config/ and gateway/, who may import the configuration: the command line, which loads it and hands it on. */
+const CONFIG_LOADERS = ['cli/main.ts', 'cli/serve.ts'];
 
 interface Module {
   file: string;
@@ -70,7 +78,7 @@ describe('architecture', () => {
           if (!(module.folder === 'gateway' && target.startsWith('../sip2-simulator/'))) broken.push(`${module.file} -> ${target}`);
           continue;
         }
-        if (!allowed.includes(folder)) broken.push(`${module.file} -> ${target}`);
+        if (!allowed.includes(folder) && !(ALSO_ALLOWED[module.folder] ?? []).includes(target)) broken.push(`${module.file} -> ${target}`);
       }
     }
     expect(broken).toEqual([]);
@@ -94,11 +102,11 @@ describe('architecture', () => {
     expect(loops).toEqual([]);
   });
 
-  it('reads Config only in config/ and gateway/', () => {
+  it('reads Config only in config/ and gateway/ (the command line loads it and hands it on)', () => {
     const readers = all
       .filter((module) => module.imports.some((target) => target.startsWith('config/')))
       .map((module) => module.file)
-      .filter((file) => !['config', 'gateway', 'cli'].includes(folderOf(file)));
+      .filter((file) => !['config', 'gateway'].includes(folderOf(file)) && !CONFIG_LOADERS.includes(file));
     expect(readers).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import type { Config } from '../../config/index.js';
+import type { Sip2Settings } from '../../gateway/index.js';
 import type { Dialect } from '../../sip2/dialect.js';
 import { BackendFailure } from '../../backend/errors.js';
 import { IlsProtocolError, IlsTimeout, IlsUnavailable, PoolRefused, type ProtocolReason, Sip2EncodeError } from '../../sip2/errors.js';
@@ -13,7 +13,8 @@ import { CheckFailed } from './report.js';
  */
 
 export interface AdviceContext {
-  config: Config;
+  /** The SIP2 settings as the gateway runs them. */
+  settings: Sip2Settings;
   dialect: Dialect;
   /** Whether sip2.tls is set. */
   tls: boolean;
@@ -21,8 +22,8 @@ export interface AdviceContext {
 }
 
 /** The embedded simulator of demo mode did not start. */
-export function explainDemoStart(error: unknown, config: Config): string {
-  return `${messageOf(error)}; check demo.sip2Port (${config.demo.sip2Port}) is free, or set sip2.host to check a real ILS`;
+export function explainDemoStart(error: unknown, settings: Sip2Settings): string {
+  return `${messageOf(error)}; check demo.sip2Port (${settings.demo?.sip2Port}) is free, or set sip2.host to check a real ILS`;
 }
 
 /**
@@ -31,13 +32,13 @@ export function explainDemoStart(error: unknown, config: Config): string {
  * a login timeout after an answered 93 is the 99's.
  */
 export function explainOpen(error: unknown, ctx: AdviceContext, answered: ReadonlySet<string>): string {
-  const { sip2 } = ctx.config;
+  const sip2 = ctx.settings;
   const { host, port } = ctx.target;
   const where = `sip2.host ("${host}") and sip2.port (${port})`;
   const account = `sip2.terminal.user ("${sip2.terminal.user}"), sip2.terminal.password (PAIA_SIP2_TERMINAL_PASSWORD)`;
   const otherTransport = ctx.tls ? 'plain TCP (sip2.tls: null)' : 'TLS (sip2.tls)';
   if (error instanceof Sip2EncodeError) {
-    return `the terminal user, password or location cannot be sent in ${ctx.config.sip2.charset ?? ctx.dialect.charset} (${error.field}): check sip2.terminal and sip2.charset`;
+    return `the terminal user, password or location cannot be sent in ${ctx.settings.charset} (${error.field}): check sip2.terminal and sip2.charset`;
   }
   if (error instanceof IlsUnavailable) {
     switch (error.reason) {
@@ -144,7 +145,7 @@ function explainProtocol(reason: ProtocolReason, ctx: AdviceContext): string {
 
 /** Why a request on a logged-in session (99, or the patron's 63, 17) failed. */
 export function explainRequest(error: unknown, code: string, ctx: AdviceContext): string {
-  const { sip2 } = ctx.config;
+  const sip2 = ctx.settings;
   if (error instanceof IlsTimeout) {
     return `the ILS did not answer a ${code} within sip2.timeouts.responseMs (${sip2.timeouts.responseMs} ms) after the login; check its SIP2 log`;
   }

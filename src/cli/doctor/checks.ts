@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Sip2Backend } from '../../backend/sip2-backend.js';
 import type { AccountState, FeeRecord, PaiaDocument, PatronRecord } from '../../backend/types.js';
-import type { Config } from '../../config/index.js';
+import type { Sip2Setup } from '../../gateway/index.js';
 import { createLogger, type Logger } from '../../log.js';
 import { decodeText, encodeText } from '../../sip2/charset.js';
 import { type ConnectionOptions, Sip2Connection, type TlsSessionInfo } from '../../sip2/connection.js';
@@ -12,7 +12,6 @@ import { fetchPatronList } from '../../sip2/paging.js';
 import type { Sip2Pool } from '../../sip2/pool.js';
 import { SC_STATUS } from '../../sip2/requests.js';
 import { type AcsStatus, SUPPORTED_MESSAGES, type SupportedMessage } from '../../sip2/spec.js';
-import { sip2Backend, sip2Charset, sip2Pool, sip2Requests } from '../../wiring.js';
 import {
   type AdviceContext,
   charsetAdvice,
@@ -37,9 +36,11 @@ import type { TestPatron } from './input.js';
  */
 
 export interface CheckContext extends AdviceContext {
+  /** The SIP2 side as the gateway runs it: sessions, pool, backend, message builders. */
+  setup: Sip2Setup;
   report: Report;
   /** One session's settings, as the gateway's pool opens them. */
-  session: Omit<ConnectionOptions, 'id' | 'logger'>;
+  session: Omit<ConnectionOptions, 'id'>;
   /** Run at the end, last registered first, each bounded. */
   cleanups: Array<() => unknown>;
 }
@@ -83,31 +84,23 @@ const ACCOUNT_STATES: Record<AccountState, string> = {
 
 // ---------------------------------------------------------------- demo mode
 
-/** Demo mode, as the gateway does it: the embedded simulator with the demo library. The simulator is imported only here. */
-export async function startDemo(config: Config, report: Report, cleanups: Array<() => unknown>): Promise<{ host: string; port: number }> {
+/** Demo mode, as the gateway does it: the embedded simulator with the demo library. */
+export async function startDemo(
+  setup: Sip2Setup,
+  start: NonNullable<Sip2Setup['startDemo']>,
+  report: Report,
+  cleanups: Array<() => unknown>,
+): Promise<{ host: string; port: number }> {
   const simulator = await report.step(
     'start the embedded SIP2 simulator (demo mode: sip2.host is not set)',
-    async () => {
-      const { startSimulator } = await import('../../../sip2-simulator/src/server.js');
-      return withTimeout(
-        startSimulator({
-          host: '127.0.0.1',
-          port: config.demo.sip2Port,
-          dialect: config.demo.dialect,
-          charset: config.demo.charset,
-          errorDetection: config.sip2.errorDetection,
-          logger: createLogger({ level: 'silent' }),
-        }),
-        CLEANUP_MS,
-        'starting the simulator',
-      );
-    },
-    (error) => explainDemoStart(error, config),
+    () => withTimeout(start(createLogger({ level: 'silent' })), CLEANUP_MS, 'starting the simulator'),
+    (error) => explainDemoStart(error, setup.settings),
   );
   cleanups.push(() => simulator.stop());
-  report.detail(`the embedded simulator with the demo library listens on ${simulator.host}:${simulator.port} (dialect ${config.demo.dialect});`);
+  const { host, port } = simulator.target;
+  report.detail(`the embedded simulator with the demo library listens on ${host}:${port} (dialect ${setup.settings.demo?.dialect});`);
   report.detail('set sip2.host (PAIA_SIP2_HOST) to check a real library system');
-  return { host: simulator.host, port: simulator.port };
+  return simulator.target;
 }
 
 // ---------------------------------------------------------------- the first session
@@ -122,7 +115,7 @@ export async function openSession(ctx: CheckContext): Promise<Sip2Connection> {
   const { report, target } = ctx;
   const answered = new Set<string>();
   const connection = await report.step(
-    `connect ${ctx.tls ? 'TLS' : 'TCP'} ${target.host}:${target.port} + 93 login as terminal user "${ctx.config.sip2.terminal.user}"`,
+    `connect ${ctx.tls ? 'TLS' : 'TCP'} ${target.host}:${target.port} + 93 login as terminal user "${ctx.settings.terminal.user}"`,
     () => Sip2Connection.open({ ...ctx.session, id: 1, onRoundTrip: (event) => event.outcome === 'ok' && answered.add(event.code) }),
     (error) => explainOpen(error, ctx, answered),
   );
@@ -161,7 +154,7 @@ export async function acsStatus(ctx: CheckContext, connection: Sip2Connection): 
 
 /** Prints what the 98 says: on-line status, protocol, institution, library, and the 16 supported messages. */
 function describeAcs(status: AcsStatus, ctx: CheckContext): void {
-  const { report, config } = ctx;
+  const { report, settings } = ctx;
   report.detail(`on-line: ${status.onlineStatus ? 'yes' : 'no'}`);
   report.detail(`protocol version: ${status.protocolVersion.trim() || '(not given)'}`);
   report.detail(`institution: ${status.institutionId || '(not given)'}`);
@@ -190,8 +183,8 @@ function describeAcs(status: AcsStatus, ctx: CheckContext): void {
   if (bx.length < SUPPORTED_MESSAGES.length) {
     report.warn(`BX has ${bx.length} of ${SUPPORTED_MESSAGES.length} positions: the ILS may speak an older SIP2 version`);
   }
-  if (status.institutionId && status.institutionId !== config.sip2.institution) {
-    report.warn(`sip2.institution is "${config.sip2.institution}" but the ILS calls itself "${status.institutionId}" (98 AO); many ILSs need them to match`);
+  if (status.institutionId && status.institutionId !== settings.institution) {
+    report.warn(`sip2.institution is "${settings.institution}" but the ILS calls itself "${status.institutionId}" (98 AO); many ILSs need them to match`);
   }
   if (status.dateTimeSync) {
     const skew = toDate(status.dateTimeSync).getTime() - Date.now();
@@ -206,7 +199,7 @@ function describeAcs(status: AcsStatus, ctx: CheckContext): void {
 
 /** `count` 99s one after the other: min, median and max round-trip time. */
 export async function roundTrips(ctx: CheckContext, connection: Sip2Connection, count: number): Promise<void> {
-  const { responseMs } = ctx.config.sip2.timeouts;
+  const { responseMs } = ctx.settings.timeouts;
   const times: number[] = [];
   await ctx.report.step(
     `round trips, ${count} x 99`,
@@ -237,9 +230,9 @@ export async function roundTrips(ctx: CheckContext, connection: Sip2Connection, 
  * sip2.timeouts.responseMs? Every session opened here is closed again.
  */
 export async function sessionsAtOnce(ctx: CheckContext): Promise<void> {
-  const { report, config } = ctx;
-  const { max } = config.sip2.pool;
-  const { connectMs, responseMs } = config.sip2.timeouts;
+  const { report, settings } = ctx;
+  const { max } = settings.pool;
+  const { connectMs, responseMs } = settings.timeouts;
   if (max <= 1) {
     report.skip('sessions at once: sip2.pool.max is 1, the gateway opens one session');
     return;
@@ -285,16 +278,16 @@ export async function sessionsAtOnce(ctx: CheckContext): Promise<void> {
 
 /** Login, patron, items and fees through the pool and backend the gateway builds, then the fine items and the charset. */
 export async function patronChecks(ctx: CheckContext, acs: AcsStatus, patron: TestPatron): Promise<void> {
-  const { config, report, dialect } = ctx;
+  const { setup, report } = ctx;
   const warnings: string[] = [];
   const logger = collectingLogger(warnings);
   // Sessions only as the methods need them, as many in parallel as the gateway would use; no keepalive for a run of seconds.
-  const pool = sip2Pool(config, dialect, ctx.target, { logger }, { min: 0, keepaliveIntervalMs: 0 });
+  const pool = setup.pool(ctx.target, { logger }, { min: 0, keepaliveIntervalMs: 0 });
   ctx.cleanups.push(() => pool.close(CLEANUP_MS));
   let backend: Sip2Backend;
   try {
     // The 98 of the doctor's first session: the pool's may not exist yet.
-    backend = sip2Backend(config, dialect, pool, { acsStatus: () => pool.acsStatus ?? acs, logger });
+    backend = setup.backend(pool, { acsStatus: () => pool.acsStatus ?? acs, logger });
   } catch (error) {
     report.fatal('set up the PAIA backend', `${messageOf(error)}; check sip2.currency, sip2.pageSize and the paia URI templates`);
   }
@@ -367,7 +360,7 @@ function shownOf(count: number, noun: string): string {
 
 /** Closes the pool and waits until its logins still under way (a worker may free late) have ended: nothing of the doctor stays open. */
 async function closePool(ctx: CheckContext, pool: Sip2Pool): Promise<void> {
-  const { connectMs, responseMs } = ctx.config.sip2.timeouts;
+  const { connectMs, responseMs } = ctx.settings.timeouts;
   await pool.close(CLEANUP_MS);
   const deadline = Date.now() + connectMs + 2 * responseMs + 1000;
   while (pool.stats().opening > 0 && Date.now() < deadline) await sleep(50);
@@ -379,8 +372,8 @@ async function closePool(ctx: CheckContext, pool: Sip2Pool): Promise<void> {
  * printed: the texts are patron data.
  */
 async function fineItems(ctx: CheckContext, pool: Sip2Pool, barcode: string): Promise<void> {
-  const { config, dialect, report } = ctx;
-  const requests = sip2Requests(config);
+  const { setup, settings, dialect, report } = ctx;
+  const requests = setup.messages;
   const entries = await report.step(
     'fine items (AV): 63 with the fine summary',
     async () => {
@@ -388,7 +381,7 @@ async function fineItems(ctx: CheckContext, pool: Sip2Pool, barcode: string): Pr
         (message) => pool.request(message),
         (start, end) => requests.patronInformation(barcode, { list: 'fine', start, end }),
         'fine',
-        { pageSize: config.sip2.pageSize ?? dialect.pageSize, maxEntries: config.sip2.maxListEntries },
+        { pageSize: settings.pageSize, maxEntries: settings.maxListEntries },
       );
       return list.entries.filter((entry) => entry.trim() !== '');
     },
@@ -407,8 +400,8 @@ async function fineItems(ctx: CheckContext, pool: Sip2Pool, barcode: string): Pr
 
 /** The patron's name and address and the titles of items and fees, decoded in the configured charset: do they look like the wrong one? */
 function charset(ctx: CheckContext, record: PatronRecord, docs: PaiaDocument[], fees: FeeRecord): void {
-  const { config, dialect, report } = ctx;
-  const configured = sip2Charset(config, dialect);
+  const { settings, report } = ctx;
+  const configured = settings.charset;
   const groups: Array<{ label: (affected: number, of: number) => string; texts: string[] }> = [
     { label: () => "the patron's name", texts: [record.name] },
     { label: () => "the patron's address", texts: record.address === undefined ? [] : [record.address] },
@@ -448,7 +441,7 @@ function charset(ctx: CheckContext, record: PatronRecord, docs: PaiaDocument[], 
  */
 export async function idleSession(ctx: CheckContext, quick: boolean): Promise<void> {
   const { report } = ctx;
-  const keepalive = ctx.config.sip2.pool.keepaliveSeconds;
+  const keepalive = ctx.settings.pool.keepaliveSeconds;
   if (quick) {
     report.skip('idle session: --quick (without it the doctor waits to see whether the ILS closes idle sessions before the keepalive)');
     return;

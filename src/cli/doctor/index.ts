@@ -14,10 +14,7 @@
  * timeouts, and everything opened is closed again, so the process ends by
  * itself. Secrets (terminal and patron passwords) are never printed.
  */
-import type tls from 'node:tls';
-import type { Config } from '../../config/index.js';
-import { type Dialect, loadDialect } from '../../sip2/dialect.js';
-import { sip2ConnectionOptions, sip2TlsOptions } from '../../wiring.js';
+import type { Sip2Setup } from '../../gateway/index.js';
 import { acsStatus, type CheckContext, idleSession, openSession, patronChecks, roundTrips, sessionsAtOnce, startDemo, withTimeout } from './checks.js';
 import { type DoctorOptions, testPatronOf, type TestPatron } from './input.js';
 import { Abort, flush, Report } from './report.js';
@@ -27,22 +24,12 @@ export { type DoctorOptions, PASSWORD_ENV } from './input.js';
 /** Bound on each cleanup at the end (closing sessions, the pool, the embedded simulator). */
 const CLEANUP_MS = 5_000;
 
-/** Runs the checks; resolves with the exit code. */
-export async function runDoctor(config: Config, options: DoctorOptions): Promise<number> {
+/** Runs the checks on the SIP2 side as the gateway runs it (gateway's sip2Setup); resolves with the exit code. */
+export async function runDoctor(setup: Sip2Setup, options: DoctorOptions): Promise<number> {
   const report = new Report(options.out);
-  report.addSecret(config.sip2.terminal.password);
+  for (const secret of setup.secrets) report.addSecret(secret);
 
-  // ---------------------------------------------------------- usage and configuration (exit 2)
-  const demo = config.sip2.host === null;
-  let dialect: Dialect;
-  let tlsOptions: tls.ConnectionOptions | undefined;
-  try {
-    dialect = loadDialect(demo ? config.demo.dialect : config.sip2.dialect);
-    tlsOptions = config.sip2.tls ? sip2TlsOptions(config.sip2.tls) : undefined;
-  } catch (error) {
-    options.err.write(`paia-sip2 doctor: ${(error as Error).message}\n`);
-    return 2;
-  }
+  // ---------------------------------------------------------- usage (exit 2)
   const read = await testPatronOf(options);
   if (!read.ok) {
     options.err.write(`paia-sip2 doctor: ${read.reason}\n`);
@@ -52,7 +39,7 @@ export async function runDoctor(config: Config, options: DoctorOptions): Promise
 
   const cleanups: Array<() => unknown> = [];
   try {
-    await steps(config, dialect, tlsOptions, report, cleanups, { patron: read.patron, quick: options.quick === true, roundTrips: options.roundTrips ?? 5 });
+    await steps(setup, report, cleanups, { patron: read.patron, quick: options.quick === true, roundTrips: options.roundTrips ?? 5 });
   } catch (error) {
     if (!(error instanceof Abort)) throw error;
   } finally {
@@ -77,29 +64,29 @@ export async function runDoctor(config: Config, options: DoctorOptions): Promise
 
 /** The sequence: each step builds on the one before, and a FAIL (Abort) ends it. */
 async function steps(
-  config: Config,
-  dialect: Dialect,
-  tlsOptions: tls.ConnectionOptions | undefined,
+  setup: Sip2Setup,
   report: Report,
   cleanups: Array<() => unknown>,
   run: { patron: TestPatron | null; quick: boolean; roundTrips: number },
 ): Promise<void> {
-  const { sip2 } = config;
+  const { settings, dialect } = setup;
   report.line('paia-sip2 doctor');
-  const target = sip2.host === null ? await startDemo(config, report, cleanups) : { host: sip2.host, port: sip2.port };
+  const target = setup.startDemo ? await startDemo(setup, setup.startDemo, report, cleanups) : setup.target;
+  if (target === null) throw new Error('no SIP2 target: neither sip2.host nor the embedded simulator');
   report.line(
-    `ILS ${target.host}:${target.port} over ${tlsOptions ? 'TLS' : 'TCP'}, dialect ${dialect.name}, terminal user "${sip2.terminal.user}"` +
-      `${sip2.terminal.location ? ` at location "${sip2.terminal.location}"` : ''}, institution "${sip2.institution}"`,
+    `ILS ${target.host}:${target.port} over ${settings.tls ? 'TLS' : 'TCP'}, dialect ${dialect.name}, terminal user "${settings.terminal.user}"` +
+      `${settings.terminal.location ? ` at location "${settings.terminal.location}"` : ''}, institution "${settings.institution}"`,
   );
   report.line('');
 
   const ctx: CheckContext = {
-    config,
+    setup,
+    settings,
     dialect,
-    tls: tlsOptions !== undefined,
+    tls: settings.tls,
     target,
     report,
-    session: sip2ConnectionOptions(config, dialect, target, tlsOptions),
+    session: setup.session(target),
     cleanups,
   };
   const first = await openSession(ctx);

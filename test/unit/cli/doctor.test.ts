@@ -3,6 +3,7 @@ import { explainOpen, idleCloseAdvice, sessionLimitAdvice } from '../../../src/c
 import { charsetFinding, fineFindings, patternForShape } from '../../../src/cli/doctor/findings.js';
 import { Abort, Report } from '../../../src/cli/doctor/report.js';
 import { loadConfig } from '../../../src/config/index.js';
+import { sip2Setup } from '../../../src/gateway/index.js';
 import { decodeText, encodeText } from '../../../src/sip2/charset.js';
 import { loadDialect, parseFineItem } from '../../../src/sip2/dialect.js';
 import { IlsProtocolError, IlsTimeout, IlsUnavailable } from '../../../src/sip2/errors.js';
@@ -118,8 +119,8 @@ describe('advice', () => {
   });
 
   it('explains a failed first session by the error’s reason and errno code', () => {
-    const config = loadConfig({ env: { PAIA_SIP2_HOST: 'ils.example.org', PAIA_SIP2_PORT: '6001' } });
-    const ctx = { config, dialect: generic, tls: false, target: { host: 'ils.example.org', port: 6001 } };
+    const { settings } = sip2Setup(loadConfig({ env: { PAIA_SIP2_HOST: 'ils.example.org', PAIA_SIP2_PORT: '6001' } }));
+    const ctx = { settings, dialect: generic, tls: false, target: { host: 'ils.example.org', port: 6001 } };
     const dns = Object.assign(new Error('getaddrinfo ENOTFOUND ils.example.org'), { code: 'ENOTFOUND' });
     expect(explainOpen(new IlsUnavailable('connect-error', 'cannot connect', { cause: dns }), ctx, new Set())).toContain(
       'the name "ils.example.org" does not resolve (ENOTFOUND)',

@@ -1,0 +1,99 @@
+/**
+ * paia-sip2 command line: reads the arguments, loads the configuration, and
+ * hands it to the gateway (serve), describes it (check-config) or checks the
+ * ILS as the gateway would use it (doctor).
+ *
+ *   paia-sip2 [serve] [--config FILE]     run the gateway
+ *   paia-sip2 check-config [--config FILE] validate the configuration and exit
+ *   paia-sip2 doctor [--config FILE] [--patron NAME] [--quick]  check the ILS connection
+ *
+ * With no `sip2.host` configured, `serve` embeds the SIP2 simulator with the
+ * demo library, so `npm start` works on a fresh clone.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, type Config, describeConfig, loadConfigWithWarnings } from '../config/index.js';
+import { sip2Setup } from '../gateway/index.js';
+import { serve } from './serve.js';
+
+const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--patron NAME] [--quick]
+
+  serve          run the gateway (default)
+  check-config   validate the configuration, print a summary and exit
+  doctor         connect to the ILS, log in, show its capabilities, round-trip
+                 times and how many sessions it serves at once; with --patron,
+                 what each PAIA method would return, whether the fine items fit
+                 the dialect and the names the charset (the patron's password is
+                 read from PAIA_DOCTOR_PASSWORD or stdin); last, it keeps one
+                 session idle for sip2.pool.keepaliveSeconds + 1 s (21 s by
+                 default) to see whether the ILS closes idle sessions first
+
+  --config FILE  configuration file (default: config/default.yaml)
+  --patron NAME  test patron for doctor
+  --quick        doctor: skip the idle-session wait
+  -h, --help     this text
+
+Every setting can be overridden by an environment variable named after its
+path: sip2.host -> PAIA_SIP2_HOST, http.port -> PAIA_HTTP_PORT (PORT works too).`;
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { config: { type: 'string' }, patron: { type: 'string' }, quick: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    });
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (parsed.values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const command = parsed.positionals[0] ?? 'serve';
+  if (!['serve', 'check-config', 'doctor'].includes(command) || parsed.positionals.length > 1) {
+    process.stderr.write(`unknown command "${parsed.positionals.join(' ')}"\n\n${USAGE}\n`);
+    return 2;
+  }
+
+  let config: Config;
+  let warnings: string[];
+  try {
+    ({ config, warnings } = loadConfigWithWarnings({ file: parsed.values.config, env: process.env }));
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
+
+  if (command === 'check-config') {
+    process.stdout.write(`configuration is valid\n${JSON.stringify(describeConfig(config), null, 2)}\n`);
+    return 0;
+  }
+  if (command === 'doctor') {
+    const { runDoctor } = await import('./doctor/index.js');
+    let setup;
+    try {
+      setup = sip2Setup(config);
+    } catch (error) {
+      // A dialect or TLS file that does not load: a configuration problem.
+      process.stderr.write(`paia-sip2 doctor: ${(error as Error).message}\n`);
+      return 2;
+    }
+    return runDoctor(setup, { patron: parsed.values.patron, quick: parsed.values.quick, out: process.stdout, err: process.stderr });
+  }
+
+  return serve(config);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`paia-sip2 failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,130 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer, type ServerType } from '@hono/node-server';
+import type { Logger } from '../log.js';
+
+/**
+ * The gateway's HTTP(S) listener: the Hono app's fetch on node:http or
+ * node:https, requests in flight tracked for a graceful shutdown, and the
+ * HTTPS certificate reloadable (SIGHUP) without dropping connections.
+ */
+
+export interface HttpServerOptions {
+  fetch: Parameters<typeof createAdaptorServer>[0]['fetch'];
+  host: string;
+  port: number;
+  /** HTTPS with these PEM files; plain HTTP when null. */
+  tls: { cert: string; key: string } | null;
+  /** Largest request head; Node answers 431 beyond it. */
+  maxHeaderBytes: number;
+  logger: Logger;
+}
+
+export interface ListeningServer {
+  /** Where it listens (scheme, host, port; without the base path). */
+  readonly url: string;
+  /** Requests in flight right now. */
+  readonly inFlight: number;
+  /**
+   * Stops taking connections: the listener closes, idle keep-alive
+   * connections go now, requests in flight finish (their responses carry
+   * Connection: close). Resolves once every connection has ended.
+   */
+  drain(): Promise<void>;
+  /** Drops every open connection at once. */
+  destroy(): void;
+  /** Re-reads the certificate and key for new TLS connections; never throws; whether a new one is in use. */
+  reloadTls(): boolean;
+}
+
+export async function listenHttp(options: HttpServerOptions): Promise<ListeningServer> {
+  const { tls, logger } = options;
+  const server = tls
+    ? createAdaptorServer({
+        fetch: options.fetch,
+        createServer: createHttpsServer,
+        serverOptions: { cert: readFileSync(tls.cert), key: readFileSync(tls.key), maxHeaderSize: options.maxHeaderBytes },
+      })
+    : // Node answers 431 itself to a request head larger than maxHeaderSize.
+      createAdaptorServer({ fetch: options.fetch, serverOptions: { maxHeaderSize: options.maxHeaderBytes } });
+  // Only HTTP/1.1 servers (node:http or node:https) are created above.
+  const httpServer = server as unknown as HttpServer;
+
+  // Responses in flight, so that a shutdown can tell their clients to close the connection afterwards.
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  httpServer.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    inFlight.add(response);
+    if (draining) response.setHeader('Connection', 'close');
+    response.once('close', () => {
+      inFlight.delete(response);
+      if (draining) setImmediate(() => httpServer.closeIdleConnections());
+    });
+  });
+
+  const address = await listen(server, options.host, options.port);
+  const scheme = tls ? 'https' : 'http';
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  let closed: Promise<void> | null = null;
+  /** Stops accepting connections; resolves once every HTTP connection has ended. */
+  const closeListener = () =>
+    (closed ??= new Promise<void>((resolve) => {
+      httpServer.close(() => resolve());
+    }));
+
+  return {
+    url: `${scheme}://${host}:${address.port}`,
+    get inFlight() {
+      return inFlight.size;
+    },
+    drain() {
+      draining = true;
+      const done = closeListener();
+      // Clients of requests in flight are told to close the connection after the answer; idle keep-alive connections go now.
+      for (const response of inFlight) if (!response.headersSent) response.setHeader('Connection', 'close');
+      httpServer.closeIdleConnections();
+      return done;
+    },
+    destroy() {
+      draining = true;
+      void closeListener();
+      httpServer.closeAllConnections();
+    },
+    reloadTls() {
+      if (!tls) {
+        logger.info('SIGHUP: no http.tls configured (plain HTTP); nothing to reload');
+        return false;
+      }
+      let step = `reading ${tls.cert}`;
+      try {
+        const cert = readFileSync(tls.cert);
+        step = `reading ${tls.key}`;
+        const key = readFileSync(tls.key);
+        step = 'checking the certificate and key';
+        const certificate = new X509Certificate(cert);
+        // Throws when the files are not PEM or the key does not belong to the certificate.
+        (server as unknown as HttpsServer).setSecureContext({ cert, key });
+        logger.info(
+          { cert: tls.cert, subject: certificate.subject, validTo: certificate.validTo, fingerprint256: certificate.fingerprint256 },
+          'TLS certificate reloaded; new connections use it, open connections keep theirs',
+        );
+        return true;
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        logger.error({ cert: tls.cert, key: tls.key, reason: `${step}: ${reason}` }, 'TLS certificate NOT reloaded; the previous certificate stays in use');
+        return false;
+      }
+    },
+  };
+}
+
+function listen(server: ServerType, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${port} (${error.code ?? error.message})`)));
+    server.listen(port, host, () => resolve(server.address() as AddressInfo));
+  });
+}

@@ -1,0 +1,129 @@
+import type { Config } from '../config/index.js';
+import { createLogger, type Logger } from '../log.js';
+import type { GatewayMetrics } from '../metrics/gateway.js';
+import type { LoginThrottle } from '../auth/login-throttle.js';
+import type { Sip2Pool } from '../sip2/pool.js';
+import { buildComponents } from './components.js';
+import { listenHttp } from './http-server.js';
+
+/**
+ * The composition root: the only reader of the configuration outside
+ * src/config/. startGateway() turns a validated Config into running parts
+ * (components.ts) and serves them (http-server.ts); sip2Setup() is the SIP2
+ * side alone, which the doctor checks as the gateway would run it.
+ */
+export { type Sip2Settings, type Sip2Setup, type Sip2Target, sip2Setup } from './sip2.js';
+
+export interface RunningGateway {
+  /** Where the gateway listens (scheme, host, port; without the base path). */
+  url: string;
+  /** url with http.basePath: where the PAIA methods are. */
+  baseUrl: string;
+  /** http.shutdownTimeoutMs: how long stop() lets the gateway drain. */
+  shutdownTimeoutMs: number;
+  /** Set when the SIP2 simulator runs embedded (no sip2.host configured). */
+  demo: { sip2: string } | null;
+  pool: Sip2Pool;
+  /** Brute-force protection; stats() has the lockout counter (for metrics). */
+  loginThrottle: LoginThrottle;
+  /** What /metrics exposes; null when metrics.enabled is false. */
+  metrics: GatewayMetrics | null;
+  /**
+   * Graceful shutdown, bounded by `timeoutMs` (default http.shutdownTimeoutMs):
+   * /readyz turns 503 at once, the listener closes (new connections are
+   * refused), idle keep-alive connections are closed, requests in flight
+   * finish (their responses carry Connection: close), then the SIP2 pool
+   * drains and closes and the embedded simulator stops: "graceful". If the
+   * bound passes first, everything left is dropped (forceStop): "forced".
+   * A second call returns the first call's promise.
+   */
+  stop(timeoutMs?: number): Promise<'graceful' | 'forced'>;
+  /** Drops everything now: open HTTP connections, SIP2 connections and queued work. For a second signal. */
+  forceStop(reason: string): void;
+  /**
+   * Re-reads http.tls.cert and http.tls.key (SIGHUP) and uses them for new
+   * TLS connections; open connections keep theirs. On any failure the old
+   * certificate stays in use and the reason is logged; never throws. On plain
+   * HTTP it only logs that there is nothing to reload. Returns whether a new
+   * certificate is in use.
+   */
+  reloadTls(): boolean;
+}
+
+/** The gateway's logger: JSON lines on stdout at log.level. */
+export function gatewayLogger(config: Config): Logger {
+  return createLogger({ level: config.log.level, name: 'paia-sip2' });
+}
+
+/** Starts the gateway from a validated configuration; the order of stop() is the reverse. */
+export async function startGateway(config: Config, logger: Logger): Promise<RunningGateway> {
+  const parts = await buildComponents(config, logger);
+  const { pool, demo } = parts;
+  let server;
+  try {
+    server = await listenHttp({
+      fetch: parts.app.fetch,
+      host: config.http.host,
+      port: config.http.port,
+      tls: config.http.tls,
+      maxHeaderBytes: config.http.maxHeaderBytes,
+      logger: logger.child({ component: 'tls' }),
+    });
+  } catch (error) {
+    pool.destroy();
+    await demo?.stop();
+    throw error;
+  }
+  const sip2 = `${parts.target.host}:${parts.target.port}`;
+  logger.info({ url: server.url, sip2, dialect: parts.sip2.dialect.name, demo: demo !== null }, 'paia-sip2 started');
+
+  const log = logger.child({ component: 'shutdown' });
+  const drain = async (deadline: number): Promise<void> => {
+    parts.markShuttingDown();
+    const httpDone = server.drain();
+    log.info({ inFlight: server.inFlight }, 'shutdown 1/4: not ready any more, listener closed; waiting for requests in flight');
+    await httpDone;
+    log.info({ sip2: pool.stats() }, 'shutdown 2/4: requests finished; draining the SIP2 pool');
+    await pool.close(Math.max(1, deadline - Date.now()));
+    log.info('shutdown 3/4: SIP2 connections closed');
+    await demo?.stop();
+    log.info('shutdown 4/4: done');
+  };
+  const forceStop = (reason: string): void => {
+    parts.markShuttingDown();
+    log.warn({ reason, inFlight: server.inFlight, sip2: pool.stats() }, 'shutdown: forced; dropping open HTTP connections and SIP2 work');
+    server.destroy();
+    pool.destroy();
+    // The process exits next; the embedded simulator's sockets go with it.
+    demo?.stop().catch(() => {});
+  };
+
+  let stopping: Promise<'graceful' | 'forced'> | null = null;
+  return {
+    url: server.url,
+    baseUrl: `${server.url}${config.http.basePath}`,
+    shutdownTimeoutMs: config.http.shutdownTimeoutMs,
+    demo: demo ? { sip2 } : null,
+    pool,
+    loginThrottle: parts.loginThrottle,
+    metrics: parts.metrics,
+    reloadTls: () => server.reloadTls(),
+    forceStop,
+    stop(timeoutMs = config.http.shutdownTimeoutMs) {
+      stopping ??= (async () => {
+        const deadline = Date.now() + timeoutMs;
+        let timer: NodeJS.Timeout | undefined;
+        const bound = new Promise<'forced'>((resolve) => (timer = setTimeout(() => resolve('forced'), timeoutMs)));
+        let outcome: 'graceful' | 'forced';
+        try {
+          outcome = await Promise.race([drain(deadline).then(() => 'graceful' as const), bound]);
+        } finally {
+          clearTimeout(timer);
+        }
+        if (outcome === 'forced') forceStop(`not done within http.shutdownTimeoutMs (${timeoutMs} ms)`);
+        return outcome;
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,210 @@
+import { readFileSync } from 'node:fs';
+import type tls from 'node:tls';
+import { DaiaService } from '../backend/daia/service.js';
+import { ItemInfoCache } from '../backend/item-cache.js';
+import { acsSupportsHoldsOf, Sip2Backend } from '../backend/sip2-backend.js';
+import { compileUriTemplates, type UriTemplatesConfig } from '../backend/uris.js';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../log.js';
+import type { AnomalyLog } from '../sip2/anomalies.js';
+import type { Charset } from '../sip2/charset.js';
+import { type ConnectionOptions, sip2Sessions } from '../sip2/connection.js';
+import { type Dialect, loadDialect, terminatorOf } from '../sip2/dialect.js';
+import { Sip2Pool } from '../sip2/pool.js';
+import { Sip2Requests } from '../sip2/requests.js';
+import type { AcsStatus } from '../sip2/spec.js';
+import { demoStarter, type EmbeddedSimulator } from './demo.js';
+
+/**
+ * The SIP2 side of the gateway, from the configuration: where the ILS is,
+ * how a session talks to it, the pool, the message builders, the PAIA
+ * backend and DAIA over the pool. The gateway runs exactly this, and the
+ * doctor checks exactly this.
+ */
+
+/** Where sessions go: the configured ILS, or the embedded simulator once it runs. */
+export interface Sip2Target {
+  host: string;
+  port: number;
+}
+
+/** What watches a session: where it logs, and the metrics and anomaly hooks when there are any. */
+export interface SessionHooks {
+  logger?: Logger | undefined;
+  anomalies?: AnomalyLog | undefined;
+  onRoundTrip?: ConnectionOptions['onRoundTrip'];
+}
+
+/**
+ * The settings the doctor reports and advises on, named as in the
+ * configuration file. A view the gateway makes, so nothing outside it reads
+ * the configuration itself.
+ */
+export interface Sip2Settings {
+  /** null: the embedded simulator (demo mode). */
+  host: string | null;
+  port: number;
+  tls: boolean;
+  charset: Charset;
+  errorDetection: boolean;
+  terminal: { user: string; location: string };
+  institution: string;
+  timeouts: { connectMs: number; responseMs: number };
+  pool: { max: number; maxWaiting: number; acquireTimeoutMs: number; keepaliveSeconds: number };
+  circuit: { failureThreshold: number };
+  pageSize: number;
+  maxListEntries: number;
+  /** The embedded simulator's settings while sip2.host is not set. */
+  demo: { dialect: string; sip2Port: number } | null;
+}
+
+export interface Sip2Setup {
+  readonly dialect: Dialect;
+  /** The configured ILS; null in demo mode, where the embedded simulator's listener is the target. */
+  readonly target: Sip2Target | null;
+  /** Demo mode (no sip2.host): starts the embedded simulator, the target of every session; null with a real ILS. */
+  readonly startDemo: ((logger: Logger) => Promise<EmbeddedSimulator>) | null;
+  readonly settings: Sip2Settings;
+  /** Values that must never be printed (the terminal password), for those who print. */
+  readonly secrets: readonly string[];
+  /** The SIP2 request messages (institution and terminal password filled in). */
+  readonly messages: Sip2Requests;
+  /** One session's settings towards `target`: charset, terminal account, timeouts, TLS. */
+  session(target: Sip2Target, hooks?: SessionHooks): Omit<ConnectionOptions, 'id'>;
+  /**
+   * The pool as the gateway runs it (sip2.pool, the refill backoff,
+   * sip2.circuit). The doctor overrides `min` (0: sessions only as its checks
+   * need them) and the keepalive (off: it runs for seconds, not hours).
+   */
+  pool(target: Sip2Target, hooks: SessionHooks & { logger: Logger }, overrides?: { min?: number; keepaliveIntervalMs?: number }): Sip2Pool;
+  /** The PAIA backend over a pool; `acsStatus` tells whether the ILS supports holds (cancancel). */
+  backend(pool: Sip2Pool, options?: { acsStatus?: () => AcsStatus | null; logger?: Logger; itemCache?: ItemInfoCache | null }): Sip2Backend;
+  /** DAIA over a pool. */
+  daia(pool: Sip2Pool, itemCache: ItemInfoCache | null): DaiaService;
+  /** The item-information cache of cache.items; null when it is switched off. */
+  itemCache(): ItemInfoCache | null;
+}
+
+/** Reads the SIP2 settings once (the dialect file, the TLS files); throws with a readable reason. */
+export function sip2Setup(config: Config): Sip2Setup {
+  const { sip2 } = config;
+  const demo = sip2.host === null;
+  const dialect = loadDialect(demo ? config.demo.dialect : sip2.dialect);
+  const tlsOptions = sip2.tls ? tlsOptionsOf(sip2.tls) : undefined;
+  const charset = demo ? config.demo.charset : (sip2.charset ?? dialect.charset);
+  const messages = new Sip2Requests({
+    institutionId: sip2.institution,
+    terminalPassword: sip2.terminalPasswordInMessages ? sip2.terminal.password : undefined,
+  });
+  const uris: UriTemplatesConfig = {
+    item: config.paia.itemUri,
+    edition: config.paia.editionUri,
+    storage: config.paia.storageUri,
+    patronType: config.paia.patronTypeUri,
+  };
+  const pageSize = sip2.pageSize ?? dialect.pageSize;
+
+  const session = (target: Sip2Target, hooks: SessionHooks = {}): Omit<ConnectionOptions, 'id'> => ({
+    host: target.host,
+    port: target.port,
+    tls: tlsOptions,
+    charset,
+    terminator: terminatorOf(dialect),
+    errorDetection: sip2.errorDetection,
+    loginUserId: sip2.terminal.user,
+    loginPassword: sip2.terminal.password,
+    locationCode: sip2.terminal.location,
+    connectTimeoutMs: sip2.timeouts.connectMs,
+    responseTimeoutMs: sip2.timeouts.responseMs,
+    maxResends: sip2.maxResends,
+    logger: hooks.logger,
+    anomalies: hooks.anomalies,
+    onRoundTrip: hooks.onRoundTrip,
+  });
+
+  return {
+    dialect,
+    target: sip2.host === null ? null : { host: sip2.host, port: sip2.port },
+    startDemo: demoStarter(config),
+    settings: {
+      host: sip2.host,
+      port: sip2.port,
+      tls: tlsOptions !== undefined,
+      charset,
+      errorDetection: sip2.errorDetection,
+      terminal: { user: sip2.terminal.user, location: sip2.terminal.location },
+      institution: sip2.institution,
+      timeouts: { ...sip2.timeouts },
+      pool: {
+        max: sip2.pool.max,
+        maxWaiting: sip2.pool.maxWaiting,
+        acquireTimeoutMs: sip2.pool.acquireTimeoutMs,
+        keepaliveSeconds: sip2.pool.keepaliveSeconds,
+      },
+      circuit: { failureThreshold: sip2.circuit.failureThreshold },
+      pageSize,
+      maxListEntries: sip2.maxListEntries,
+      demo: demo ? { dialect: config.demo.dialect, sip2Port: config.demo.sip2Port } : null,
+    },
+    secrets: [sip2.terminal.password],
+    messages,
+    session,
+    pool: (target, hooks, overrides = {}) =>
+      new Sip2Pool({
+        connect: sip2Sessions(session(target, hooks)),
+        min: overrides.min ?? sip2.pool.min,
+        max: sip2.pool.max,
+        acquireTimeoutMs: sip2.pool.acquireTimeoutMs,
+        maxWaiting: sip2.pool.maxWaiting,
+        keepaliveIntervalMs: overrides.keepaliveIntervalMs ?? sip2.pool.keepaliveSeconds * 1000,
+        maxLifetimeMs: sip2.pool.maxLifetimeSeconds * 1000,
+        backoff: { initialMs: 250, maxMs: 30_000 },
+        circuit: {
+          failureThreshold: sip2.circuit.failureThreshold,
+          coolDownMs: { initial: sip2.circuit.coolDownMs, max: sip2.circuit.maxCoolDownMs },
+        },
+        logger: hooks.logger,
+      }),
+    backend: (pool, options = {}) =>
+      new Sip2Backend({
+        send: (message, callOptions) => pool.request(message, callOptions),
+        requests: messages,
+        dialect,
+        pageSize,
+        currency: sip2.currency,
+        uris,
+        acsSupportsHolds: () => acsSupportsHoldsOf(options.acsStatus?.() ?? pool.acsStatus),
+        logger: options.logger,
+        itemCache: options.itemCache,
+        // More requests of one call than there are connections would only wait in the pool's queue,
+        // where a few large calls at once could fill sip2.pool.maxWaiting and turn others away (503).
+        maxParallel: sip2.pool.max,
+        maxListEntries: sip2.maxListEntries,
+      }),
+    daia: (pool, itemCache) =>
+      new DaiaService({
+        send: (message, callOptions) => pool.request(message, callOptions),
+        requests: messages,
+        dialect,
+        uris: compileUriTemplates(uris),
+        institution: sip2.institution,
+        itemCache,
+        maxParallel: sip2.pool.max,
+      }),
+    itemCache: () => {
+      const { items } = config.cache;
+      return items.enabled ? new ItemInfoCache({ ttlMs: items.ttlSeconds * 1000, maxEntries: items.maxEntries }) : null;
+    },
+  };
+}
+
+/** TLS options towards the ILS: CA, client certificate, name check. */
+function tlsOptionsOf(settings: NonNullable<Config['sip2']['tls']>): tls.ConnectionOptions {
+  return {
+    ca: settings.ca ? readFileSync(settings.ca) : undefined,
+    cert: settings.cert ? readFileSync(settings.cert) : undefined,
+    key: settings.key ? readFileSync(settings.key) : undefined,
+    rejectUnauthorized: settings.rejectUnauthorized,
+    servername: settings.servername,
+  };
+}
