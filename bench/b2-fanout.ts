@@ -61,7 +61,7 @@ export async function runB2(settings: Settings): Promise<Row[]> {
     let listSizes: Record<string, number>;
     let naive: { p50: number; runs: number[]; result: NaiveItemsResult; perRun: Record<string, number> };
     try {
-      const summary = await direct.connection.request(direct.requests.patronInformation(PATRON));
+      const summary = await direct.connection.send(direct.requests.patronInformation(PATRON));
       listSizes = Object.fromEntries(LISTS.map((list) => [list, listCount(summary, list) ?? 0]));
 
       const runs: number[] = [];

@@ -8,7 +8,7 @@ import { openDirect } from './sip2-direct.js';
 /**
  * B3: what the gateway adds to one SIP2 round trip at low load. One request
  * at a time, simulator at 0 ms: p50 of GET /core/alice through the gateway
- * minus p50 of the same 63 (Sip2Requests.patronInformation('alice'), no list,
+ * minus p50 of the same 63 (Sip2Messages.patronInformation('alice'), no list,
  * no password) sent straight to the simulator over one persistent SIP2
  * connection from the bench process. The two alternate in batches of 100 so
  * they share the machine's noise.
@@ -33,7 +33,7 @@ export async function runB3(settings: Settings): Promise<Row[]> {
         statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
       };
       const viaSip2 = async () => {
-        const answer = await direct.connection.request(direct.requests.patronInformation('alice'));
+        const answer = await direct.connection.send(direct.requests.patronInformation('alice'));
         if (answer.code !== '64') throw new Error(`expected 64, got ${answer.code}`);
       };
 

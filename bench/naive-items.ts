@@ -29,7 +29,7 @@ export async function naiveItems(direct: DirectSip2, barcode: string): Promise<N
     let start = 1;
     let got = 0;
     for (;;) {
-      const page = await connection.request(requests.patronInformation(barcode, { list, start, end: start + pageSize - 1 }));
+      const page = await connection.send(requests.patronInformation(barcode, { list, start, end: start + pageSize - 1 }));
       sent63++;
       const entries = listEntries(page, list);
       const count = listCount(page, list) ?? 0;
@@ -41,7 +41,7 @@ export async function naiveItems(direct: DirectSip2, barcode: string): Promise<N
   }
   const distinct = [...new Set(all)];
   for (const item of distinct) {
-    const answer = await connection.request(requests.itemInformation(item));
+    const answer = await connection.send(requests.itemInformation(item));
     if (answer.code !== '18') throw new Error(`expected 18, got ${answer.code}`);
   }
   return { distinct: distinct.length, patronInformation: sent63, itemInformation: distinct.length };

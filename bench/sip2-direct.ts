@@ -2,7 +2,7 @@ import { type Config, loadConfigWithWarnings } from '../src/config/index.js';
 import { sip2Setup } from '../src/gateway/index.js';
 import { Sip2Connection } from '../src/sip2/connection.js';
 import type { Dialect } from '../src/sip2/dialect.js';
-import type { Sip2Requests } from '../src/sip2/requests.js';
+import type { Sip2Messages } from '../src/sip2/messages.js';
 
 /**
  * A SIP2 session from the bench process straight to the simulator, built
@@ -14,7 +14,7 @@ import type { Sip2Requests } from '../src/sip2/requests.js';
 
 export interface DirectSip2 {
   connection: Sip2Connection;
-  requests: Sip2Requests;
+  requests: Sip2Messages;
   dialect: Dialect;
   /** sip2.pageSize ?? the dialect's page size, as the gateway uses it. */
   pageSize: number;

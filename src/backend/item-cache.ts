@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { cancelled, type ItemInformation, type ItemInformationResponse, type Sip2Requests } from '../sip2/index.js';
+import { cancelled, type ItemInformation, type ItemInformationResponse, type Sip2Messages } from '../sip2/index.js';
 
 /** Asks the ILS about one item (one 17 through the pool); `signal` is the asking call's (deadline, client gone). */
 export type ItemLookup = (item: string, signal?: AbortSignal) => Promise<ItemInformationResponse>;
@@ -175,10 +175,10 @@ export class ItemInfoCache {
  */
 export function itemLookup(
   send: (message: ItemInformation, options?: { signal?: AbortSignal | undefined }) => Promise<ItemInformationResponse>,
-  requests: Pick<Sip2Requests, 'itemInformation'>,
+  messages: Pick<Sip2Messages, 'itemInformation'>,
   cache: ItemInfoCache | null | undefined,
 ): ItemLookup {
   // async: a message that cannot be built rejects instead of throwing synchronously.
-  const ask: ItemLookup = async (item, signal) => send(requests.itemInformation(item), { signal });
+  const ask: ItemLookup = async (item, signal) => send(messages.itemInformation(item), { signal });
   return cache ? (item, signal) => cache.get(item, ask, signal) : ask;
 }

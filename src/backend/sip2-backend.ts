@@ -16,7 +16,7 @@ import {
   type ResponseOf,
   Sip2EncodeError,
   type Sip2Error,
-  type Sip2Requests,
+  type Sip2Messages,
   SUPPORTED_MESSAGES,
   type SummaryList,
 } from '../sip2/index.js';
@@ -39,13 +39,13 @@ import type {
 } from './types.js';
 import { compileUriTemplates, type UriTemplates, type UriTemplatesConfig } from './uris.js';
 
-/** One SIP2 round trip: `(message, options) => pool.request(message, options)`. */
+/** One SIP2 round trip: `(message, options) => pool.send(message, options)`. */
 export type Sip2Send = <M extends RequestMessage>(message: M, options?: CallOptions) => Promise<ResponseOf<M['code']>>;
 
 export interface Sip2BackendOptions {
   /** Sends one request through the pool (which retries reads and never re-sends 29/15). */
   send: Sip2Send;
-  requests: Sip2Requests;
+  messages: Sip2Messages;
   dialect: Dialect;
   /** BP/BQ page size for the 64 lists (normally the dialect's pageSize). */
   pageSize: number;
@@ -105,7 +105,7 @@ interface HoldTarget {
  */
 export class Sip2Backend implements Backend {
   private readonly send: Sip2Send;
-  private readonly requests: Sip2Requests;
+  private readonly messages: Sip2Messages;
   private readonly dialect: Dialect;
   private readonly pageSize: number;
   private readonly currency: string;
@@ -123,7 +123,7 @@ export class Sip2Backend implements Backend {
     if (currency === null || currency !== options.currency) throw new Error(`currency "${options.currency}" must be three upper-case letters`);
     if (!Number.isInteger(options.pageSize) || options.pageSize < 1) throw new RangeError('pageSize must be an integer >= 1');
     this.send = options.send;
-    this.requests = options.requests;
+    this.messages = options.messages;
     this.dialect = options.dialect;
     this.pageSize = options.pageSize;
     this.currency = currency;
@@ -134,7 +134,7 @@ export class Sip2Backend implements Backend {
     this.maxParallel = options.maxParallel ?? DEFAULT_MAX_PARALLEL;
     this.maxListEntries = options.maxListEntries ?? DEFAULT_MAX_LIST_ENTRIES;
     this.itemCache = options.itemCache ?? null;
-    this.itemInformation = itemLookup(this.send, this.requests, this.itemCache);
+    this.itemInformation = itemLookup(this.send, this.messages, this.itemCache);
     limiter(this.maxParallel); // validates the bound now rather than on the first call
   }
 
@@ -179,7 +179,7 @@ export class Sip2Backend implements Backend {
     if (username === '' || password === '') return { ok: false };
     let response: PatronInformationResponse;
     try {
-      response = await this.send(this.requests.patronInformation(username, { password }), options);
+      response = await this.send(this.messages.patronInformation(username, { password }), options);
     } catch (error) {
       // A username or password SIP2 cannot carry (|, CR, characters outside the charset) cannot be valid.
       if (error instanceof Sip2EncodeError) return { ok: false };
@@ -195,7 +195,7 @@ export class Sip2Backend implements Backend {
 
   private async endSession(barcode: string, options: CallOptions): Promise<void> {
     try {
-      await this.send(this.requests.endSession(barcode), options);
+      await this.send(this.messages.endSession(barcode), options);
     } catch (error) {
       this.logger?.warn({ reason: (error as Error).message }, 'SIP2 end patron session failed; logout goes on');
     }
@@ -204,7 +204,7 @@ export class Sip2Backend implements Backend {
   // ------------------------------------------------------------ reads
 
   private async readPatron(barcode: string, options: CallOptions): Promise<PatronRecord | null> {
-    const response = await this.send(this.requests.patronInformation(barcode), options);
+    const response = await this.send(this.messages.patronInformation(barcode), options);
     if (!isKnownPatron(response)) return null;
     const record: PatronRecord = {
       name: response.personalName.trim(),
@@ -282,7 +282,7 @@ export class Sip2Backend implements Backend {
         const item = this.uris.item.match(doc.item);
         return item === null ? { done: unknownDocument(doc, RENEW, 'unknown item') } : { key: item, target: item };
       },
-      execute: (item) => this.send(this.requests.renew(barcode, item), options),
+      execute: (item) => this.send(this.messages.renew(barcode, item), options),
       itemOf: (item) => item,
       answer: (doc, item, response) => {
         const result: PaiaDocument = { status: 3, item: this.uris.item.build(item), requested: requestedOf(doc) };
@@ -311,7 +311,7 @@ export class Sip2Backend implements Backend {
         if (pickup === null) return { done: unknownDocument(doc, REQUEST, 'unknown pickup location') };
         return { key: target.key, target: { ...target.target, ...(pickup === undefined ? {} : { pickupLocation: pickup }) } };
       },
-      execute: (target) => this.send(this.requests.hold('+', barcode, target), options),
+      execute: (target) => this.send(this.messages.hold('+', barcode, target), options),
       itemOf: (target) => target.item,
       answer: (doc, target, response) => {
         const result = this.holdDocument(doc, target, response.ok ? 1 : 5);
@@ -330,7 +330,7 @@ export class Sip2Backend implements Backend {
   private cancelHolds(barcode: string, docs: DocumentRequest[], options: CallOptions): Promise<PaiaDocument[]> {
     return this.write<HoldTarget, HoldResponse>(docs, CANCEL, {
       plan: (doc) => this.holdTarget(doc, CANCEL),
-      execute: (target) => this.send(this.requests.hold('-', barcode, target), options),
+      execute: (target) => this.send(this.messages.hold('-', barcode, target), options),
       itemOf: (target) => target.item,
       answer: (doc, target, response) => {
         // A refused cancel leaves the hold as it was; its exact status would cost another round trip, so 1.
@@ -470,7 +470,7 @@ export class Sip2Backend implements Backend {
   private list(barcode: string, list: SummaryList, send: Sip2Send): Promise<PatronList> {
     return fetchPatronList(
       send,
-      (start, end) => this.requests.patronInformation(barcode, { list, start, end }),
+      (start, end) => this.messages.patronInformation(barcode, { list, start, end }),
       list,
       { pageSize: this.pageSize, maxEntries: this.maxListEntries },
     );

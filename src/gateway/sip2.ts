@@ -11,7 +11,7 @@ import type { Charset } from '../sip2/charset.js';
 import { type ConnectionOptions, sip2Sessions } from '../sip2/connection.js';
 import { type Dialect, loadDialect, terminatorOf } from '../sip2/dialect.js';
 import { Sip2Pool } from '../sip2/pool.js';
-import { Sip2Requests } from '../sip2/requests.js';
+import { Sip2Messages } from '../sip2/messages.js';
 import type { AcsStatus } from '../sip2/spec.js';
 import { demoStarter, type EmbeddedSimulator } from './demo.js';
 
@@ -68,7 +68,7 @@ export interface Sip2Setup {
   /** Values that must never be printed (the terminal password), for those who print. */
   readonly secrets: readonly string[];
   /** The SIP2 request messages (institution and terminal password filled in). */
-  readonly messages: Sip2Requests;
+  readonly messages: Sip2Messages;
   /** One session's settings towards `target`: charset, terminal account, timeouts, TLS. */
   session(target: Sip2Target, hooks?: SessionHooks): Omit<ConnectionOptions, 'id'>;
   /**
@@ -92,7 +92,7 @@ export function sip2Setup(config: Config): Sip2Setup {
   const dialect = loadDialect(demo ? config.demo.dialect : sip2.dialect);
   const tlsOptions = sip2.tls ? tlsOptionsOf(sip2.tls) : undefined;
   const charset = demo ? config.demo.charset : (sip2.charset ?? dialect.charset);
-  const messages = new Sip2Requests({
+  const messages = new Sip2Messages({
     institutionId: sip2.institution,
     terminalPassword: sip2.terminalPasswordInMessages ? sip2.terminal.password : undefined,
   });
@@ -167,8 +167,8 @@ export function sip2Setup(config: Config): Sip2Setup {
       }),
     backend: (pool, options = {}) =>
       new Sip2Backend({
-        send: (message, callOptions) => pool.request(message, callOptions),
-        requests: messages,
+        send: (message, callOptions) => pool.send(message, callOptions),
+        messages,
         dialect,
         pageSize,
         currency: sip2.currency,
@@ -183,8 +183,8 @@ export function sip2Setup(config: Config): Sip2Setup {
       }),
     daia: (pool, itemCache) =>
       new DaiaService({
-        send: (message, callOptions) => pool.request(message, callOptions),
-        requests: messages,
+        send: (message, callOptions) => pool.send(message, callOptions),
+        messages,
         dialect,
         uris: compileUriTemplates(uris),
         institution: sip2.institution,

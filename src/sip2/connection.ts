@@ -14,7 +14,7 @@ import {
   type Sip2ErrorCode,
 } from './errors.js';
 import { FrameDecoder } from './framer.js';
-import { SC_STATUS } from './requests.js';
+import { SC_STATUS } from './messages.js';
 import {
   type AcsStatus,
   NON_IDEMPOTENT,
@@ -149,7 +149,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     try {
       await connection.connect();
       connection.setStatus('login');
-      const login = await connection.sendDuringLogin({
+      const login = await connection.transmitDuringLogin({
         code: '93',
         uidAlgorithm: '0',
         pwdAlgorithm: '0',
@@ -160,7 +160,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
       if (!login.ok) {
         throw new IlsUnavailable('login-rejected', 'the ILS rejected the SIP2 terminal login (check the terminal user and password)');
       }
-      connection.acs = await connection.sendDuringLogin(SC_STATUS);
+      connection.acs = await connection.transmitDuringLogin(SC_STATUS);
       connection.setStatus('ready');
       return connection;
     } catch (error) {
@@ -174,9 +174,9 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
    * connection but serves no session on it yet (a pre-forking server with no
    * free worker), which the pool tells apart from an ILS that stopped answering.
    */
-  private async sendDuringLogin<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
+  private async transmitDuringLogin<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
     try {
-      return await this.send(message);
+      return await this.transmit(message);
     } catch (error) {
       if (error instanceof IlsTimeout) {
         throw new IlsTimeout('login-timeout', `the ILS did not answer the ${message.code} of a new SIP2 session within ${this.options.responseTimeoutMs} ms`, {
@@ -222,14 +222,14 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
    * Sends one request and resolves with its response. One at a time: the pool
    * guarantees it, and a second concurrent call is a bug, so it throws.
    */
-  async request<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
+  async send<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
     if (this.state !== 'ready') {
       throw new IlsUnavailable('dropped', `SIP2 connection ${this.id} is ${this.state}, not ready`);
     }
     this.setStatus('busy');
     this.servedRequest = true;
     try {
-      const response = await this.send(message);
+      const response = await this.transmit(message);
       // Every 98 (a keepalive's too) is the ILS's current status: readiness follows it.
       if (response.code === '98') this.acs = response as AcsStatus;
       return response;
@@ -289,7 +289,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     });
   }
 
-  private send<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
+  private transmit<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
     const sequence = this.nextSequence();
     let bytes: Buffer;
     try {

@@ -9,4 +9,4 @@ export * from './connection.js';
 export * from './dialect.js';
 export * from './pool.js';
 export * from './paging.js';
-export * from './requests.js';
+export * from './messages.js';

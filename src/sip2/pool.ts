@@ -11,7 +11,7 @@ import {
   isSip2Failure,
   Sip2Error,
 } from './errors.js';
-import { SC_STATUS } from './requests.js';
+import { SC_STATUS } from './messages.js';
 import { type AcsStatus, NON_IDEMPOTENT, type RequestMessage, type ResponseOf } from './spec.js';
 
 export { type CircuitOptions, type CircuitState, DEFAULT_CIRCUIT_OPTIONS } from './circuit.js';
@@ -32,7 +32,7 @@ export interface PoolConnection {
   readonly servedRequest: boolean;
   /** The last 98 the ILS sent on it. */
   readonly acsStatus: AcsStatus | null;
-  request<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>>;
+  send<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>>;
   /** Ends the session politely. */
   close(reason: string): void;
   /** Drops it at once. */
@@ -301,14 +301,14 @@ export class Sip2Pool {
    * hold, renew-all or fee payment never is. A write whose caller stopped
    * waiting while it was at the ILS still finishes, and its outcome is logged.
    */
-  async request<M extends RequestMessage>(message: M, options: { signal?: AbortSignal | undefined } = {}): Promise<ResponseOf<M['code']>> {
+  async send<M extends RequestMessage>(message: M, options: { signal?: AbortSignal | undefined } = {}): Promise<ResponseOf<M['code']>> {
     const write = NON_IDEMPOTENT.has(message.code);
     const execution: ExecuteOptions = {
       signal: options.signal,
       ...(write ? { onAbandonedOutcome: (outcome) => this.logAbandonedWrite(message.code, outcome) } : {}),
     };
     try {
-      return await this.execute((connection) => connection.request(message), execution);
+      return await this.execute((connection) => connection.send(message), execution);
     } catch (error) {
       // Only a read that went out on a connection that then proved dead is worth a second try;
       // a failed connect or a rejected terminal login would only fail again.
@@ -316,7 +316,7 @@ export class Sip2Pool {
       // With the circuit now open, this request's own failure says more than "try again later".
       if (!retryable || this.closing || this.circuit.state !== 'closed') throw error;
       this.log?.info({ code: message.code, reason: error.reason }, 'retrying a SIP2 read on another connection');
-      return await this.execute((connection) => connection.request(message), execution);
+      return await this.execute((connection) => connection.send(message), execution);
     }
   }
 
@@ -660,7 +660,7 @@ export class Sip2Pool {
     if (connection) {
       await this.housekeep(connection, async () => {
         try {
-          await connection.request(SC_STATUS);
+          await connection.send(SC_STATUS);
         } catch (error) {
           connection.destroy('circuit probe failed');
           failure = error;
@@ -718,7 +718,7 @@ export class Sip2Pool {
     }
     await this.housekeep(connection, async () => {
       try {
-        await connection.request(SC_STATUS);
+        await connection.send(SC_STATUS);
         this.circuit.recordSuccess();
       } catch (error) {
         connection.destroy('keepalive failed');

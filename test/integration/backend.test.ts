@@ -5,7 +5,7 @@ import type { PaiaDocument } from '../../src/backend/types.js';
 import { type DialectName, loadDialect } from '../../src/sip2/dialect.js';
 import { IlsTimeout } from '../../src/sip2/errors.js';
 import { Sip2Pool } from '../../src/sip2/pool.js';
-import { Sip2Requests } from '../../src/sip2/requests.js';
+import { Sip2Messages } from '../../src/sip2/messages.js';
 import { testPoolOptions } from '../helpers/pool.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
@@ -50,8 +50,8 @@ describe.each(['generic', 'koha', 'evergreen', 'folio'] as const)('Sip2Backend a
     );
     await pool.start();
     backend = new Sip2Backend({
-      send: (message) => pool.request(message),
-      requests: new Sip2Requests({ institutionId: 'DEMO' }),
+      send: (message) => pool.send(message),
+      messages: new Sip2Messages({ institutionId: 'DEMO' }),
       dialect,
       pageSize: dialect.pageSize,
       currency: 'EUR',

@@ -56,7 +56,7 @@ describe('SIP2 connection against a scripted peer', () => {
   it('answers a request and advances the AY sequence number, wrapping after 9', async () => {
     const conn = await connect((frame, reply) => reply(signed(PATRON_REPLY, sequenceOf(frame))));
     for (let i = 0; i < 12; i++) {
-      const response = await conn.request(PATRON_INFO);
+      const response = await conn.send(PATRON_INFO);
       expect(response.personalName).toBe('Alice Example');
     }
     const sequences = requestsOf('63').map(sequenceOf);
@@ -90,7 +90,7 @@ describe('SIP2 connection against a scripted peer', () => {
   it('gives IlsTimeout (request sent) when the ILS never answers, and closes the connection', async () => {
     const conn = await connect(() => {});
     const started = Date.now();
-    const error = await conn.request(PATRON_INFO).catch((e: unknown) => e);
+    const error = await conn.send(PATRON_INFO).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IlsTimeout);
     expect((error as IlsTimeout).requestSent).toBe(true);
     expect(Date.now() - started).toBeLessThan(3000);
@@ -108,7 +108,7 @@ describe('SIP2 connection against a scripted peer', () => {
         reply(signed(PATRON_REPLY, sequenceOf(last)));
       }
     });
-    const response = await conn.request(PATRON_INFO);
+    const response = await conn.send(PATRON_INFO);
     expect(response.patronIdentifier).toBe('alice');
     expect(answers).toBe(1);
     expect(requestsOf('97')).toEqual(['97AZFEF5']);
@@ -118,7 +118,7 @@ describe('SIP2 connection against a scripted peer', () => {
     const conn = await connect((frame, reply) => {
       if (frame.startsWith('63') || frame.startsWith('97')) reply('%%garbage%%');
     });
-    const error = await conn.request(PATRON_INFO).catch((e: unknown) => e);
+    const error = await conn.send(PATRON_INFO).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IlsProtocolError);
     expect(requestsOf('97')).toHaveLength(2);
     expect(requestsOf('63')).toHaveLength(1);
@@ -132,7 +132,7 @@ describe('SIP2 connection against a scripted peer', () => {
       seen++;
       reply(seen === 1 ? signed('96') : signed(RENEW_REPLY, sequenceOf(frame)));
     });
-    const response = await conn.request(RENEW);
+    const response = await conn.send(RENEW);
     expect(response.ok).toBe(true);
     const renewals = peer!.receivedRaw.filter((raw) => raw.toString('latin1').startsWith('29'));
     expect(renewals).toHaveLength(2);
@@ -144,7 +144,7 @@ describe('SIP2 connection against a scripted peer', () => {
       if (frame.startsWith('63')) reply('64garbage-without-checksum');
       else if (frame.startsWith('97')) reply(signed('96'));
     });
-    const error = await conn.request(PATRON_INFO).catch((e: unknown) => e);
+    const error = await conn.send(PATRON_INFO).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IlsProtocolError);
     expect((error as Error).message).toMatch(/96 after 97/);
   });
@@ -155,7 +155,7 @@ describe('SIP2 connection against a scripted peer', () => {
       reply(signed(PATRON_REPLY.replace('Alice Example', 'Stale Answer'), (seq + 5) % 10));
       setTimeout(() => reply(signed(PATRON_REPLY, seq)), 20);
     });
-    const response = await conn.request(PATRON_INFO);
+    const response = await conn.send(PATRON_INFO);
     expect(response.personalName).toBe('Alice Example');
   });
 
@@ -172,7 +172,7 @@ describe('SIP2 connection against a scripted peer', () => {
       },
       { logger, anomalies },
     );
-    for (let i = 0; i < 3; i++) expect((await conn.request(PATRON_INFO)).personalName).toBe('Alice Example');
+    for (let i = 0; i < 3; i++) expect((await conn.send(PATRON_INFO)).personalName).toBe('Alice Example');
     expect(counted.filter((kind) => kind === 'stale-sequence')).toHaveLength(6000);
     expect(lines.filter((line) => line.anomaly === 'stale-sequence')).toHaveLength(1);
     anomalies.flush();
@@ -187,12 +187,12 @@ describe('SIP2 connection against a scripted peer', () => {
       if (frame.startsWith('63')) reply(earlier('63') === 1 ? signed('98NYYYNN030003' + '20261121    120000' + '2.00AODEMO|BXYNNNYYYYYYYNNYYY|', seq) : signed(PATRON_REPLY, seq));
       if (frame.startsWith('29')) reply(signed('98NYYYNN030003' + '20261121    120000' + '2.00AODEMO|BXYNNNYYYYYYYNNYYY|', seq));
     });
-    const response = await conn.request(PATRON_INFO);
+    const response = await conn.send(PATRON_INFO);
     expect(response.personalName).toBe('Alice Example');
     expect(requestsOf('63')).toHaveLength(2);
     expect(conn.acsStatus?.onlineStatus).toBe(false);
 
-    const error = await conn.request(RENEW).catch((e: unknown) => e);
+    const error = await conn.send(RENEW).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IlsProtocolError);
     expect((error as IlsProtocolError).requestSent).toBe(true);
     expect(requestsOf('29')).toHaveLength(1);
@@ -202,7 +202,7 @@ describe('SIP2 connection against a scripted peer', () => {
     const conn = await connect((frame, _reply, socket) => {
       socket.end(Buffer.from(PATRON_REPLY.slice(0, 20), 'latin1'));
     });
-    const error = await conn.request(PATRON_INFO).catch((e: unknown) => e);
+    const error = await conn.send(PATRON_INFO).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IlsUnavailable);
     expect((error as IlsUnavailable).requestSent).toBe(true);
     expect(conn.status).toBe('closed');
@@ -210,7 +210,7 @@ describe('SIP2 connection against a scripted peer', () => {
 
   it('refuses a value containing the field delimiter before anything is sent', async () => {
     const conn = await connect((frame, reply) => reply(signed(PATRON_REPLY, sequenceOf(frame))));
-    const error = await conn.request({ ...PATRON_INFO, patronPassword: 'pa|ss' }).catch((e: unknown) => e);
+    const error = await conn.send({ ...PATRON_INFO, patronPassword: 'pa|ss' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Sip2EncodeError);
     expect((error as Error).message).not.toContain('pa|ss');
     expect(requestsOf('63')).toHaveLength(0);
@@ -221,14 +221,14 @@ describe('SIP2 connection against a scripted peer', () => {
     const conn = await connect((frame, _reply, socket) => {
       socket.write(`${signed(PATRON_REPLY, sequenceOf(frame))}\r\n`);
     });
-    expect((await conn.request(PATRON_INFO)).patronIdentifier).toBe('alice');
-    expect((await conn.request(PATRON_INFO)).patronIdentifier).toBe('alice');
+    expect((await conn.send(PATRON_INFO)).patronIdentifier).toBe('alice');
+    expect((await conn.send(PATRON_INFO)).patronIdentifier).toBe('alice');
   });
 
   it('refuses a second request while one is in flight', async () => {
     const conn = await connect((frame, reply) => setTimeout(() => reply(signed(PATRON_REPLY, sequenceOf(frame))), 50));
-    const first = conn.request(PATRON_INFO);
-    await expect(conn.request(PATRON_INFO)).rejects.toBeInstanceOf(IlsUnavailable);
+    const first = conn.send(PATRON_INFO);
+    await expect(conn.send(PATRON_INFO)).rejects.toBeInstanceOf(IlsUnavailable);
     expect((await first).patronIdentifier).toBe('alice');
   });
 });

@@ -34,8 +34,8 @@ describe('ConnectionOptions.onRoundTrip', () => {
     const events: RoundTripEvent[] = [];
     connection = await Sip2Connection.open(options(peer.port, events));
     expect(summary(events)).toEqual(['93 ok', '99 ok']);
-    await connection.request(PATRON_INFO);
-    await connection.request(PATRON_INFO);
+    await connection.send(PATRON_INFO);
+    await connection.send(PATRON_INFO);
     expect(summary(events)).toEqual(['93 ok', '99 ok', '63 ok', '63 ok']);
     for (const event of events) {
       expect(event.seconds).toBeGreaterThanOrEqual(0);
@@ -56,7 +56,7 @@ describe('ConnectionOptions.onRoundTrip', () => {
     });
     const events: RoundTripEvent[] = [];
     connection = await Sip2Connection.open(options(peer.port, events));
-    await connection.request(PATRON_INFO);
+    await connection.send(PATRON_INFO);
     expect(summary(events)).toEqual(['93 ok', '99 ok', '63 ok']);
   });
 
@@ -64,7 +64,7 @@ describe('ConnectionOptions.onRoundTrip', () => {
     peer = await startScriptedPeer(() => {});
     const events: RoundTripEvent[] = [];
     connection = await Sip2Connection.open(options(peer.port, events, { responseTimeoutMs: 200 }));
-    await expect(connection.request(PATRON_INFO)).rejects.toBeInstanceOf(IlsTimeout);
+    await expect(connection.send(PATRON_INFO)).rejects.toBeInstanceOf(IlsTimeout);
     expect(summary(events)).toEqual(['93 ok', '99 ok', '63 ILS_TIMEOUT']);
   });
 
@@ -72,7 +72,7 @@ describe('ConnectionOptions.onRoundTrip', () => {
     peer = await startScriptedPeer(answerPatron);
     const events: RoundTripEvent[] = [];
     connection = await Sip2Connection.open(options(peer.port, events));
-    await expect(connection.request({ ...PATRON_INFO, patronIdentifier: 'a|b' })).rejects.toBeInstanceOf(Sip2EncodeError);
+    await expect(connection.send({ ...PATRON_INFO, patronIdentifier: 'a|b' })).rejects.toBeInstanceOf(Sip2EncodeError);
     expect(summary(events)).toEqual(['93 ok', '99 ok']);
   });
 
@@ -87,7 +87,7 @@ describe('ConnectionOptions.onRoundTrip', () => {
         },
       }),
     );
-    const response = await connection.request(PATRON_INFO);
+    const response = await connection.send(PATRON_INFO);
     expect(response.personalName).toBe('Alice Example');
     expect(calls).toBe(3);
   });
@@ -107,8 +107,8 @@ describe('ConnectionOptions.onRoundTrip', () => {
       backoff: { initialMs: 100, maxMs: 1000 },
     });
     try {
-      await pool.request(PATRON_INFO);
-      await pool.request(PATRON_INFO);
+      await pool.send(PATRON_INFO);
+      await pool.send(PATRON_INFO);
     } finally {
       pool.destroy();
     }

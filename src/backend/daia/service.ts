@@ -2,7 +2,7 @@ import { inBackendTerms } from '../errors.js';
 import { type ItemInfoCache, type ItemLookup, itemLookup } from '../item-cache.js';
 import { DEFAULT_MAX_PARALLEL, limiter } from '../parallel.js';
 import type { UriTemplates } from '../uris.js';
-import { type ItemInformation, type ItemInformationResponse, Sip2EncodeError, type Sip2Requests } from '../../sip2/index.js';
+import { type ItemInformation, type ItemInformationResponse, Sip2EncodeError, type Sip2Messages } from '../../sip2/index.js';
 import { type DaiaMappingContext, daiaDocument } from './mapping.js';
 import type { DaiaDocument, DaiaResponse } from './types.js';
 
@@ -11,7 +11,7 @@ export type ItemInformationSend = (message: ItemInformation, options?: { signal?
 
 export interface DaiaServiceOptions {
   send: ItemInformationSend;
-  requests: Pick<Sip2Requests, 'itemInformation'>;
+  messages: Pick<Sip2Messages, 'itemInformation'>;
   dialect: DaiaMappingContext['dialect'];
   uris: Pick<UriTemplates, 'item' | 'storage'>;
   /** sip2.institution: the response's institution entity. */
@@ -47,7 +47,7 @@ export class DaiaService {
 
   constructor(options: DaiaServiceOptions) {
     this.options = options;
-    this.itemInformation = itemLookup(options.send, options.requests, options.itemCache);
+    this.itemInformation = itemLookup(options.send, options.messages, options.itemCache);
     this.ctx = { dialect: options.dialect, uris: options.uris, institution: options.institution };
   }
 

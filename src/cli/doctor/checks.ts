@@ -10,7 +10,7 @@ import { parseFineItem } from '../../sip2/dialect.js';
 import { IlsTimeout, IlsUnavailable } from '../../sip2/errors.js';
 import { fetchPatronList } from '../../sip2/paging.js';
 import type { Sip2Pool } from '../../sip2/pool.js';
-import { SC_STATUS } from '../../sip2/requests.js';
+import { SC_STATUS } from '../../sip2/messages.js';
 import { type AcsStatus, SUPPORTED_MESSAGES, type SupportedMessage } from '../../sip2/spec.js';
 import {
   type AdviceContext,
@@ -145,7 +145,7 @@ function describeTls(session: TlsSessionInfo): string {
 export async function acsStatus(ctx: CheckContext, connection: Sip2Connection): Promise<AcsStatus> {
   const status = await ctx.report.step(
     '99 SC status -> 98 ACS status',
-    () => connection.request(SC_STATUS),
+    () => connection.send(SC_STATUS),
     (error) => explainRequest(error, '99', ctx),
   );
   describeAcs(status, ctx);
@@ -206,7 +206,7 @@ export async function roundTrips(ctx: CheckContext, connection: Sip2Connection, 
     async () => {
       for (let i = 0; i < count; i++) {
         const start = performance.now();
-        await connection.request(SC_STATUS);
+        await connection.send(SC_STATUS);
         times.push(performance.now() - start);
       }
     },
@@ -378,7 +378,7 @@ async function fineItems(ctx: CheckContext, pool: Sip2Pool, barcode: string): Pr
     'fine items (AV): 63 with the fine summary',
     async () => {
       const list = await fetchPatronList(
-        (message) => pool.request(message),
+        (message) => pool.send(message),
         (start, end) => requests.patronInformation(barcode, { list: 'fine', start, end }),
         'fine',
         { pageSize: settings.pageSize, maxEntries: settings.maxListEntries },
@@ -476,7 +476,7 @@ export async function idleSession(ctx: CheckContext, quick: boolean): Promise<vo
       if (closedAfterMs !== null) return { closedAfterMs, silent: false };
       try {
         // Still open: does it still answer, or did something between (a firewall) forget it?
-        await connection.request(SC_STATUS);
+        await connection.send(SC_STATUS);
       } catch (error) {
         if (error instanceof IlsTimeout) return { closedAfterMs: null, silent: true };
         // The ILS closed it just as the 99 went out.

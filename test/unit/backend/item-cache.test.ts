@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ItemInfoCache, itemLookup } from '../../../src/backend/item-cache.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
-import { Sip2Requests } from '../../../src/sip2/requests.js';
+import { Sip2Messages } from '../../../src/sip2/messages.js';
 import type { ItemInformation, ItemInformationResponse } from '../../../src/sip2/spec.js';
 
 function answer(item: string, dueDate = 'one'): ItemInformationResponse {
@@ -138,7 +138,7 @@ describe('ItemInfoCache', () => {
 });
 
 describe('itemLookup', () => {
-  const requests = new Sip2Requests({ institutionId: 'X' });
+  const requests = new Sip2Messages({ institutionId: 'X' });
 
   it('sends one 17 per lookup without a cache, and one per item with one', async () => {
     const sent: string[] = [];

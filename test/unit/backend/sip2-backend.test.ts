@@ -9,7 +9,7 @@ import { sip2DateFrom } from '../../../src/sip2/date.js';
 import { type Dialect, loadDialect } from '../../../src/sip2/dialect.js';
 import { BackendFailure } from '../../../src/backend/errors.js';
 import { PoolRefused, IlsTimeout, IlsUnavailable, Sip2EncodeError } from '../../../src/sip2/errors.js';
-import { Sip2Requests } from '../../../src/sip2/requests.js';
+import { Sip2Messages } from '../../../src/sip2/messages.js';
 import type {
   HoldResponse,
   ItemInformationResponse,
@@ -97,7 +97,7 @@ function makeBackend(ils: FakeIls, options: Partial<Sip2BackendOptions> & { dial
   };
   const backend = new Sip2Backend({
     send: send as Sip2BackendOptions['send'],
-    requests: new Sip2Requests({ institutionId: 'X', now: () => NOW }),
+    messages: new Sip2Messages({ institutionId: 'X', now: () => NOW }),
     dialect: options.dialect ?? loadDialect('generic'),
     pageSize: 50,
     currency: 'EUR',
@@ -491,7 +491,7 @@ describe('helpers', () => {
   });
 
   it('refuses bad options', () => {
-    const base = { send: (() => Promise.reject(new Error())) as Sip2BackendOptions['send'], requests: new Sip2Requests({ institutionId: 'X' }), dialect: loadDialect('generic'), pageSize: 10, currency: 'EUR', uris: URIS };
+    const base = { send: (() => Promise.reject(new Error())) as Sip2BackendOptions['send'], messages: new Sip2Messages({ institutionId: 'X' }), dialect: loadDialect('generic'), pageSize: 10, currency: 'EUR', uris: URIS };
     expect(() => new Sip2Backend({ ...base, currency: 'eur' })).toThrow(/currency/);
     expect(() => new Sip2Backend({ ...base, pageSize: 0 })).toThrow(/pageSize/);
     expect(() => new Sip2Backend({ ...base, uris: { ...URIS, item: 'https://x.org/{title}' } })).toThrow(/template/);

@@ -9,7 +9,7 @@ import { DaiaService } from '../../../src/backend/daia/service.js';
 import { classifyRoute, ROUTE_LABELS, type RouteLabel, routeTable } from '../../../src/metrics/routes.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
 import { loadDialect } from '../../../src/sip2/dialect.js';
-import { Sip2Requests } from '../../../src/sip2/requests.js';
+import { Sip2Messages } from '../../../src/sip2/messages.js';
 import type { ItemInformation, ItemInformationResponse } from '../../../src/sip2/spec.js';
 import { bearer, jsonPost, login, makeApp, type TestApp } from '../http/helpers.js';
 
@@ -32,7 +32,7 @@ const daia = (() => {
       code: '18', circulationStatus: 3, securityMarker: 2, feeType: 1, transactionDate: sip2DateFrom(new Date(2026, 0, 1)),
       itemIdentifier: message.itemIdentifier, titleIdentifier: 'Faust', extra: [],
     } as ItemInformationResponse);
-  return { service: new DaiaService({ send: answer, requests: new Sip2Requests({ institutionId: 'DEMO' }), dialect: loadDialect('generic'), uris, institution: 'DEMO' }) };
+  return { service: new DaiaService({ send: answer, messages: new Sip2Messages({ institutionId: 'DEMO' }), dialect: loadDialect('generic'), uris, institution: 'DEMO' }) };
 })();
 
 describe('routeTable / classifyRoute', () => {

@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fetchPatronList } from '../../../src/sip2/paging.js';
-import { Sip2Requests } from '../../../src/sip2/requests.js';
+import { Sip2Messages } from '../../../src/sip2/messages.js';
 import type { PatronInformation, PatronInformationResponse } from '../../../src/sip2/spec.js';
 
-const requests = new Sip2Requests({ institutionId: 'DEMO' });
+const requests = new Sip2Messages({ institutionId: 'DEMO' });
 const build = (start: number, end: number) => requests.patronInformation('dave', { list: 'charged', start, end });
 
 /** An ILS with `entries` loans that returns at most `perPage` per 64 and announces `announced` (default: the truth). */

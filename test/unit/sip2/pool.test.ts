@@ -45,7 +45,7 @@ class FakeConnection extends EventEmitter<{ close: [ConnectionClose] }> implemen
     return this.state === 'closed';
   }
 
-  request<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
+  send<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
     if (this.state !== 'ready') throw new Error(`fake connection ${this.id} is ${this.state}: the pool handed out a connection that was not free`);
     this.state = 'busy';
     if (message.code !== '99') this.servedRequest = true;
@@ -197,7 +197,7 @@ describe('the pool queue with a worker-limited ILS', () => {
     ils.workers = 1;
     const pool = makePool({ min: 1, max: 4 });
     await pool.start();
-    const calls = Array.from({ length: 6 }, () => settle(pool.request(ITEM)));
+    const calls = Array.from({ length: 6 }, () => settle(pool.send(ITEM)));
     // Six requests one after another on the one served session: well before the extra logins time out.
     await vi.advanceTimersByTimeAsync(6 * ANSWER_MS);
     const results = await Promise.all(calls);
@@ -211,13 +211,13 @@ describe('the pool queue with a worker-limited ILS', () => {
   it('learns how many sessions the ILS serves, stops growing past it and says so once with advice', async () => {
     ils.workers = 2;
     const pool = makePool({ min: 0, max: 4 });
-    const first = Array.from({ length: 8 }, () => settle(pool.request(ITEM)));
+    const first = Array.from({ length: 8 }, () => settle(pool.send(ITEM)));
     await vi.advanceTimersByTimeAsync(LOGIN_TIMEOUT_MS + 8 * ANSWER_MS);
     expect((await Promise.all(first)).every((r) => r.status === 'fulfilled')).toBe(true);
     expect(pool.stats().sessionLimit).toBe(2);
     const connectsBefore = ils.connects;
 
-    const second = Array.from({ length: 8 }, () => settle(pool.request(ITEM)));
+    const second = Array.from({ length: 8 }, () => settle(pool.send(ITEM)));
     await vi.advanceTimersByTimeAsync(8 * ANSWER_MS);
     expect((await Promise.all(second)).every((r) => r.status === 'fulfilled')).toBe(true);
     expect(ils.connects, 'no login is tried past the learned limit').toBe(connectsBefore);
@@ -232,14 +232,14 @@ describe('the pool queue with a worker-limited ILS', () => {
     ils.workers = 1;
     const pool = makePool({ min: 1, max: 2, sessionLimitRetryMs: 60_000 });
     await pool.start();
-    void settle(pool.request(ITEM));
-    void settle(pool.request(ITEM));
+    void settle(pool.send(ITEM));
+    void settle(pool.send(ITEM));
     await vi.advanceTimersByTimeAsync(LOGIN_TIMEOUT_MS);
     expect(pool.stats().sessionLimit).toBe(1);
     ils.workers = 2;
     await vi.advanceTimersByTimeAsync(60_000);
     expect(pool.stats().sessionLimit).toBeNull();
-    const calls = [settle(pool.request(ITEM)), settle(pool.request(ITEM))];
+    const calls = [settle(pool.send(ITEM)), settle(pool.send(ITEM))];
     await vi.advanceTimersByTimeAsync(ANSWER_MS);
     expect((await Promise.all(calls)).every((r) => r.status === 'fulfilled')).toBe(true);
     expect(pool.stats().connections).toBe(2);
@@ -248,7 +248,7 @@ describe('the pool queue with a worker-limited ILS', () => {
   it('fails the waiting requests at once, as not sent, when a login hangs and no other connection works', async () => {
     ils.mode = 'silent';
     const pool = makePool({ min: 0, max: 2 });
-    const call = settle(pool.request(RENEW));
+    const call = settle(pool.send(RENEW));
     await vi.advanceTimersByTimeAsync(LOGIN_TIMEOUT_MS);
     const result = await call;
     expect(result.status).toBe('rejected');
@@ -261,7 +261,7 @@ describe('the pool queue with a worker-limited ILS', () => {
   it('fails waiting requests with the connect error at once when the ILS refuses connections', async () => {
     ils.mode = 'refuse';
     const pool = makePool({ min: 0, max: 2, acquireTimeoutMs: 60_000 });
-    const call = settle(pool.request(ITEM));
+    const call = settle(pool.send(ITEM));
     await vi.advanceTimersByTimeAsync(0);
     const result = await call;
     expect((result as PromiseRejectedResult).reason).toMatchObject({ reason: 'refused', requestSent: false });
@@ -272,7 +272,7 @@ describe('the pool queue with a worker-limited ILS', () => {
 describe('the pool queue', () => {
   it('never runs more requests than there are free connections, whatever the queue holds', async () => {
     const pool = makePool({ min: 0, max: 3 });
-    const calls = Array.from({ length: 20 }, () => settle(pool.request(ITEM)));
+    const calls = Array.from({ length: 20 }, () => settle(pool.send(ITEM)));
     await vi.advanceTimersByTimeAsync(20 * ANSWER_MS);
     expect((await Promise.all(calls)).every((r) => r.status === 'fulfilled')).toBe(true);
     expect(ils.maxRunning).toBe(3);
@@ -283,9 +283,9 @@ describe('the pool queue', () => {
     const pool = makePool({ min: 1, max: 1, maxWaiting: 1, acquireTimeoutMs: 150 });
     await pool.start();
     ils.answerMs = 400;
-    const running = settle(pool.request(ITEM));
-    const waiting = settle(pool.request(ITEM));
-    const refused = settle(pool.request(ITEM));
+    const running = settle(pool.send(ITEM));
+    const waiting = settle(pool.send(ITEM));
+    const refused = settle(pool.send(ITEM));
     await vi.advanceTimersByTimeAsync(0);
     expect((await refused).status).toBe('rejected');
     expect((await refused as PromiseRejectedResult).reason).toMatchObject({ reason: 'queue-full' });
@@ -302,7 +302,7 @@ describe('the pool queue', () => {
     await pool.start();
     await vi.advanceTimersByTimeAsync(1000); // the keepalive 99 is now in flight
     expect(ils.sent).toEqual(['99']);
-    const call = settle(pool.request(ITEM));
+    const call = settle(pool.send(ITEM));
     await vi.advanceTimersByTimeAsync(ANSWER_MS * 2);
     expect((await call).status).toBe('fulfilled');
     expect(ils.sent).toEqual(['99', '17']);
@@ -316,7 +316,7 @@ describe('idle closes and the circuit', () => {
     await pool.start();
     for (let round = 0; round < 10; round++) {
       for (const session of [...ils.sessions]) session.closeByPeer();
-      const call = settle(pool.request(ITEM));
+      const call = settle(pool.send(ITEM));
       await vi.advanceTimersByTimeAsync(ANSWER_MS);
       expect((await call).status).toBe('fulfilled');
     }
@@ -328,7 +328,7 @@ describe('idle closes and the circuit', () => {
   it('counts a connection lost with a request in flight as a failure of that request', async () => {
     const pool = makePool({ min: 1, max: 1 });
     await pool.start();
-    const call = settle(pool.request(RENEW));
+    const call = settle(pool.send(RENEW));
     await vi.advanceTimersByTimeAsync(10);
     [...ils.sessions][0]!.closeByPeer();
     const result = await call;
@@ -342,7 +342,7 @@ describe('idle closes and the circuit', () => {
     await vi.advanceTimersByTimeAsync(0);
     expect(pool.stats().connections).toBe(2);
     const [first, second] = [...ils.sessions];
-    const call = settle(pool.request(ITEM));
+    const call = settle(pool.send(ITEM));
     await vi.advanceTimersByTimeAsync(10);
     first!.closeByPeer(); // the ILS restarted: this close reached us with the read in flight, the other one's not yet
     await vi.advanceTimersByTimeAsync(ANSWER_MS);
@@ -367,7 +367,7 @@ describe('idle closes and the circuit', () => {
   it('a successful login counts as success: failures before it do not add up to an open circuit', async () => {
     const pool = makePool({ min: 0, max: 1 });
     for (let round = 0; round < 5; round++) {
-      const call = settle(pool.request(RENEW)); // a write: not tried again
+      const call = settle(pool.send(RENEW)); // a write: not tried again
       await vi.advanceTimersByTimeAsync(10);
       for (const session of [...ils.sessions]) session.closeByPeer(); // in flight: a failure
       await call;
@@ -379,14 +379,14 @@ describe('idle closes and the circuit', () => {
   it('opens the circuit after repeated failures, fails waiting work at once, and closes it with a probe on a new session', async () => {
     ils.mode = 'refuse';
     const pool = makePool({ min: 0, max: 1 });
-    for (let i = 0; i < 3; i++) await settle(pool.request(ITEM));
+    for (let i = 0; i < 3; i++) await settle(pool.send(ITEM));
     expect(pool.stats().circuit).toBe('open');
-    const refused = await settle(pool.request(ITEM));
+    const refused = await settle(pool.send(ITEM));
     expect((refused as PromiseRejectedResult).reason).toMatchObject({ reason: 'circuit-open' });
     ils.mode = 'serve';
     await vi.advanceTimersByTimeAsync(1000);
     expect(pool.stats().circuit).toBe('closed');
-    const call = settle(pool.request(ITEM));
+    const call = settle(pool.send(ITEM));
     await vi.advanceTimersByTimeAsync(ANSWER_MS);
     expect((await call).status).toBe('fulfilled');
   });
@@ -396,9 +396,9 @@ describe('callers that stop waiting', () => {
   it('takes a cancelled request out of the queue: it is never sent', async () => {
     const pool = makePool({ min: 1, max: 1 });
     await pool.start();
-    const busy = settle(pool.request(ITEM));
+    const busy = settle(pool.send(ITEM));
     const controller = new AbortController();
-    const cancelledCall = settle(pool.request(RENEW, { signal: controller.signal }));
+    const cancelledCall = settle(pool.send(RENEW, { signal: controller.signal }));
     controller.abort('client-gone');
     await vi.advanceTimersByTimeAsync(ANSWER_MS * 3);
     const result = await cancelledCall;
@@ -413,7 +413,7 @@ describe('callers that stop waiting', () => {
     const pool = makePool({ min: 1, max: 1 });
     await pool.start();
     const controller = new AbortController();
-    const call = settle(pool.request(RENEW, { signal: controller.signal }));
+    const call = settle(pool.send(RENEW, { signal: controller.signal }));
     await vi.advanceTimersByTimeAsync(10);
     controller.abort('deadline');
     const result = await call;
@@ -421,7 +421,7 @@ describe('callers that stop waiting', () => {
     expect(pool.stats().running).toBe(1); // the renew still holds its connection
     await vi.advanceTimersByTimeAsync(ANSWER_MS);
     expect(log.warnings().some((line) => line.code === '29' && /finished after its caller had stopped waiting/.test(line.msg))).toBe(true);
-    const next = settle(pool.request(ITEM));
+    const next = settle(pool.send(ITEM));
     await vi.advanceTimersByTimeAsync(ANSWER_MS);
     expect((await next).status).toBe('fulfilled');
     expect(ils.connects).toBe(1);
@@ -432,7 +432,7 @@ describe('callers that stop waiting', () => {
     await pool.start();
     const controller = new AbortController();
     controller.abort('deadline');
-    const result = await settle(pool.request(ITEM, { signal: controller.signal }));
+    const result = await settle(pool.send(ITEM, { signal: controller.signal }));
     expect((result as PromiseRejectedResult).reason).toMatchObject({ reason: 'deadline', requestSent: false });
     expect(ils.sent).toEqual([]);
   });

@@ -6,7 +6,7 @@ import { DaiaService, splitQueryId } from '../../../../src/backend/daia/service.
 import { sip2DateFrom } from '../../../../src/sip2/date.js';
 import { loadDialect } from '../../../../src/sip2/dialect.js';
 import { IlsTimeout, Sip2EncodeError } from '../../../../src/sip2/errors.js';
-import { Sip2Requests } from '../../../../src/sip2/requests.js';
+import { Sip2Messages } from '../../../../src/sip2/messages.js';
 import type { ItemInformation, ItemInformationResponse } from '../../../../src/sip2/spec.js';
 import { daiaSchemaErrors } from '../../../helpers/daia-schema.js';
 
@@ -104,7 +104,7 @@ describe('DaiaService', () => {
         sent.push(message.itemIdentifier);
         return answer(message.itemIdentifier);
       },
-      requests: new Sip2Requests({ institutionId: 'DEMO' }),
+      messages: new Sip2Messages({ institutionId: 'DEMO' }),
       dialect: ctx.dialect,
       uris,
       institution: 'DEMO',

@@ -28,7 +28,7 @@ export interface RequestDefaults {
   now?: () => Date;
 }
 
-export class Sip2Requests {
+export class Sip2Messages {
   private readonly language: string;
   private readonly now: () => Date;
 
