@@ -128,6 +128,26 @@ export const SUPPORTED_MESSAGES = [
 ] as const;
 export type SupportedMessage = (typeof SUPPORTED_MESSAGES)[number];
 
+/** The message each BX position stands for. */
+export const SUPPORTED_MESSAGE_CODE: Readonly<Record<SupportedMessage, string>> = {
+  patronStatus: '23',
+  checkout: '11',
+  checkin: '09',
+  blockPatron: '01',
+  scAcsStatus: '99',
+  requestResend: '97',
+  login: '93',
+  patronInformation: '63',
+  endPatronSession: '35',
+  feePaid: '37',
+  itemInformation: '17',
+  itemStatusUpdate: '19',
+  patronEnable: '25',
+  hold: '15',
+  renew: '29',
+  renewAll: '65',
+};
+
 /** The circulation status of an 18 Item Information Response (3M SIP2 2.00). */
 export const CIRCULATION_STATUS = {
   other: 1,
@@ -473,4 +493,9 @@ export const NON_IDEMPOTENT: ReadonlySet<string> = new Set(['01', '11', '09', '1
 
 export function isMessageCode(code: string): code is MessageCode {
   return Object.hasOwn(MESSAGE_SPECS, code);
+}
+
+/** A message's name as the 3M text gives it ("Patron Information"); undefined for a code it does not list. */
+export function messageName(code: string): string | undefined {
+  return isMessageCode(code) ? MESSAGE_SPECS[code].name : undefined;
 }

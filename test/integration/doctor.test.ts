@@ -55,22 +55,22 @@ describe('paia-sip2 doctor', () => {
     // The simulator's BX is YYYYYYYYYYYYYYYY: every position by name, with yes or no.
     const listed = [...out.matchAll(/^ {7}(yes|no)\s+(\d\d) (.+?)(?:\s{2,}used for .*)?$/gm)].map((m) => [m[2], m[1], m[3]!.trim()]);
     expect(listed).toEqual([
-      ['23', 'yes', 'patron status'],
-      ['11', 'yes', 'checkout'],
-      ['09', 'yes', 'checkin'],
-      ['01', 'yes', 'block patron'],
-      ['99', 'yes', 'SC/ACS status'],
-      ['97', 'yes', 'request resend'],
-      ['93', 'yes', 'login'],
-      ['63', 'yes', 'patron information'],
-      ['35', 'yes', 'end patron session'],
-      ['37', 'yes', 'fee paid'],
-      ['17', 'yes', 'item information'],
-      ['19', 'yes', 'item status update'],
-      ['25', 'yes', 'patron enable'],
-      ['15', 'yes', 'hold'],
-      ['29', 'yes', 'renew'],
-      ['65', 'yes', 'renew all'],
+      ['23', 'yes', 'Patron Status Request'],
+      ['11', 'yes', 'Checkout'],
+      ['09', 'yes', 'Checkin'],
+      ['01', 'yes', 'Block Patron'],
+      ['99', 'yes', 'SC Status'],
+      ['97', 'yes', 'Request ACS Resend'],
+      ['93', 'yes', 'Login'],
+      ['63', 'yes', 'Patron Information'],
+      ['35', 'yes', 'End Patron Session'],
+      ['37', 'yes', 'Fee Paid'],
+      ['17', 'yes', 'Item Information'],
+      ['19', 'yes', 'Item Status Update'],
+      ['25', 'yes', 'Patron Enable'],
+      ['15', 'yes', 'Hold'],
+      ['29', 'yes', 'Renew'],
+      ['65', 'yes', 'Renew All'],
     ]);
     expect(out).toMatch(/^ok   round trips, 5 x 99: min [\d.]+ ms, median [\d.]+ ms, max [\d.]+ ms \([\d.]+ ms\)$/m);
     expect(out).toMatch(/^ok   sessions at once: 4 of sip2\.pool\.max 4 logged in \([\d.]+ ms\)$/m);

@@ -11,7 +11,7 @@ import { IlsTimeout, IlsUnavailable } from '../../sip2/errors.js';
 import { fetchPatronList } from '../../sip2/paging.js';
 import type { Sip2Pool } from '../../sip2/pool.js';
 import { SC_STATUS } from '../../sip2/messages.js';
-import { type AcsStatus, SUPPORTED_MESSAGES, type SupportedMessage } from '../../sip2/spec.js';
+import { type AcsStatus, messageName, SUPPORTED_MESSAGE_CODE, SUPPORTED_MESSAGES, type SupportedMessage } from '../../sip2/spec.js';
 import {
   type AdviceContext,
   charsetAdvice,
@@ -52,25 +52,23 @@ const CLEANUP_MS = 5_000;
 /** A 98 date/time sync further off than this is worth a warning. */
 const CLOCK_SKEW_MS = 5 * 60_000;
 
-/** The 98 BX positions: message code, name, and what the gateway uses it for. */
-const MESSAGES: Record<SupportedMessage, { code: string; name: string; usedFor?: string }> = {
-  patronStatus: { code: '23', name: 'patron status' },
-  checkout: { code: '11', name: 'checkout' },
-  checkin: { code: '09', name: 'checkin' },
-  blockPatron: { code: '01', name: 'block patron' },
-  scAcsStatus: { code: '99', name: 'SC/ACS status', usedFor: 'status, keepalive' },
-  requestResend: { code: '97', name: 'request resend', usedFor: 'garbled replies' },
-  login: { code: '93', name: 'login', usedFor: 'every connection' },
-  patronInformation: { code: '63', name: 'patron information', usedFor: 'PAIA login, patron, items, fees' },
-  endPatronSession: { code: '35', name: 'end patron session', usedFor: 'PAIA logout' },
-  feePaid: { code: '37', name: 'fee paid' },
-  itemInformation: { code: '17', name: 'item information', usedFor: 'PAIA items' },
-  itemStatusUpdate: { code: '19', name: 'item status update' },
-  patronEnable: { code: '25', name: 'patron enable' },
-  hold: { code: '15', name: 'hold', usedFor: 'PAIA request, cancel' },
-  renew: { code: '29', name: 'renew', usedFor: 'PAIA renew' },
-  renewAll: { code: '65', name: 'renew all' },
+/** What the gateway uses each BX position's message for (the others it never sends). */
+const USED_FOR: Partial<Record<SupportedMessage, string>> = {
+  scAcsStatus: 'status, keepalive',
+  requestResend: 'garbled replies',
+  login: 'every connection',
+  patronInformation: 'PAIA login, patron, items, fees',
+  endPatronSession: 'PAIA logout',
+  itemInformation: 'PAIA items',
+  hold: 'PAIA request, cancel',
+  renew: 'PAIA renew',
 };
+
+/** A BX position as the doctor prints it: the message's code, its name in the 3M text, what the gateway uses it for. */
+function bxMessage(message: SupportedMessage): { code: string; name: string; usedFor: string | undefined } {
+  const code = SUPPORTED_MESSAGE_CODE[message];
+  return { code, name: messageName(code) ?? message, usedFor: USED_FOR[message] };
+}
 /** Messages without which a PAIA method cannot work. */
 const NEEDED: readonly SupportedMessage[] = ['patronInformation', 'itemInformation', 'renew', 'hold'];
 
@@ -163,9 +161,9 @@ function describeAcs(status: AcsStatus, ctx: CheckContext): void {
   for (const line of status.screenMessage ?? []) report.detail(`screen message: ${line}`);
   const bx = status.supportedMessages;
   report.detail(`supported messages (BX ${bx || '(empty)'}):`);
-  const width = Math.max(...SUPPORTED_MESSAGES.map((m) => MESSAGES[m].name.length));
+  const width = Math.max(...SUPPORTED_MESSAGES.map((m) => bxMessage(m).name.length));
   SUPPORTED_MESSAGES.forEach((message, index) => {
-    const { code, name, usedFor } = MESSAGES[message];
+    const { code, name, usedFor } = bxMessage(message);
     const flag = bx[index];
     const answer = flag === 'Y' ? 'yes' : flag === 'N' ? 'no ' : '?  ';
     report.detail(`  ${answer}  ${code} ${name.padEnd(width)}${usedFor ? `  used for ${usedFor}` : ''}`);
@@ -176,7 +174,7 @@ function describeAcs(status: AcsStatus, ctx: CheckContext): void {
   }
   for (const message of NEEDED) {
     if (bx[SUPPORTED_MESSAGES.indexOf(message)] === 'N') {
-      const { code, name, usedFor } = MESSAGES[message];
+      const { code, name, usedFor } = bxMessage(message);
       report.warn(`the ILS says it does not support ${code} ${name}, which the gateway needs for ${usedFor}`);
     }
   }
