@@ -166,9 +166,9 @@ const httpSection = section({
     .transform((value) => value.replace(/\/$/, ''))
     .default(''),
   /**
-   * The base URL clients reach the gateway at (base path included), used in
-   * links and the auth realm. null derives it from each request, which is
-   * right unless a proxy rewrites the host or path.
+   * The base URL clients reach the gateway at (base path included): links the
+   * gateway writes (DAIA's Link rel="next") start with it. null derives them
+   * from each request, which is right unless a proxy rewrites the host or path.
    */
   publicUrl: z
     .string(must('must be the absolute http(s) URL clients use to reach the gateway, e.g. "https://lib.example.org/paia", or null'))

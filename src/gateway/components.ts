@@ -100,6 +100,7 @@ export async function buildComponents(config: Config, logger: Logger): Promise<C
     sessions,
     login,
     basePath: config.http.basePath,
+    publicUrl: config.http.publicUrl,
     maxDocs: config.paia.maxDocs,
     maxBodyBytes: config.http.maxBodyBytes,
     requestsPerMinute: auth.requestsPerMinute,

@@ -35,6 +35,12 @@ export interface AppOptions {
   login: LoginService;
   /** "" or a path such as "/paia": core methods live at {basePath}/core, auth at {basePath}/auth. */
   basePath: string;
+  /**
+   * The base URL clients use, base path included ("https://lib.example.org/paia"):
+   * links the gateway writes (DAIA's Link rel="next") start with it. Default:
+   * each request's own URL, which is wrong when a proxy rewrites host or path.
+   */
+  publicUrl?: string | null;
   /** Most documents in one renew, request or cancel. */
   maxDocs: number;
   /** Largest POST body, in bytes. */
@@ -168,7 +174,7 @@ export function createApp(options: AppOptions): Hono {
     rateLimit,
   });
 
-  if (options.daia) mountDaia(app, { service: options.daia.service, path: daiaPath, maxIds });
+  if (options.daia) mountDaia(app, { service: options.daia.service, path: daiaPath, publicPath: options.publicUrl ? `${options.publicUrl.replace(/\/+$/, '')}/daia` : null, maxIds });
 
   const unknownUrl = () => notFound('unknown URL: no PAIA method here');
   app.all('*', () => {

@@ -9,6 +9,8 @@ export interface DaiaRouteOptions {
   service: DaiaService;
   /** URL of the endpoint, for example `/daia` or `/paia/daia`. */
   path: string;
+  /** The endpoint's absolute URL as clients reach it (links start with it); null: the request's own URL. */
+  publicPath: string | null;
   /** Most request identifiers answered per request; the rest goes into a Link rel="next" URL. */
   maxIds: number;
 }
@@ -21,7 +23,7 @@ const ALLOW = ['GET', 'HEAD', 'OPTIONS'];
  * paia-format, rendering by respond(), errors by the app's onError.
  */
 export function mountDaia(app: Hono, options: DaiaRouteOptions): void {
-  const { service, path, maxIds } = options;
+  const { service, path, publicPath, maxIds } = options;
 
   app.get(path, async (c) => {
     const query = c.get('url').searchParams;
@@ -38,7 +40,8 @@ export function mountDaia(app: Hono, options: DaiaRouteOptions): void {
     const headers: Record<string, string> = {};
     if (ids.length > maxIds) {
       // DAIA: process a subset and link to a request with the remaining identifiers.
-      const next = new URL(c.get('url'));
+      const url = c.get('url');
+      const next = new URL(publicPath === null ? url : `${publicPath}${url.search}`);
       next.searchParams.set('id', ids.slice(maxIds).join('|'));
       headers['Link'] = `<${next.href}>; rel="next"`;
     }

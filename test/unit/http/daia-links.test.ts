@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import type { DaiaService } from '../../../src/backend/daia/service.js';
+import { makeApp } from './helpers.js';
+
+/** A DAIA service that answers without an ILS: only availability() is called by the route. */
+const daia = {
+  maxIds: 2,
+  service: {
+    availability: (ids: string[]) =>
+      Promise.resolve({ version: '1.0.0', timestamp: '2026-01-01T00:00:00Z', document: ids.map((id) => ({ id, item: [] })) }),
+  } as unknown as DaiaService,
+};
+
+/** The URL of a response's Link rel="next" header. */
+function nextLink(response: Response): URL {
+  const match = /^<([^>]+)>; rel="next"$/.exec(response.headers.get('link') ?? '');
+  expect(match, response.headers.get('link') ?? '(no Link header)').not.toBeNull();
+  return new URL(match![1]!);
+}
+
+describe('DAIA next links', () => {
+  it('without http.publicUrl, the link is the request URL with the remaining ids', async () => {
+    const { app } = makeApp({ basePath: '/paia', daia });
+    const link = nextLink(await app.request('http://127.0.0.1:8080/paia/daia?format=json&id=a|b|c|d'));
+    expect(link.origin).toBe('http://127.0.0.1:8080');
+    expect(link.pathname).toBe('/paia/daia');
+    expect(link.searchParams.get('id')).toBe('c|d');
+    expect(link.searchParams.get('format')).toBe('json');
+  });
+
+  it('with http.publicUrl, the link starts with it, not with the address a proxy forwarded to', async () => {
+    const { app } = makeApp({ basePath: '/paia', publicUrl: 'https://lib.example.org/services/paia/', daia });
+    const link = nextLink(await app.request('http://127.0.0.1:8080/paia/daia?format=json&id=a|b|c&callback=cb'));
+    expect(link.href.startsWith('https://lib.example.org/services/paia/daia?')).toBe(true);
+    expect(link.port).toBe('');
+    expect(link.searchParams.get('id')).toBe('c');
+    expect(link.searchParams.get('callback')).toBe('cb');
+  });
+});
