@@ -26,12 +26,16 @@ class WindowCpu {
     this.driverStart = process.cpuUsage();
   };
   close = () => {
-    for (const [name, pid] of Object.entries(this.pids)) this.used.set(name, cpuSecondsOf(pid) - (this.start.get(name) ?? 0));
+    for (const [name, pid] of Object.entries(this.pids))
+      this.used.set(name, cpuSecondsOf(pid) - (this.start.get(name) ?? 0));
     const driver = process.cpuUsage(this.driverStart);
     this.used.set('driver', (driver.user + driver.system) / 1e6);
   };
   describe(result: LoopResult): string {
-    const parts = [...this.used].map(([name, seconds]) => `${name} ${(seconds / result.durationS).toFixed(2)} cores, ${((seconds * 1e6) / Math.max(1, result.completed)).toFixed(0)} µs/request`);
+    const parts = [...this.used].map(
+      ([name, seconds]) =>
+        `${name} ${(seconds / result.durationS).toFixed(2)} cores, ${((seconds * 1e6) / Math.max(1, result.completed)).toFixed(0)} µs/request`,
+    );
     return `CPU in the window: ${parts.join('; ')}`;
   }
 }
@@ -47,7 +51,13 @@ export async function runB1(settings: Settings): Promise<Row[]> {
   let reference: LoopResult;
   const helloCpu = new WindowCpu({ hello: hello.pid });
   try {
-    reference = await httpLoop({ origin: hello.url, path: '/', ...loop, onWindowStart: helloCpu.open, onWindowEnd: helloCpu.close });
+    reference = await httpLoop({
+      origin: hello.url,
+      path: '/',
+      ...loop,
+      onWindowStart: helloCpu.open,
+      onWindowEnd: helloCpu.close,
+    });
   } finally {
     await hello.stop();
   }
@@ -56,7 +66,9 @@ export async function runB1(settings: Settings): Promise<Row[]> {
   let gatewayResult: LoopResult;
   let gatewayCpu: WindowCpu;
   try {
-    const gateway = await startGateway(gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: POOL, PAIA_SIP2_POOL_MAX: POOL }));
+    const gateway = await startGateway(
+      gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: POOL, PAIA_SIP2_POOL_MAX: POOL }),
+    );
     try {
       const http = httpPool(gateway.url, 1);
       const token = await login(http, 'alice', 'alice-pass');
@@ -85,7 +97,9 @@ export async function runB1(settings: Settings): Promise<Row[]> {
     `driver: ${settings.b1Connections} connections, ${settings.warmupMs / 1000} s warm-up + ${settings.durationMs / 1000} s; gateway pool min=max=${POOL}, simulator 0 ms`,
   ];
   if (!valid) {
-    notes.push(`INVALID: ${gatewayResult.failures} non-200 gateway answers, ${reference.failures} non-200 hello answers (statuses above)`);
+    notes.push(
+      `INVALID: ${gatewayResult.failures} non-200 gateway answers, ${reference.failures} non-200 hello answers (statuses above)`,
+    );
   }
   return [
     {

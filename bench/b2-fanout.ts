@@ -1,12 +1,12 @@
 import type { Client } from 'undici';
+import { listCount } from '../src/sip2/paging.js';
 import { httpClient, percentile, sequential, sortedOf } from './driver.js';
-import { ITEM_LISTS as LISTS, naiveItems, type NaiveItemsResult } from './naive-items.js';
+import { ITEM_LISTS as LISTS, type NaiveItemsResult, naiveItems } from './naive-items.js';
 import { items, login } from './paia.js';
 import { counterDelta, gatewayEnv, type Simulator, startGateway, startSimulator } from './processes.js';
 import { counts, metOf, ms, type Row } from './report.js';
 import type { Settings } from './settings.js';
 import { openDirect, unknownSettings } from './sip2-direct.js';
-import { listCount } from '../src/sip2/paging.js';
 
 /**
  * B2: GET /core/dave/items (120 loans) against a simulator that answers every
@@ -30,7 +30,11 @@ interface GatewayRun {
 
 /** Starts a gateway, logs in dave, 2 warm-ups, one call between counter reads, then `calls` timed calls one at a time. */
 async function measureGateway(simulator: Simulator, extra: Record<string, string>, calls: number): Promise<GatewayRun> {
-  const env = gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: String(POOL), PAIA_SIP2_POOL_MAX: String(POOL), ...extra });
+  const env = gatewayEnv(simulator.port, {
+    PAIA_SIP2_POOL_MIN: String(POOL),
+    PAIA_SIP2_POOL_MAX: String(POOL),
+    ...extra,
+  });
   const gateway = await startGateway(env);
   let http: Client | undefined;
   try {
@@ -46,7 +50,13 @@ async function measureGateway(simulator: Simulator, extra: Record<string, string
     await call();
     const perCall = counterDelta(before, await simulator.counters());
     const latencies = sortedOf(await sequential(calls, call));
-    return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), docs, perCall, unknown: unknownSettings(extra) };
+    return {
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      docs,
+      perCall,
+      unknown: unknownSettings(extra),
+    };
   } finally {
     await http?.close();
     await gateway.stop();
@@ -110,7 +120,8 @@ export async function runB2(settings: Settings): Promise<Row[]> {
     const cachedNotes = [
       `second gateway with PAIA_CACHE_ITEMS_ENABLED=true PAIA_CACHE_ITEMS_TTL_SECONDS=300, after one warming call: p50 ${ms(cached.p50)}, p99 ${ms(cached.p99)}; one call sent ${counts(cached.perCall)}`,
     ];
-    if (cached.unknown.length > 0) cachedNotes.push(`the gateway ignores: ${cached.unknown.join('; ')} (so this row is NOT a cached result)`);
+    if (cached.unknown.length > 0)
+      cachedNotes.push(`the gateway ignores: ${cached.unknown.join('; ')} (so this row is NOT a cached result)`);
     const cachedValid = cached.docs.every((n) => n === D);
 
     return [

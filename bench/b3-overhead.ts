@@ -22,7 +22,9 @@ const POOL = '4';
 export async function runB3(settings: Settings): Promise<Row[]> {
   const simulator = await startSimulator();
   try {
-    const gateway = await startGateway(gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: POOL, PAIA_SIP2_POOL_MAX: POOL }));
+    const gateway = await startGateway(
+      gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: POOL, PAIA_SIP2_POOL_MAX: POOL }),
+    );
     const http = httpClient(gateway.url);
     const direct = await openDirect(simulator.port);
     try {

@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { generateLibrary } from './data.js';
 import { httpPool, mapConcurrent } from './driver.js';
 import { items, login } from './paia.js';
@@ -45,7 +45,9 @@ export async function runB4(settings: Settings): Promise<Row[]> {
         // Round-robin over the patrons: the 32 logins in flight are for 32 different patrons.
         const logins = Array.from({ length: settings.b4LoginsPerPatron }, () => library.patrons).flat();
         const t0 = performance.now();
-        const tokens = await mapConcurrent(logins, LOGIN_CONCURRENCY, (patron) => login(http, patron.barcode, patron.password));
+        const tokens = await mapConcurrent(logins, LOGIN_CONCURRENCY, (patron) =>
+          login(http, patron.barcode, patron.password),
+        );
         const loginSeconds = (performance.now() - t0) / 1000;
         const failedLogins = tokens.filter((token) => token instanceof Error);
         const tokenOf = new Map<string, string>();
@@ -82,10 +84,13 @@ export async function runB4(settings: Settings): Promise<Row[]> {
             `${answers.length - incomplete.length}/${answers.length} items answers complete, ${documents} documents = ${library.itemCount} distinct items (${itemsSeconds.toFixed(1)} s); ` +
             `PAIA_CACHE_ITEMS_ENABLED=true TTL 3600 s MAX_ENTRIES 10000, pool ${POOL}`,
         ];
-        if (failedLogins.length > 0) notes.push(`INVALID: ${failedLogins.length} logins failed, e.g. ${(failedLogins[0] as Error).message}`);
+        if (failedLogins.length > 0)
+          notes.push(`INVALID: ${failedLogins.length} logins failed, e.g. ${(failedLogins[0] as Error).message}`);
         if (incomplete.length > 0) {
           const example = incomplete[0];
-          notes.push(`INVALID: ${incomplete.length} items answers incomplete, e.g. ${example instanceof Error ? example.message : `${example} documents`}`);
+          notes.push(
+            `INVALID: ${incomplete.length} items answers incomplete, e.g. ${example instanceof Error ? example.message : `${example} documents`}`,
+          );
         }
         if (unknown.length > 0) notes.push(`the gateway ignores: ${unknown.join('; ')} (so no item cache was filled)`);
         if (settings.quick) notes.push(`--quick: ${logins.length} logins instead of ${settings.b4Patrons * 100}`);

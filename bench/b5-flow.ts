@@ -17,7 +17,9 @@ const POOL = '4';
 export async function runB5(settings: Settings): Promise<Row[]> {
   const simulator = await startSimulator();
   try {
-    const gateway = await startGateway(gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: POOL, PAIA_SIP2_POOL_MAX: POOL }));
+    const gateway = await startGateway(
+      gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: POOL, PAIA_SIP2_POOL_MAX: POOL }),
+    );
     const http = httpPool(gateway.url, settings.b5Virtual);
     try {
       const usable: string[] = [];
@@ -35,8 +37,14 @@ export async function runB5(settings: Settings): Promise<Row[]> {
       const flow = async (worker: number): Promise<TaskOutcome> => {
         const patron = usable[worker % usable.length]!;
         let requests = 0;
-        const fail = (step: string, status: number | string): TaskOutcome => ({ ok: false, label: `${step} ${status}`, requests });
-        const loginAnswer = await call(http, 'POST', '/auth/login', { json: { username: patron, password: `${patron}-pass`, grant_type: 'password' } });
+        const fail = (step: string, status: number | string): TaskOutcome => ({
+          ok: false,
+          label: `${step} ${status}`,
+          requests,
+        });
+        const loginAnswer = await call(http, 'POST', '/auth/login', {
+          json: { username: patron, password: `${patron}-pass`, grant_type: 'password' },
+        });
         requests++;
         if (loginAnswer.status !== 200) return fail('login', loginAnswer.status);
         const token = (JSON.parse(loginAnswer.text) as { access_token: string }).access_token;
@@ -51,7 +59,12 @@ export async function runB5(settings: Settings): Promise<Row[]> {
         return { ok: true, label: 'ok', requests };
       };
 
-      const result = await closedLoop({ concurrency: settings.b5Virtual, warmupMs: settings.warmupMs, durationMs: settings.durationMs, task: flow });
+      const result = await closedLoop({
+        concurrency: settings.b5Virtual,
+        warmupMs: settings.warmupMs,
+        durationMs: settings.durationMs,
+        task: flow,
+      });
       const notes = [
         `${settings.b5Virtual} virtual patrons over ${usable.join(', ')} (each worker keeps one patron); flow p50 ${ms(result.p50)}, p99 ${ms(result.p99)}; ${result.completed} flows / ${result.requests} requests in ${result.durationS} s after ${settings.warmupMs / 1000} s warm-up; pool min=max=${POOL}, simulator 0 ms`,
         `flow outcomes (warm-up included): ${counts(result.outcomes)}; errors: ${result.failures}`,

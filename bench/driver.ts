@@ -140,7 +140,13 @@ export async function sequential(n: number, fn: (i: number) => Promise<void>): P
 }
 
 /** Every HTTP wait is bounded: no answer headers or body within 30 s fails the request. */
-export const CLIENT_OPTIONS = { pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000, headersTimeout: 30_000, bodyTimeout: 30_000 } as const;
+const CLIENT_OPTIONS = {
+  pipelining: 1,
+  keepAliveTimeout: 60_000,
+  keepAliveMaxTimeout: 600_000,
+  headersTimeout: 30_000,
+  bodyTimeout: 30_000,
+} as const;
 
 /** One keep-alive HTTP/1.1 connection (sequential measurements). */
 export function httpClient(origin: string): Client {
@@ -178,7 +184,11 @@ export async function httpLoop(options: HttpLoopOptions): Promise<LoopResult> {
       onWindowStart: options.onWindowStart,
       onWindowEnd: options.onWindowEnd,
       task: async () => {
-        const response = await pool.request({ path: options.path, method: options.method ?? 'GET', headers: options.headers });
+        const response = await pool.request({
+          path: options.path,
+          method: options.method ?? 'GET',
+          headers: options.headers,
+        });
         await response.body.arrayBuffer();
         return { ok: response.statusCode === expected, label: String(response.statusCode) };
       },
@@ -189,7 +199,11 @@ export async function httpLoop(options: HttpLoopOptions): Promise<LoopResult> {
 }
 
 /** Runs fn over every input with at most `concurrency` at a time; results in input order (errors as Error values). */
-export async function mapConcurrent<I, O>(inputs: readonly I[], concurrency: number, fn: (input: I, index: number) => Promise<O>): Promise<Array<O | Error>> {
+export async function mapConcurrent<I, O>(
+  inputs: readonly I[],
+  concurrency: number,
+  fn: (input: I, index: number) => Promise<O>,
+): Promise<Array<O | Error>> {
   const out: Array<O | Error> = new Array<O | Error>(inputs.length);
   let next = 0;
   const worker = async () => {

@@ -29,7 +29,9 @@ export async function naiveItems(direct: DirectSip2, barcode: string): Promise<N
     let start = 1;
     let got = 0;
     for (;;) {
-      const page = await connection.send(requests.patronInformation(barcode, { list, start, end: start + pageSize - 1 }));
+      const page = await connection.send(
+        requests.patronInformation(barcode, { list, start, end: start + pageSize - 1 }),
+      );
       sent63++;
       const entries = listEntries(page, list);
       const count = listCount(page, list) ?? 0;

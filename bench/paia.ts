@@ -52,7 +52,7 @@ export async function items(http: Dispatcher, token: string, patron: string): Pr
 }
 
 /** The error and error_description of a PAIA error answer (never contains a secret), for messages. */
-export function describeError(text: string): string {
+function describeError(text: string): string {
   try {
     const json = JSON.parse(text) as { error?: unknown; error_description?: unknown };
     return [json.error, json.error_description].filter((part) => typeof part === 'string').join(': ');

@@ -22,7 +22,7 @@ import { withoutSettings } from '../src/config/load.js';
  * running is killed, so no process outlives the bench.
  */
 
-export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 5_000;
 const KILL_TIMEOUT_MS = 2_000;
@@ -74,7 +74,9 @@ export function installCleanup(): void {
   process.once('SIGINT', () => onSignal('SIGINT', 130));
   process.once('SIGTERM', () => onSignal('SIGTERM', 143));
   const onCrash = (error: unknown) => {
-    process.stderr.write(`bench: crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `bench: crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     void stopAll().finally(() => process.exit(1));
   };
   process.on('uncaughtException', onCrash);
@@ -98,7 +100,8 @@ async function stopChild(child: ChildProcess): Promise<void> {
   child.kill('SIGTERM');
   if (await within(exited, STOP_TIMEOUT_MS)) return;
   child.kill('SIGKILL');
-  if (!(await within(exited, KILL_TIMEOUT_MS))) process.stderr.write(`bench: child ${child.pid} did not exit after SIGKILL\n`);
+  if (!(await within(exited, KILL_TIMEOUT_MS)))
+    process.stderr.write(`bench: child ${child.pid} did not exit after SIGKILL\n`);
 }
 
 export interface Started {
@@ -125,13 +128,23 @@ function readTail(file: string, chars = 4000): string {
  * Starts `node --import tsx SCRIPT ARGS` with stdout+stderr to a log file and
  * waits (bounded) until every banner pattern matches the output.
  */
-async function startChild(name: string, script: string, args: string[], env: NodeJS.ProcessEnv, banners: RegExp[]): Promise<Started> {
+async function startChild(
+  name: string,
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  banners: RegExp[],
+): Promise<Started> {
   installCleanup();
   const file = join(logDirectory(), `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`);
   const fd = openSync(file, 'w');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', fd, fd] });
+    child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['ignore', fd, fd],
+    });
   } finally {
     closeSync(fd);
   }
@@ -161,10 +174,19 @@ async function startChild(name: string, script: string, args: string[], env: Nod
         stop: () => stopChild(child),
       };
     }
-    const why = spawnError !== null ? `spawn failed: ${(spawnError as Error).message}` : exitedEarly ? `exited early (code ${child.exitCode}, signal ${child.signalCode})` : Date.now() > deadline ? `no banner within ${START_TIMEOUT_MS / 1000} s` : null;
+    const why =
+      spawnError !== null
+        ? `spawn failed: ${(spawnError as Error).message}`
+        : exitedEarly
+          ? `exited early (code ${child.exitCode}, signal ${child.signalCode})`
+          : Date.now() > deadline
+            ? `no banner within ${START_TIMEOUT_MS / 1000} s`
+            : null;
     if (why !== null) {
       await stopChild(child);
-      throw new Error(`${name} did not start: ${why}\n--- command: node --import tsx ${script} ${args.join(' ')}\n--- output:\n${readTail(file)}`);
+      throw new Error(
+        `${name} did not start: ${why}\n--- command: node --import tsx ${script} ${args.join(' ')}\n--- output:\n${readTail(file)}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -188,10 +210,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const args = ['--host', '127.0.0.1', '--port', '0', '--control-port', '0', '--log-level', 'warn'];
   if (options.latencyMs !== undefined) args.push('--latency-ms', String(options.latencyMs));
   if (options.dataFile !== undefined) args.push('--data', options.dataFile);
-  const started = await startChild(`simulator${options.latencyMs ? `-${options.latencyMs}ms` : ''}`, 'sip2-simulator/src/main.ts', args, { ...process.env }, [
-    /^sip2-simulator listening on 127\.0\.0\.1:(\d+)$/m,
-    /^sip2-simulator control on 127\.0\.0\.1:(\d+)$/m,
-  ]);
+  const started = await startChild(
+    `simulator${options.latencyMs ? `-${options.latencyMs}ms` : ''}`,
+    'sip2-simulator/src/main.ts',
+    args,
+    { ...process.env },
+    [/^sip2-simulator listening on 127\.0\.0\.1:(\d+)$/m, /^sip2-simulator control on 127\.0\.0\.1:(\d+)$/m],
+  );
   const port = Number(started.banners[0]![1]);
   const controlPort = Number(started.banners[1]![1]);
   return {
@@ -247,14 +272,18 @@ export interface Gateway extends Started {
 
 export async function startGateway(env: NodeJS.ProcessEnv): Promise<Gateway> {
   if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the bench gateway listens on 127.0.0.1 only');
-  const started = await startChild('gateway', 'src/cli/main.ts', ['serve'], env, [/^paia-sip2 listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m]);
+  const started = await startChild('gateway', 'src/cli/main.ts', ['serve'], env, [
+    /^paia-sip2 listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m,
+  ]);
   return { ...started, url: started.banners[0]![1]! };
 }
 
 // ------------------------------------------------------------ hello-world server
 
 export async function startHello(): Promise<Started & { url: string }> {
-  const started = await startChild('hello', 'bench/hello-server.ts', [], { ...process.env }, [/^hello listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m]);
+  const started = await startChild('hello', 'bench/hello-server.ts', [], { ...process.env }, [
+    /^hello listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m,
+  ]);
   return { ...started, url: started.banners[0]![1]! };
 }
 

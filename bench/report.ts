@@ -67,7 +67,7 @@ function cell(text: string): string {
   return text.replace(/\|/g, '\\|');
 }
 
-export function table(rows: readonly Row[]): string[] {
+function table(rows: readonly Row[]): string[] {
   const header = ['bench', 'what', 'result', 'target', 'met'];
   const body = rows.map((row) => [row.id, row.what, row.result, row.target, row.met].map(cell));
   const widths = header.map((title, i) => Math.max(title.length, ...body.map((line) => line[i]!.length)));
@@ -75,7 +75,7 @@ export function table(rows: readonly Row[]): string[] {
   return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)];
 }
 
-export function notes(rows: readonly Row[]): string[] {
+function notes(rows: readonly Row[]): string[] {
   const out: string[] = [];
   for (const row of rows) for (const note of row.notes) out.push(`- ${row.id}: ${note}`);
   return out;

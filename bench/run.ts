@@ -16,7 +16,7 @@ import { runB3 } from './b3-overhead.js';
 import { runB4 } from './b4-memory.js';
 import { runB5 } from './b5-flow.js';
 import { installCleanup, LIFTED_LIMITS, stopAll } from './processes.js';
-import { machine, render, type Report, resultsFile, type Row } from './report.js';
+import { machine, type Report, type Row, render, resultsFile } from './report.js';
 import { FULL, QUICK, type Settings } from './settings.js';
 
 const BENCHES: Record<string, { title: string; run: (settings: Settings) => Promise<Row[]> }> = {
@@ -40,7 +40,12 @@ async function main(argv: string[]): Promise<number> {
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: { only: { type: 'string' }, quick: { type: 'boolean' }, write: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        only: { type: 'string' },
+        quick: { type: 'boolean' },
+        write: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
     }));
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
@@ -50,7 +55,13 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const selected = values.only === undefined ? Object.keys(BENCHES) : values.only.split(',').map((id) => id.trim().toUpperCase()).filter(Boolean);
+  const selected =
+    values.only === undefined
+      ? Object.keys(BENCHES)
+      : values.only
+          .split(',')
+          .map((id) => id.trim().toUpperCase())
+          .filter(Boolean);
   const unknown = selected.filter((id) => !(id in BENCHES));
   if (unknown.length > 0 || selected.length === 0) {
     process.stderr.write(`unknown benchmark ${unknown.join(', ') || '(none given)'}\n\n${USAGE}\n`);
@@ -83,16 +94,22 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`bench: ${id} done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
   }
 
-  const args = [values.only !== undefined ? `--only ${selected.join(',')}` : '', values.quick ? '--quick' : ''].filter(Boolean).join(' ');
+  const args = [values.only !== undefined ? `--only ${selected.join(',')}` : '', values.quick ? '--quick' : '']
+    .filter(Boolean)
+    .join(' ');
   const report: Report = {
     command: `npm run bench${args ? ` -- ${args}` : ''}`,
     machine: machine(),
     rows,
     general: [
-      `client limits lifted on every bench gateway: ${Object.entries(LIFTED_LIMITS).map(([name, value]) => `${name}=${value}`).join(', ')} (B4 also PAIA_AUTH_MAX_SESSIONS=100000)`,
+      `client limits lifted on every bench gateway: ${Object.entries(LIFTED_LIMITS)
+        .map(([name, value]) => `${name}=${value}`)
+        .join(', ')} (B4 also PAIA_AUTH_MAX_SESSIONS=100000)`,
       'each gateway: `node --import tsx src/cli/main.ts serve`, generic dialect, log level info (one JSON line per request, written to a temporary file as a production log would be); simulator `--log-level warn`; driver, simulator and gateway share this machine',
       `load average (1 min) at start ${loadAtStart.toFixed(2)}, at end ${os.loadavg()[0]!.toFixed(2)}, on ${os.cpus().length} cores: anything else running on the machine shows in the numbers`,
-      ...(settings.quick ? ['--quick: shorter windows and fewer samples; numbers are not comparable with a full run'] : []),
+      ...(settings.quick
+        ? ['--quick: shorter windows and fewer samples; numbers are not comparable with a full run']
+        : []),
     ],
     runtimeS: (performance.now() - started) / 1000,
   };

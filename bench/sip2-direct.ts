@@ -22,7 +22,7 @@ export interface DirectSip2 {
 }
 
 /** The configuration the bench gateways run with, as far as SIP2 is concerned (defaults + generic dialect). */
-export function benchConfig(sip2Port: number): Config {
+function benchConfig(sip2Port: number): Config {
   const { config } = loadConfigWithWarnings({
     env: { PAIA_SIP2_HOST: '127.0.0.1', PAIA_SIP2_PORT: String(sip2Port), PAIA_SIP2_DIALECT: 'generic' },
   });
@@ -36,7 +36,8 @@ export function benchConfig(sip2Port: number): Config {
  */
 export function unknownSettings(env: Record<string, string | undefined>): string[] {
   const paia: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) if (name.startsWith('PAIA_') && value !== undefined) paia[name] = value;
+  for (const [name, value] of Object.entries(env))
+    if (name.startsWith('PAIA_') && value !== undefined) paia[name] = value;
   const { warnings } = loadConfigWithWarnings({ env: paia });
   return warnings.filter((warning) => / is not a paia-sip2 setting/.test(warning));
 }

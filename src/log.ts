@@ -1,10 +1,10 @@
-import { pino, type Logger, type LoggerOptions } from 'pino';
+import { type Logger, type LoggerOptions, pino } from 'pino';
 
 /**
  * Paths pino blanks out wherever they appear in a log object. Secrets must
  * never reach a log line: patron passwords, tokens, SIP2 terminal passwords.
  */
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'password',
   '*.password',
   'loginPassword',
@@ -23,7 +23,9 @@ export const REDACTED_PATHS = [
   'req.headers.cookie',
 ];
 
-export function createLogger(options: { level?: string; name?: string; destination?: pino.DestinationStream } = {}): Logger {
+export function createLogger(
+  options: { level?: string; name?: string; destination?: pino.DestinationStream } = {},
+): Logger {
   const config: LoggerOptions = {
     level: options.level ?? 'info',
     name: options.name,

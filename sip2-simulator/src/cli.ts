@@ -3,8 +3,8 @@ import { CHARSETS, type Charset, isCharset } from '../../src/sip2/charset.js';
 import { BUILTIN_DIALECTS } from '../../src/sip2/dialect.js';
 import { MESSAGE_SPECS, RESPONSE_CODE } from '../../src/sip2/spec.js';
 import { DATA_FIELDS } from './data.js';
-import { SUPPORTED_MESSAGES_BX } from './responses.js';
 import { FINE_FORMATS, PRESETS, ProfileError, parseProfile } from './profiles.js';
+import { SUPPORTED_MESSAGES_BX } from './responses.js';
 import { DEFAULT_IDLE_TIMEOUT_S, DEFAULT_PORT, type SimulatorOptions } from './server.js';
 
 /** Command-line parsing for main.ts (kept apart so tests can import it without starting anything). */
@@ -14,7 +14,10 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 /** "  93 Login -> 94 Login Response" for every request the simulator answers, from the codec's catalogue. */
 const MESSAGE_LINES = Object.entries(RESPONSE_CODE)
   .sort(([a], [b]) => a.localeCompare(b))
-  .map(([request, response]) => `  ${request} ${MESSAGE_SPECS[request as keyof typeof RESPONSE_CODE].name} -> ${response} ${MESSAGE_SPECS[response].name}`)
+  .map(
+    ([request, response]) =>
+      `  ${request} ${MESSAGE_SPECS[request as keyof typeof RESPONSE_CODE].name} -> ${response} ${MESSAGE_SPECS[response].name}`,
+  )
   .join('\n');
 
 /** Every field of the data file, by record, from its schema. */
@@ -104,7 +107,8 @@ export function parseCli(argv: string[]): SimulatorOptions | 'help' {
   }
   if (values.data !== undefined) options.dataFile = values.data;
   if (values.charset !== undefined) {
-    if (!isCharset(values.charset)) throw new UsageError(`--charset must be one of ${CHARSETS.join(', ')} (got "${values.charset}")`);
+    if (!isCharset(values.charset))
+      throw new UsageError(`--charset must be one of ${CHARSETS.join(', ')} (got "${values.charset}")`);
     options.charset = values.charset as Charset;
   }
   if (values['latency-ms'] !== undefined) options.latencyMs = integer('--latency-ms', values['latency-ms'], 0, 600_000);
@@ -112,7 +116,8 @@ export function parseCli(argv: string[]): SimulatorOptions | 'help' {
   if (values['idle-timeout-s'] !== undefined) {
     const text = values['idle-timeout-s'];
     const n = Number(text);
-    if (!/^\d+(\.\d+)?$/.test(text) || !(n >= 0) || n > 86_400) throw new UsageError(`--idle-timeout-s must be a number of seconds 0-86400 (got "${text}")`);
+    if (!/^\d+(\.\d+)?$/.test(text) || !(n >= 0) || n > 86_400)
+      throw new UsageError(`--idle-timeout-s must be a number of seconds 0-86400 (got "${text}")`);
     options.idleTimeoutS = n;
   }
   if (values['error-detection'] !== undefined) {
@@ -124,7 +129,8 @@ export function parseCli(argv: string[]): SimulatorOptions | 'help' {
     if (options.errorDetection === false) throw new UsageError('--strict-checksums needs --error-detection on');
     options.strictChecksums = true;
   }
-  if (values['control-port'] !== undefined) options.controlPort = integer('--control-port', values['control-port'], 0, 65535);
+  if (values['control-port'] !== undefined)
+    options.controlPort = integer('--control-port', values['control-port'], 0, 65535);
   if (values.profile !== undefined) {
     try {
       options.profile = parseProfile(values.profile);
@@ -134,7 +140,8 @@ export function parseCli(argv: string[]): SimulatorOptions | 'help' {
     }
   }
   if (values['log-level'] !== undefined) {
-    if (!LOG_LEVELS.includes(values['log-level'])) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+    if (!LOG_LEVELS.includes(values['log-level']))
+      throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
     options.logLevel = values['log-level'];
   }
   return options;

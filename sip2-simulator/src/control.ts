@@ -2,12 +2,12 @@ import type { Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { parseFaultPatch } from './faults.js';
-import { ProfileError, describeProfile, parseProfile } from './profiles.js';
 import type { Dialect } from '../../src/sip2/dialect.js';
 import type { Counters } from './counters.js';
 import type { FaultPatch, FaultState, Faults } from './faults.js';
+import { parseFaultPatch } from './faults.js';
 import type { Profile } from './profiles.js';
+import { describeProfile, ProfileError, parseProfile } from './profiles.js';
 import type { SessionConfig } from './session.js';
 
 /**
@@ -54,7 +54,7 @@ export interface ControlServer {
   close(): Promise<void>;
 }
 
-export function controlApp(sim: ControlledSimulator, logger: Logger): Hono {
+function controlApp(sim: ControlledSimulator, logger: Logger): Hono {
   const app = new Hono();
 
   app.get('/state', (c) =>
@@ -87,7 +87,13 @@ export function controlApp(sim: ControlledSimulator, logger: Logger): Hono {
       return c.json({ error: usage }, 400);
     }
     const spec = (body as { profile?: unknown } | null)?.profile;
-    if (body === null || typeof body !== 'object' || Array.isArray(body) || typeof spec !== 'string' || Object.keys(body).length !== 1) {
+    if (
+      body === null ||
+      typeof body !== 'object' ||
+      Array.isArray(body) ||
+      typeof spec !== 'string' ||
+      Object.keys(body).length !== 1
+    ) {
       return c.json({ error: usage }, 400);
     }
     try {
@@ -150,7 +156,8 @@ export async function startControlServer(
   sim: ControlledSimulator,
   options: { host: string; port: number; logger: Logger },
 ): Promise<ControlServer> {
-  if (options.host !== '127.0.0.1') throw new Error(`the control endpoint binds to 127.0.0.1 only (asked for ${options.host})`);
+  if (options.host !== '127.0.0.1')
+    throw new Error(`the control endpoint binds to 127.0.0.1 only (asked for ${options.host})`);
   const app = controlApp(sim, options.logger);
   const server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server;
   await new Promise<void>((resolve, reject) => {

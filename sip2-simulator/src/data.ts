@@ -30,16 +30,22 @@ const isoDate = z.string().refine((text) => {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
   if (!m) return false;
   const date = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return date.getUTCFullYear() === Number(m[1]) && date.getUTCMonth() === Number(m[2]) - 1 && date.getUTCDate() === Number(m[3]);
+  return (
+    date.getUTCFullYear() === Number(m[1]) &&
+    date.getUTCMonth() === Number(m[2]) - 1 &&
+    date.getUTCDate() === Number(m[3])
+  );
 }, 'must be YYYY-MM-DD');
 /** The 64 limits BZ, CA, CB are four digits on the wire. */
 const limit = z.number().int().min(0).max(9999);
 
 const flagsSchema = z
-  .object(Object.fromEntries(PATRON_STATUS_FLAGS.map((flag) => [flag, z.boolean().optional()])) as Record<
-    (typeof PATRON_STATUS_FLAGS)[number],
-    z.ZodOptional<z.ZodBoolean>
-  >)
+  .object(
+    Object.fromEntries(PATRON_STATUS_FLAGS.map((flag) => [flag, z.boolean().optional()])) as Record<
+      (typeof PATRON_STATUS_FLAGS)[number],
+      z.ZodOptional<z.ZodBoolean>
+    >,
+  )
   .strict();
 
 const fineSchema = z
@@ -84,7 +90,10 @@ const patronSchema = z
     /** The card is blocked (as by a 01 Block Patron): true, or the reason shown in AF. */
     blocked: z
       .union([z.boolean(), z.string()], { error: 'must be true, false or the reason as text' })
-      .refine((value) => typeof value !== 'string' || sipText.safeParse(value).success, 'must be at most 255 characters without "|", CR, LF or NUL')
+      .refine(
+        (value) => typeof value !== 'string' || sipText.safeParse(value).success,
+        'must be at most 255 characters without "|", CR, LF or NUL',
+      )
       .optional(),
     /** Status flags set by the library (card reported lost ...); expiry and fee blocks are computed. */
     flags: flagsSchema.optional(),
@@ -101,7 +110,7 @@ const loanSchema = z
   })
   .strict();
 
-export const ITEM_STATES = ['available', 'in-transit', 'lost', 'missing'] as const;
+const ITEM_STATES = ['available', 'in-transit', 'lost', 'missing'] as const;
 
 const itemSchema = z
   .object({
@@ -111,7 +120,10 @@ const itemSchema = z
     titleId: ident.optional(),
     callNumber: sipText,
     /** SIP2 media type, 3 digits (000 other, 001 book, 002 magazine, 004 audio tape, 005 video tape, 006 CD ...). */
-    mediaType: z.string().regex(/^\d{3}$/, 'must be three digits').default('001'),
+    mediaType: z
+      .string()
+      .regex(/^\d{3}$/, 'must be three digits')
+      .default('001'),
     permanentLocation: sipText.optional(),
     currentLocation: sipText.optional(),
     owner: sipText.optional(),
@@ -138,8 +150,14 @@ const holdSchema = z
     waiting: z.object({ pickupByInDays: days }).strict().optional(),
   })
   .strict()
-  .refine((hold) => (hold.item === undefined) !== (hold.title === undefined), 'a hold needs exactly one of "item" or "title"')
-  .refine((hold) => !hold.waiting || hold.item !== undefined, 'only an item-level hold can be waiting on the hold shelf');
+  .refine(
+    (hold) => (hold.item === undefined) !== (hold.title === undefined),
+    'a hold needs exactly one of "item" or "title"',
+  )
+  .refine(
+    (hold) => !hold.waiting || hold.item !== undefined,
+    'only an item-level hold can be waiting on the hold shelf',
+  );
 
 const terminalSchema = z
   .object({
@@ -159,7 +177,7 @@ const rulesSchema = z
   })
   .strict();
 
-export const dataSchema = z
+const dataSchema = z
   .object({
     institution: ident,
     libraryName: sipText,
@@ -175,38 +193,61 @@ export const dataSchema = z
   .superRefine((data, ctx) => {
     const patrons = new Set<string>();
     data.patrons.forEach((patron, i) => {
-      if (patrons.has(patron.barcode)) ctx.addIssue({ code: 'custom', path: ['patrons', i, 'barcode'], message: `duplicate patron "${patron.barcode}"` });
+      if (patrons.has(patron.barcode))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['patrons', i, 'barcode'],
+          message: `duplicate patron "${patron.barcode}"`,
+        });
       patrons.add(patron.barcode);
     });
     const items = new Map<string, (typeof data.items)[number]>();
     const titles = new Set<string>();
     data.items.forEach((item, i) => {
-      if (items.has(item.barcode)) ctx.addIssue({ code: 'custom', path: ['items', i, 'barcode'], message: `duplicate item "${item.barcode}"` });
+      if (items.has(item.barcode))
+        ctx.addIssue({ code: 'custom', path: ['items', i, 'barcode'], message: `duplicate item "${item.barcode}"` });
       items.set(item.barcode, item);
       titles.add(item.titleId ?? `t-${item.barcode}`);
       if (item.loan && !patrons.has(item.loan.patron)) {
-        ctx.addIssue({ code: 'custom', path: ['items', i, 'loan', 'patron'], message: `unknown patron "${item.loan.patron}"` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['items', i, 'loan', 'patron'],
+          message: `unknown patron "${item.loan.patron}"`,
+        });
       }
       if (item.loan && item.status !== 'available') {
-        ctx.addIssue({ code: 'custom', path: ['items', i, 'status'], message: 'an item on loan must have status "available" (on the shelf when returned)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['items', i, 'status'],
+          message: 'an item on loan must have status "available" (on the shelf when returned)',
+        });
       }
     });
-    data.patrons.forEach((patron, i) =>
+    data.patrons.forEach((patron, i) => {
       patron.fines.forEach((fine, j) => {
         if (fine.item !== undefined && !items.has(fine.item)) {
-          ctx.addIssue({ code: 'custom', path: ['patrons', i, 'fines', j, 'item'], message: `unknown item "${fine.item}"` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['patrons', i, 'fines', j, 'item'],
+            message: `unknown item "${fine.item}"`,
+          });
         }
-      }),
-    );
+      });
+    });
     const waiting = new Set<string>();
     data.holds.forEach((hold, i) => {
-      if (!patrons.has(hold.patron)) ctx.addIssue({ code: 'custom', path: ['holds', i, 'patron'], message: `unknown patron "${hold.patron}"` });
+      if (!patrons.has(hold.patron))
+        ctx.addIssue({ code: 'custom', path: ['holds', i, 'patron'], message: `unknown patron "${hold.patron}"` });
       if (hold.item !== undefined) {
         const item = items.get(hold.item);
         if (!item) ctx.addIssue({ code: 'custom', path: ['holds', i, 'item'], message: `unknown item "${hold.item}"` });
         if (hold.waiting && item) {
           if (item.loan || item.status !== 'available' || waiting.has(item.barcode)) {
-            ctx.addIssue({ code: 'custom', path: ['holds', i, 'waiting'], message: `item "${item.barcode}" cannot wait on the hold shelf (on loan, not available, or already waiting)` });
+            ctx.addIssue({
+              code: 'custom',
+              path: ['holds', i, 'waiting'],
+              message: `item "${item.barcode}" cannot wait on the hold shelf (on loan, not available, or already waiting)`,
+            });
           }
           waiting.add(item.barcode);
         }
@@ -230,9 +271,6 @@ export const DATA_FIELDS: Readonly<Record<string, readonly string[]>> = {
 };
 
 export type LibraryData = z.output<typeof dataSchema>;
-export type PatronData = LibraryData['patrons'][number];
-export type ItemData = LibraryData['items'][number];
-export type HoldData = LibraryData['holds'][number];
 
 /** Validates parsed JSON; throws an Error listing every problem with its record and field. */
 export function parseLibraryData(value: unknown, source = 'data'): LibraryData {
@@ -251,7 +289,7 @@ const RECORD_NAMES = ['barcode', 'id', 'login', 'patron'] as const;
  * A path as a reader finds it in the file: `patrons[3] (barcode "emile").birthDate`.
  * Each array element is named by its barcode (or id, login, patron) when it has one.
  */
-export function describePath(path: readonly PropertyKey[], input: unknown): string {
+function describePath(path: readonly PropertyKey[], input: unknown): string {
   let text = '';
   let node: unknown = input;
   for (const key of path) {
@@ -274,7 +312,9 @@ export function loadLibraryData(path: string = DEFAULT_DATA_FILE): LibraryData {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new Error(`cannot read data file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new Error(
+      `cannot read data file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
   let json: unknown;
   try {
@@ -295,14 +335,16 @@ export function dayFrom(now: Date, offset: number, time: [number, number, number
   return new Date(now.getFullYear(), now.getMonth(), now.getDate() + offset, time[0], time[1], time[2]);
 }
 
-/** Start of the local calendar day of `date`. */
-export function startOfDay(date: Date): Date {
-  return new Date(date.getFullYear(), date.getMonth(), date.getDate());
-}
-
 /** Adds whole calendar days, keeping the local time of day (DST-safe). */
 export function addDays(date: Date, n: number): Date {
-  return new Date(date.getFullYear(), date.getMonth(), date.getDate() + n, date.getHours(), date.getMinutes(), date.getSeconds());
+  return new Date(
+    date.getFullYear(),
+    date.getMonth(),
+    date.getDate() + n,
+    date.getHours(),
+    date.getMinutes(),
+    date.getSeconds(),
+  );
 }
 
 // ------------------------------------------------------------ money

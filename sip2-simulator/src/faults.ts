@@ -8,15 +8,15 @@ import { z } from 'zod';
  */
 
 /** Message types the rejectMessage fault can refuse. */
-export const REJECTABLE = ['99', '23', '63', '17', '29', '65', '15', '35', '37', '11', '09', '01', '25', '19'] as const;
-export type Rejectable = (typeof REJECTABLE)[number];
+const REJECTABLE = ['99', '23', '63', '17', '29', '65', '15', '35', '37', '11', '09', '01', '25', '19'] as const;
+type Rejectable = (typeof REJECTABLE)[number];
 
 /** The reply faults, in the order they are tried: one response suffers at most one. */
-export const REPLY_FAULTS = ['hang', 'dropMidReply', 'garbage', 'corruptChecksums'] as const;
+const REPLY_FAULTS = ['hang', 'dropMidReply', 'garbage', 'corruptChecksums'] as const;
 export type ReplyFault = (typeof REPLY_FAULTS)[number];
 
 /** true = every response until cleared; a number = the next N responses; false or 0 = off. */
-export type FaultCount = boolean | number;
+type FaultCount = boolean | number;
 
 export interface FaultState {
   latencyMs: number;
@@ -36,7 +36,7 @@ const count = z.union([z.boolean(), z.number().int().min(0).max(1_000_000)], {
   error: 'must be true (every response), false, or a number N of responses (0-1000000)',
 });
 
-export const faultPatchSchema = z
+const faultPatchSchema = z
   .object({
     latencyMs: millis,
     jitterMs: millis,
@@ -46,15 +46,18 @@ export const faultPatchSchema = z
     corruptChecksums: count,
     garbage: count,
     rejectMessage: z.enum(REJECTABLE).nullable(),
-    listCount: z.union([z.literal(false), z.number().int().min(0).max(9999, 'must be at most 9999 (the 64 counts have four digits)')], {
-      error: 'must be false or a number N of list entries (0-9999; 0 = off)',
-    }),
+    listCount: z.union(
+      [z.literal(false), z.number().int().min(0).max(9999, 'must be at most 9999 (the 64 counts have four digits)')],
+      {
+        error: 'must be false or a number N of list entries (0-9999; 0 = off)',
+      },
+    ),
   })
   .partial()
   .strict();
 export type FaultPatch = z.infer<typeof faultPatchSchema>;
 
-export function noFaults(): FaultState {
+function noFaults(): FaultState {
   return {
     latencyMs: 0,
     jitterMs: 0,
@@ -74,7 +77,8 @@ export function parseFaultPatch(value: unknown): FaultPatch {
   if (!result.success) {
     const reasons = result.error.issues.map((issue) => {
       const path = issue.path.join('.');
-      if (issue.code === 'unrecognized_keys') return `unknown fault ${issue.keys.map((k) => `"${k}"`).join(', ')} (known: ${Object.keys(noFaults()).join(', ')})`;
+      if (issue.code === 'unrecognized_keys')
+        return `unknown fault ${issue.keys.map((k) => `"${k}"`).join(', ')} (known: ${Object.keys(noFaults()).join(', ')})`;
       return path ? `${path}: ${issue.message}` : issue.message;
     });
     throw new Error(reasons.join('; '));
@@ -159,6 +163,10 @@ export function corruptChecksum(bytes: Buffer): Buffer {
 /** Random bytes that are not SIP2 (no two-digit command id, no checksum), ended by CR. */
 export function garbageBytes(): Buffer {
   const length = 16 + randomInt(33);
-  const body = Buffer.from(randomBytes(length).map((b) => 0x21 + (b % 0x5e)).filter((b) => b !== 0x7c));
+  const body = Buffer.from(
+    randomBytes(length)
+      .map((b) => 0x21 + (b % 0x5e))
+      .filter((b) => b !== 0x7c),
+  );
   return Buffer.concat([Buffer.from('#!'), body, Buffer.from('\r')]);
 }

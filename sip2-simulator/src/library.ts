@@ -43,9 +43,9 @@ export interface Fine {
   readonly about: string;
 }
 
-export type ItemState = 'available' | 'in-transit' | 'lost' | 'missing';
+type ItemState = 'available' | 'in-transit' | 'lost' | 'missing';
 
-export interface Loan {
+interface Loan {
   readonly patron: string;
   due: Date;
   renewals: number;
@@ -79,7 +79,6 @@ export interface Hold {
   waiting: { readonly pickupBy: Date; readonly item: string } | null;
 }
 
-
 export type Refusal = { ok: false; reason: string };
 
 export type RenewResult = { ok: true; item: Item; due: Date } | (Refusal & { item?: Item });
@@ -99,9 +98,11 @@ export type CheckinRoute =
   | { kind: 'hold-transit'; hold: Hold; to: string }
   | { kind: 'home-transit'; to: string };
 
-export type CheckinResult = { ok: true; item: Item; returnedBy: Patron | undefined; route: CheckinRoute } | (Refusal & { item?: Item });
+export type CheckinResult =
+  | { ok: true; item: Item; returnedBy: Patron | undefined; route: CheckinRoute }
+  | (Refusal & { item?: Item });
 
-export const BLOCKED_CARD_REASON = 'Card blocked: please contact library staff';
+const BLOCKED_CARD_REASON = 'Card blocked: please contact library staff';
 
 /** A view of one patron's account at one moment. */
 export interface PatronSummary {
@@ -210,7 +211,9 @@ export class Library {
 
   /** The 14 status flags: the library's own plus those that follow from expiry and fees. */
   flagsOf(patron: Patron): PatronStatusFlags {
-    const flags = Object.fromEntries(PATRON_STATUS_FLAGS.map((flag) => [flag, patron.flags[flag] === true])) as PatronStatusFlags;
+    const flags = Object.fromEntries(
+      PATRON_STATUS_FLAGS.map((flag) => [flag, patron.flags[flag] === true]),
+    ) as PatronStatusFlags;
     if (this.isExpired(patron)) {
       flags.chargePrivilegesDenied = true;
       flags.renewalPrivilegesDenied = true;
@@ -231,10 +234,12 @@ export class Library {
     // At the limit already counts: the patron may not take one more.
     if (patron.chargedItemsLimit !== undefined || patron.overdueItemsLimit !== undefined) {
       const loans = this.loansOf(patron.barcode);
-      if (patron.chargedItemsLimit !== undefined && loans.length >= patron.chargedItemsLimit) flags.tooManyItemsCharged = true;
+      if (patron.chargedItemsLimit !== undefined && loans.length >= patron.chargedItemsLimit)
+        flags.tooManyItemsCharged = true;
       const now = this.now().getTime();
       const overdue = loans.filter((item) => item.loan!.due.getTime() < now).length;
-      if (patron.overdueItemsLimit !== undefined && overdue >= patron.overdueItemsLimit) flags.tooManyItemsOverdue = true;
+      if (patron.overdueItemsLimit !== undefined && overdue >= patron.overdueItemsLimit)
+        flags.tooManyItemsOverdue = true;
     }
     return flags;
   }
@@ -321,7 +326,12 @@ export class Library {
   }
 
   /** Renews every loan of the patron that can be renewed. */
-  renewAll(patronBarcode: string): { ok: boolean; reason?: string; renewed: Item[]; unrenewed: Array<{ item: Item; reason: string }> } {
+  renewAll(patronBarcode: string): {
+    ok: boolean;
+    reason?: string;
+    renewed: Item[];
+    unrenewed: Array<{ item: Item; reason: string }>;
+  } {
     const patron = this.patron(patronBarcode);
     if (!patron) return { ok: false, reason: 'Patron not found', renewed: [], unrenewed: [] };
     const renewed: Item[] = [];
@@ -332,7 +342,9 @@ export class Library {
       else unrenewed.push({ item, reason: result.reason });
     }
     const denied = this.flagsOf(patron).renewalPrivilegesDenied;
-    return denied ? { ok: false, reason: 'Renewal privileges denied', renewed, unrenewed } : { ok: true, renewed, unrenewed };
+    return denied
+      ? { ok: false, reason: 'Renewal privileges denied', renewed, unrenewed }
+      : { ok: true, renewed, unrenewed };
   }
 
   /** Whether a loan could be renewed now, and why not. */
@@ -373,16 +385,20 @@ export class Library {
     if (item.loan?.patron === patron.barcode) {
       if (!options.scRenewalPolicy) return { ok: false, reason: 'Item is already checked out to this patron', item };
       const renewed = this.renewItem(patron, item);
-      return renewed.ok ? { ok: true, item, due: renewed.due, renewal: true } : { ok: false, reason: renewed.reason, item };
+      return renewed.ok
+        ? { ok: true, item, due: renewed.due, renewal: true }
+        : { ok: false, reason: renewed.reason, item };
     }
     if (item.loan) return { ok: false, reason: 'Item is checked out to another patron', item };
     if (!options.noBlock) {
       if (item.state !== 'available') return { ok: false, reason: `Item is ${item.state}`, item };
       const flags = this.flagsOf(patron);
-      if (flags.chargePrivilegesDenied) return { ok: false, reason: patron.blocked ? patron.blocked.reason : 'Charge privileges denied', item };
+      if (flags.chargePrivilegesDenied)
+        return { ok: false, reason: patron.blocked ? patron.blocked.reason : 'Charge privileges denied', item };
       if (flags.tooManyItemsCharged) return { ok: false, reason: 'Charged items limit reached', item };
       const next = this.holdsOnItem(item)[0];
-      if (next && next.patron !== patron.barcode) return { ok: false, reason: 'Item is on hold for another patron', item };
+      if (next && next.patron !== patron.barcode)
+        return { ok: false, reason: 'Item is on hold for another patron', item };
     }
     const own = this.holdsOnItem(item).find((hold) => hold.patron === patron.barcode);
     if (own) this.state.holds.splice(this.state.holds.indexOf(own), 1);
@@ -452,7 +468,12 @@ export class Library {
    */
   placeHold(
     patronBarcode: string,
-    request: { item?: string | undefined; title?: string | undefined; pickupLocation?: string | undefined; expires?: Date | null | undefined },
+    request: {
+      item?: string | undefined;
+      title?: string | undefined;
+      pickupLocation?: string | undefined;
+      expires?: Date | null | undefined;
+    },
   ): HoldResult {
     const patron = this.patron(patronBarcode);
     if (!patron) return { ok: false, reason: 'Patron not found' };
@@ -466,7 +487,8 @@ export class Library {
     if (request.item) {
       item = this.item(request.item);
       if (!item) return { ok: false, reason: 'Item not found' };
-      if (item.state === 'lost' || item.state === 'missing') return { ok: false, reason: `Item is ${item.state} and cannot be held`, item };
+      if (item.state === 'lost' || item.state === 'missing')
+        return { ok: false, reason: `Item is ${item.state} and cannot be held`, item };
       target = { kind: 'item', barcode: item.barcode };
       titleItems = [item];
     } else if (request.title) {
@@ -478,8 +500,14 @@ export class Library {
       return { ok: false, reason: 'No item or title given' };
     }
     const titleId = target.kind === 'title' ? target.titleId : undefined;
-    const refuse = (reason: string): HoldResult => ({ ok: false, reason, ...(item ? { item } : {}), ...(titleId ? { titleId } : {}) });
-    if (titleItems.some((candidate) => candidate.loan?.patron === patron.barcode)) return refuse('Item is checked out to this patron');
+    const refuse = (reason: string): HoldResult => ({
+      ok: false,
+      reason,
+      ...(item ? { item } : {}),
+      ...(titleId ? { titleId } : {}),
+    });
+    if (titleItems.some((candidate) => candidate.loan?.patron === patron.barcode))
+      return refuse('Item is checked out to this patron');
     const duplicate = this.holdsOf(patron.barcode).some((hold) =>
       target.kind === 'item'
         ? sameTarget(hold.target, target) || (hold.target.kind === 'title' && hold.target.titleId === item!.titleId)
@@ -497,12 +525,24 @@ export class Library {
       waiting: null,
     };
     this.state.holds.push(hold);
-    const available = titleItems.some((candidate) => this.circulationStatus(candidate) === CIRCULATION_STATUS.available);
-    return { ok: true, hold, queuePosition: this.queuePosition(hold), available, ...(item ? { item } : {}), ...(titleId ? { titleId } : {}) };
+    const available = titleItems.some(
+      (candidate) => this.circulationStatus(candidate) === CIRCULATION_STATUS.available,
+    );
+    return {
+      ok: true,
+      hold,
+      queuePosition: this.queuePosition(hold),
+      available,
+      ...(item ? { item } : {}),
+      ...(titleId ? { titleId } : {}),
+    };
   }
 
   /** The patron's hold matching an item barcode (its own hold, or a title hold on its title) or a title. */
-  findHold(patronBarcode: string, request: { item?: string | undefined; title?: string | undefined }): Hold | undefined {
+  findHold(
+    patronBarcode: string,
+    request: { item?: string | undefined; title?: string | undefined },
+  ): Hold | undefined {
     const holds = this.holdsOf(patronBarcode);
     if (request.item) {
       const item = this.item(request.item);
@@ -519,7 +559,10 @@ export class Library {
     return undefined;
   }
 
-  cancelHold(patronBarcode: string, request: { item?: string | undefined; title?: string | undefined }): { ok: true; hold: Hold } | Refusal {
+  cancelHold(
+    patronBarcode: string,
+    request: { item?: string | undefined; title?: string | undefined },
+  ): { ok: true; hold: Hold } | Refusal {
     if (!this.patron(patronBarcode)) return { ok: false, reason: 'Patron not found' };
     const hold = this.findHold(patronBarcode, request);
     if (!hold) return { ok: false, reason: 'No such hold' };
@@ -544,7 +587,11 @@ export class Library {
    * Pays an amount: against one fine when its id is given (at most its balance),
    * otherwise against the patron's fines oldest first (at most the total).
    */
-  payFee(patronBarcode: string, amount: string, options: { feeId?: string | undefined; currency?: string | undefined } = {}): FeeResult {
+  payFee(
+    patronBarcode: string,
+    amount: string,
+    options: { feeId?: string | undefined; currency?: string | undefined } = {},
+  ): FeeResult {
     if (!this.patron(patronBarcode)) return { ok: false, reason: 'Patron not found' };
     const cents = parseCents(amount);
     if (cents === null || cents <= 0) return { ok: false, reason: 'Invalid amount' };
@@ -571,7 +618,9 @@ export class Library {
 // ------------------------------------------------------------ helpers
 
 function sameTarget(a: HoldTarget, b: HoldTarget): boolean {
-  return a.kind === 'item' ? b.kind === 'item' && a.barcode === b.barcode : b.kind === 'title' && a.titleId === b.titleId;
+  return a.kind === 'item'
+    ? b.kind === 'item' && a.barcode === b.barcode
+    : b.kind === 'title' && a.titleId === b.titleId;
 }
 
 /** Whether a hold could be filled by this item (a waiting hold only by the copy that waits for it). */
@@ -581,7 +630,7 @@ function targets(hold: Hold, item: Item): boolean {
 }
 
 /** Resolves the data file's relative dates against `now`. */
-export function buildState(data: LibraryData, now: Date): State {
+function buildState(data: LibraryData, now: Date): State {
   const patrons = new Map<string, Patron>();
   const fines: Fine[] = [];
   const items = new Map<string, Item>();
@@ -602,7 +651,11 @@ export function buildState(data: LibraryData, now: Date): State {
             patron: item.loan.patron,
             due: dayFrom(now, item.loan.dueInDays),
             renewals: item.loan.renewals,
-            checkedOut: dayFrom(now, item.loan.checkedOutInDays ?? Math.min(0, item.loan.dueInDays - data.rules.loanPeriodDays), [10, 0, 0]),
+            checkedOut: dayFrom(
+              now,
+              item.loan.checkedOutInDays ?? Math.min(0, item.loan.dueInDays - data.rules.loanPeriodDays),
+              [10, 0, 0],
+            ),
           }
         : null,
     });
@@ -627,7 +680,10 @@ export function buildState(data: LibraryData, now: Date): State {
       chargedItemsLimit: p.chargedItemsLimit,
       screenMessage: p.screenMessage,
       printLine: p.printLine,
-      blocked: p.blocked === undefined || p.blocked === false ? null : { reason: typeof p.blocked === 'string' && p.blocked.trim() ? p.blocked : BLOCKED_CARD_REASON },
+      blocked:
+        p.blocked === undefined || p.blocked === false
+          ? null
+          : { reason: typeof p.blocked === 'string' && p.blocked.trim() ? p.blocked : BLOCKED_CARD_REASON },
     });
     for (const fine of p.fines) {
       fines.push({
@@ -651,7 +707,10 @@ export function buildState(data: LibraryData, now: Date): State {
     expires: dayFrom(now, hold.expiresInDays ?? data.rules.holdExpiryDays),
     waiting: hold.waiting ? { pickupBy: dayFrom(now, hold.waiting.pickupByInDays), item: hold.item! } : null,
   }));
-  const numbered = holds.map((hold) => /^h-(\d+)$/.exec(hold.id)?.[1]).filter((n) => n !== undefined).map(Number);
+  const numbered = holds
+    .map((hold) => /^h-(\d+)$/.exec(hold.id)?.[1])
+    .filter((n) => n !== undefined)
+    .map(Number);
   return { patrons, items, fines, holds, nextHoldId: Math.max(holds.length, ...numbered) + 1 };
 }
 
@@ -662,7 +721,12 @@ export function buildState(data: LibraryData, now: Date): State {
  * than `limit` entries. Missing or unreadable BP starts at 1; missing or
  * unreadable BQ means "as many as the limit allows".
  */
-export function pageSlice<T>(list: readonly T[], startItem: string | undefined, endItem: string | undefined, limit: number): T[] {
+export function pageSlice<T>(
+  list: readonly T[],
+  startItem: string | undefined,
+  endItem: string | undefined,
+  limit: number,
+): T[] {
   const start = parsePosition(startItem) ?? 1;
   const end = parsePosition(endItem) ?? start + limit - 1;
   if (end < start) return [];

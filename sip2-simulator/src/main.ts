@@ -1,4 +1,4 @@
-import { UsageError, USAGE, parseCli } from './cli.js';
+import { parseCli, USAGE, UsageError } from './cli.js';
 import { type SimulatorOptions, startSimulator } from './server.js';
 
 /** The sip2-simulator command: `npm run simulator -- --port 6001 --control-port 6002`. */

@@ -49,7 +49,11 @@ export function fineText(fine: Fine, format: Exclude<FineFormat, 'dialect'>): st
 }
 
 /** The AV list and the fine items count of the fixed part. */
-export function fineList(fines: readonly Fine[], format: FineFormat, dialectEntry: (fine: Fine) => string): { entries: string[]; count: number } {
+export function fineList(
+  fines: readonly Fine[],
+  format: FineFormat,
+  dialectEntry: (fine: Fine) => string,
+): { entries: string[]; count: number } {
   if (format === 'dialect') return { entries: fines.map(dialectEntry), count: fines.length };
   const entries = fines.map((fine) => fineText(fine, format)).filter((text): text is string => text !== null);
   return { entries, count: fines.length };
@@ -62,7 +66,9 @@ export function perlNumber(cents: number): string {
 
 /** A Java Float as Float.toString prints it: 3.5, 12.0 (edge-sip2's total of the remaining amounts). */
 export function javaFloat(cents: number): string {
-  return formatCents(cents).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '.0');
+  return formatCents(cents)
+    .replace(/(\.\d*?)0+$/, '$1')
+    .replace(/\.$/, '.0');
 }
 
 /** Which of BV and BH the format's system sends, and how it writes BV. */
@@ -80,11 +86,15 @@ const ACCOUNT_FIELDS: Record<FineFormat, { bv: ((cents: number) => string) | nul
 };
 
 /** BV and BH for the 64 under this profile. */
-export function accountFields(totalCents: number, currency: string, profile: Profile): { feeAmount?: string; currencyType?: string } {
+export function accountFields(
+  totalCents: number,
+  currency: string,
+  profile: Profile,
+): { feeAmount?: string; currencyType?: string } {
   const habits = ACCOUNT_FIELDS[profile.fines];
   const out: { feeAmount?: string; currencyType?: string } = {};
   if (profile.bh ?? habits.bh) out.currencyType = currency;
-  if (profile.bv ?? (habits.bv !== null)) out.feeAmount = (habits.bv ?? formatCents)(totalCents);
+  if (profile.bv ?? habits.bv !== null) out.feeAmount = (habits.bv ?? formatCents)(totalCents);
   return out;
 }
 
@@ -94,7 +104,13 @@ export function accountFields(totalCents: number, currency: string, profile: Pro
  * a Perl slice `@list[$start-1 .. $end-1]` returns undef there and add_field
  * writes undef as an empty field.
  */
-export function listPage(list: readonly string[], startItem: string | undefined, endItem: string | undefined, limit: number, pad: boolean): string[] {
+export function listPage(
+  list: readonly string[],
+  startItem: string | undefined,
+  endItem: string | undefined,
+  limit: number,
+  pad: boolean,
+): string[] {
   const page = pageSlice(list, startItem, endItem, limit);
   if (!pad) return page;
   const start = position(startItem) ?? 1;

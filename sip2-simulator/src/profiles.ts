@@ -46,10 +46,10 @@ export const PRESETS: Readonly<Record<string, string>> = {
   folio: 'fines=folio',
 };
 
-export const KNOBS = ['workers', 'idle-timeout', 'fines', 'bv', 'bh', 'pad', 'sc-status-first'] as const;
+const KNOBS = ['workers', 'idle-timeout', 'fines', 'bv', 'bh', 'pad', 'sc-status-first'] as const;
 
 /** What `--help`, the README and error messages list. */
-export const PROFILE_HELP = [
+const PROFILE_HELP = [
   `presets: ${Object.keys(PRESETS).join(', ')}`,
   'knobs: workers=N (1-1000), idle-timeout=S (0 = never), ' +
     `fines=${FINE_FORMATS.join('|')}, bv=on|off, bh=on|off, pad=on|off, sc-status-first=on|off`,
@@ -90,13 +90,15 @@ function applyKnob(profile: Profile, term: string): Profile {
   if (!(KNOBS as readonly string[]).includes(name)) {
     throw new ProfileError(`unknown profile "${term}" (${PROFILE_HELP})`);
   }
-  if (eq === -1) throw new ProfileError(`profile knob "${name}" needs a value, e.g. ${example(name)} (${PROFILE_HELP})`);
+  if (eq === -1)
+    throw new ProfileError(`profile knob "${name}" needs a value, e.g. ${example(name)} (${PROFILE_HELP})`);
   switch (name as (typeof KNOBS)[number]) {
     case 'workers':
       return { ...profile, workers: whole(name, value, 1, 1000) };
     case 'idle-timeout': {
       const n = Number(value);
-      if (!/^\d+(\.\d+)?$/.test(value) || n > 86_400) throw new ProfileError(`idle-timeout must be seconds 0-86400 (got "${value}")`);
+      if (!/^\d+(\.\d+)?$/.test(value) || n > 86_400)
+        throw new ProfileError(`idle-timeout must be seconds 0-86400 (got "${value}")`);
       return { ...profile, idleTimeoutS: n };
     }
     case 'fines':

@@ -1,13 +1,13 @@
-import { type Server, type Socket, createServer } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import pino, { type Logger } from 'pino';
-import { type Charset } from '../../src/sip2/charset.js';
-import { type Dialect, loadDialect } from '../../src/sip2/dialect.js';
+import type { Charset } from '../../src/sip2/charset.js';
+import { loadDialect } from '../../src/sip2/dialect.js';
 import { type ControlledSimulator, type ControlServer, startControlServer } from './control.js';
 import { Counters } from './counters.js';
 import { DEFAULT_DATA_FILE, loadLibraryData } from './data.js';
-import { type FaultPatch, type FaultState, Faults } from './faults.js';
+import { Faults } from './faults.js';
 import { Library } from './library.js';
-import { type Profile, defaultProfile, describeProfile } from './profiles.js';
+import { defaultProfile, describeProfile, type Profile } from './profiles.js';
 import { Session, type SessionConfig } from './session.js';
 
 export interface SimulatorOptions {
@@ -63,7 +63,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   if (options.strictChecksums && options.errorDetection === false) {
     throw new Error('strictChecksums needs error detection on');
   }
-  const logger = options.logger ?? pino({ name: 'sip2-simulator', level: options.logLevel ?? 'info' }, pino.destination({ dest: 2, sync: true }));
+  const logger =
+    options.logger ??
+    pino({ name: 'sip2-simulator', level: options.logLevel ?? 'info' }, pino.destination({ dest: 2, sync: true }));
   const dialect = loadDialect(options.dialect ?? 'generic');
   const dataFile = options.dataFile ?? DEFAULT_DATA_FILE;
   const library = new Library(loadLibraryData(dataFile), options.now ? { now: options.now } : {});
@@ -109,7 +111,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   };
   const onConnection = (socket: Socket) => {
     if (waiting.length === 0 && hasFreeWorker()) return serve(socket);
-    logger.info({ waiting: waiting.length + 1, workers: config.profile.workers }, 'no free worker: connection waits unread');
+    logger.info(
+      { waiting: waiting.length + 1, workers: config.profile.workers },
+      'no free worker: connection waits unread',
+    );
     socket.on('error', () => {});
     socket.once('close', () => {
       const at = waiting.indexOf(socket);

@@ -8,7 +8,7 @@ import { Sip2DecodeError } from '../../src/sip2/errors.js';
 import { FrameDecoder } from '../../src/sip2/framer.js';
 import { RESPONSE_CODE, type Sip2Message } from '../../src/sip2/spec.js';
 import type { Counters } from './counters.js';
-import { type Faults, corruptChecksum, garbageBytes } from './faults.js';
+import { corruptChecksum, type Faults, garbageBytes } from './faults.js';
 import type { Library } from './library.js';
 import type { Profile } from './profiles.js';
 import { type HandledRequest, loginResponse, rejectedResponse, respond } from './responses.js';
@@ -34,7 +34,7 @@ import { type HandledRequest, loginResponse, rejectedResponse, respond } from '.
  *   answered in order even with latency faults.
  */
 
-export const MAX_FAILED_LOGINS = 3;
+const MAX_FAILED_LOGINS = 3;
 
 /** Requests the simulator executes: every SC command but 93 login and 97 resend, which the session handles itself. */
 const HANDLED: ReadonlySet<string> = new Set(Object.keys(RESPONSE_CODE).filter((code) => code !== '93'));
@@ -89,7 +89,9 @@ export class Session {
     this.log.info({ remote: `${socket.remoteAddress}:${socket.remotePort}` }, 'connection opened');
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (error: NodeJS.ErrnoException) => this.log.debug({ err: error.code ?? error.message }, 'socket error'));
+    socket.on('error', (error: NodeJS.ErrnoException) =>
+      this.log.debug({ err: error.code ?? error.message }, 'socket error'),
+    );
     socket.on('close', () => {
       this.closed = true;
       clearTimeout(this.idleTimer);
@@ -148,7 +150,11 @@ export class Session {
     this.peerChecksums = config.strictChecksums || endsWithChecksum(frame);
     let decoded: Decoded;
     try {
-      decoded = decodeFrame(frame, { charset: config.charset, errorDetection: config.errorDetection, checksumOptional: !config.strictChecksums });
+      decoded = decodeFrame(frame, {
+        charset: config.charset,
+        errorDetection: config.errorDetection,
+        checksumOptional: !config.strictChecksums,
+      });
     } catch (error) {
       if (!(error instanceof Sip2DecodeError)) throw error;
       this.log.warn({ reason: error.reason }, 'bad message, asking for a resend (96)');
@@ -195,7 +201,8 @@ export class Session {
     if (!this.loggedIn) return this.destroy(`message ${code} before login`);
     if (this.awaitingScStatus) {
       // SIPServer's sip_protocol_loop: after login it expects SC Status and dies on anything else.
-      if (code !== '99') return this.destroy(`message ${code} after login, expected 99 first (sc-status-first profile)`);
+      if (code !== '99')
+        return this.destroy(`message ${code} after login, expected 99 first (sc-status-first profile)`);
       this.awaitingScStatus = false;
     }
 
@@ -262,11 +269,14 @@ export class Session {
   /** 96 Request SC Resend. It is remembered as the last response, as 3M SIP2 wants for a following 97. */
   private sendResend(): Promise<void> {
     const { config } = this.ctx;
-    const bytes = encodeMessage({ code: '96' }, {
-      charset: config.charset,
-      errorDetection: config.errorDetection && this.peerChecksums,
-      terminator: terminatorOf(config.dialect),
-    });
+    const bytes = encodeMessage(
+      { code: '96' },
+      {
+        charset: config.charset,
+        errorDetection: config.errorDetection && this.peerChecksums,
+        terminator: terminatorOf(config.dialect),
+      },
+    );
     this.lastSent = bytes;
     return this.deliver(bytes);
   }
@@ -312,7 +322,10 @@ export class Session {
 
   private trace(direction: 'in' | 'out', bytes: Buffer): void {
     if (!this.log.isLevelEnabled('debug')) return;
-    this.log.debug({ dir: direction, text: redactSecrets(decodeText(bytes, this.ctx.config.charset).replace(/[\r\n]+$/, '')) }, 'sip2');
+    this.log.debug(
+      { dir: direction, text: redactSecrets(decodeText(bytes, this.ctx.config.charset).replace(/[\r\n]+$/, '')) },
+      'sip2',
+    );
   }
 }
 

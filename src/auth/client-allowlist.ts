@@ -17,7 +17,8 @@ export function clientRuleProblem(entry: string): string | null {
   if (slash === -1) return null;
   const prefix = entry.slice(slash + 1);
   const max = family === 4 ? 32 : 128;
-  if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max) return `has a prefix length that is not a whole number between 0 and ${max}`;
+  if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max)
+    return `has a prefix length that is not a whole number between 0 and ${max}`;
   return null;
 }
 

@@ -100,7 +100,7 @@ export interface LoginThrottleStats {
  * username the attempt counts as failed from the start, so leaving it
  * unsettled keeps it counted there; its address counts it only on failed().
  */
-export interface LoginAttempt {
+interface LoginAttempt {
   /** Credentials were right: clear the username's failures. */
   succeeded(): void;
   /** The ILS rejected the credentials: the attempt stays counted for the username and now counts for the address; counted in stats().failed. */
@@ -155,7 +155,11 @@ export class LoginThrottle {
     }
     const forget = Math.max(options.forgetAfterMs ?? defaults.forgetAfterMs, this.#maxDelayMs);
     const now = this.#now;
-    this.#counters = new LRUCache<string, Counter>({ max: options.maxEntries ?? defaults.maxEntries, ttl: forget, perf: { now } });
+    this.#counters = new LRUCache<string, Counter>({
+      max: options.maxEntries ?? defaults.maxEntries,
+      ttl: forget,
+      perf: { now },
+    });
   }
 
   /** Asks whether a login for this username from this address may go to the ILS now. */
@@ -232,12 +236,22 @@ export class LoginThrottle {
 
   #count(key: string, now: number): void {
     const counter = this.#counters.get(key) ?? { failures: 0, last: now };
-    this.#counters.set(key, { failures: counter.failures + 1, last: now, ...(counter.reported ? { reported: counter.reported } : {}) });
+    this.#counters.set(key, {
+      failures: counter.failures + 1,
+      last: now,
+      ...(counter.reported ? { reported: counter.reported } : {}),
+    });
   }
 
   /** Counters for metrics (rejected credentials, lockouts, refusals, remembered keys). */
   stats(): LoginThrottleStats {
-    return { failed: this.#failed, lockouts: this.#lockouts, refused: this.#refused, busy: this.#busy, tracked: this.#counters.size };
+    return {
+      failed: this.#failed,
+      lockouts: this.#lockouts,
+      refused: this.#refused,
+      busy: this.#busy,
+      tracked: this.#counters.size,
+    };
   }
 
   #delay(failures: number, free: number): number {

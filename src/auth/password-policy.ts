@@ -34,7 +34,10 @@ export const DEFAULT_DENY_LIST: readonly string[] = [
 ];
 
 /** The policy when none is given; the configuration's auth.passwordPolicy defaults to it. 4 lets 4-digit library PINs through. */
-export const DEFAULT_PASSWORD_POLICY: Readonly<PasswordPolicyOptions> = Object.freeze({ minLength: 4, denyList: DEFAULT_DENY_LIST });
+export const DEFAULT_PASSWORD_POLICY: Readonly<PasswordPolicyOptions> = Object.freeze({
+  minLength: 4,
+  denyList: DEFAULT_DENY_LIST,
+});
 
 /** The message a patron gets: it never says whether the password was right. */
 export const WEAK_PASSWORD_MESSAGE =
@@ -45,7 +48,8 @@ export class PasswordPolicy {
   readonly #denied: ReadonlySet<string>;
 
   constructor(options: PasswordPolicyOptions) {
-    if (!Number.isInteger(options.minLength) || options.minLength < 0) throw new Error(`minLength must be a whole number >= 0, got ${options.minLength}`);
+    if (!Number.isInteger(options.minLength) || options.minLength < 0)
+      throw new Error(`minLength must be a whole number >= 0, got ${options.minLength}`);
     this.#minLength = options.minLength;
     this.#denied = new Set(options.denyList.map(normalize).filter((entry) => entry !== ''));
   }

@@ -18,7 +18,8 @@ export class PatronIds {
   readonly #secret: string | null;
 
   constructor(mode: PatronIdMode, secret?: string | null) {
-    if (mode !== 'barcode' && mode !== 'opaque') throw new Error(`unknown patron id mode ${String(mode)}: use barcode or opaque`);
+    if (mode !== 'barcode' && mode !== 'opaque')
+      throw new Error(`unknown patron id mode ${String(mode)}: use barcode or opaque`);
     if (mode === 'opaque') {
       if (typeof secret !== 'string' || secret.length < MIN_PATRON_ID_SECRET_LENGTH) {
         throw new Error(`opaque patron ids need a secret of at least ${MIN_PATRON_ID_SECRET_LENGTH} characters`);

@@ -31,10 +31,6 @@ export const DEFAULT_LOGIN_SCOPES: readonly Scope[] = ['read_patron', 'read_fees
 /** Granted at most to an account whose state is not 0 (expired, blocked, fees). */
 export const READ_ONLY_SCOPES: readonly Scope[] = ['read_patron', 'read_fees', 'read_items'];
 
-export function isScope(value: string): value is Scope {
-  return (SCOPES as readonly string[]).includes(value);
-}
-
 /**
  * The scopes a login may grant, given the account state the ILS reported:
  * the four core scopes for an active account (state 0), the read scopes

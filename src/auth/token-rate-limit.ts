@@ -27,7 +27,8 @@ export class TokenRateLimit {
   #limited = 0;
 
   constructor(options: TokenRateLimitOptions) {
-    if (!Number.isInteger(options.perMinute) || options.perMinute < 1) throw new Error(`perMinute must be a positive integer, got ${options.perMinute}`);
+    if (!Number.isInteger(options.perMinute) || options.perMinute < 1)
+      throw new Error(`perMinute must be a positive integer, got ${options.perMinute}`);
     this.perMinute = options.perMinute;
     this.#now = options.now ?? Date.now;
     const now = this.#now;

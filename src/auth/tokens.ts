@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 /** 256 bits of randomness per access token. */
-export const TOKEN_BYTES = 32;
+const TOKEN_BYTES = 32;
 
 /** Length of a token as issued (base64url of 32 bytes, no padding). */
 export const TOKEN_LENGTH = 43;

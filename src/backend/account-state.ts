@@ -1,6 +1,13 @@
-import { type Dialect, extraField, isoDateOf, parseDialectDate, type PatronInformationResponse, sip2DateFrom } from '../sip2/index.js';
-import type { AccountState } from './types.js';
+import {
+  type Dialect,
+  extraField,
+  isoDateOf,
+  type PatronInformationResponse,
+  parseDialectDate,
+  sip2DateFrom,
+} from '../sip2/index.js';
 import { parseAmount } from './money.js';
+import type { AccountState } from './types.js';
 
 /**
  * The account state of a patron, read from a 64:

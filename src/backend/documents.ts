@@ -1,4 +1,10 @@
-import { CIRCULATION_STATUS, type Dialect, extraField, type ItemInformationResponse, parseDialectDate } from '../sip2/index.js';
+import {
+  CIRCULATION_STATUS,
+  type Dialect,
+  extraField,
+  type ItemInformationResponse,
+  parseDialectDate,
+} from '../sip2/index.js';
 import type { PaiaDocument } from './types.js';
 import type { UriTemplates } from './uris.js';
 
@@ -22,11 +28,19 @@ export interface DocumentContext {
 
 /** True for an 18 that does not know its item: a list entry that is not a barcode, i.e. a title id. */
 export function isUnknownItem(info: ItemInformationResponse): boolean {
-  return (info.circulationStatus === CIRCULATION_STATUS.other || info.circulationStatus === null) && info.titleIdentifier.trim() === '';
+  return (
+    (info.circulationStatus === CIRCULATION_STATUS.other || info.circulationStatus === null) &&
+    info.titleIdentifier.trim() === ''
+  );
 }
 
 /** One document of the items method from a list entry and its 17 answer. */
-export function itemDocument(entry: string, kind: EntryKind, info: ItemInformationResponse, ctx: DocumentContext): PaiaDocument {
+export function itemDocument(
+  entry: string,
+  kind: EntryKind,
+  info: ItemInformationResponse,
+  ctx: DocumentContext,
+): PaiaDocument {
   if (isUnknownItem(info) && kind !== 'held') return titleHoldDocument(entry, kind, ctx);
   const doc: PaiaDocument = { status: statusOf(kind, info), item: ctx.uris.item.build(entry) };
   const about = nonEmpty(info.titleIdentifier);
@@ -65,7 +79,7 @@ export function itemDocument(entry: string, kind: EntryKind, info: ItemInformati
 }
 
 /** A hold whose list entry is a title id (17 does not know it): the edition, no item. */
-export function titleHoldDocument(titleId: string, kind: Exclude<EntryKind, 'held'>, ctx: DocumentContext): PaiaDocument {
+function titleHoldDocument(titleId: string, kind: Exclude<EntryKind, 'held'>, ctx: DocumentContext): PaiaDocument {
   const doc: PaiaDocument = { status: kind === 'ready' ? 4 : 1, edition: ctx.uris.edition.build(titleId) };
   if (ctx.canCancel !== undefined) doc.cancancel = ctx.canCancel;
   return doc;
@@ -83,7 +97,10 @@ function statusOf(kind: EntryKind, info: ItemInformationResponse): PaiaDocument[
 }
 
 /** storage (the ILS location code) and storageid (its URI, when a template is configured). */
-export function storageOf(location: string | undefined, ctx: Pick<DocumentContext, 'uris'>): Pick<PaiaDocument, 'storage' | 'storageid'> {
+export function storageOf(
+  location: string | undefined,
+  ctx: Pick<DocumentContext, 'uris'>,
+): Pick<PaiaDocument, 'storage' | 'storageid'> {
   if (location === undefined) return {};
   return ctx.uris.storage ? { storage: location, storageid: ctx.uris.storage.build(location) } : { storage: location };
 }

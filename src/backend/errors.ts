@@ -1,6 +1,5 @@
 import {
   CallCancelled,
-  type CancelReason,
   cancelled,
   IlsProtocolError,
   IlsTimeout,
@@ -25,9 +24,6 @@ import {
  * Anything else a backend throws is a bug.
  */
 export type BackendFailureKind = 'unavailable' | 'timeout' | 'protocol' | 'busy' | 'cancelled' | 'unencodable';
-
-/** Why a call was cancelled: the reason its AbortSignal carries ('deadline', 'client-gone', 'call-over'). */
-export type { CancelReason };
 
 export class BackendFailure extends Error {
   readonly kind: BackendFailureKind;
@@ -54,18 +50,27 @@ export class BackendFailure extends Error {
 }
 
 /** The SIP2 layer's errors in the backend's terms; null for anything else (a bug, passed on as it is). */
-export function backendFailureOf(error: unknown): BackendFailure | null {
+function backendFailureOf(error: unknown): BackendFailure | null {
   if (error instanceof BackendFailure) return error;
   const options = (requestSent: boolean) => ({ requestSent, cause: error });
-  if (error instanceof IlsUnavailable) return new BackendFailure('unavailable', error.reason, error.message, options(error.requestSent));
-  if (error instanceof IlsTimeout) return new BackendFailure('timeout', error.reason, error.message, options(error.requestSent));
-  if (error instanceof IlsProtocolError) return new BackendFailure('protocol', error.reason, error.message, options(error.requestSent));
-  if (error instanceof Sip2DecodeError) return new BackendFailure('protocol', error.reason, error.message, options(true));
+  if (error instanceof IlsUnavailable)
+    return new BackendFailure('unavailable', error.reason, error.message, options(error.requestSent));
+  if (error instanceof IlsTimeout)
+    return new BackendFailure('timeout', error.reason, error.message, options(error.requestSent));
+  if (error instanceof IlsProtocolError)
+    return new BackendFailure('protocol', error.reason, error.message, options(error.requestSent));
+  if (error instanceof Sip2DecodeError)
+    return new BackendFailure('protocol', error.reason, error.message, options(true));
   if (error instanceof PoolRefused) {
-    return new BackendFailure('busy', error.reason, error.message, { retryAfterSeconds: error.retryAfterSeconds, cause: error });
+    return new BackendFailure('busy', error.reason, error.message, {
+      retryAfterSeconds: error.retryAfterSeconds,
+      cause: error,
+    });
   }
-  if (error instanceof CallCancelled) return new BackendFailure('cancelled', error.reason, error.message, options(error.requestSent));
-  if (error instanceof Sip2EncodeError) return new BackendFailure('unencodable', error.field, error.message, { cause: error });
+  if (error instanceof CallCancelled)
+    return new BackendFailure('cancelled', error.reason, error.message, options(error.requestSent));
+  if (error instanceof Sip2EncodeError)
+    return new BackendFailure('unencodable', error.field, error.message, { cause: error });
   return null;
 }
 

@@ -1,4 +1,4 @@
-import { type Dialect, parseDialectDate, parseFineItem, type PatronInformationResponse } from '../sip2/index.js';
+import { type Dialect, type PatronInformationResponse, parseDialectDate, parseFineItem } from '../sip2/index.js';
 import { formatMoney, type Money, parseAmount, parseCurrency, readAmountInText } from './money.js';
 import type { Fee, FeeRecord } from './types.js';
 import type { UriTemplates } from './uris.js';
@@ -61,7 +61,8 @@ export function feeRecord(
     }
     summary.unparsed += 1;
     summary.reasons[result.reason] = (summary.reasons[result.reason] ?? 0) + 1;
-    if (summary.examples.length < EXAMPLES) summary.examples.push({ index, reason: result.reason, shape: textShape(entry) });
+    if (summary.examples.length < EXAMPLES)
+      summary.examples.push({ index, reason: result.reason, shape: textShape(entry) });
   });
   summary.parsed = parsed.length;
   if (summary.unparsed > 0) onUnparsed(summary);
@@ -85,7 +86,11 @@ export function feeRecord(
  * the one amount its text carries (the whole text becomes `about`); or why
  * it could not be read.
  */
-export function parseFee(entry: string, defaultCurrency: string, ctx: Omit<FeeContext, 'currency'>): { fee: Fee; money: Money } | { reason: UnparsedReason } {
+export function parseFee(
+  entry: string,
+  defaultCurrency: string,
+  ctx: Omit<FeeContext, 'currency'>,
+): { fee: Fee; money: Money } | { reason: UnparsedReason } {
   const parts = parseFineItem(entry, ctx.dialect);
   if (!parts) {
     const cents = readAmountInText(entry);
@@ -115,5 +120,9 @@ export function parseFee(entry: string, defaultCurrency: string, ctx: Omit<FeeCo
 
 /** The shape of a text without its content (letters a/A, digits 9), so a log can show why a pattern failed. */
 export function textShape(text: string): string {
-  return text.replace(/\p{Lu}/gu, 'A').replace(/\p{Ll}|\p{Lo}|\p{Lt}|\p{Lm}/gu, 'a').replace(/\p{Nd}/gu, '9').slice(0, 120);
+  return text
+    .replace(/\p{Lu}/gu, 'A')
+    .replace(/\p{Ll}|\p{Lo}|\p{Lt}|\p{Lm}/gu, 'a')
+    .replace(/\p{Nd}/gu, '9')
+    .slice(0, 120);
 }

@@ -56,7 +56,8 @@ export class ItemInfoCache {
   private misses = 0;
 
   constructor(options: ItemCacheOptions) {
-    if (!Number.isInteger(options.maxEntries) || options.maxEntries < 1) throw new RangeError('maxEntries must be an integer >= 1');
+    if (!Number.isInteger(options.maxEntries) || options.maxEntries < 1)
+      throw new RangeError('maxEntries must be an integer >= 1');
     if (!(options.ttlMs > 0)) throw new RangeError('ttlMs must be > 0');
     this.ttlMs = options.ttlMs;
     this.now = options.now ?? (() => performance.now());
@@ -98,13 +99,10 @@ export class ItemInfoCache {
     const settle = () => {
       if (this.pending.get(item) === pending) this.pending.delete(item);
     };
-    pending.promise.then(
-      (response) => {
-        settle();
-        if (!pending.stale && !this.isQuiet(item)) this.entries.set(item, response);
-      },
-      settle,
-    );
+    pending.promise.then((response) => {
+      settle();
+      if (!pending.stale && !this.isQuiet(item)) this.entries.set(item, response);
+    }, settle);
     return pending;
   }
 

@@ -99,7 +99,10 @@ export function readAmountInText(text: string): bigint | null {
     if (cents === null) continue;
     const before = text.slice(0, m.index);
     const after = text.slice(m.index + m[0].length);
-    const marked = symbol !== undefined || /(?:^|[^\p{L}])[A-Z]{3} ?$/u.test(before) || /^ ?(?:[A-Z]{3}(?!\p{L})|[$€£])/u.test(after);
+    const marked =
+      symbol !== undefined ||
+      /(?:^|[^\p{L}])[A-Z]{3} ?$/u.test(before) ||
+      /^ ?(?:[A-Z]{3}(?!\p{L})|[$€£])/u.test(after);
     candidates.push({ cents, marked });
   }
   if (candidates.length === 1) return candidates[0]!.cents;

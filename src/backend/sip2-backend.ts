@@ -2,27 +2,26 @@ import type { Logger } from 'pino';
 import {
   type AcsStatus,
   CallCancelled,
-  type Dialect,
   DEFAULT_MAX_LIST_ENTRIES,
+  type Dialect,
   fetchPatronList,
   type HoldResponse,
-  type Sip2Failure,
   isSip2Failure,
-  parseDialectDate,
   type PatronInformationResponse,
   type PatronList,
+  parseDialectDate,
   type RenewResponse,
   type RequestMessage,
   type ResponseOf,
   Sip2EncodeError,
-  type Sip2Error,
+  type Sip2Failure,
   type Sip2Messages,
   SUPPORTED_MESSAGES,
   type SummaryList,
 } from '../sip2/index.js';
 import { accountState, expiryOf, localDateOf } from './account-state.js';
-import { inBackendTerms } from './errors.js';
 import { type DocumentContext, type EntryKind, itemDocument, nonEmpty, queueLength, storageOf } from './documents.js';
+import { inBackendTerms } from './errors.js';
 import { feeRecord } from './fees.js';
 import { type ItemInfoCache, type ItemLookup, itemLookup } from './item-cache.js';
 import { parseCurrency } from './money.js';
@@ -30,9 +29,9 @@ import { DEFAULT_MAX_PARALLEL, limiter } from './parallel.js';
 import type {
   Backend,
   CallOptions,
+  CredentialCheck,
   DocumentRequest,
   FeeRecord,
-  CredentialCheck,
   PaiaDocument,
   PatronRecord,
   ServiceStatus,
@@ -69,7 +68,8 @@ export interface Sip2BackendOptions {
   itemCache?: ItemInfoCache | null | undefined;
 }
 
-const EMAIL = /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+const EMAIL =
+  /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 
 /** What one document of renew, request or cancel resolves to before it goes to the ILS. */
 type Plan<T> = { key: string; target: T } | { done: PaiaDocument };
@@ -120,8 +120,10 @@ export class Sip2Backend implements Backend {
 
   constructor(options: Sip2BackendOptions) {
     const currency = parseCurrency(options.currency);
-    if (currency === null || currency !== options.currency) throw new Error(`currency "${options.currency}" must be three upper-case letters`);
-    if (!Number.isInteger(options.pageSize) || options.pageSize < 1) throw new RangeError('pageSize must be an integer >= 1');
+    if (currency === null || currency !== options.currency)
+      throw new Error(`currency "${options.currency}" must be three upper-case letters`);
+    if (!Number.isInteger(options.pageSize) || options.pageSize < 1)
+      throw new RangeError('pageSize must be an integer >= 1');
     this.send = options.send;
     this.messages = options.messages;
     this.dialect = options.dialect;
@@ -238,12 +240,18 @@ export class Sip2Backend implements Backend {
     const pending = distinct(unavailable.entries);
     const pendingSet = new Set(pending);
     const ready =
-      this.dialect.holdLists === 'all-in-AS' ? distinct(hold.entries).filter((entry) => !pendingSet.has(entry)) : distinct(hold.entries);
+      this.dialect.holdLists === 'all-in-AS'
+        ? distinct(hold.entries).filter((entry) => !pendingSet.has(entry))
+        : distinct(hold.entries);
 
     // One document per entry: a loan wins over a hold on the same item, a ready hold over a pending one.
     const seen = new Set<string>();
     const entries: Array<[entry: string, kind: EntryKind]> = [];
-    for (const [list, kind] of [[held, 'held'], [ready, 'ready'], [pending, 'pending']] as const) {
+    for (const [list, kind] of [
+      [held, 'held'],
+      [ready, 'ready'],
+      [pending, 'pending'],
+    ] as const) {
       for (const entry of list) {
         if (seen.has(entry)) continue;
         seen.add(entry);
@@ -266,9 +274,17 @@ export class Sip2Backend implements Backend {
     const limit = limiter(this.maxParallel);
     const fines = await this.list(barcode, 'fine', (message) => limit(() => this.send(message, options)));
     if (!isKnownPatron(fines.first)) return { fee: [] };
-    return feeRecord(fines.first, fines.entries, { dialect: this.dialect, uris: this.uris, currency: this.currency }, (unparsed) => {
-      this.logger?.warn({ dialect: this.dialect.name, ...unparsed }, 'fine items (AV) that fit neither the dialect nor carry one amount are left out of the fees');
-    });
+    return feeRecord(
+      fines.first,
+      fines.entries,
+      { dialect: this.dialect, uris: this.uris, currency: this.currency },
+      (unparsed) => {
+        this.logger?.warn(
+          { dialect: this.dialect.name, ...unparsed },
+          'fine items (AV) that fit neither the dialect nor carry one amount are left out of the fees',
+        );
+      },
+    );
   }
 
   // ------------------------------------------------------------ writes
@@ -277,7 +293,9 @@ export class Sip2Backend implements Backend {
     return this.write<string, RenewResponse>(docs, RENEW, {
       plan: (doc) => {
         if (doc.item === undefined) {
-          return { done: unknownDocument(doc, RENEW, doc.edition === undefined ? 'unknown item' : 'renewal needs an item URI') };
+          return {
+            done: unknownDocument(doc, RENEW, doc.edition === undefined ? 'unknown item' : 'renewal needs an item URI'),
+          };
         }
         const item = this.uris.item.match(doc.item);
         return item === null ? { done: unknownDocument(doc, RENEW, 'unknown item') } : { key: item, target: item };
@@ -309,7 +327,10 @@ export class Sip2Backend implements Backend {
         if ('done' in target) return target;
         const pickup = this.pickupLocation(doc);
         if (pickup === null) return { done: unknownDocument(doc, REQUEST, 'unknown pickup location') };
-        return { key: target.key, target: { ...target.target, ...(pickup === undefined ? {} : { pickupLocation: pickup }) } };
+        return {
+          key: target.key,
+          target: { ...target.target, ...(pickup === undefined ? {} : { pickupLocation: pickup }) },
+        };
       },
       execute: (target) => this.send(this.messages.hold('+', barcode, target), options),
       itemOf: (target) => target.item,
@@ -379,7 +400,8 @@ export class Sip2Backend implements Backend {
             },
             (error: unknown) => {
               // The item may have changed; with the outcome unknown it may still change.
-              if (item !== undefined) this.itemCache?.invalidate(item, { outcomeUnknown: isFailure(error) && error.requestSent });
+              if (item !== undefined)
+                this.itemCache?.invalidate(item, { outcomeUnknown: isFailure(error) && error.requestSent });
               throw error;
             },
           )
@@ -423,7 +445,8 @@ export class Sip2Backend implements Backend {
           error: `outcome unknown: the library system did not confirm the ${kind.noun}; check your items before trying again`,
         };
       }
-      const why = error instanceof CallCancelled ? 'the call ran out of time first' : 'the library system is not available';
+      const why =
+        error instanceof CallCancelled ? 'the call ran out of time first' : 'the library system is not available';
       return {
         ...echo(doc),
         status: kind.notSentStatus,
@@ -439,11 +462,15 @@ export class Sip2Backend implements Backend {
   private holdTarget(doc: DocumentRequest, kind: WriteKind): Plan<HoldTarget> {
     if (doc.item !== undefined) {
       const item = this.uris.item.match(doc.item);
-      return item === null ? { done: unknownDocument(doc, kind, 'unknown item') } : { key: `item:${item}`, target: { item } };
+      return item === null
+        ? { done: unknownDocument(doc, kind, 'unknown item') }
+        : { key: `item:${item}`, target: { item } };
     }
     if (doc.edition !== undefined) {
       const title = this.uris.edition.match(doc.edition);
-      return title === null ? { done: unknownDocument(doc, kind, 'unknown edition') } : { key: `title:${title}`, target: { title } };
+      return title === null
+        ? { done: unknownDocument(doc, kind, 'unknown edition') }
+        : { key: `title:${title}`, target: { title } };
     }
     return { done: unknownDocument(doc, kind, 'the document has neither an item nor an edition URI') };
   }
@@ -468,12 +495,10 @@ export class Sip2Backend implements Backend {
   }
 
   private list(barcode: string, list: SummaryList, send: Sip2Send): Promise<PatronList> {
-    return fetchPatronList(
-      send,
-      (start, end) => this.messages.patronInformation(barcode, { list, start, end }),
-      list,
-      { pageSize: this.pageSize, maxEntries: this.maxListEntries },
-    );
+    return fetchPatronList(send, (start, end) => this.messages.patronInformation(barcode, { list, start, end }), list, {
+      pageSize: this.pageSize,
+      maxEntries: this.maxListEntries,
+    });
   }
 
   private holdSupported(): boolean | undefined {
@@ -488,7 +513,9 @@ export class Sip2Backend implements Backend {
 const HOLD_SUPPORT_INDEX = SUPPORTED_MESSAGES.indexOf('hold');
 
 /** Whether a 98's BX says holds (15) are supported: true for Y, false for N, undefined without a 98. */
-export function acsSupportsHoldsOf(status: Pick<AcsStatus, 'supportedMessages'> | null | undefined): boolean | undefined {
+export function acsSupportsHoldsOf(
+  status: Pick<AcsStatus, 'supportedMessages'> | null | undefined,
+): boolean | undefined {
   const flag = status?.supportedMessages[HOLD_SUPPORT_INDEX];
   return flag === 'Y' ? true : flag === 'N' ? false : undefined;
 }
@@ -497,7 +524,7 @@ export function acsSupportsHoldsOf(status: Pick<AcsStatus, 'supportedMessages'> 
  * A patron the ILS knows: BL=Y. An ILS that sends no BL at all is taken at
  * its word when it names the patron.
  */
-export function isKnownPatron(response: PatronInformationResponse): boolean {
+function isKnownPatron(response: PatronInformationResponse): boolean {
   return response.validPatron === true || (response.validPatron === undefined && response.personalName.trim() !== '');
 }
 
@@ -511,7 +538,12 @@ function distinct(entries: readonly string[]): string[] {
 }
 
 function screenMessage(response: { screenMessage?: string[] }): string | undefined {
-  return nonEmpty(response.screenMessage?.map((line) => line.trim()).filter(Boolean).join(' '));
+  return nonEmpty(
+    response.screenMessage
+      ?.map((line) => line.trim())
+      .filter(Boolean)
+      .join(' '),
+  );
 }
 
 function requestedOf(doc: DocumentRequest): string | undefined {

@@ -11,7 +11,7 @@
  * demo library, so `npm start` works on a fresh clone.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, type Config, describeConfig, loadConfigWithWarnings } from '../config/index.js';
+import { type Config, ConfigError, describeConfig, loadConfigWithWarnings } from '../config/index.js';
 import { sip2Setup } from '../gateway/index.js';
 import { serve } from './serve.js';
 
@@ -41,7 +41,12 @@ async function main(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { config: { type: 'string' }, patron: { type: 'string' }, quick: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        config: { type: 'string' },
+        patron: { type: 'string' },
+        quick: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
     });
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
@@ -84,7 +89,12 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`paia-sip2 doctor: ${(error as Error).message}\n`);
       return 2;
     }
-    return runDoctor(setup, { patron: parsed.values.patron, quick: parsed.values.quick, out: process.stdout, err: process.stderr });
+    return runDoctor(setup, {
+      patron: parsed.values.patron,
+      quick: parsed.values.quick,
+      out: process.stdout,
+      err: process.stderr,
+    });
   }
 
   return serve(config);
@@ -93,7 +103,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`paia-sip2 failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `paia-sip2 failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -58,14 +58,20 @@ function untilSignal(gateway: RunningGateway, logger: Logger): Promise<number> {
         return;
       }
       stopping = true;
-      logger.info({ signal, timeoutMs: shutdownTimeoutMs }, 'shutdown: signal received; draining (a second signal exits at once)');
+      logger.info(
+        { signal, timeoutMs: shutdownTimeoutMs },
+        'shutdown: signal received; draining (a second signal exits at once)',
+      );
       gateway.stop(shutdownTimeoutMs).then(
         (outcome) => {
           if (outcome === 'graceful') {
             logger.info({ exitCode: 0 }, 'shutdown: complete');
             resolve(0);
           } else {
-            logger.error({ exitCode: 1, timeoutMs: shutdownTimeoutMs }, 'shutdown: not done within http.shutdownTimeoutMs; exiting anyway');
+            logger.error(
+              { exitCode: 1, timeoutMs: shutdownTimeoutMs },
+              'shutdown: not done within http.shutdownTimeoutMs; exiting anyway',
+            );
             resolve(1);
           }
         },
@@ -84,4 +90,3 @@ function untilSignal(gateway: RunningGateway, logger: Logger): Promise<number> {
     });
   });
 }
-

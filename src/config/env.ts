@@ -30,7 +30,7 @@ export function withoutSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 /** Reads a variable's text as the setting's kind; a text that does not fit is passed on for the schema to report. */
-export function readEnvValue(setting: Setting, text: string): unknown {
+function readEnvValue(setting: Setting, text: string): unknown {
   const trimmed = text.trim();
   const lower = trimmed.toLowerCase();
   if (setting.nullable && (lower === '' || lower === 'null' || lower === '~')) return null;
@@ -53,9 +53,13 @@ export function readEnvValue(setting: Setting, text: string): unknown {
 export function applyEnv(raw: Raw, env: NodeJS.ProcessEnv, warnings: string[]): Sources {
   const sources: Sources = new Map();
   const switchedOff: string[] = [];
-  const entries = Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith('PAIA_') && entry[1] !== undefined);
+  const entries = Object.entries(env).filter(
+    (entry): entry is [string, string] => entry[0].startsWith('PAIA_') && entry[1] !== undefined,
+  );
   // Sections (PAIA_HTTP_TLS=null) first, so that the settings inside them can switch them on again.
-  const ordered = entries.sort(([a], [b]) => Number(SETTING_BY_ENV.get(b)?.kind === 'section') - Number(SETTING_BY_ENV.get(a)?.kind === 'section'));
+  const ordered = entries.sort(
+    ([a], [b]) => Number(SETTING_BY_ENV.get(b)?.kind === 'section') - Number(SETTING_BY_ENV.get(a)?.kind === 'section'),
+  );
   for (const [name, text] of ordered) {
     const setting = SETTING_BY_ENV.get(name);
     if (!setting) {
@@ -75,7 +79,10 @@ export function applyEnv(raw: Raw, env: NodeJS.ProcessEnv, warnings: string[]): 
       if (value === true && isMapping(getIn(raw, setting.path.split('.')))) continue;
     }
     if (setIn(raw, setting.path.split('.'), value)) sources.set(setting.path, name);
-    else warnings.push(`${name} is ignored because the configuration file has something other than a section on the way to ${setting.path}`);
+    else
+      warnings.push(
+        `${name} is ignored because the configuration file has something other than a section on the way to ${setting.path}`,
+      );
   }
   const port = env.PORT;
   if (port !== undefined && port.trim() !== '') {

@@ -1,18 +1,3 @@
-export {
-  type Config,
-  configSchema,
-  DEMO_DIALECTS,
-  type HttpTlsConfig,
-  hostProblem,
-  isLoopback,
-  LOG_LEVELS,
-  type LogLevel,
-  PATRON_ID_MODES,
-  type PatronIdMode,
-  type Sip2TlsConfig,
-  uriTemplateProblem,
-} from './schema.js';
-export { configSettings, envNameOf, FILE_PATHS, SECRET_PATHS, type Setting, type SettingKind } from './settings.js';
 export { withoutSettings } from './env.js';
 export {
   ConfigError,
@@ -23,3 +8,10 @@ export {
   loadConfig,
   loadConfigWithWarnings,
 } from './load.js';
+export {
+  type Config,
+  configSchema,
+  type HttpTlsConfig,
+  type Sip2TlsConfig,
+} from './schema.js';
+export { configSettings, envNameOf, FILE_PATHS, type Setting } from './settings.js';

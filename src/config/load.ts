@@ -123,10 +123,13 @@ class Reporter {
     let message = issue.message;
     const fromFile = !this.sources.has(path.join('.'));
     if (issue.code === 'invalid_type' && fromFile) {
-      if (issue.expected === 'number' && typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value)) message += '; write the number without quotes';
-      if (issue.expected === 'string' && (typeof value === 'number' || typeof value === 'boolean')) message += '; put the value in quotes';
+      if (issue.expected === 'number' && typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value))
+        message += '; write the number without quotes';
+      if (issue.expected === 'string' && (typeof value === 'number' || typeof value === 'boolean'))
+        message += '; put the value in quotes';
     }
-    if (issue.code === 'invalid_type' && !fromFile && issue.expected === 'boolean') message += ' (in the environment also yes/no, 1/0, on/off)';
+    if (issue.code === 'invalid_type' && !fromFile && issue.expected === 'boolean')
+      message += ' (in the environment also yes/no, 1/0, on/off)';
     const params = issue.code === 'custom' ? (issue.params as { showValue?: boolean } | undefined) : undefined;
     this.add(path, message, { showValue: params?.showValue !== false });
   }
@@ -150,7 +153,10 @@ class Reporter {
 /** Where a problem goes in the list: in the order of the settings; unknown keys at the end of their section. */
 function orderOf(dotted: string): number {
   const settings = configSettings();
-  const index = settings.findIndex((setting) => setting.path === dotted || setting.path.startsWith(`${dotted}.`) || dotted.startsWith(`${setting.path}.`));
+  const index = settings.findIndex(
+    (setting) =>
+      setting.path === dotted || setting.path.startsWith(`${dotted}.`) || dotted.startsWith(`${setting.path}.`),
+  );
   if (index >= 0) return index;
   const section = dotted.split('.').slice(0, -1).join('.');
   if (section === '') return settings.length;
@@ -161,7 +167,9 @@ function orderOf(dotted: string): number {
 function yamlProblem(message: string, position: { line: number; col: number } | undefined): string {
   const first = (message.split('\n')[0] ?? message).replace(/ at line \d+, column \d+:?$/, '');
   const text = first.charAt(0).toLowerCase() + first.slice(1);
-  return position ? `not valid YAML at line ${position.line}, column ${position.col}: ${text}` : `not valid YAML: ${text}`;
+  return position
+    ? `not valid YAML at line ${position.line}, column ${position.col}: ${text}`
+    : `not valid YAML: ${text}`;
 }
 
 // ----------------------------------------------------------------- checks
@@ -169,7 +177,8 @@ function yamlProblem(message: string, position: { line: number; col: number } | 
 const FILE_FIXES: Record<string, string> = {
   'http.tls.cert': 'set it to the PEM certificate (chain) the gateway presents',
   'http.tls.key': 'set it to the PEM private key of http.tls.cert',
-  'sip2.tls.ca': 'set it to the PEM CA certificate(s) that signed the ILS certificate, or leave it out to use the system CAs',
+  'sip2.tls.ca':
+    'set it to the PEM CA certificate(s) that signed the ILS certificate, or leave it out to use the system CAs',
   'sip2.tls.cert': 'set it to the PEM client certificate',
   'sip2.tls.key': 'set it to the PEM private key of sip2.tls.cert',
 };
@@ -207,7 +216,11 @@ function checkFiles(raw: Raw, sources: Sources, report: Reporter): void {
     const problem = fileProblem(value);
     if (problem) {
       const relative = sources.has(dotted) ? 'relative to the working directory' : 'relative to the config file';
-      report.add(dotted.split('.'), `cannot read ${value}: ${problem}; ${FILE_FIXES[dotted]} (absolute path, or ${relative})`, { showValue: false });
+      report.add(
+        dotted.split('.'),
+        `cannot read ${value}: ${problem}; ${FILE_FIXES[dotted]} (absolute path, or ${relative})`,
+        { showValue: false },
+      );
     }
   }
   const dialect = getIn(raw, ['sip2', 'dialect']);
@@ -215,29 +228,42 @@ function checkFiles(raw: Raw, sources: Sources, report: Reporter): void {
     try {
       loadDialect(dialect);
     } catch (error) {
-      report.add(['sip2', 'dialect'], `${(error as Error).message}; use generic, koha, evergreen, folio or the path of a dialect YAML file (see config/dialects/)`, {
-        showValue: false,
-      });
+      report.add(
+        ['sip2', 'dialect'],
+        `${(error as Error).message}; use generic, koha, evergreen, folio or the path of a dialect YAML file (see config/dialects/)`,
+        {
+          showValue: false,
+        },
+      );
     }
   }
 }
 
 function collectWarnings(config: Config, warnings: string[]): void {
   if (config.sip2.host !== null && config.sip2.tls?.rejectUnauthorized === false) {
-    warnings.push('sip2.tls.rejectUnauthorized is false: the ILS certificate is not checked, so anyone in between can read terminal and patron passwords');
+    warnings.push(
+      'sip2.tls.rejectUnauthorized is false: the ILS certificate is not checked, so anyone in between can read terminal and patron passwords',
+    );
   }
   if (config.paia.patronId === 'barcode' && config.paia.patronIdSecret !== null) {
-    warnings.push('paia.patronIdSecret is set but paia.patronId is "barcode", so it is not used (set paia.patronId to "opaque" to use it)');
+    warnings.push(
+      'paia.patronIdSecret is set but paia.patronId is "barcode", so it is not used (set paia.patronId to "opaque" to use it)',
+    );
   }
   for (const name of ['connectMs', 'responseMs'] as const) {
     const value = config.sip2.timeouts[name];
-    if (value < 100) warnings.push(`sip2.timeouts.${name} is ${value} ms; it is in milliseconds, not seconds (e.g. 5000 for 5 s)`);
+    if (value < 100)
+      warnings.push(`sip2.timeouts.${name} is ${value} ms; it is in milliseconds, not seconds (e.g. 5000 for 5 s)`);
   }
   if (config.http.shutdownTimeoutMs < 100) {
-    warnings.push(`http.shutdownTimeoutMs is ${config.http.shutdownTimeoutMs} ms; it is in milliseconds, not seconds (e.g. 10000 for 10 s)`);
+    warnings.push(
+      `http.shutdownTimeoutMs is ${config.http.shutdownTimeoutMs} ms; it is in milliseconds, not seconds (e.g. 10000 for 10 s)`,
+    );
   }
   if (config.sip2.pool.acquireTimeoutMs < 100) {
-    warnings.push(`sip2.pool.acquireTimeoutMs is ${config.sip2.pool.acquireTimeoutMs} ms; it is in milliseconds, not seconds`);
+    warnings.push(
+      `sip2.pool.acquireTimeoutMs is ${config.sip2.pool.acquireTimeoutMs} ms; it is in milliseconds, not seconds`,
+    );
   }
   if (config.sip2.host === null && config.sip2.tls !== null) {
     warnings.push('sip2.host is not set, so the embedded demo simulator is used and sip2.tls is ignored');
@@ -256,7 +282,9 @@ function deepFreeze<T>(value: T): T {
 
 /** Replaces any secret value that slipped into a message (defence in depth: messages are built not to contain them). */
 function scrubber(raw: Raw): (text: string) => string {
-  const secrets = SECRET_PATHS.map((path) => getIn(raw, path.split('.'))).filter((value): value is string => typeof value === 'string' && value.length >= 4);
+  const secrets = SECRET_PATHS.map((path) => getIn(raw, path.split('.'))).filter(
+    (value): value is string => typeof value === 'string' && value.length >= 4,
+  );
   return (text) => secrets.reduce((result, secret) => result.split(secret).join('(value hidden)'), text);
 }
 
@@ -271,8 +299,17 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
     text = readFileSync(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
-    throw new ConfigError(file, [{ path: file, message: `cannot read the configuration file: ${reason}; check the --config argument` }]);
+    const reason =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'is a directory'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (error as Error).message;
+    throw new ConfigError(file, [
+      { path: file, message: `cannot read the configuration file: ${reason}; check the --config argument` },
+    ]);
   }
 
   const lineCounter = new LineCounter();
@@ -280,12 +317,20 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
   if (doc.errors.length > 0) {
     throw new ConfigError(
       file,
-      [...new Set(doc.errors.map((error) => yamlProblem(error.message, error.linePos?.[0])))].map((message) => ({ path: file, message })),
+      [...new Set(doc.errors.map((error) => yamlProblem(error.message, error.linePos?.[0])))].map((message) => ({
+        path: file,
+        message,
+      })),
     );
   }
   const parsed: unknown = doc.toJS({ maxAliasCount: 100 });
   if (parsed !== null && parsed !== undefined && !isMapping(parsed)) {
-    throw new ConfigError(file, [{ path: file, message: `must be a mapping of sections (http, sip2, paia, auth, cache, metrics, log, demo), ${show(parsed)}` }]);
+    throw new ConfigError(file, [
+      {
+        path: file,
+        message: `must be a mapping of sections (http, sip2, paia, auth, cache, metrics, log, demo), ${show(parsed)}`,
+      },
+    ]);
   }
   const raw: Raw = parsed ?? {};
 
@@ -339,7 +384,9 @@ export function describeConfig(config: Config): Record<string, unknown> {
       corsOrigins: http.corsOrigins,
     },
     sip2: {
-      ils: embedded ? `embedded demo simulator on 127.0.0.1:${demo.sip2Port === 0 ? '(free port)' : demo.sip2Port}` : `${sip2.host}:${sip2.port}`,
+      ils: embedded
+        ? `embedded demo simulator on 127.0.0.1:${demo.sip2Port === 0 ? '(free port)' : demo.sip2Port}`
+        : `${sip2.host}:${sip2.port}`,
       tls: embedded ? false : sip2.tls !== null,
       dialect,
       charset,
@@ -360,10 +407,15 @@ export function describeConfig(config: Config): Record<string, unknown> {
       maxLoginsPerSecond: auth.maxLoginsPerSecond,
       allowedClients: auth.allowedClients.length === 0 ? 'any' : auth.allowedClients,
       bruteForce: auth.bruteForce,
-      passwordPolicy: { minLength: auth.passwordPolicy.minLength, denyList: `${auth.passwordPolicy.denyList.length} entries` },
+      passwordPolicy: {
+        minLength: auth.passwordPolicy.minLength,
+        denyList: `${auth.passwordPolicy.denyList.length} entries`,
+      },
     },
     cache: { items: cache.items.enabled ? `${cache.items.maxEntries} entries for ${cache.items.ttlSeconds} s` : 'off' },
-    metrics: metrics.enabled ? { path: '/metrics', allowedClients: metrics.allowedClients.length === 0 ? 'any' : metrics.allowedClients } : 'off',
+    metrics: metrics.enabled
+      ? { path: '/metrics', allowedClients: metrics.allowedClients.length === 0 ? 'any' : metrics.allowedClients }
+      : 'off',
     log: log.level,
   };
 }

@@ -24,13 +24,11 @@ import { DEFAULT_MAX_LIST_ENTRIES } from '../sip2/paging.js';
 
 // ------------------------------------------------------------------ names
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-export const DEMO_DIALECTS = ['generic', 'koha', 'evergreen', 'folio'] as const satisfies readonly DialectName[];
-export { PATRON_ID_MODES, type PatronIdMode } from '../auth/patron-ids.js';
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const DEMO_DIALECTS = ['generic', 'koha', 'evergreen', 'folio'] as const satisfies readonly DialectName[];
 
 /** What the secret settings must not be left at: the placeholder in config/example.yaml. */
-export const PLACEHOLDER_SECRET = /change[-_ ]?me/i;
+const PLACEHOLDER_SECRET = /change[-_ ]?me/i;
 
 // ----------------------------------------------------------------- helpers
 
@@ -46,12 +44,17 @@ const flag = () => z.boolean(must('must be true or false'));
 
 /** A section of settings: strict (unknown keys are errors), and an empty section (`http:` alone) means all defaults. */
 function section<T extends z.core.$ZodLooseShape>(shape: T) {
-  return z.preprocess((value) => value ?? {}, z.strictObject(shape, must('must be a section of settings (indented "key: value" lines)')));
+  return z.preprocess(
+    (value) => value ?? {},
+    z.strictObject(shape, must('must be a section of settings (indented "key: value" lines)')),
+  );
 }
 
 /** A SIP2 field value: at most 255 characters, none of the separators SIP2 frames with. */
 function sipText(mustBe: string, options: { allowEmpty: boolean }) {
-  const base = z.string(must(mustBe)).max(MAX_FIELD_LENGTH, must(`${mustBe}, at most ${MAX_FIELD_LENGTH} characters long`));
+  const base = z
+    .string(must(mustBe))
+    .max(MAX_FIELD_LENGTH, must(`${mustBe}, at most ${MAX_FIELD_LENGTH} characters long`));
   return (options.allowEmpty ? base : base.min(1, must(mustBe))).refine((value) => !/[|\r\n\0]/.test(value), {
     error: `${mustBe}, without "|", line breaks or NUL characters (SIP2 uses them as separators)`,
   });
@@ -60,24 +63,32 @@ function sipText(mustBe: string, options: { allowEmpty: boolean }) {
 /** A list of strings; a string (a one-line list in YAML, or a PAIA_* variable) is split at commas, the entries trimmed. */
 function textList(entryMustBe: string, listMustBe: string) {
   return z.preprocess(
-    (value) => (typeof value === 'string' ? value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') : value),
+    (value) =>
+      typeof value === 'string'
+        ? value
+            .split(',')
+            .map((entry) => entry.trim())
+            .filter((entry) => entry !== '')
+        : value,
     z.array(z.string(must(entryMustBe)), must(listMustBe)),
   );
 }
 
 /** IP addresses and CIDR blocks (IPv4 or IPv6); comma-separated in the environment. Each bad entry is named. */
 function clientList() {
-  const mustBe = 'must be a list of IP addresses or CIDR blocks, e.g. ["10.0.0.0/8", "2001:db8::/32"], or [] for any client';
+  const mustBe =
+    'must be a list of IP addresses or CIDR blocks, e.g. ["10.0.0.0/8", "2001:db8::/32"], or [] for any client';
   return textList('must be a list of IP addresses or CIDR blocks (strings)', mustBe).superRefine((entries, ctx) => {
     for (const entry of entries) {
       const problem = clientRuleProblem(entry);
-      if (problem !== null) ctx.addIssue({ code: 'custom', message: `has ${JSON.stringify(entry.slice(0, 80))}, which ${problem}` });
+      if (problem !== null)
+        ctx.addIssue({ code: 'custom', message: `has ${JSON.stringify(entry.slice(0, 80))}, which ${problem}` });
     }
   });
 }
 
 /** Why a CORS origin entry is wrong, or null when it is an absolute http(s) origin (scheme://host[:port], no path). */
-export function originProblem(value: string): string | null {
+function originProblem(value: string): string | null {
   const example = 'e.g. "https://opac.lib.example.org" or "http://localhost:3000"';
   const url = /^https?:\/\/[^/?#\s]+\/?$/i.test(value) && URL.canParse(value) ? new URL(value) : null;
   if (url === null) {
@@ -89,12 +100,15 @@ export function originProblem(value: string): string | null {
   return null;
 }
 
-const HOST_NAME = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
+const HOST_NAME =
+  /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
 
 /** Why a host setting is wrong, or null when it is a host name or an IP address. */
-export function hostProblem(value: string): string | null {
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return 'give the host name alone, without a scheme like "tcp://" or "https://"';
-  if (/^[^:[\]]+:\d+$/.test(value) || /^\[[^\]]+\]:\d+$/.test(value)) return 'give the host name alone and the port in its own setting';
+function hostProblem(value: string): string | null {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value))
+    return 'give the host name alone, without a scheme like "tcp://" or "https://"';
+  if (/^[^:[\]]+:\d+$/.test(value) || /^\[[^\]]+\]:\d+$/.test(value))
+    return 'give the host name alone and the port in its own setting';
   const bare = value.startsWith('[') && value.endsWith(']') ? value.slice(1, -1) : value;
   if (isIP(bare) !== 0 || HOST_NAME.test(value)) return null;
   return 'is not a valid host name or IP address';
@@ -108,18 +122,29 @@ function host(mustBe: string) {
 }
 
 /** Loopback addresses, where plain HTTP is allowed without a proxy. */
-export function isLoopback(hostName: string): boolean {
+function isLoopback(hostName: string): boolean {
   const bare = hostName.replace(/^\[|\]$/g, '').toLowerCase();
-  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) || bare === '::ffff:127.0.0.1';
+  return (
+    bare === 'localhost' ||
+    bare === '::1' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) ||
+    bare === '::ffff:127.0.0.1'
+  );
 }
 
-const EXAMPLE_VALUES: Record<string, string> = { barcode: '0123456789', title: 'Some%20Title', location: 'MAIN', class: 'adult' };
+const EXAMPLE_VALUES: Record<string, string> = {
+  barcode: '0123456789',
+  title: 'Some%20Title',
+  location: 'MAIN',
+  class: 'adult',
+};
 
 /** Why a URI template is wrong, or null. It must have the placeholder once and be an absolute URI once filled in. */
-export function uriTemplateProblem(template: string, placeholder: string, example: string): string | null {
+function uriTemplateProblem(template: string, placeholder: string, example: string): string | null {
   const hint = `, e.g. "${example}"`;
   for (const match of template.matchAll(/\{([^{}]*)\}/g)) {
-    if (match[1] !== placeholder) return `has the unknown placeholder {${match[1]}}: only {${placeholder}} is filled in${hint}`;
+    if (match[1] !== placeholder)
+      return `has the unknown placeholder {${match[1]}}: only {${placeholder}} is filled in${hint}`;
   }
   const count = template.split(`{${placeholder}}`).length - 1;
   if (count !== 1) return `must contain {${placeholder}} exactly once${hint}`;
@@ -162,7 +187,10 @@ const httpSection = section({
   /** Path prefix when the gateway is mounted below the root of its host, e.g. "/paia". A trailing slash is dropped. */
   basePath: z
     .string(must('must be empty or a URL path starting with "/", e.g. "/paia"'))
-    .regex(/^(?:\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*\/?$/, must('must be empty or a URL path starting with "/", e.g. "/paia", without spaces, "?" or "#"'))
+    .regex(
+      /^(?:\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*\/?$/,
+      must('must be empty or a URL path starting with "/", e.g. "/paia", without spaces, "?" or "#"'),
+    )
     .transform((value) => value.replace(/\/$/, ''))
     .default(''),
   /**
@@ -171,11 +199,25 @@ const httpSection = section({
    * from each request, which is right unless a proxy rewrites the host or path.
    */
   publicUrl: z
-    .string(must('must be the absolute http(s) URL clients use to reach the gateway, e.g. "https://lib.example.org/paia", or null'))
+    .string(
+      must(
+        'must be the absolute http(s) URL clients use to reach the gateway, e.g. "https://lib.example.org/paia", or null',
+      ),
+    )
     .superRefine((value, ctx) => {
       const url = URL.canParse(value) ? new URL(value) : null;
-      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || /\s/.test(value)) {
-        ctx.addIssue({ code: 'custom', message: 'must be an absolute http(s) URL without query or fragment, e.g. "https://lib.example.org/paia", or null' });
+      if (
+        !url ||
+        (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+        url.search ||
+        url.hash ||
+        /\s/.test(value)
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            'must be an absolute http(s) URL without query or fragment, e.g. "https://lib.example.org/paia", or null',
+        });
       }
     })
     .transform((value) => value.replace(/\/+$/, ''))
@@ -195,7 +237,10 @@ const httpSection = section({
    * (the request is still answered: browsers enforce CORS). [] allows none.
    * In the environment: comma-separated.
    */
-  corsOrigins: textList('must be a list of origins (strings)', 'must be ["*"] (any origin) or a list of origins, e.g. ["https://opac.lib.example.org"]')
+  corsOrigins: textList(
+    'must be a list of origins (strings)',
+    'must be ["*"] (any origin) or a list of origins, e.g. ["https://opac.lib.example.org"]',
+  )
     .superRefine((origins, ctx) => {
       if (origins.includes('*') && origins.length > 1) {
         ctx.addIssue({ code: 'custom', message: 'must be ["*"] alone (any origin) or a list of origins without "*"' });
@@ -203,7 +248,8 @@ const httpSection = section({
       for (const entry of origins) {
         if (entry === '*') continue;
         const problem = originProblem(entry);
-        if (problem !== null) ctx.addIssue({ code: 'custom', message: `has ${JSON.stringify(entry.slice(0, 80))}, which ${problem}` });
+        if (problem !== null)
+          ctx.addIssue({ code: 'custom', message: `has ${JSON.stringify(entry.slice(0, 80))}, which ${problem}` });
       }
     })
     // Browsers send origins lower-case and without a default port.
@@ -222,7 +268,9 @@ const httpSection = section({
    * manager's own kill timeout (systemd TimeoutStopSec, Kubernetes
    * terminationGracePeriodSeconds).
    */
-  shutdownTimeoutMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000 (e.g. 10000 for 10 s)').default(10_000),
+  shutdownTimeoutMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000 (e.g. 10000 for 10 s)').default(
+    10_000,
+  ),
   /**
    * Bound on one whole PAIA or DAIA call, however many SIP2 messages it
    * takes: past it the client gets 504 gateway_timeout, and nothing more is
@@ -230,10 +278,18 @@ const httpSection = section({
    * ILS finishes and is reported "outcome unknown"). A client that goes away
    * cancels its call's SIP2 work in the same way.
    */
-  requestTimeoutMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000 (e.g. 30000 for 30 s)').default(APP_DEFAULTS.requestTimeoutMs),
+  requestTimeoutMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000 (e.g. 30000 for 30 s)').default(
+    APP_DEFAULTS.requestTimeoutMs,
+  ),
 }).superRefine(
   (http, ctx) => {
-    if (typeof http.host === 'string' && hostProblem(http.host) === null && !isLoopback(http.host) && http.tls === null && http.trustedProxy === false) {
+    if (
+      typeof http.host === 'string' &&
+      hostProblem(http.host) === null &&
+      !isLoopback(http.host) &&
+      http.tls === null &&
+      http.trustedProxy === false
+    ) {
       ctx.addIssue({
         code: 'custom',
         path: ['tls'],
@@ -249,7 +305,9 @@ const sip2Tls = z
   .strictObject(
     {
       /** CA certificate(s) (PEM) that signed the ILS's certificate; leave out to use the system's CAs. */
-      ca: filePath('must be the path of a PEM file with the CA certificate(s) that signed the ILS certificate').optional(),
+      ca: filePath(
+        'must be the path of a PEM file with the CA certificate(s) that signed the ILS certificate',
+      ).optional(),
       /** Client certificate (PEM), only if the ILS or its stunnel asks for one. */
       cert: filePath('must be the path of the PEM client certificate file').optional(),
       /** The client certificate's PEM private key. */
@@ -264,10 +322,18 @@ const sip2Tls = z
   .superRefine(
     (tls, ctx) => {
       if (tls.cert !== undefined && tls.key === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['key'], message: 'is required when sip2.tls.cert is set: the path of the client certificate\'s PEM private key' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['key'],
+          message: "is required when sip2.tls.cert is set: the path of the client certificate's PEM private key",
+        });
       }
       if (tls.key !== undefined && tls.cert === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['cert'], message: 'is required when sip2.tls.key is set: the path of the PEM client certificate' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cert'],
+          message: 'is required when sip2.tls.key is set: the path of the PEM client certificate',
+        });
       }
     },
     { when: () => true },
@@ -278,7 +344,9 @@ const terminalSection = section({
   user: sipText('must be the SIP2 terminal login name', { allowEmpty: false }).default('paia'),
   /** Its password (93 CO). Secret: prefer the PAIA_SIP2_TERMINAL_PASSWORD environment variable. */
   password: sipText('must be the SIP2 terminal password', { allowEmpty: true })
-    .refine((value) => !PLACEHOLDER_SECRET.test(value), { error: 'is still the placeholder from the example: set the password of the SIP2 terminal account' })
+    .refine((value) => !PLACEHOLDER_SECRET.test(value), {
+      error: 'is still the placeholder from the example: set the password of the SIP2 terminal account',
+    })
     .default('paia-secret'),
   /** Location code of the terminal (93 CP); empty to send none. Some ILSs require it to match the account. */
   location: sipText('must be the SIP2 location code of the terminal', { allowEmpty: true }).default('MAIN'),
@@ -305,9 +373,14 @@ const poolSection = section({
 }).superRefine(
   (pool, ctx) => {
     // Runs even when other pool settings are wrong (to report every problem), so only on valid numbers.
-    const valid = (value: unknown, min: number) => Number.isInteger(value) && (value as number) >= min && (value as number) <= 100;
+    const valid = (value: unknown, min: number) =>
+      Number.isInteger(value) && (value as number) >= min && (value as number) <= 100;
     if (valid(pool.min, 0) && valid(pool.max, 1) && pool.min > pool.max) {
-      ctx.addIssue({ code: 'custom', path: ['min'], message: `must not be larger than sip2.pool.max (${pool.max}): lower it or raise sip2.pool.max` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['min'],
+        message: `must not be larger than sip2.pool.max (${pool.max}): lower it or raise sip2.pool.max`,
+      });
     }
   },
   { when: () => true },
@@ -322,16 +395,26 @@ const timeoutsSection = section({
 
 const circuitSection = section({
   /** Consecutive failures of the ILS (unreachable, no answer, garbage) after which requests fail at once with 503 for a while, instead of each waiting for the same failure. */
-  failureThreshold: integer(1, 1000, 'must be a whole number between 1 and 1000').default(DEFAULT_CIRCUIT_OPTIONS.failureThreshold),
+  failureThreshold: integer(1, 1000, 'must be a whole number between 1 and 1000').default(
+    DEFAULT_CIRCUIT_OPTIONS.failureThreshold,
+  ),
   /** How long requests fail at once after the first trip before one request probes the ILS; doubles with each further trip. */
-  coolDownMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000').default(DEFAULT_CIRCUIT_OPTIONS.coolDownMs.initial),
+  coolDownMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000').default(
+    DEFAULT_CIRCUIT_OPTIONS.coolDownMs.initial,
+  ),
   /** Longest pause between probes. */
-  maxCoolDownMs: integer(100, 3_600_000, 'must be milliseconds between 100 and 3600000').default(DEFAULT_CIRCUIT_OPTIONS.coolDownMs.max),
+  maxCoolDownMs: integer(100, 3_600_000, 'must be milliseconds between 100 and 3600000').default(
+    DEFAULT_CIRCUIT_OPTIONS.coolDownMs.max,
+  ),
 }).superRefine(
   (circuit, ctx) => {
     const valid = (value: unknown) => typeof value === 'number' && Number.isInteger(value);
     if (valid(circuit.coolDownMs) && valid(circuit.maxCoolDownMs) && circuit.coolDownMs > circuit.maxCoolDownMs) {
-      ctx.addIssue({ code: 'custom', path: ['coolDownMs'], message: `must not be larger than sip2.circuit.maxCoolDownMs (${circuit.maxCoolDownMs}): lower it or raise sip2.circuit.maxCoolDownMs` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['coolDownMs'],
+        message: `must not be larger than sip2.circuit.maxCoolDownMs (${circuit.maxCoolDownMs}): lower it or raise sip2.circuit.maxCoolDownMs`,
+      });
     }
   },
   { when: () => true },
@@ -339,18 +422,26 @@ const circuitSection = section({
 
 const sip2Section = section({
   /** Host name or IP address of the ILS's SIP2 server. Leave it out (null) to run the embedded simulator with demo data. */
-  host: host('must be the host name or IP address of the ILS SIP2 server, or null for the embedded demo simulator').nullable().default(null),
+  host: host('must be the host name or IP address of the ILS SIP2 server, or null for the embedded demo simulator')
+    .nullable()
+    .default(null),
   /** TCP port of the ILS's SIP2 server (Koha and Evergreen often use 6001). */
   port: port().default(6001),
   /** Connect with TLS (directly or to an stunnel in front of the ILS). null = plain TCP; {} or true = TLS with the system CAs. */
-  tls: z.preprocess((value) => (value === undefined || value === false ? null : value === true ? {} : value), sip2Tls.nullable()),
+  tls: z.preprocess(
+    (value) => (value === undefined || value === false ? null : value === true ? {} : value),
+    sip2Tls.nullable(),
+  ),
   /** How the ILS fills SIP2: generic, koha, evergreen, folio, or the path of a dialect YAML file. */
   dialect: z
     .string(must('must be a dialect name (generic, koha, evergreen, folio) or the path of a dialect YAML file'))
     .min(1, must('must be a dialect name (generic, koha, evergreen, folio) or the path of a dialect YAML file'))
     .default('generic'),
   /** Wire charset, when the ILS differs from its dialect's (cp850, latin1, utf-8). null = the dialect's. */
-  charset: z.enum(CHARSETS, must('must be cp850, latin1 or utf-8, or null for the dialect\'s charset')).nullable().default(null),
+  charset: z
+    .enum(CHARSETS, must("must be cp850, latin1 or utf-8, or null for the dialect's charset"))
+    .nullable()
+    .default(null),
   /** AY sequence numbers and AZ checksums on every message; turn off only if the ILS has them off. */
   errorDetection: flag().default(true),
   /** The terminal account the gateway logs in to the ILS with. */
@@ -368,9 +459,13 @@ const sip2Section = section({
   /** How often one request may be resent after a checksum error (96/97) before it fails. */
   maxResends: integer(0, 10, 'must be a whole number between 0 and 10').default(2),
   /** Entries asked for per list page (BP/BQ). null = the dialect's. */
-  pageSize: integer(1, 9999, 'must be a whole number between 1 and 9999, or null for the dialect\'s page size').nullable().default(null),
+  pageSize: integer(1, 9999, "must be a whole number between 1 and 9999, or null for the dialect's page size")
+    .nullable()
+    .default(null),
   /** The most entries read of one list (loans, holds, fines), whatever count the ILS announces; bounds the pages one call sends. */
-  maxListEntries: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(DEFAULT_MAX_LIST_ENTRIES),
+  maxListEntries: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(
+    DEFAULT_MAX_LIST_ENTRIES,
+  ),
   /** Currency of fees when the ILS sends none (BH): a three-letter ISO 4217 code. */
   currency: z
     .string(must('must be a three-letter ISO 4217 currency code in capitals, e.g. EUR or USD'))
@@ -380,30 +475,54 @@ const sip2Section = section({
 
 const paiaSection = section({
   /** URI of an item (copy): how item URIs are written and recognised. {barcode} is the item barcode. */
-  itemUri: uriTemplate('barcode', 'https://lib.example.org/item/{barcode}', 'items').default('http://127.0.0.1:8080/item/{barcode}'),
+  itemUri: uriTemplate('barcode', 'https://lib.example.org/item/{barcode}', 'items').default(
+    'http://127.0.0.1:8080/item/{barcode}',
+  ),
   /** URI of an edition (title), used for title-level requests. {title} is the title identifier. */
-  editionUri: uriTemplate('title', 'https://lib.example.org/title/{title}', 'editions').default('http://127.0.0.1:8080/title/{title}'),
+  editionUri: uriTemplate('title', 'https://lib.example.org/title/{title}', 'editions').default(
+    'http://127.0.0.1:8080/title/{title}',
+  ),
   /** URI of a pickup or shelving location, {location} being the SIP2 location code. null = no storage URIs. */
-  storageUri: uriTemplate('location', 'https://lib.example.org/location/{location}', 'locations').nullable().default(null),
+  storageUri: uriTemplate('location', 'https://lib.example.org/location/{location}', 'locations')
+    .nullable()
+    .default(null),
   /** URI of a patron type, {class} being the SIP2 patron class (PC). null = no patron type in responses. */
-  patronTypeUri: uriTemplate('class', 'https://lib.example.org/patron-type/{class}', 'patron types').nullable().default(null),
+  patronTypeUri: uriTemplate('class', 'https://lib.example.org/patron-type/{class}', 'patron types')
+    .nullable()
+    .default(null),
   /** How patrons appear in URLs: "barcode" as is, or "opaque" (an HMAC of it, so barcodes stay out of URLs and logs). */
   patronId: z.enum(PATRON_ID_MODES, must('must be "barcode" or "opaque"')).default('barcode'),
   /** Key for opaque patron ids: at least 32 random characters (openssl rand -base64 48). Changing it changes every patron id. Secret. */
-  patronIdSecret: z.string(must(`must be a random string of at least ${MIN_PATRON_ID_SECRET_LENGTH} characters, or null`)).nullable().default(null),
+  patronIdSecret: z
+    .string(must(`must be a random string of at least ${MIN_PATRON_ID_SECRET_LENGTH} characters, or null`))
+    .nullable()
+    .default(null),
   /** Most documents in one renew, request or cancel call. */
   maxDocs: integer(1, 1000, 'must be a whole number between 1 and 1000').default(50),
 }).superRefine(
   (paia, ctx) => {
     const secret = paia.patronIdSecret;
     if (paia.patronId !== 'opaque' || (secret !== null && typeof secret !== 'string')) return;
-    const fix = 'generate one with `openssl rand -base64 48` and set it in paia.patronIdSecret or PAIA_PAIA_PATRON_ID_SECRET';
+    const fix =
+      'generate one with `openssl rand -base64 48` and set it in paia.patronIdSecret or PAIA_PAIA_PATRON_ID_SECRET';
     if (secret === null || secret === '') {
-      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `is required when paia.patronId is "opaque" (at least ${MIN_PATRON_ID_SECRET_LENGTH} characters): ${fix}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['patronIdSecret'],
+        message: `is required when paia.patronId is "opaque" (at least ${MIN_PATRON_ID_SECRET_LENGTH} characters): ${fix}`,
+      });
     } else if (PLACEHOLDER_SECRET.test(secret)) {
-      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `is still the placeholder from the example: ${fix}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['patronIdSecret'],
+        message: `is still the placeholder from the example: ${fix}`,
+      });
     } else if (secret.length < MIN_PATRON_ID_SECRET_LENGTH) {
-      ctx.addIssue({ code: 'custom', path: ['patronIdSecret'], message: `must be at least ${MIN_PATRON_ID_SECRET_LENGTH} characters long when paia.patronId is "opaque": ${fix}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['patronIdSecret'],
+        message: `must be at least ${MIN_PATRON_ID_SECRET_LENGTH} characters long when paia.patronId is "opaque": ${fix}`,
+      });
     }
   },
   { when: () => true },
@@ -417,11 +536,15 @@ const authSection = section({
   /** Most live sessions of one patron; a further login ends the patron's oldest session. */
   maxSessionsPerPatron: integer(1, 10_000, 'must be a whole number between 1 and 10000').default(10),
   /** Requests allowed per access token per minute; beyond it 429 with Retry-After. */
-  requestsPerMinute: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(APP_DEFAULTS.requestsPerMinute),
+  requestsPerMinute: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(
+    APP_DEFAULTS.requestsPerMinute,
+  ),
   /** true: logout ends every session of the patron, not only the token used for it. */
   logoutAllSessions: flag().default(APP_DEFAULTS.logoutAllSessions),
   /** Login attempts per second sent to the ILS, all clients together; beyond it 503 with Retry-After (protects the ILS from a distributed guessing run). */
-  maxLoginsPerSecond: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(LOGIN_THROTTLE_DEFAULTS.maxAttemptsPerSecond),
+  maxLoginsPerSecond: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(
+    LOGIN_THROTTLE_DEFAULTS.maxAttemptsPerSecond,
+  ),
   /**
    * Clients that may log in: IP addresses and CIDR blocks, IPv4 or IPv6 (behind
    * http.trustedProxy, the last X-Forwarded-For hop). Others get 403. [] = any
@@ -431,20 +554,33 @@ const authSection = section({
   /** Brute-force lockout: failed logins counted per username and per client address; past the free ones each failure doubles a delay, up to the cap. */
   bruteForce: section({
     /** Failed logins of one username before the lockout starts. */
-    freeFailuresPerUser: integer(1, 1000, 'must be a whole number between 1 and 1000').default(LOGIN_THROTTLE_DEFAULTS.freeAttemptsPerUser),
+    freeFailuresPerUser: integer(1, 1000, 'must be a whole number between 1 and 1000').default(
+      LOGIN_THROTTLE_DEFAULTS.freeAttemptsPerUser,
+    ),
     /** Failed logins from one client address before the lockout starts (higher: many patrons share NAT addresses). */
-    freeFailuresPerAddress: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(LOGIN_THROTTLE_DEFAULTS.freeAttemptsPerAddress),
+    freeFailuresPerAddress: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(
+      LOGIN_THROTTLE_DEFAULTS.freeAttemptsPerAddress,
+    ),
     /** First lockout delay, in seconds; it doubles with each further failure. */
-    lockoutBaseSeconds: integer(1, 3600, 'must be seconds between 1 and 3600').default(LOGIN_THROTTLE_DEFAULTS.baseDelayMs / 1000),
+    lockoutBaseSeconds: integer(1, 3600, 'must be seconds between 1 and 3600').default(
+      LOGIN_THROTTLE_DEFAULTS.baseDelayMs / 1000,
+    ),
     /** Longest lockout delay, in seconds. */
-    lockoutMaxSeconds: integer(1, 86_400, 'must be seconds between 1 and 86400 (a day)').default(LOGIN_THROTTLE_DEFAULTS.maxDelayMs / 1000),
+    lockoutMaxSeconds: integer(1, 86_400, 'must be seconds between 1 and 86400 (a day)').default(
+      LOGIN_THROTTLE_DEFAULTS.maxDelayMs / 1000,
+    ),
   }),
   /** Weak passwords: logins with them get no token, and the patron is told to change the password at the library. */
   passwordPolicy: section({
     /** Shortest password accepted (0: no length check). 4 lets 4-digit library PINs through. */
-    minLength: integer(0, 128, 'must be a whole number between 0 (no check) and 128').default(DEFAULT_PASSWORD_POLICY.minLength),
+    minLength: integer(0, 128, 'must be a whole number between 0 (no check) and 128').default(
+      DEFAULT_PASSWORD_POLICY.minLength,
+    ),
     /** Passwords always refused (case is ignored). In the environment: comma-separated. */
-    denyList: textList('must be a list of passwords (strings)', 'must be a list of passwords, e.g. ["password", "123456"], or [] for none').default([...DEFAULT_PASSWORD_POLICY.denyList]),
+    denyList: textList(
+      'must be a list of passwords (strings)',
+      'must be a list of passwords, e.g. ["password", "123456"], or [] for none',
+    ).default([...DEFAULT_PASSWORD_POLICY.denyList]),
   }),
 });
 
@@ -521,8 +657,13 @@ export type Config = DeepReadonly<z.output<typeof configSchema>>;
 export type HttpTlsConfig = NonNullable<Config['http']['tls']>;
 export type Sip2TlsConfig = NonNullable<Config['sip2']['tls']>;
 
-type DeepReadonly<T> = T extends readonly (infer E)[] ? readonly DeepReadonly<E>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
+type DeepReadonly<T> = T extends readonly (infer E)[]
+  ? readonly DeepReadonly<E>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
 
 type Assert<T extends true> = T;
 type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-export type DemoDialectsAreBuiltIn = Assert<MutuallyAssignable<(typeof DEMO_DIALECTS)[number], DialectName>>;
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time check that the demo offers every built-in dialect
+type DemoDialectsAreBuiltIn = Assert<MutuallyAssignable<(typeof DEMO_DIALECTS)[number], DialectName>>;

@@ -10,7 +10,7 @@
  * How the text of a setting's environment variable is read. A text that does
  * not fit is passed on as it is, for the schema to report with its own message.
  */
-export type SettingKind =
+type SettingKind =
   /** A number ("1.5" too, so that the schema says it must be whole). */
   | 'integer'
   /** true/false, yes/no, 1/0, on/off, in any case. */
@@ -41,7 +41,14 @@ export interface Setting {
 type Flag = 'nullable' | 'secret' | 'file';
 
 function setting(path: string, env: string, kind: SettingKind, ...flags: Flag[]): Setting {
-  return { path, env, kind, nullable: kind === 'section' || flags.includes('nullable'), secret: flags.includes('secret'), file: flags.includes('file') };
+  return {
+    path,
+    env,
+    kind,
+    nullable: kind === 'section' || flags.includes('nullable'),
+    secret: flags.includes('secret'),
+    file: flags.includes('file'),
+  };
 }
 
 /** In the order of the schema: problems are listed in this order. */

@@ -59,7 +59,10 @@ export async function buildComponents(config: Config, logger: Logger): Promise<C
   const daia = sip2.daia(pool, itemCache);
 
   const { auth } = config;
-  const sessions = new LruSessionStore({ maxSessions: auth.maxSessions, maxSessionsPerPatron: auth.maxSessionsPerPatron });
+  const sessions = new LruSessionStore({
+    maxSessions: auth.maxSessions,
+    maxSessionsPerPatron: auth.maxSessionsPerPatron,
+  });
   const loginThrottle = new LoginThrottle({
     freeAttemptsPerUser: auth.bruteForce.freeFailuresPerUser,
     freeAttemptsPerAddress: auth.bruteForce.freeFailuresPerAddress,

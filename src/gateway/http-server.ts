@@ -46,7 +46,11 @@ export async function listenHttp(options: HttpServerOptions): Promise<ListeningS
     ? createAdaptorServer({
         fetch: options.fetch,
         createServer: createHttpsServer,
-        serverOptions: { cert: readFileSync(tls.cert), key: readFileSync(tls.key), maxHeaderSize: options.maxHeaderBytes },
+        serverOptions: {
+          cert: readFileSync(tls.cert),
+          key: readFileSync(tls.key),
+          maxHeaderSize: options.maxHeaderBytes,
+        },
       })
     : // Node answers 431 itself to a request head larger than maxHeaderSize.
       createAdaptorServer({ fetch: options.fetch, serverOptions: { maxHeaderSize: options.maxHeaderBytes } });
@@ -109,13 +113,21 @@ export async function listenHttp(options: HttpServerOptions): Promise<ListeningS
         // Throws when the files are not PEM or the key does not belong to the certificate.
         (server as unknown as HttpsServer).setSecureContext({ cert, key });
         logger.info(
-          { cert: tls.cert, subject: certificate.subject, validTo: certificate.validTo, fingerprint256: certificate.fingerprint256 },
+          {
+            cert: tls.cert,
+            subject: certificate.subject,
+            validTo: certificate.validTo,
+            fingerprint256: certificate.fingerprint256,
+          },
           'TLS certificate reloaded; new connections use it, open connections keep theirs',
         );
         return true;
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
-        logger.error({ cert: tls.cert, key: tls.key, reason: `${step}: ${reason}` }, 'TLS certificate NOT reloaded; the previous certificate stays in use');
+        logger.error(
+          { cert: tls.cert, key: tls.key, reason: `${step}: ${reason}` },
+          'TLS certificate NOT reloaded; the previous certificate stays in use',
+        );
         return false;
       }
     },
@@ -124,7 +136,9 @@ export async function listenHttp(options: HttpServerOptions): Promise<ListeningS
 
 function listen(server: ServerType, host: string, port: number): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${port} (${error.code ?? error.message})`)));
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(new Error(`cannot listen on ${host}:${port} (${error.code ?? error.message})`)),
+    );
     server.listen(port, host, () => resolve(server.address() as AddressInfo));
   });
 }

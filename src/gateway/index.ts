@@ -1,7 +1,7 @@
+import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { Config } from '../config/index.js';
 import { createLogger, type Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway.js';
-import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { Sip2Pool } from '../sip2/pool.js';
 import { buildComponents } from './components.js';
 import { listenHttp } from './http-server.js';
@@ -12,7 +12,7 @@ import { listenHttp } from './http-server.js';
  * (components.ts) and serves them (http-server.ts); sip2Setup() is the SIP2
  * side alone, which the doctor checks as the gateway would run it.
  */
-export { type Sip2Settings, type Sip2Setup, type Sip2Target, sip2Setup } from './sip2.js';
+export { type Sip2Settings, type Sip2Setup, sip2Setup } from './sip2.js';
 
 export interface RunningGateway {
   /** Where the gateway listens (scheme, host, port; without the base path). */
@@ -81,7 +81,10 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const drain = async (deadline: number): Promise<void> => {
     parts.markShuttingDown();
     const httpDone = server.drain();
-    log.info({ inFlight: server.inFlight }, 'shutdown 1/4: not ready any more, listener closed; waiting for requests in flight');
+    log.info(
+      { inFlight: server.inFlight },
+      'shutdown 1/4: not ready any more, listener closed; waiting for requests in flight',
+    );
     await httpDone;
     log.info({ sip2: pool.stats() }, 'shutdown 2/4: requests finished; draining the SIP2 pool');
     await pool.close(Math.max(1, deadline - Date.now()));
@@ -91,7 +94,10 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   };
   const forceStop = (reason: string): void => {
     parts.markShuttingDown();
-    log.warn({ reason, inFlight: server.inFlight, sip2: pool.stats() }, 'shutdown: forced; dropping open HTTP connections and SIP2 work');
+    log.warn(
+      { reason, inFlight: server.inFlight, sip2: pool.stats() },
+      'shutdown: forced; dropping open HTTP connections and SIP2 work',
+    );
     server.destroy();
     pool.destroy();
     // The process exits next; the embedded simulator's sockets go with it.

@@ -10,8 +10,8 @@ import type { AnomalyLog } from '../sip2/anomalies.js';
 import type { Charset } from '../sip2/charset.js';
 import { type ConnectionOptions, sip2Sessions } from '../sip2/connection.js';
 import { type Dialect, loadDialect, terminatorOf } from '../sip2/dialect.js';
-import { Sip2Pool } from '../sip2/pool.js';
 import { Sip2Messages } from '../sip2/messages.js';
+import { Sip2Pool } from '../sip2/pool.js';
 import type { AcsStatus } from '../sip2/spec.js';
 import { demoStarter, type EmbeddedSimulator } from './demo.js';
 
@@ -29,7 +29,7 @@ export interface Sip2Target {
 }
 
 /** What watches a session: where it logs, and the metrics and anomaly hooks when there are any. */
-export interface SessionHooks {
+interface SessionHooks {
   logger?: Logger | undefined;
   anomalies?: AnomalyLog | undefined;
   onRoundTrip?: ConnectionOptions['onRoundTrip'];
@@ -76,9 +76,16 @@ export interface Sip2Setup {
    * sip2.circuit). The doctor overrides `min` (0: sessions only as its checks
    * need them) and the keepalive (off: it runs for seconds, not hours).
    */
-  pool(target: Sip2Target, hooks: SessionHooks & { logger: Logger }, overrides?: { min?: number; keepaliveIntervalMs?: number }): Sip2Pool;
+  pool(
+    target: Sip2Target,
+    hooks: SessionHooks & { logger: Logger },
+    overrides?: { min?: number; keepaliveIntervalMs?: number },
+  ): Sip2Pool;
   /** The PAIA backend over a pool; `acsStatus` tells whether the ILS supports holds (cancancel). */
-  backend(pool: Sip2Pool, options?: { acsStatus?: () => AcsStatus | null; logger?: Logger; itemCache?: ItemInfoCache | null }): Sip2Backend;
+  backend(
+    pool: Sip2Pool,
+    options?: { acsStatus?: () => AcsStatus | null; logger?: Logger; itemCache?: ItemInfoCache | null },
+  ): Sip2Backend;
   /** DAIA over a pool. */
   daia(pool: Sip2Pool, itemCache: ItemInfoCache | null): DaiaService;
   /** The item-information cache of cache.items; null when it is switched off. */

@@ -1,30 +1,30 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { LoginService } from '../auth/login.js';
-import type { BackendFailure } from '../backend/errors.js';
-import { APP_DEFAULTS } from './defaults.js';
-import { TokenRateLimit } from '../auth/token-rate-limit.js';
 import type { SessionStore } from '../auth/session-store.js';
-import type { Backend } from '../backend/types.js';
+import { TokenRateLimit } from '../auth/token-rate-limit.js';
 import type { DaiaService } from '../backend/daia/service.js';
+import type { BackendFailure } from '../backend/errors.js';
+import type { Backend } from '../backend/types.js';
 import type { Logger } from '../log.js';
 import type { HttpMetrics } from '../metrics/gateway.js';
 import { routeTable } from '../metrics/routes.js';
+import { APP_DEFAULTS } from './defaults.js';
 import { notFound, translateError, uriTooLong } from './errors.js';
 import { accessLog } from './middleware/access-log/index.js';
 import { deadline } from './middleware/deadline/index.js';
 import { requireForwardedHttps } from './middleware/forwarded-proto/index.js';
-import { paiaFormat } from './middleware/paia-format/index.js';
 import { httpMetrics } from './middleware/metrics/index.js';
+import { paiaFormat } from './middleware/paia-format/index.js';
 import { requestId, requestLog } from './middleware/request-id/index.js';
 import { requestUrl } from './middleware/request-url/index.js';
+import { responsePolicy, responsePolicyMiddleware } from './middleware/response-policy/index.js';
 import { respondError } from './respond.js';
 import { mountAuth } from './routes/auth.js';
-import { type HealthRouteOptions, mountHealth } from './routes/health.js';
-import { type MetricsRouteOptions, mountMetrics } from './routes/metrics.js';
 import { mountCore } from './routes/core.js';
 import { mountDaia } from './routes/daia.js';
-import { responsePolicy, responsePolicyMiddleware } from './middleware/response-policy/index.js';
+import { type HealthRouteOptions, mountHealth } from './routes/health.js';
+import { type MetricsRouteOptions, mountMetrics } from './routes/metrics.js';
 
 /** The options left out take these; the configuration's settings of the same names default to them. */
 
@@ -134,7 +134,13 @@ export function createApp(options: AppOptions): Hono {
   if (options.metricsEndpoint) mountMetrics(app, options.metricsEndpoint);
   // First of all, so that the time covers every other middleware and every refusal is counted.
   if (options.metrics) {
-    app.use('*', httpMetrics({ metrics: options.metrics, routes: routeTable({ corePrefix, authPrefix, daiaPath: options.daia ? daiaPath : null }) }));
+    app.use(
+      '*',
+      httpMetrics({
+        metrics: options.metrics,
+        routes: routeTable({ corePrefix, authPrefix, daiaPath: options.daia ? daiaPath : null }),
+      }),
+    );
   }
   app.use(
     '*',
@@ -174,7 +180,13 @@ export function createApp(options: AppOptions): Hono {
     rateLimit,
   });
 
-  if (options.daia) mountDaia(app, { service: options.daia.service, path: daiaPath, publicPath: options.publicUrl ? `${options.publicUrl.replace(/\/+$/, '')}/daia` : null, maxIds });
+  if (options.daia)
+    mountDaia(app, {
+      service: options.daia.service,
+      path: daiaPath,
+      publicPath: options.publicUrl ? `${options.publicUrl.replace(/\/+$/, '')}/daia` : null,
+      maxIds,
+    });
 
   const unknownUrl = () => notFound('unknown URL: no PAIA method here');
   app.all('*', () => {
@@ -201,6 +213,7 @@ export function createApp(options: AppOptions): Hono {
 function normalizeBasePath(basePath: string): string {
   const trimmed = basePath.trim().replace(/\/+$/, '');
   if (trimmed === '') return '';
-  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(trimmed)) throw new Error(`basePath must be "" or a path like "/paia", got ${JSON.stringify(basePath)}`);
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(trimmed))
+    throw new Error(`basePath must be "" or a path like "/paia", got ${JSON.stringify(basePath)}`);
   return trimmed;
 }

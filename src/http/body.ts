@@ -1,7 +1,7 @@
-import type { Context } from 'hono';
-import { parseParams } from './response-charset.js';
-import { malformed } from './errors.js';
 import { Readable } from 'node:stream';
+import type { Context } from 'hono';
+import { malformed } from './errors.js';
+import { parseParams } from './response-charset.js';
 
 export interface BodyOptions {
   /** Largest body accepted, in bytes. */
@@ -13,17 +13,18 @@ export interface BodyOptions {
 }
 
 /** PAIA bodies nest three deep ({doc: [{item}]}); anything far deeper is not a PAIA request. */
-export const MAX_JSON_DEPTH = 16;
+const MAX_JSON_DEPTH = 16;
 
 /** How deep arrays and objects nest in a JSON text (strings skipped); stops counting past `limit`. */
-export function jsonDepth(text: string, limit: number): number {
+function jsonDepth(text: string, limit: number): number {
   let depth = 0;
   let deepest = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (inString) {
-      if (ch === 0x5c) i++; // backslash: skip the escaped character
+      if (ch === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (ch === 0x22) inString = false;
     } else if (ch === 0x22) {
       inString = true;
@@ -44,7 +45,7 @@ interface MediaType {
 }
 
 /** `type/subtype; name=value; ...`, lower-cased type and parameter names; null when not a media type. */
-export function parseMediaType(value: string): MediaType | null {
+function parseMediaType(value: string): MediaType | null {
   const [head, ...rest] = value.split(';');
   const type = (head ?? '').trim().toLowerCase();
   if (!/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(type)) return null;
@@ -107,7 +108,9 @@ export async function readBody(c: Context, options: BodyOptions): Promise<unknow
   // Checked before parsing: a deeply nested document costs memory and stack before any schema sees it.
   const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
   if (jsonDepth(text, maxDepth) > maxDepth) {
-    throw malformed(`the request body nests JSON arrays and objects too deeply: at most ${maxDepth} levels are accepted`);
+    throw malformed(
+      `the request body nests JSON arrays and objects too deeply: at most ${maxDepth} levels are accepted`,
+    );
   }
   try {
     return JSON.parse(text) as unknown;
@@ -126,7 +129,11 @@ function tooLarge(maxBytes: number): Error {
  * build a Request, a ReadableStream and an AbortController per POST (about a
  * tenth of a login's CPU in a profile).
  */
-async function readNodeLimited(incoming: Readable, declared: string | undefined, maxBytes: number): Promise<Uint8Array> {
+async function readNodeLimited(
+  incoming: Readable,
+  declared: string | undefined,
+  maxBytes: number,
+): Promise<Uint8Array> {
   checkDeclaredLength(declared ?? null, maxBytes);
   const chunks: Buffer[] = [];
   let total = 0;
@@ -145,7 +152,8 @@ async function readNodeLimited(incoming: Readable, declared: string | undefined,
 }
 
 function checkDeclaredLength(declared: string | null, maxBytes: number): void {
-  if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes) throw tooLarge(maxBytes);
+  if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes)
+    throw tooLarge(maxBytes);
 }
 
 /** The body bytes, refusing more than maxBytes (a declared Content-Length is checked before reading). */

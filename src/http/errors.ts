@@ -59,9 +59,14 @@ export function unprocessable(description: string): PaiaError {
 }
 
 export function methodNotAllowed(method: string, allow: readonly string[]): PaiaError {
-  return new PaiaError('invalid_request', 405, `the HTTP method ${method} is not supported at this URL; use ${allow.join(', ')}`, {
-    headers: { Allow: allow.join(', ') },
-  });
+  return new PaiaError(
+    'invalid_request',
+    405,
+    `the HTTP method ${method} is not supported at this URL; use ${allow.join(', ')}`,
+    {
+      headers: { Allow: allow.join(', ') },
+    },
+  );
 }
 
 export function notFound(description: string): PaiaError {
@@ -99,20 +104,32 @@ export function tooManyRequests(limit: number, retryAfterSeconds: number): PaiaE
 
 /** 503 service_unavailable with Retry-After. */
 export function unavailable(description: string, retryAfterSeconds: number): PaiaError {
-  return new PaiaError('service_unavailable', 503, description, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+  return new PaiaError('service_unavailable', 503, description, {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
 }
 
 /** 414 invalid_request: the request target is too long. */
 export function uriTooLong(maxBytes: number): PaiaError {
-  return new PaiaError('invalid_request', 414, `the URL is too long: at most ${maxBytes} bytes of path and query are accepted`, {
-    challenge: { error: 'invalid_request' },
-  });
+  return new PaiaError(
+    'invalid_request',
+    414,
+    `the URL is too long: at most ${maxBytes} bytes of path and query are accepted`,
+    {
+      challenge: { error: 'invalid_request' },
+    },
+  );
 }
 
 export function insufficientScope(scope: string): PaiaError {
-  return new PaiaError('insufficient_scope', 403, `the access token lacks the scope ${scope}, which this method needs`, {
-    challenge: { error: 'insufficient_scope', scope },
-  });
+  return new PaiaError(
+    'insufficient_scope',
+    403,
+    `the access token lacks the scope ${scope}, which this method needs`,
+    {
+      challenge: { error: 'insufficient_scope', scope },
+    },
+  );
 }
 
 /** How an error thrown while serving a request is answered and logged. */
@@ -136,7 +153,11 @@ export function translateError(thrown: unknown, requestId: string): TranslatedEr
   if (thrown instanceof BackendFailure) return translateBackendFailure(thrown);
   return {
     kind: 'bug',
-    error: new PaiaError('internal_error', 500, `an unexpected error occurred in the server; it has been logged with request id ${requestId}`),
+    error: new PaiaError(
+      'internal_error',
+      500,
+      `an unexpected error occurred in the server; it has been logged with request id ${requestId}`,
+    ),
   };
 }
 
@@ -144,20 +165,36 @@ function translateBackendFailure(failure: BackendFailure): TranslatedError {
   switch (failure.kind) {
     case 'timeout':
       // Writes whose outcome is unknown never get here: the backend reports them per document.
-      return { kind: 'backend', error: new PaiaError('gateway_timeout', 504, 'the library system did not answer in time; please try again later') };
+      return {
+        kind: 'backend',
+        error: new PaiaError(
+          'gateway_timeout',
+          504,
+          'the library system did not answer in time; please try again later',
+        ),
+      };
     case 'cancelled':
       // A client that went away reads no answer; the deadline is the library system being too slow for this call.
       return {
         kind: failure.reason === 'deadline' ? 'backend' : 'client',
-        error: new PaiaError('gateway_timeout', 504, 'the library system did not finish this call in time; please try again later'),
+        error: new PaiaError(
+          'gateway_timeout',
+          504,
+          'the library system did not finish this call in time; please try again later',
+        ),
       };
     case 'busy': {
       const seconds = Math.max(1, Math.ceil(failure.retryAfterSeconds || 1));
       return {
         kind: 'backend',
-        error: new PaiaError('service_unavailable', 503, `the service is busy right now; please try again in ${seconds} second${seconds === 1 ? '' : 's'}`, {
-          headers: { 'Retry-After': String(seconds) },
-        }),
+        error: new PaiaError(
+          'service_unavailable',
+          503,
+          `the service is busy right now; please try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
+          {
+            headers: { 'Retry-After': String(seconds) },
+          },
+        ),
       };
     }
     case 'protocol':
@@ -167,7 +204,9 @@ function translateBackendFailure(failure: BackendFailure): TranslatedError {
     case 'unencodable':
       return {
         kind: 'client',
-        error: unprocessable('a value in the request cannot be passed on to the library system: it is too long or contains a character the library system does not accept'),
+        error: unprocessable(
+          'a value in the request cannot be passed on to the library system: it is too long or contains a character the library system does not accept',
+        ),
       };
   }
 }

@@ -1,18 +1,18 @@
 import type { Context } from 'hono';
 import { coreVisibleScopes, formatScopes } from '../auth/scopes.js';
-import { encodeBody, escapeJsonText } from './response-charset.js';
 import type { PaiaError } from './errors.js';
 import { DEFAULT_FORMAT } from './middleware/paia-format/index.js';
 import { applyResponsePolicy } from './middleware/response-policy/index.js';
+import { encodeBody, escapeJsonText } from './response-charset.js';
 
 /** The PAIA version this server was checked against (X-PAIA-Version). */
-export const PAIA_VERSION = '1.4.0';
+const PAIA_VERSION = '1.4.0';
 
 /** The DAIA version this server was checked against (X-DAIA-Version). */
-export const DAIA_VERSION = '1.0.0';
+const DAIA_VERSION = '1.0.0';
 
 /** Response headers a cross-origin client may read. */
-export const EXPOSED_HEADERS = [
+const EXPOSED_HEADERS = [
   'X-PAIA-Version',
   'X-OAuth-Scopes',
   'X-Accepted-OAuth-Scopes',
@@ -22,7 +22,7 @@ export const EXPOSED_HEADERS = [
 ].join(', ');
 
 /** Response headers a cross-origin DAIA client may read. */
-export const DAIA_EXPOSED_HEADERS = ['X-DAIA-Version', 'Link', 'Retry-After', 'X-Request-Id'].join(', ');
+const DAIA_EXPOSED_HEADERS = ['X-DAIA-Version', 'Link', 'Retry-After', 'X-Request-Id'].join(', ');
 
 export interface RenderOptions {
   /** Realm of the WWW-Authenticate challenge. */
@@ -66,7 +66,7 @@ export function respond(
     h['Access-Control-Expose-Headers'] = EXPOSED_HEADERS;
   }
   h['Cache-Control'] = 'no-store';
-  h['Pragma'] = 'no-cache';
+  h.Pragma = 'no-cache';
   const requestId = c.get('requestId');
   if (requestId !== undefined) h['X-Request-Id'] = requestId;
   for (const [name, value] of Object.entries(headers)) h[name] = value;
@@ -87,8 +87,8 @@ export function respondError(c: Context, error: PaiaError, options: RenderOption
   const format = c.get('format') ?? DEFAULT_FORMAT;
   c.set('errorCode', error.error);
   const body: Record<string, unknown> = { error: error.error };
-  if (format.api !== 'auth') body['code'] = error.status;
-  body['error_description'] = error.description;
+  if (format.api !== 'auth') body.code = error.status;
+  body.error_description = error.description;
   // DAIA error responses are plain {error, code, error_description}: there is no token to challenge for.
   if (format.api === 'daia') return respond(c, error.status, body, error.headers);
   return respond(c, error.status, body, { ...error.headers, 'WWW-Authenticate': challenge(options.realm, error) });

@@ -6,7 +6,7 @@
  */
 export type ResponseCharset = 'utf-8' | 'iso-8859-1';
 
-export const DEFAULT_RESPONSE_CHARSET: ResponseCharset = 'utf-8';
+const DEFAULT_RESPONSE_CHARSET: ResponseCharset = 'utf-8';
 
 /** Charset names and aliases (IANA registry) this server can answer in, lower case. */
 const NAMES: ReadonlyMap<string, ResponseCharset> = new Map<string, ResponseCharset>([
@@ -25,7 +25,7 @@ const NAMES: ReadonlyMap<string, ResponseCharset> = new Map<string, ResponseChar
   ['csisolatin1', 'iso-8859-1'],
 ]);
 
-export function responseCharsetByName(name: string): ResponseCharset | undefined {
+function responseCharsetByName(name: string): ResponseCharset | undefined {
   return NAMES.get(name.trim().toLowerCase());
 }
 
@@ -122,7 +122,9 @@ export function negotiateCharset(acceptCharset: string | undefined, accept: stri
     }
   }
   if (accept !== undefined) {
-    for (const element of parseElements(accept).filter((e) => e.q > 0).sort(byPreference)) {
+    for (const element of parseElements(accept)
+      .filter((e) => e.q > 0)
+      .sort(byPreference)) {
       const name = element.params.get('charset');
       const charset = name === undefined ? undefined : responseCharsetByName(name);
       if (charset !== undefined && !refused.has(charset)) return charset;

@@ -38,7 +38,10 @@ const documentElement = z
   .refine(hasIdentifier, { error: 'needs an item or an edition URI' });
 
 const requestElement = z
-  .object({ item: uri(), edition: uri(), storage: text(), storageid: uri() }, { error: 'must be an object with item or edition' })
+  .object(
+    { item: uri(), edition: uri(), storage: text(), storageid: uri() },
+    { error: 'must be an object with item or edition' },
+  )
   .refine(hasIdentifier, { error: 'needs an item or an edition URI' });
 
 /**
@@ -82,9 +85,12 @@ export function parseLogin(body: unknown): LoginInput {
   return result.data;
 }
 
-const logoutSchema = z.object({ patron: required('a string (the patron identifier)') }, {
-  error: 'the request body must be an object with patron',
-});
+const logoutSchema = z.object(
+  { patron: required('a string (the patron identifier)') },
+  {
+    error: 'the request body must be an object with patron',
+  },
+);
 
 export function parseLogout(body: unknown): { patron: string } {
   const result = logoutSchema.safeParse(body);
@@ -93,7 +99,7 @@ export function parseLogout(body: unknown): { patron: string } {
 }
 
 /** `doc[2].item must be a string`; body-level problems stand alone. */
-export function describe(issues: readonly Issue[]): string {
+function describe(issues: readonly Issue[]): string {
   const issue = issues[0];
   if (issue === undefined) return 'the request body does not fit this method';
   if (issue.path.length === 0) return issue.message;

@@ -30,7 +30,12 @@ export class CounterFamily<L extends string> {
   readonly #counter: Counter<L>;
 
   constructor(options: FamilyOptions<L>) {
-    this.#counter = new Counter({ name: options.name, help: options.help, labelNames: options.labelNames, registers: [options.registry] });
+    this.#counter = new Counter({
+      name: options.name,
+      help: options.help,
+      labelNames: options.labelNames,
+      registers: [options.registry],
+    });
   }
 
   cell(labels: LabelValues<L>): CounterCell {

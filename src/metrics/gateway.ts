@@ -1,19 +1,19 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { ANOMALY_KINDS, type AnomalyKind } from '../sip2/anomalies.js';
+import type { CircuitState } from '../sip2/circuit.js';
 import type { RoundTripEvent } from '../sip2/connection.js';
 import type { Sip2ErrorCode } from '../sip2/errors.js';
-import type { CircuitState } from '../sip2/circuit.js';
 import { type CounterCell, CounterFamily, type HistogramCell, HistogramFamily } from './cells.js';
 import { ROUTE_LABELS, type RouteLabel } from './routes.js';
 import { SIP2_MESSAGE_NAMES, SIP2_OUTCOMES } from './sip2.js';
 
 /** Buckets of the HTTP latency histogram, in seconds: 1 ms to 10 s. */
-export const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
 /** Buckets of the SIP2 round-trip histogram, in seconds: 0.5 ms to 10 s (a LAN ILS answers in about a millisecond). */
-export const SIP2_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+const SIP2_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
 
 /** The methods that get a `method` label of their own; any other is `other`. */
-export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH', 'other'] as const;
+const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH', 'other'] as const;
 
 const CIRCUIT_VALUE: Readonly<Record<CircuitState, number>> = { closed: 0, 'half-open': 1, open: 2 };
 
@@ -23,7 +23,14 @@ const CIRCUIT_VALUE: Readonly<Record<CircuitState, number>> = { closed: 0, 'half
  * scrape and must be cheap.
  */
 export interface MetricsSources {
-  pool?: () => { connections: number; busy: number; waiting: number; circuit: CircuitState; connectFailures: number; sessionLimit: number | null };
+  pool?: () => {
+    connections: number;
+    busy: number;
+    waiting: number;
+    circuit: CircuitState;
+    connectFailures: number;
+    sessionLimit: number | null;
+  };
   logins?: () => { failed: number; lockouts: number; refused: number; busy: number };
   /** Live sessions (access tokens). */
   sessions?: () => number;
@@ -143,7 +150,12 @@ export class Sip2Metrics {
     const message = known ? SIP2_MESSAGE_NAMES[code as keyof typeof SIP2_MESSAGE_NAMES] : 'other';
     const label = known ? code : 'other';
     // Cells are shared by label values, so unknown codes all feed the one `other` series.
-    const slot: Sip2Slot = { duration: this.#duration.cell({ message, code: label }), outcomes: new Map(), code: label, message };
+    const slot: Sip2Slot = {
+      duration: this.#duration.cell({ message, code: label }),
+      outcomes: new Map(),
+      code: label,
+      message,
+    };
     this.#slots.set(code, slot);
     return slot;
   }
@@ -215,22 +227,50 @@ export class GatewayMetrics {
         },
       });
 
-    gauge('paia_sip2_connections', 'Open SIP2 connections to the ILS that are logged in (busy or idle)', () => sources().pool?.().connections ?? 0);
-    gauge('paia_sip2_connections_busy', 'SIP2 connections currently serving a request (or a keepalive)', () => sources().pool?.().busy ?? 0);
-    gauge('paia_sip2_requests_waiting', 'Requests queued for a free SIP2 connection', () => sources().pool?.().waiting ?? 0);
-    gauge('paia_sip2_circuit_state', 'Circuit breaker towards the ILS: 0 closed (requests flow), 1 half-open (probing), 2 open (requests fail at once)', () => {
-      const circuit = sources().pool?.().circuit;
-      return circuit === undefined ? 0 : CIRCUIT_VALUE[circuit];
-    });
-    total('paia_sip2_connect_failures_total', 'Failed attempts to open a SIP2 connection (connect, TLS or terminal login)', () => sources().pool?.().connectFailures ?? 0);
+    gauge(
+      'paia_sip2_connections',
+      'Open SIP2 connections to the ILS that are logged in (busy or idle)',
+      () => sources().pool?.().connections ?? 0,
+    );
+    gauge(
+      'paia_sip2_connections_busy',
+      'SIP2 connections currently serving a request (or a keepalive)',
+      () => sources().pool?.().busy ?? 0,
+    );
+    gauge(
+      'paia_sip2_requests_waiting',
+      'Requests queued for a free SIP2 connection',
+      () => sources().pool?.().waiting ?? 0,
+    );
+    gauge(
+      'paia_sip2_circuit_state',
+      'Circuit breaker towards the ILS: 0 closed (requests flow), 1 half-open (probing), 2 open (requests fail at once)',
+      () => {
+        const circuit = sources().pool?.().circuit;
+        return circuit === undefined ? 0 : CIRCUIT_VALUE[circuit];
+      },
+    );
+    total(
+      'paia_sip2_connect_failures_total',
+      'Failed attempts to open a SIP2 connection (connect, TLS or terminal login)',
+      () => sources().pool?.().connectFailures ?? 0,
+    );
     gauge(
       'paia_sip2_session_limit',
       'SIP2 sessions the ILS was found to serve this gateway at once (a login got no answer while others worked); 0 while none is known',
       () => sources().pool?.().sessionLimit ?? 0,
     );
 
-    total('paia_auth_logins_failed_total', 'Logins whose credentials the ILS rejected', () => sources().logins?.().failed ?? 0);
-    total('paia_auth_lockouts_total', 'Brute-force lockouts begun (a username or address locked, or its delay grown)', () => sources().logins?.().lockouts ?? 0);
+    total(
+      'paia_auth_logins_failed_total',
+      'Logins whose credentials the ILS rejected',
+      () => sources().logins?.().failed ?? 0,
+    );
+    total(
+      'paia_auth_lockouts_total',
+      'Brute-force lockouts begun (a username or address locked, or its delay grown)',
+      () => sources().logins?.().lockouts ?? 0,
+    );
     new Counter({
       name: 'paia_auth_logins_refused_total',
       help: 'Logins refused before reaching the ILS: locked (brute-force lockout) or busy (global login ceiling)',
@@ -245,8 +285,20 @@ export class GatewayMetrics {
     });
     gauge('paia_auth_sessions', 'Live sessions (valid access tokens)', () => sources().sessions?.() ?? 0);
 
-    total('paia_item_cache_hits_total', 'Item information answered from the cache (0 when cache.items is off)', () => sources().itemCache?.()?.hits ?? 0);
-    total('paia_item_cache_misses_total', 'Item information lookups that went to the ILS through the cache (0 when cache.items is off)', () => sources().itemCache?.()?.misses ?? 0);
-    gauge('paia_item_cache_entries', 'Items held in the item-information cache', () => sources().itemCache?.()?.entries ?? 0);
+    total(
+      'paia_item_cache_hits_total',
+      'Item information answered from the cache (0 when cache.items is off)',
+      () => sources().itemCache?.()?.hits ?? 0,
+    );
+    total(
+      'paia_item_cache_misses_total',
+      'Item information lookups that went to the ILS through the cache (0 when cache.items is off)',
+      () => sources().itemCache?.()?.misses ?? 0,
+    );
+    gauge(
+      'paia_item_cache_entries',
+      'Items held in the item-information cache',
+      () => sources().itemCache?.()?.entries ?? 0,
+    );
   }
 }

@@ -5,7 +5,19 @@
  * never reached a method (URL too long, plain HTTP behind a proxy) and
  * anything else are `other`.
  */
-export const ROUTE_LABELS = ['login', 'logout', 'change', 'patron', 'items', 'fees', 'renew', 'request', 'cancel', 'daia', 'other'] as const;
+export const ROUTE_LABELS = [
+  'login',
+  'logout',
+  'change',
+  'patron',
+  'items',
+  'fees',
+  'renew',
+  'request',
+  'cancel',
+  'daia',
+  'other',
+] as const;
 export type RouteLabel = (typeof ROUTE_LABELS)[number];
 
 export interface AppPaths {

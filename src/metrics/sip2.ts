@@ -20,4 +20,12 @@ export const SIP2_MESSAGE_NAMES: Readonly<Record<RequestCode, string>> = {
 };
 
 /** The `outcome` label: ok, or the stable code of the Sip2Error the exchange failed with. */
-export const SIP2_OUTCOMES = ['ok', 'SIP2_DECODE', 'SIP2_ENCODE', 'ILS_UNAVAILABLE', 'ILS_TIMEOUT', 'POOL_REFUSED', 'ILS_PROTOCOL'] as const;
+export const SIP2_OUTCOMES = [
+  'ok',
+  'SIP2_DECODE',
+  'SIP2_ENCODE',
+  'ILS_UNAVAILABLE',
+  'ILS_TIMEOUT',
+  'POOL_REFUSED',
+  'ILS_PROTOCOL',
+] as const;

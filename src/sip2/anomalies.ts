@@ -10,7 +10,12 @@ import type { Logger } from 'pino';
  */
 export type AnomalyKind = 'stale-sequence' | 'unsolicited-frame' | 'unreadable-response' | 'resend-requested';
 
-export const ANOMALY_KINDS: readonly AnomalyKind[] = ['stale-sequence', 'unsolicited-frame', 'unreadable-response', 'resend-requested'];
+export const ANOMALY_KINDS: readonly AnomalyKind[] = [
+  'stale-sequence',
+  'unsolicited-frame',
+  'unreadable-response',
+  'resend-requested',
+];
 
 const MESSAGES: Record<AnomalyKind, string> = {
   'stale-sequence': 'SIP2 response with a stale sequence number discarded',

@@ -6,5 +6,5 @@
 export function checksum(bytes: Uint8Array, end = bytes.length): string {
   let sum = 0;
   for (let i = 0; i < end; i++) sum += bytes[i]!;
-  return ((-sum) & 0xffff).toString(16).toUpperCase().padStart(4, '0');
+  return (-sum & 0xffff).toString(16).toUpperCase().padStart(4, '0');
 }

@@ -74,7 +74,8 @@ export class CircuitBreaker {
 
   constructor(options: CircuitOptions = DEFAULT_CIRCUIT_OPTIONS, hooks: CircuitHooks = {}) {
     const { failureThreshold, coolDownMs } = options;
-    if (!Number.isInteger(failureThreshold) || failureThreshold < 1) throw new RangeError('circuit failureThreshold must be an integer >= 1');
+    if (!Number.isInteger(failureThreshold) || failureThreshold < 1)
+      throw new RangeError('circuit failureThreshold must be an integer >= 1');
     if (!(coolDownMs.initial >= 1) || !(coolDownMs.max >= coolDownMs.initial)) {
       throw new RangeError('circuit coolDownMs needs 1 <= initial <= max');
     }

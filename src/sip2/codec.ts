@@ -5,17 +5,17 @@ import { Sip2DecodeError, Sip2EncodeError } from './errors.js';
 import {
   type ExtraFields,
   type FixedSpec,
+  isMessageCode,
   MESSAGE_SPECS,
   type MessageSpec,
   PATRON_STATUS_FLAGS,
   type PatronStatusFlags,
-  SUMMARY_LISTS,
   type Sip2Message,
+  SUMMARY_LISTS,
   type SummaryList,
-  isMessageCode,
 } from './spec.js';
 
-export interface WireOptions {
+interface WireOptions {
   charset: Charset;
   /** Append (when encoding) and require (when decoding) AY sequence and AZ checksum. */
   errorDetection: boolean;
@@ -60,7 +60,8 @@ const TAG = /^[A-Za-z0-9]{2}$/;
 
 /** Encodes a typed message into wire bytes, terminator included. */
 export function encodeMessage(message: Sip2Message, options: EncodeOptions): Buffer {
-  if (!isMessageCode(message.code)) throw new Sip2EncodeError('code', `"${String(message.code)}" is not a SIP2 message this codec knows`);
+  if (!isMessageCode(message.code))
+    throw new Sip2EncodeError('code', `"${String(message.code)}" is not a SIP2 message this codec knows`);
   const spec: MessageSpec = MESSAGE_SPECS[message.code];
   const record = message as unknown as Record<string, unknown>;
   let text = message.code;
@@ -78,7 +79,8 @@ export function encodeMessage(message: Sip2Message, options: EncodeOptions): Buf
     }
   }
   for (const [tag, value] of message.extra ?? []) {
-    if (!TAG.test(tag) || tag === 'AY' || tag === 'AZ') throw new Sip2EncodeError('extra', `"${tag}" is not a SIP2 field id`);
+    if (!TAG.test(tag) || tag === 'AY' || tag === 'AZ')
+      throw new Sip2EncodeError('extra', `"${tag}" is not a SIP2 field id`);
     text += `${tag}${checkValue(tag, value, options)}|`;
   }
   return frame(text, message.code, options);
@@ -91,7 +93,8 @@ function frame(text: string, code: string, options: EncodeOptions): Buffer {
   let head = text;
   if (!NO_SEQUENCE.has(code)) {
     const seq = options.sequence ?? 0;
-    if (!Number.isInteger(seq) || seq < 0 || seq > 9) throw new Sip2EncodeError('sequence', 'the AY sequence number must be a digit 0-9');
+    if (!Number.isInteger(seq) || seq < 0 || seq > 9)
+      throw new Sip2EncodeError('sequence', 'the AY sequence number must be a digit 0-9');
     head += `AY${seq}`;
   }
   head += 'AZ';
@@ -148,11 +151,16 @@ function encodeFixed(field: FixedSpec, value: unknown): string {
       text = PATRON_STATUS_FLAGS.map((flag) => ((value as PatronStatusFlags | undefined)?.[flag] ? 'Y' : ' ')).join('');
       break;
     case 'summary':
-      text = SUMMARY_LISTS.map((list) => (list === value ? 'Y' : ' ')).join('').padEnd(field.length, ' ');
+      text = SUMMARY_LISTS.map((list) => (list === value ? 'Y' : ' '))
+        .join('')
+        .padEnd(field.length, ' ');
       break;
   }
   if (text.length !== field.length || !PRINTABLE_ASCII.test(text) || text.includes('|')) {
-    throw new Sip2EncodeError(field.name, `fixed field ${field.name} must be ${field.length} printable ASCII characters`);
+    throw new Sip2EncodeError(
+      field.name,
+      `fixed field ${field.name} must be ${field.length} printable ASCII characters`,
+    );
   }
   return text;
 }
@@ -168,7 +176,8 @@ export function decodeFrame(bytes: Buffer, options: DecodeOptions): Decoded {
   const { end, sequence, checksummed } = readTrailer(bytes, options);
   const text = decodeText(bytes.subarray(0, end), options.charset);
   const code = text.slice(0, 2);
-  if (!/^\d\d$/.test(code)) throw new Sip2DecodeError('bad-message-code', 'the message does not start with a two-digit command id');
+  if (!/^\d\d$/.test(code))
+    throw new Sip2DecodeError('bad-message-code', 'the message does not start with a two-digit command id');
   if (!isMessageCode(code)) return { kind: 'unknown', code, body: text.slice(2), sequence, checksummed };
   return { kind: 'message', message: decodeBody(code, text.slice(2)), sequence, checksummed };
 }
@@ -176,11 +185,19 @@ export function decodeFrame(bytes: Buffer, options: DecodeOptions): Decoded {
 /** Whether a frame (terminator removed) ends in an "AZ<hex4>" checksum field. */
 export function endsWithChecksum(bytes: Buffer): boolean {
   const n = bytes.length;
-  return n >= 6 && bytes[n - 6] === 0x41 /* A */ && bytes[n - 5] === 0x5a /* Z */ && HEX4.test(bytes.toString('latin1', n - 4, n));
+  return (
+    n >= 6 &&
+    bytes[n - 6] === 0x41 /* A */ &&
+    bytes[n - 5] === 0x5a /* Z */ &&
+    HEX4.test(bytes.toString('latin1', n - 4, n))
+  );
 }
 
 /** Finds and verifies the "AY<d>AZ<hex4>" trailer; returns where the message text ends. */
-function readTrailer(bytes: Buffer, options: DecodeOptions): { end: number; sequence: number | null; checksummed: boolean } {
+function readTrailer(
+  bytes: Buffer,
+  options: DecodeOptions,
+): { end: number; sequence: number | null; checksummed: boolean } {
   const n = bytes.length;
   if (!endsWithChecksum(bytes)) {
     const code = bytes.toString('latin1', 0, 2);
@@ -211,7 +228,10 @@ function decodeBody(code: keyof typeof MESSAGE_SPECS, body: string): Sip2Message
   const spec: MessageSpec = MESSAGE_SPECS[code];
   const fixedLength = spec.fixed.reduce((sum, field) => sum + field.length, 0);
   if (body.length < fixedLength) {
-    throw new Sip2DecodeError('truncated-fixed-fields', `message ${code} is shorter than its ${fixedLength} fixed characters`);
+    throw new Sip2DecodeError(
+      'truncated-fixed-fields',
+      `message ${code} is shorter than its ${fixedLength} fixed characters`,
+    );
   }
   const out: Record<string, unknown> = { code };
   let pos = 0;
@@ -226,7 +246,8 @@ function decodeBody(code: keyof typeof MESSAGE_SPECS, body: string): Sip2Message
     if (!field) {
       extra.push([tag, value]);
     } else if (field.repeat) {
-      ((out[field.name] ??= []) as string[]).push(value);
+      out[field.name] ??= [];
+      (out[field.name] as string[]).push(value);
     } else if (out[field.name] !== undefined) {
       extra.push([tag, value]); // a second copy of a single field: keep it, never overwrite
     } else {
@@ -246,7 +267,11 @@ export function splitFields(text: string): ExtraFields {
   let i = 0;
   while (i < text.length) {
     const tag = text.slice(i, i + 2);
-    if (!TAG.test(tag)) throw new Sip2DecodeError('bad-field-tag', 'a variable-length field does not start with a two-character field id');
+    if (!TAG.test(tag))
+      throw new Sip2DecodeError(
+        'bad-field-tag',
+        'a variable-length field does not start with a two-character field id',
+      );
     const bar = text.indexOf('|', i + 2);
     const stop = bar === -1 ? text.length : bar;
     fields.push([tag, text.slice(i + 2, stop)]);
@@ -270,7 +295,9 @@ function decodeFixed(field: FixedSpec, text: string): unknown {
       return parseSip2Date(text);
     case 'flags': {
       const flags = {} as PatronStatusFlags;
-      PATRON_STATUS_FLAGS.forEach((flag, i) => (flags[flag] = text[i] === 'Y'));
+      PATRON_STATUS_FLAGS.forEach((flag, i) => {
+        flags[flag] = text[i] === 'Y';
+      });
       return flags;
     }
     case 'summary': {

@@ -4,13 +4,13 @@ import tls from 'node:tls';
 import type { Logger } from 'pino';
 import type { AnomalyLog } from './anomalies.js';
 import type { Charset } from './charset.js';
-import { decodeFrame, encodeMessage, type EncodeOptions, redactSecrets } from './codec.js';
+import { decodeFrame, type EncodeOptions, encodeMessage, redactSecrets } from './codec.js';
 import {
   IlsProtocolError,
   IlsTimeout,
   IlsUnavailable,
   Sip2DecodeError,
-  Sip2Error,
+  type Sip2Error,
   type Sip2ErrorCode,
 } from './errors.js';
 import { FrameDecoder } from './framer.js';
@@ -158,7 +158,10 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
         locationCode: options.locationCode,
       });
       if (!login.ok) {
-        throw new IlsUnavailable('login-rejected', 'the ILS rejected the SIP2 terminal login (check the terminal user and password)');
+        throw new IlsUnavailable(
+          'login-rejected',
+          'the ILS rejected the SIP2 terminal login (check the terminal user and password)',
+        );
       }
       connection.acs = await connection.transmitDuringLogin(SC_STATUS);
       connection.setStatus('ready');
@@ -179,10 +182,14 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
       return await this.transmit(message);
     } catch (error) {
       if (error instanceof IlsTimeout) {
-        throw new IlsTimeout('login-timeout', `the ILS did not answer the ${message.code} of a new SIP2 session within ${this.options.responseTimeoutMs} ms`, {
-          cause: error,
-          requestSent: true,
-        });
+        throw new IlsTimeout(
+          'login-timeout',
+          `the ILS did not answer the ${message.code} of a new SIP2 session within ${this.options.responseTimeoutMs} ms`,
+          {
+            cause: error,
+            requestSent: true,
+          },
+        );
       }
       throw error;
     }
@@ -269,7 +276,9 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
         clearTimeout(timer);
         // A certificate check that failed is a configuration problem (sip2.tls.ca, .servername): say so plainly.
         const untrusted = this.options.tls !== undefined && /CERT|SIGNATURE|ALTNAME|ISSUER/.test(error.code ?? '');
-        const why = untrusted ? `the ILS's TLS certificate was not trusted: ${error.code}: ${error.message}` : (error.code ?? error.message);
+        const why = untrusted
+          ? `the ILS's TLS certificate was not trusted: ${error.code}: ${error.message}`
+          : (error.code ?? error.message);
         const reason = untrusted ? 'tls-untrusted' : error.code === 'ECONNREFUSED' ? 'refused' : 'connect-error';
         reject(new IlsUnavailable(reason, `cannot connect to the ILS at ${host}:${port} (${why})`, { cause: error }));
       };
@@ -278,13 +287,20 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
         : net.connect({ host, port }, onConnected);
       const timer = setTimeout(() => {
         socket.destroy();
-        reject(new IlsTimeout('connect-timeout', `no connection to the ILS at ${host}:${port} within ${connectTimeoutMs} ms`));
+        reject(
+          new IlsTimeout(
+            'connect-timeout',
+            `no connection to the ILS at ${host}:${port} within ${connectTimeoutMs} ms`,
+          ),
+        );
       }, connectTimeoutMs);
       socket.once('error', onError);
       socket.setNoDelay(true);
       this.socket = socket;
       socket.on('data', (chunk: Buffer) => this.onData(chunk));
-      socket.on('error', (error: NodeJS.ErrnoException) => this.finish(`socket error: ${error.code ?? error.message}`, 'reset', true));
+      socket.on('error', (error: NodeJS.ErrnoException) =>
+        this.finish(`socket error: ${error.code ?? error.message}`, 'reset', true),
+      );
       socket.on('close', () => this.finish('closed by the ILS', 'closed', true));
     });
   }
@@ -311,9 +327,13 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     return new Promise<ResponseOf<M['code']>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.failExchange(
-          new IlsTimeout('response-timeout', `the ILS did not answer a ${message.code} message within ${this.options.responseTimeoutMs} ms`, {
-            requestSent: true,
-          }),
+          new IlsTimeout(
+            'response-timeout',
+            `the ILS did not answer a ${message.code} message within ${this.options.responseTimeoutMs} ms`,
+            {
+              requestSent: true,
+            },
+          ),
         );
       }, this.options.responseTimeoutMs);
       this.exchange = {
@@ -357,7 +377,12 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     try {
       frames = this.decoder.push(chunk);
     } catch (error) {
-      this.failExchange(new IlsProtocolError('oversized', 'the ILS sent an oversized SIP2 message', { cause: error, requestSent: true }));
+      this.failExchange(
+        new IlsProtocolError('oversized', 'the ILS sent an oversized SIP2 message', {
+          cause: error,
+          requestSent: true,
+        }),
+      );
       this.destroy('oversized frame');
       return;
     }
@@ -383,7 +408,11 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
       return;
     }
     if (decoded.kind === 'unknown') {
-      this.failExchange(new IlsProtocolError('unexpected-message', `the ILS answered with an unknown message ${decoded.code}`, { requestSent: true }));
+      this.failExchange(
+        new IlsProtocolError('unexpected-message', `the ILS answered with an unknown message ${decoded.code}`, {
+          requestSent: true,
+        }),
+      );
       this.destroy('unknown message');
       return;
     }
@@ -394,7 +423,11 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     }
     if (this.options.errorDetection && decoded.sequence !== null && decoded.sequence !== exchange.sequence) {
       // 3M: discard a response whose sequence number does not match, and keep waiting.
-      this.options.anomalies?.report('stale-sequence', { conn: this.id, got: decoded.sequence, want: exchange.sequence });
+      this.options.anomalies?.report('stale-sequence', {
+        conn: this.id,
+        got: decoded.sequence,
+        want: exchange.sequence,
+      });
       return;
     }
     if (response.code === exchange.expected) {
@@ -407,9 +440,13 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
       return;
     }
     this.failExchange(
-      new IlsProtocolError('unexpected-message', `the ILS answered a ${exchange.request.code} message with a ${response.code} message`, {
-        requestSent: true,
-      }),
+      new IlsProtocolError(
+        'unexpected-message',
+        `the ILS answered a ${exchange.request.code} message with a ${response.code} message`,
+        {
+          requestSent: true,
+        },
+      ),
     );
     this.destroy('unexpected response');
   }
@@ -418,17 +455,25 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
   private onCorruptResponse(exchange: Exchange, error: Sip2DecodeError): void {
     if (exchange.resent97 >= this.options.maxResends) {
       this.failExchange(
-        new IlsProtocolError('unreadable', `the ILS kept sending unreadable SIP2 (${error.reason}) after ${exchange.resent97} resend requests`, {
-          cause: error,
-          requestSent: true,
-        }),
+        new IlsProtocolError(
+          'unreadable',
+          `the ILS kept sending unreadable SIP2 (${error.reason}) after ${exchange.resent97} resend requests`,
+          {
+            cause: error,
+            requestSent: true,
+          },
+        ),
       );
       this.destroy('unreadable responses');
       return;
     }
     exchange.resent97++;
     exchange.lastSentWas97 = true;
-    this.options.anomalies?.report('unreadable-response', { conn: this.id, reason: error.reason, attempt: exchange.resent97 });
+    this.options.anomalies?.report('unreadable-response', {
+      conn: this.id,
+      reason: error.reason,
+      attempt: exchange.resent97,
+    });
     this.write(encodeMessage({ code: '97' }, this.wire));
   }
 
@@ -440,21 +485,33 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
   private onResendRequested(exchange: Exchange): void {
     if (exchange.lastSentWas97) {
       // 3M: a 96 in answer to our 97 means communication has failed.
-      this.failExchange(new IlsProtocolError('resend-refused', 'the ILS and the gateway cannot read each other (96 after 97)', { requestSent: true }));
+      this.failExchange(
+        new IlsProtocolError('resend-refused', 'the ILS and the gateway cannot read each other (96 after 97)', {
+          requestSent: true,
+        }),
+      );
       this.destroy('96 after 97');
       return;
     }
     if (exchange.resent96 >= this.options.maxResends) {
       this.failExchange(
-        new IlsProtocolError('resend-refused', `the ILS could not read our ${exchange.request.code} message after ${exchange.resent96} resends`, {
-          requestSent: true,
-        }),
+        new IlsProtocolError(
+          'resend-refused',
+          `the ILS could not read our ${exchange.request.code} message after ${exchange.resent96} resends`,
+          {
+            requestSent: true,
+          },
+        ),
       );
       this.destroy('too many 96');
       return;
     }
     exchange.resent96++;
-    this.options.anomalies?.report('resend-requested', { conn: this.id, code: exchange.request.code, attempt: exchange.resent96 });
+    this.options.anomalies?.report('resend-requested', {
+      conn: this.id,
+      code: exchange.request.code,
+      attempt: exchange.resent96,
+    });
     this.write(exchange.bytes);
   }
 
@@ -467,9 +524,13 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     this.acs = status;
     if (NON_IDEMPOTENT.has(exchange.request.code) || exchange.resentAfter98) {
       this.failExchange(
-        new IlsProtocolError('status-instead-of-response', `the ILS answered a ${exchange.request.code} message with a status message`, {
-          requestSent: true,
-        }),
+        new IlsProtocolError(
+          'status-instead-of-response',
+          `the ILS answered a ${exchange.request.code} message with a status message`,
+          {
+            requestSent: true,
+          },
+        ),
       );
       this.destroy('status instead of response');
       return;
@@ -494,7 +555,9 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     this.closeReason = reason;
     const idle = this.exchange === null;
     this.setStatus('closed');
-    this.failExchange(new IlsUnavailable(kind, `the SIP2 connection to the ILS was lost (${reason})`, { requestSent: !idle }));
+    this.failExchange(
+      new IlsUnavailable(kind, `the SIP2 connection to the ILS was lost (${reason})`, { requestSent: !idle }),
+    );
     this.decoder.reset();
     this.emit('close', { reason, idle, byPeer });
   }
@@ -505,7 +568,10 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     this.state = next;
     // ready <-> busy flips on every request; only the rarer transitions are worth a log line.
     if (!(from === 'ready' && next === 'busy') && !(from === 'busy' && next === 'ready')) {
-      this.options.logger?.debug({ conn: this.id, from, to: next, reason: next === 'closed' ? this.closeReason : undefined }, 'sip2 connection status');
+      this.options.logger?.debug(
+        { conn: this.id, from, to: next, reason: next === 'closed' ? this.closeReason : undefined },
+        'sip2 connection status',
+      );
     }
   }
 

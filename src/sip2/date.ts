@@ -43,8 +43,13 @@ export function parseSip2Date(text: string): Sip2DateTime | null {
 export function formatSip2Date(value: Sip2DateTime | null): string {
   if (value === null) return UNSUPPORTED_DATE;
   return (
-    pad(value.year, 4) + pad(value.month, 2) + pad(value.day, 2) + value.zone +
-    pad(value.hour, 2) + pad(value.minute, 2) + pad(value.second, 2)
+    pad(value.year, 4) +
+    pad(value.month, 2) +
+    pad(value.day, 2) +
+    value.zone +
+    pad(value.hour, 2) +
+    pad(value.minute, 2) +
+    pad(value.second, 2)
   );
 }
 
@@ -52,14 +57,22 @@ export function formatSip2Date(value: Sip2DateTime | null): string {
 export function sip2DateFrom(date: Date, zone: 'local' | 'utc' = 'local'): Sip2DateTime {
   if (zone === 'utc') {
     return {
-      year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate(),
-      hour: date.getUTCHours(), minute: date.getUTCMinutes(), second: date.getUTCSeconds(),
+      year: date.getUTCFullYear(),
+      month: date.getUTCMonth() + 1,
+      day: date.getUTCDate(),
+      hour: date.getUTCHours(),
+      minute: date.getUTCMinutes(),
+      second: date.getUTCSeconds(),
       zone: UTC_ZONE,
     };
   }
   return {
-    year: date.getFullYear(), month: date.getMonth() + 1, day: date.getDate(),
-    hour: date.getHours(), minute: date.getMinutes(), second: date.getSeconds(),
+    year: date.getFullYear(),
+    month: date.getMonth() + 1,
+    day: date.getDate(),
+    hour: date.getHours(),
+    minute: date.getMinutes(),
+    second: date.getSeconds(),
     zone: LOCAL_ZONE,
   };
 }

@@ -3,7 +3,16 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CHARSETS } from './charset.js';
-import { formatSip2Date, isoDateOf, isUtcZone, parseSip2Date, type Sip2DateTime, sip2DateFrom, toDate, UTC_ZONE } from './date.js';
+import {
+  formatSip2Date,
+  isoDateOf,
+  isUtcZone,
+  parseSip2Date,
+  type Sip2DateTime,
+  sip2DateFrom,
+  toDate,
+  UTC_ZONE,
+} from './date.js';
 import { MESSAGE_SPECS } from './spec.js';
 
 /**
@@ -46,7 +55,7 @@ const fineItemsSchema = z.object({
   template: z.string().min(1),
 });
 
-export const dialectSchema = z
+const dialectSchema = z
   .object({
     name: z.string().regex(/^[a-z][a-z0-9-]*$/, 'must be lower-case letters, digits and dashes'),
     description: z.string(),
@@ -64,7 +73,10 @@ export const dialectSchema = z
           .string()
           .regex(/^[A-Z][A-Z0-9]$/, 'must be a two-character SIP2 field id')
           // The expiry is read from the 64's unmodelled fields; a modelled one (AQ, PB ...) never lands there.
-          .refine((tag) => !PATRON_INFO_TAGS.has(tag), 'must not be a field the 64 already uses for something else (AQ, PB, PI, BD ...)'),
+          .refine(
+            (tag) => !PATRON_INFO_TAGS.has(tag),
+            'must not be a field the 64 already uses for something else (AQ, PB, PI, BD ...)',
+          ),
         format: z.enum(DATE_FORMATS),
       })
       .nullable(),
@@ -158,7 +170,7 @@ export type FineItemParts = Partial<Record<(typeof FINE_GROUPS)[number], string>
 const patternCache = new Map<string, RegExp>();
 
 /** The dialect's fine-item patterns, in the order they are tried. */
-export function fineItemPatterns(dialect: Dialect): readonly string[] {
+function fineItemPatterns(dialect: Dialect): readonly string[] {
   const { pattern } = dialect.fineItems;
   return typeof pattern === 'string' ? [pattern] : pattern;
 }
@@ -185,5 +197,8 @@ export function parseFineItem(text: string, dialect: Dialect): FineItemParts | n
 
 /** Writes one AV entry with the dialect's template (used by the simulator). */
 export function formatFineItem(parts: FineItemParts, dialect: Dialect): string {
-  return dialect.fineItems.template.replace(/\{(\w+)\}/g, (_, name: string) => parts[name as keyof FineItemParts] ?? '');
+  return dialect.fineItems.template.replace(
+    /\{(\w+)\}/g,
+    (_, name: string) => parts[name as keyof FineItemParts] ?? '',
+  );
 }

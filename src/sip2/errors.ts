@@ -38,7 +38,12 @@ export type TimeoutReason = 'connect-timeout' | 'login-timeout' | 'response-time
 export type RefusalReason = 'queue-full' | 'acquire-timeout' | 'circuit-open' | 'shutting-down';
 
 /** What the ILS sent that could not be used (IlsProtocolError). */
-export type ProtocolReason = 'unreadable' | 'oversized' | 'unexpected-message' | 'resend-refused' | 'status-instead-of-response';
+export type ProtocolReason =
+  | 'unreadable'
+  | 'oversized'
+  | 'unexpected-message'
+  | 'resend-refused'
+  | 'status-instead-of-response';
 
 /** Why the caller stopped waiting (CallCancelled): its time ran out, its client went away, or it was already answered. */
 export type CancelReason = 'deadline' | 'client-gone' | 'call-over';
@@ -149,7 +154,12 @@ export type Sip2Failure = IlsUnavailable | IlsTimeout | PoolRefused | IlsProtoco
 
 /** True for the errors that mean "the ILS side failed, or the pool would not send" (not a bug, bad input or a cancelled call). */
 export function isSip2Failure(error: unknown): error is Sip2Failure {
-  return error instanceof IlsUnavailable || error instanceof IlsTimeout || error instanceof PoolRefused || error instanceof IlsProtocolError;
+  return (
+    error instanceof IlsUnavailable ||
+    error instanceof IlsTimeout ||
+    error instanceof PoolRefused ||
+    error instanceof IlsProtocolError
+  );
 }
 
 const CANCEL_MESSAGES: Record<CancelReason, string> = {
@@ -159,7 +169,7 @@ const CANCEL_MESSAGES: Record<CancelReason, string> = {
 };
 
 /** The reason a caller cancels with: what its AbortSignal carries, when it is one of ours. */
-export function cancelReasonOf(signal: AbortSignal): CancelReason {
+function cancelReasonOf(signal: AbortSignal): CancelReason {
   const reason: unknown = signal.reason;
   return reason === 'deadline' || reason === 'call-over' ? reason : 'client-gone';
 }

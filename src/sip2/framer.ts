@@ -48,7 +48,10 @@ export class FrameDecoder {
     if (trimmed.length === 0) return;
     if (this.pendingLength + trimmed.length > this.maxFrameBytes) {
       this.reset();
-      throw new Sip2DecodeError('frame-too-long', `a SIP2 message exceeded ${this.maxFrameBytes} bytes without a terminator`);
+      throw new Sip2DecodeError(
+        'frame-too-long',
+        `a SIP2 message exceeded ${this.maxFrameBytes} bytes without a terminator`,
+      );
     }
     this.pending.push(Buffer.from(trimmed));
     this.pendingLength += trimmed.length;

@@ -50,7 +50,10 @@ export class Sip2Messages {
   }
 
   /** 63; `list` asks for one list in detail, `start`/`end` page it (1-based, inclusive). */
-  patronInformation(patron: string, options: { password?: string; list?: SummaryList; start?: number; end?: number } = {}): PatronInformation {
+  patronInformation(
+    patron: string,
+    options: { password?: string; list?: SummaryList; start?: number; end?: number } = {},
+  ): PatronInformation {
     return {
       code: '63',
       language: this.language,
@@ -133,7 +136,10 @@ export class Sip2Messages {
     };
   }
 
-  feePaid(patron: string, payment: { amount: string; currency: string; feeType?: number; paymentType?: number; feeId?: string }): FeePaid {
+  feePaid(
+    patron: string,
+    payment: { amount: string; currency: string; feeType?: number; paymentType?: number; feeId?: string },
+  ): FeePaid {
     return {
       code: '37',
       transactionDate: this.date(),

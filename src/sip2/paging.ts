@@ -71,12 +71,24 @@ export async function fetchPatronList(
   const first = await send(build(1, Math.min(options.pageSize, maxEntries)));
   const firstEntries = listEntries(first, list).slice(0, maxEntries);
   const announced = listCount(first, list);
-  if (announced === null || firstEntries.length >= announced || firstEntries.length === 0 || firstEntries.length >= maxEntries) {
-    return { entries: firstEntries, first, requests: 1, truncated: announced !== null && firstEntries.length < announced };
+  if (
+    announced === null ||
+    firstEntries.length >= announced ||
+    firstEntries.length === 0 ||
+    firstEntries.length >= maxEntries
+  ) {
+    return {
+      entries: firstEntries,
+      first,
+      requests: 1,
+      truncated: announced !== null && firstEntries.length < announced,
+    };
   }
   const count = Math.min(announced, maxEntries);
   const slots: Array<string | undefined> = Array.from({ length: count }, () => undefined);
-  firstEntries.forEach((entry, i) => (slots[i] = entry));
+  firstEntries.forEach((entry, i) => {
+    slots[i] = entry;
+  });
   const step = firstEntries.length;
   const starts: number[] = [];
   for (let start = step + 1; start <= count; start += step) starts.push(start);
@@ -86,7 +98,9 @@ export async function fetchPatronList(
   if (pages.some((page) => listEntries(page, list)[0] === firstEntries[0])) {
     return { entries: firstEntries, first, requests, truncated: true };
   }
-  pages.forEach((page, i) => place(slots, starts[i]! - 1, listEntries(page, list).slice(0, step)));
+  pages.forEach((page, i) => {
+    place(slots, starts[i]! - 1, listEntries(page, list).slice(0, step));
+  });
   const entries = slots.filter((entry): entry is string => entry !== undefined);
   return { entries, first, requests, truncated: entries.length < announced };
 }

@@ -1,20 +1,26 @@
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
-import { CircuitBreaker, type CircuitOptions, type CircuitState, type CircuitTransition, DEFAULT_CIRCUIT_OPTIONS } from './circuit.js';
+import {
+  CircuitBreaker,
+  type CircuitOptions,
+  type CircuitState,
+  type CircuitTransition,
+  DEFAULT_CIRCUIT_OPTIONS,
+} from './circuit.js';
 import type { ConnectionClose } from './connection.js';
 import {
-  PoolRefused,
+  cancelled,
   IlsProtocolError,
   IlsTimeout,
   IlsUnavailable,
-  cancelled,
   isSip2Failure,
+  PoolRefused,
   Sip2Error,
 } from './errors.js';
 import { SC_STATUS } from './messages.js';
 import { type AcsStatus, NON_IDEMPOTENT, type RequestMessage, type ResponseOf } from './spec.js';
 
-export { type CircuitOptions, type CircuitState, DEFAULT_CIRCUIT_OPTIONS } from './circuit.js';
+export type { CircuitState } from './circuit.js';
 
 /** While every connection is still held by work sent before the circuit opened, look again this soon for one to probe with. */
 const PROBE_RECHECK_MS = 100;
@@ -46,7 +52,7 @@ export interface PoolConnection {
  * with a typed backend error; a login the ILS does not answer is a
  * IlsTimeout with reason 'login-timeout'.
  */
-export type ConnectionFactory = (id: number) => Promise<PoolConnection>;
+type ConnectionFactory = (id: number) => Promise<PoolConnection>;
 
 export interface PoolOptions {
   /** Opens sessions: `(id) => Sip2Connection.open({...options, id})`, or a fake in tests. */
@@ -214,12 +220,15 @@ export class Sip2Pool {
   execute<T>(fn: (connection: PoolConnection) => Promise<T>, options: ExecuteOptions = {}): Promise<T> {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(cancelled(signal, false));
-    if (this.closing) return Promise.reject(new PoolRefused('shutting-down', 'the gateway is shutting down its ILS connections'));
+    if (this.closing)
+      return Promise.reject(new PoolRefused('shutting-down', 'the gateway is shutting down its ILS connections'));
     if (this.circuit.state !== 'closed') return Promise.reject(this.circuitRejection());
     const startsNow = !this.queue.isPaused && this.queue.size === 0 && this.queue.pending < this.queue.concurrency;
     // Only work that has to wait counts: with a free connection it starts at once, even with maxWaiting 0.
     if (!startsNow && this.queue.size >= this.options.maxWaiting) {
-      return Promise.reject(new PoolRefused('queue-full', `too many requests are waiting for the ILS (${this.queue.size})`));
+      return Promise.reject(
+        new PoolRefused('queue-full', `too many requests are waiting for the ILS (${this.queue.size})`),
+      );
     }
 
     return new Promise<T>((resolve, reject) => {
@@ -258,7 +267,11 @@ export class Sip2Pool {
           return result;
         } catch (error) {
           this.recordOutcome(error);
-          if (error instanceof IlsUnavailable && error.requestSent && (error.reason === 'closed' || error.reason === 'reset')) {
+          if (
+            error instanceof IlsUnavailable &&
+            error.requestSent &&
+            (error.reason === 'closed' || error.reason === 'reset')
+          ) {
             // A session found dead mid-request (an ILS restart drops them all at once, before their closes
             // reach us): the idle ones are suspect too. They are replaced as needed, so a retry gets a live one.
             this.retireIdle();
@@ -277,20 +290,31 @@ export class Sip2Pool {
       } else {
         const controller = new AbortController();
         const timer = setTimeout(() => {
-          controller.abort(new PoolRefused('acquire-timeout', `no ILS connection became free within ${this.options.acquireTimeoutMs} ms`));
+          controller.abort(
+            new PoolRefused(
+              'acquire-timeout',
+              `no ILS connection became free within ${this.options.acquireTimeoutMs} ms`,
+            ),
+          );
         }, this.options.acquireTimeoutMs);
         queued = { controller, timer };
         this.waiting.add(controller);
         task = this.queue.add(run, { signal: controller.signal });
-        task.catch(() => {}).finally(() => {
-          clearTimeout(timer);
-          this.waiting.delete(controller);
-        });
+        task
+          .catch(() => {})
+          .finally(() => {
+            clearTimeout(timer);
+            this.waiting.delete(controller);
+          });
         this.grow();
       }
       task.then(
-        (result) => (answered ? options.onAbandonedOutcome?.({ status: 'fulfilled', value: result }) : answer(() => resolve(result))),
-        (error: unknown) => (answered ? options.onAbandonedOutcome?.({ status: 'rejected', reason: error }) : answer(() => reject(error))),
+        (result) =>
+          answered
+            ? options.onAbandonedOutcome?.({ status: 'fulfilled', value: result })
+            : answer(() => resolve(result)),
+        (error: unknown) =>
+          answered ? options.onAbandonedOutcome?.({ status: 'rejected', reason: error }) : answer(() => reject(error)),
       );
     });
   }
@@ -301,7 +325,10 @@ export class Sip2Pool {
    * hold, renew-all or fee payment never is. A write whose caller stopped
    * waiting while it was at the ILS still finishes, and its outcome is logged.
    */
-  async send<M extends RequestMessage>(message: M, options: { signal?: AbortSignal | undefined } = {}): Promise<ResponseOf<M['code']>> {
+  async send<M extends RequestMessage>(
+    message: M,
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<ResponseOf<M['code']>> {
     const write = NON_IDEMPOTENT.has(message.code);
     const execution: ExecuteOptions = {
       signal: options.signal,
@@ -312,7 +339,8 @@ export class Sip2Pool {
     } catch (error) {
       // Only a read that went out on a connection that then proved dead is worth a second try;
       // a failed connect or a rejected terminal login would only fail again.
-      const retryable = !write && (error instanceof IlsUnavailable || error instanceof IlsProtocolError) && error.requestSent;
+      const retryable =
+        !write && (error instanceof IlsUnavailable || error instanceof IlsProtocolError) && error.requestSent;
       // With the circuit now open, this request's own failure says more than "try again later".
       if (!retryable || this.closing || this.circuit.state !== 'closed') throw error;
       this.log?.info({ code: message.code, reason: error.reason }, 'retrying a SIP2 read on another connection');
@@ -475,7 +503,9 @@ export class Sip2Pool {
     // A TCP connection the ILS accepted but whose login it does not answer, while other sessions work: a
     // pre-forking server with no free worker. Not a failure; the requests wait for a connection to free up.
     const noWorker =
-      error instanceof IlsTimeout && (error.reason === 'login-timeout' || error.reason === 'connect-timeout') && this.live.size > 0;
+      error instanceof IlsTimeout &&
+      (error.reason === 'login-timeout' || error.reason === 'connect-timeout') &&
+      this.live.size > 0;
     if (noWorker) {
       this.learnSessionLimit(this.live.size);
       return;
@@ -488,7 +518,11 @@ export class Sip2Pool {
     }
     this.recordOutcome(error);
     this.log?.warn(
-      { reason: error instanceof Error ? error.message : String(error), circuit: this.circuit.state, failures: this.circuit.consecutiveFailures },
+      {
+        reason: error instanceof Error ? error.message : String(error),
+        circuit: this.circuit.state,
+        failures: this.circuit.consecutiveFailures,
+      },
       'cannot open a SIP2 connection to the ILS',
     );
     if (!this.closing) this.scheduleFill(this.backoffDelay(this.circuit.consecutiveFailures));
@@ -518,11 +552,17 @@ export class Sip2Pool {
     const lifetimeMs = Date.now() - connection.createdAt;
     if (close.byPeer && idle) {
       // The ILS ends idle sessions after its own timeout: normal, replaced when needed.
-      this.log?.debug({ conn: connection.id, lifetimeMs, connections: this.live.size }, 'the ILS closed an idle SIP2 connection');
+      this.log?.debug(
+        { conn: connection.id, lifetimeMs, connections: this.live.size },
+        'the ILS closed an idle SIP2 connection',
+      );
       this.reportIdleClose(lifetimeMs);
     } else if (close.byPeer) {
       // The request it carried failed and is counted by its caller.
-      this.log?.warn({ conn: connection.id, reason: close.reason, connections: this.live.size }, 'SIP2 connection lost');
+      this.log?.warn(
+        { conn: connection.id, reason: close.reason, connections: this.live.size },
+        'SIP2 connection lost',
+      );
     }
     if (connection.servedRequest) this.deaths = 0;
     else if (lifetimeMs < DIED_YOUNG_MS) this.deaths++;
@@ -726,7 +766,10 @@ export class Sip2Pool {
         // an ILS that does not answer at all is failing.
         const idleClose = error instanceof IlsUnavailable && (error.reason === 'closed' || error.reason === 'reset');
         if (!idleClose) {
-          this.log?.warn({ conn: connection.id, reason: error instanceof Error ? error.message : String(error) }, 'SIP2 keepalive failed');
+          this.log?.warn(
+            { conn: connection.id, reason: error instanceof Error ? error.message : String(error) },
+            'SIP2 keepalive failed',
+          );
           this.recordOutcome(error);
         }
       }
@@ -747,11 +790,18 @@ export class Sip2Pool {
   private logAbandonedWrite(code: string, outcome: PromiseSettledResult<unknown>): void {
     if (outcome.status === 'fulfilled') {
       const response = outcome.value as { code?: string; ok?: unknown };
-      this.log?.warn({ code, response: response.code, ok: response.ok }, `a SIP2 ${code} finished after its caller had stopped waiting`);
+      this.log?.warn(
+        { code, response: response.code, ok: response.ok },
+        `a SIP2 ${code} finished after its caller had stopped waiting`,
+      );
     } else {
       const error = outcome.reason;
       this.log?.warn(
-        { code, reason: error instanceof Sip2Error ? error.code : undefined, message: error instanceof Error ? error.message : String(error) },
+        {
+          code,
+          reason: error instanceof Sip2Error ? error.code : undefined,
+          message: error instanceof Error ? error.message : String(error),
+        },
         `a SIP2 ${code} failed after its caller had stopped waiting`,
       );
     }

@@ -28,7 +28,7 @@ import type { Sip2DateTime } from './date.js';
  */
 
 /** How a fixed-length field is represented in a typed message. */
-export interface FixedKinds {
+interface FixedKinds {
   /** Text as sent, exact length (language, protocol version, currency). */
   text: string;
   /** Y / N. Anything but Y reads as false. */
@@ -48,18 +48,18 @@ export interface FixedKinds {
 }
 export type FixedKind = keyof FixedKinds;
 
-export interface TagKinds {
+interface TagKinds {
   text: string;
   yn: boolean;
 }
-export type TagKind = keyof TagKinds;
+type TagKind = keyof TagKinds;
 
 export interface FixedSpec {
   readonly name: string;
   readonly length: number;
   readonly kind: FixedKind;
 }
-export interface TagSpec {
+interface TagSpec {
   readonly name: string;
   readonly tag: string;
   readonly kind: TagKind;
@@ -92,20 +92,12 @@ export const PATRON_STATUS_FLAGS = [
   'recallOverdue',
   'tooManyItemsBilled',
 ] as const;
-export type PatronStatusFlag = (typeof PATRON_STATUS_FLAGS)[number];
+type PatronStatusFlag = (typeof PATRON_STATUS_FLAGS)[number];
 export type PatronStatusFlags = Record<PatronStatusFlag, boolean>;
 
-/** Positions 0-5 of the 63 summary field, and the tag of the list each one asks for. */
+/** Positions 0-5 of the 63 summary field: which list each one asks for. */
 export const SUMMARY_LISTS = ['hold', 'overdue', 'charged', 'fine', 'recall', 'unavailableHold'] as const;
 export type SummaryList = (typeof SUMMARY_LISTS)[number];
-export const SUMMARY_LIST_TAGS: Record<SummaryList, string> = {
-  hold: 'AS',
-  overdue: 'AT',
-  charged: 'AU',
-  fine: 'AV',
-  recall: 'BU',
-  unavailableHold: 'CD',
-};
 
 /** Positions of the 98 BX "supported messages" field. */
 export const SUPPORTED_MESSAGES = [
@@ -164,235 +156,432 @@ export const CIRCULATION_STATUS = {
   lost: 12,
   missing: 13,
 } as const;
-export type CirculationStatus = (typeof CIRCULATION_STATUS)[keyof typeof CIRCULATION_STATUS];
 
 const f = <N extends string, K extends FixedKind>(name: N, length: number, kind: K) =>
   ({ name, length, kind }) as const;
-const t = <N extends string>(tag: string, name: N) => ({ name, tag, kind: 'text', required: false, repeat: false }) as const;
-const yn = <N extends string>(tag: string, name: N) => ({ name, tag, kind: 'yn', required: false, repeat: false }) as const;
-const req = <N extends string>(tag: string, name: N) => ({ name, tag, kind: 'text', required: true, repeat: false }) as const;
-const many = <N extends string>(tag: string, name: N) => ({ name, tag, kind: 'text', required: false, repeat: true }) as const;
+const t = <N extends string>(tag: string, name: N) =>
+  ({ name, tag, kind: 'text', required: false, repeat: false }) as const;
+const yn = <N extends string>(tag: string, name: N) =>
+  ({ name, tag, kind: 'yn', required: false, repeat: false }) as const;
+const req = <N extends string>(tag: string, name: N) =>
+  ({ name, tag, kind: 'text', required: true, repeat: false }) as const;
+const many = <N extends string>(tag: string, name: N) =>
+  ({ name, tag, kind: 'text', required: false, repeat: true }) as const;
 
 const date = <N extends string>(name: N) => f(name, 18, 'date');
 const screen = [many('AF', 'screenMessage'), many('AG', 'printLine')] as const;
 
 export const MESSAGE_SPECS = {
   '01': {
-    code: '01', name: 'Block Patron',
+    code: '01',
+    name: 'Block Patron',
     fixed: [f('cardRetained', 1, 'yn'), date('transactionDate')],
-    fields: [req('AO', 'institutionId'), req('AL', 'blockedCardMessage'), req('AA', 'patronIdentifier'), req('AC', 'terminalPassword')],
+    fields: [
+      req('AO', 'institutionId'),
+      req('AL', 'blockedCardMessage'),
+      req('AA', 'patronIdentifier'),
+      req('AC', 'terminalPassword'),
+    ],
   },
   '11': {
-    code: '11', name: 'Checkout',
+    code: '11',
+    name: 'Checkout',
     fixed: [f('scRenewalPolicy', 1, 'yn'), f('noBlock', 1, 'yn'), date('transactionDate'), date('nbDueDate')],
     fields: [
-      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AB', 'itemIdentifier'), req('AC', 'terminalPassword'),
-      t('CH', 'itemProperties'), t('AD', 'patronPassword'), yn('BO', 'feeAcknowledged'), yn('BI', 'cancel'),
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      req('AB', 'itemIdentifier'),
+      req('AC', 'terminalPassword'),
+      t('CH', 'itemProperties'),
+      t('AD', 'patronPassword'),
+      yn('BO', 'feeAcknowledged'),
+      yn('BI', 'cancel'),
     ],
   },
   '12': {
-    code: '12', name: 'Checkout Response',
-    fixed: [f('ok', 1, 'bit'), f('renewalOk', 1, 'yn'), f('magneticMedia', 1, 'ynu'), f('desensitize', 1, 'ynu'), date('transactionDate')],
+    code: '12',
+    name: 'Checkout Response',
+    fixed: [
+      f('ok', 1, 'bit'),
+      f('renewalOk', 1, 'yn'),
+      f('magneticMedia', 1, 'ynu'),
+      f('desensitize', 1, 'ynu'),
+      date('transactionDate'),
+    ],
     fields: [
-      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AB', 'itemIdentifier'), req('AJ', 'titleIdentifier'),
-      req('AH', 'dueDate'), t('BT', 'feeType'), yn('CI', 'securityInhibit'), t('BH', 'currencyType'),
-      t('BV', 'feeAmount'), t('CK', 'mediaType'), t('CH', 'itemProperties'), t('BK', 'transactionId'),
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      req('AB', 'itemIdentifier'),
+      req('AJ', 'titleIdentifier'),
+      req('AH', 'dueDate'),
+      t('BT', 'feeType'),
+      yn('CI', 'securityInhibit'),
+      t('BH', 'currencyType'),
+      t('BV', 'feeAmount'),
+      t('CK', 'mediaType'),
+      t('CH', 'itemProperties'),
+      t('BK', 'transactionId'),
       ...screen,
     ],
   },
   '09': {
-    code: '09', name: 'Checkin',
+    code: '09',
+    name: 'Checkin',
     fixed: [f('noBlock', 1, 'yn'), date('transactionDate'), date('returnDate')],
     fields: [
-      req('AP', 'currentLocation'), req('AO', 'institutionId'), req('AB', 'itemIdentifier'), req('AC', 'terminalPassword'),
-      t('CH', 'itemProperties'), yn('BI', 'cancel'),
+      req('AP', 'currentLocation'),
+      req('AO', 'institutionId'),
+      req('AB', 'itemIdentifier'),
+      req('AC', 'terminalPassword'),
+      t('CH', 'itemProperties'),
+      yn('BI', 'cancel'),
     ],
   },
   '10': {
-    code: '10', name: 'Checkin Response',
-    fixed: [f('ok', 1, 'bit'), f('resensitize', 1, 'yn'), f('magneticMedia', 1, 'ynu'), f('alert', 1, 'yn'), date('transactionDate')],
+    code: '10',
+    name: 'Checkin Response',
+    fixed: [
+      f('ok', 1, 'bit'),
+      f('resensitize', 1, 'yn'),
+      f('magneticMedia', 1, 'ynu'),
+      f('alert', 1, 'yn'),
+      date('transactionDate'),
+    ],
     fields: [
-      req('AO', 'institutionId'), req('AB', 'itemIdentifier'), req('AQ', 'permanentLocation'), t('AJ', 'titleIdentifier'),
-      t('CL', 'sortBin'), t('AA', 'patronIdentifier'), t('CK', 'mediaType'), t('CH', 'itemProperties'),
-      t('CV', 'alertType'), t('CT', 'destinationLocation'), t('CY', 'holdPatronIdentifier'), t('DA', 'holdPatronName'),
+      req('AO', 'institutionId'),
+      req('AB', 'itemIdentifier'),
+      req('AQ', 'permanentLocation'),
+      t('AJ', 'titleIdentifier'),
+      t('CL', 'sortBin'),
+      t('AA', 'patronIdentifier'),
+      t('CK', 'mediaType'),
+      t('CH', 'itemProperties'),
+      t('CV', 'alertType'),
+      t('CT', 'destinationLocation'),
+      t('CY', 'holdPatronIdentifier'),
+      t('DA', 'holdPatronName'),
       ...screen,
     ],
   },
   '93': {
-    code: '93', name: 'Login',
+    code: '93',
+    name: 'Login',
     fixed: [f('uidAlgorithm', 1, 'text'), f('pwdAlgorithm', 1, 'text')],
     fields: [req('CN', 'loginUserId'), req('CO', 'loginPassword'), t('CP', 'locationCode')],
   },
   '94': {
-    code: '94', name: 'Login Response',
+    code: '94',
+    name: 'Login Response',
     fixed: [f('ok', 1, 'bit')],
     fields: [],
   },
   '99': {
-    code: '99', name: 'SC Status',
+    code: '99',
+    name: 'SC Status',
     fixed: [f('statusCode', 1, 'num'), f('maxPrintWidth', 3, 'num'), f('protocolVersion', 4, 'text')],
     fields: [],
   },
   '98': {
-    code: '98', name: 'ACS Status',
+    code: '98',
+    name: 'ACS Status',
     fixed: [
-      f('onlineStatus', 1, 'yn'), f('checkinOk', 1, 'yn'), f('checkoutOk', 1, 'yn'),
-      f('acsRenewalPolicy', 1, 'yn'), f('statusUpdateOk', 1, 'yn'), f('offlineOk', 1, 'yn'),
-      f('timeoutPeriod', 3, 'num'), f('retriesAllowed', 3, 'num'), date('dateTimeSync'),
+      f('onlineStatus', 1, 'yn'),
+      f('checkinOk', 1, 'yn'),
+      f('checkoutOk', 1, 'yn'),
+      f('acsRenewalPolicy', 1, 'yn'),
+      f('statusUpdateOk', 1, 'yn'),
+      f('offlineOk', 1, 'yn'),
+      f('timeoutPeriod', 3, 'num'),
+      f('retriesAllowed', 3, 'num'),
+      date('dateTimeSync'),
       f('protocolVersion', 4, 'text'),
     ],
-    fields: [req('AO', 'institutionId'), t('AM', 'libraryName'), req('BX', 'supportedMessages'), t('AN', 'terminalLocation'), ...screen],
+    fields: [
+      req('AO', 'institutionId'),
+      t('AM', 'libraryName'),
+      req('BX', 'supportedMessages'),
+      t('AN', 'terminalLocation'),
+      ...screen,
+    ],
   },
   '23': {
-    code: '23', name: 'Patron Status Request',
+    code: '23',
+    name: 'Patron Status Request',
     fixed: [f('language', 3, 'text'), date('transactionDate')],
-    fields: [req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AC', 'terminalPassword'), req('AD', 'patronPassword')],
+    fields: [
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      req('AC', 'terminalPassword'),
+      req('AD', 'patronPassword'),
+    ],
   },
   '24': {
-    code: '24', name: 'Patron Status Response',
+    code: '24',
+    name: 'Patron Status Response',
     fixed: [f('patronStatus', 14, 'flags'), f('language', 3, 'text'), date('transactionDate')],
     fields: [
-      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AE', 'personalName'),
-      yn('BL', 'validPatron'), yn('CQ', 'validPatronPassword'), t('BH', 'currencyType'), t('BV', 'feeAmount'),
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      req('AE', 'personalName'),
+      yn('BL', 'validPatron'),
+      yn('CQ', 'validPatronPassword'),
+      t('BH', 'currencyType'),
+      t('BV', 'feeAmount'),
       ...screen,
     ],
   },
   '63': {
-    code: '63', name: 'Patron Information',
+    code: '63',
+    name: 'Patron Information',
     fixed: [f('language', 3, 'text'), date('transactionDate'), f('summary', 10, 'summary')],
     fields: [
-      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AC', 'terminalPassword'), t('AD', 'patronPassword'),
-      t('BP', 'startItem'), t('BQ', 'endItem'),
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      t('AC', 'terminalPassword'),
+      t('AD', 'patronPassword'),
+      t('BP', 'startItem'),
+      t('BQ', 'endItem'),
     ],
   },
   '64': {
-    code: '64', name: 'Patron Information Response',
+    code: '64',
+    name: 'Patron Information Response',
     fixed: [
-      f('patronStatus', 14, 'flags'), f('language', 3, 'text'), date('transactionDate'),
-      f('holdItemsCount', 4, 'num'), f('overdueItemsCount', 4, 'num'), f('chargedItemsCount', 4, 'num'),
-      f('fineItemsCount', 4, 'num'), f('recallItemsCount', 4, 'num'), f('unavailableHoldsCount', 4, 'num'),
+      f('patronStatus', 14, 'flags'),
+      f('language', 3, 'text'),
+      date('transactionDate'),
+      f('holdItemsCount', 4, 'num'),
+      f('overdueItemsCount', 4, 'num'),
+      f('chargedItemsCount', 4, 'num'),
+      f('fineItemsCount', 4, 'num'),
+      f('recallItemsCount', 4, 'num'),
+      f('unavailableHoldsCount', 4, 'num'),
     ],
     fields: [
-      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AE', 'personalName'),
-      t('BZ', 'holdItemsLimit'), t('CA', 'overdueItemsLimit'), t('CB', 'chargedItemsLimit'),
-      yn('BL', 'validPatron'), yn('CQ', 'validPatronPassword'),
-      t('BH', 'currencyType'), t('BV', 'feeAmount'), t('CC', 'feeLimit'),
-      many('AS', 'holdItems'), many('AT', 'overdueItems'), many('AU', 'chargedItems'),
-      many('AV', 'fineItems'), many('BU', 'recallItems'), many('CD', 'unavailableHoldItems'),
-      t('BD', 'homeAddress'), t('BE', 'emailAddress'), t('BF', 'homePhoneNumber'),
-      t('AQ', 'homeLibrary'), t('PB', 'birthDate'), t('PI', 'internetProfile'),
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      req('AE', 'personalName'),
+      t('BZ', 'holdItemsLimit'),
+      t('CA', 'overdueItemsLimit'),
+      t('CB', 'chargedItemsLimit'),
+      yn('BL', 'validPatron'),
+      yn('CQ', 'validPatronPassword'),
+      t('BH', 'currencyType'),
+      t('BV', 'feeAmount'),
+      t('CC', 'feeLimit'),
+      many('AS', 'holdItems'),
+      many('AT', 'overdueItems'),
+      many('AU', 'chargedItems'),
+      many('AV', 'fineItems'),
+      many('BU', 'recallItems'),
+      many('CD', 'unavailableHoldItems'),
+      t('BD', 'homeAddress'),
+      t('BE', 'emailAddress'),
+      t('BF', 'homePhoneNumber'),
+      t('AQ', 'homeLibrary'),
+      t('PB', 'birthDate'),
+      t('PI', 'internetProfile'),
       ...screen,
     ],
   },
   '17': {
-    code: '17', name: 'Item Information',
+    code: '17',
+    name: 'Item Information',
     fixed: [date('transactionDate')],
     fields: [req('AO', 'institutionId'), req('AB', 'itemIdentifier'), t('AC', 'terminalPassword')],
   },
   '18': {
-    code: '18', name: 'Item Information Response',
-    fixed: [f('circulationStatus', 2, 'num'), f('securityMarker', 2, 'num'), f('feeType', 2, 'num'), date('transactionDate')],
+    code: '18',
+    name: 'Item Information Response',
+    fixed: [
+      f('circulationStatus', 2, 'num'),
+      f('securityMarker', 2, 'num'),
+      f('feeType', 2, 'num'),
+      date('transactionDate'),
+    ],
     fields: [
-      t('CF', 'holdQueueLength'), t('AH', 'dueDate'), t('CJ', 'recallDate'), t('CM', 'holdPickupDate'),
-      req('AB', 'itemIdentifier'), req('AJ', 'titleIdentifier'), t('BG', 'owner'), t('BH', 'currencyType'),
-      t('BV', 'feeAmount'), t('CK', 'mediaType'), t('AQ', 'permanentLocation'), t('AP', 'currentLocation'),
-      t('CH', 'itemProperties'), ...screen,
+      t('CF', 'holdQueueLength'),
+      t('AH', 'dueDate'),
+      t('CJ', 'recallDate'),
+      t('CM', 'holdPickupDate'),
+      req('AB', 'itemIdentifier'),
+      req('AJ', 'titleIdentifier'),
+      t('BG', 'owner'),
+      t('BH', 'currencyType'),
+      t('BV', 'feeAmount'),
+      t('CK', 'mediaType'),
+      t('AQ', 'permanentLocation'),
+      t('AP', 'currentLocation'),
+      t('CH', 'itemProperties'),
+      ...screen,
     ],
   },
   '19': {
-    code: '19', name: 'Item Status Update',
+    code: '19',
+    name: 'Item Status Update',
     fixed: [date('transactionDate')],
-    fields: [req('AO', 'institutionId'), req('AB', 'itemIdentifier'), t('AC', 'terminalPassword'), req('CH', 'itemProperties')],
+    fields: [
+      req('AO', 'institutionId'),
+      req('AB', 'itemIdentifier'),
+      t('AC', 'terminalPassword'),
+      req('CH', 'itemProperties'),
+    ],
   },
   '20': {
-    code: '20', name: 'Item Status Update Response',
+    code: '20',
+    name: 'Item Status Update Response',
     fixed: [f('itemPropertiesOk', 1, 'bit'), date('transactionDate')],
     fields: [req('AB', 'itemIdentifier'), t('AJ', 'titleIdentifier'), t('CH', 'itemProperties'), ...screen],
   },
   '25': {
-    code: '25', name: 'Patron Enable',
+    code: '25',
+    name: 'Patron Enable',
     fixed: [date('transactionDate')],
-    fields: [req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AC', 'terminalPassword'), t('AD', 'patronPassword')],
+    fields: [
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      t('AC', 'terminalPassword'),
+      t('AD', 'patronPassword'),
+    ],
   },
   '26': {
-    code: '26', name: 'Patron Enable Response',
+    code: '26',
+    name: 'Patron Enable Response',
     fixed: [f('patronStatus', 14, 'flags'), f('language', 3, 'text'), date('transactionDate')],
     fields: [
-      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AE', 'personalName'),
-      yn('BL', 'validPatron'), yn('CQ', 'validPatronPassword'), ...screen,
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      req('AE', 'personalName'),
+      yn('BL', 'validPatron'),
+      yn('CQ', 'validPatronPassword'),
+      ...screen,
     ],
   },
   '29': {
-    code: '29', name: 'Renew',
+    code: '29',
+    name: 'Renew',
     fixed: [f('thirdPartyAllowed', 1, 'yn'), f('noBlock', 1, 'yn'), date('transactionDate'), date('nbDueDate')],
     fields: [
-      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AD', 'patronPassword'),
-      t('AB', 'itemIdentifier'), t('AJ', 'titleIdentifier'), t('AC', 'terminalPassword'),
-      t('CH', 'itemProperties'), yn('BO', 'feeAcknowledged'),
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      t('AD', 'patronPassword'),
+      t('AB', 'itemIdentifier'),
+      t('AJ', 'titleIdentifier'),
+      t('AC', 'terminalPassword'),
+      t('CH', 'itemProperties'),
+      yn('BO', 'feeAcknowledged'),
     ],
   },
   '30': {
-    code: '30', name: 'Renew Response',
-    fixed: [f('ok', 1, 'bit'), f('renewalOk', 1, 'yn'), f('magneticMedia', 1, 'ynu'), f('desensitize', 1, 'ynu'), date('transactionDate')],
+    code: '30',
+    name: 'Renew Response',
+    fixed: [
+      f('ok', 1, 'bit'),
+      f('renewalOk', 1, 'yn'),
+      f('magneticMedia', 1, 'ynu'),
+      f('desensitize', 1, 'ynu'),
+      date('transactionDate'),
+    ],
     fields: [
-      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), req('AB', 'itemIdentifier'), req('AJ', 'titleIdentifier'),
-      req('AH', 'dueDate'), t('BT', 'feeType'), yn('CI', 'securityInhibit'), t('BH', 'currencyType'),
-      t('BV', 'feeAmount'), t('CK', 'mediaType'), t('CH', 'itemProperties'), t('BK', 'transactionId'),
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      req('AB', 'itemIdentifier'),
+      req('AJ', 'titleIdentifier'),
+      req('AH', 'dueDate'),
+      t('BT', 'feeType'),
+      yn('CI', 'securityInhibit'),
+      t('BH', 'currencyType'),
+      t('BV', 'feeAmount'),
+      t('CK', 'mediaType'),
+      t('CH', 'itemProperties'),
+      t('BK', 'transactionId'),
       ...screen,
     ],
   },
   '65': {
-    code: '65', name: 'Renew All',
+    code: '65',
+    name: 'Renew All',
     fixed: [date('transactionDate')],
     fields: [
-      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AD', 'patronPassword'),
-      t('AC', 'terminalPassword'), yn('BO', 'feeAcknowledged'),
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      t('AD', 'patronPassword'),
+      t('AC', 'terminalPassword'),
+      yn('BO', 'feeAcknowledged'),
     ],
   },
   '66': {
-    code: '66', name: 'Renew All Response',
+    code: '66',
+    name: 'Renew All Response',
     fixed: [f('ok', 1, 'bit'), f('renewedCount', 4, 'num'), f('unrenewedCount', 4, 'num'), date('transactionDate')],
     fields: [req('AO', 'institutionId'), many('BM', 'renewedItems'), many('BN', 'unrenewedItems'), ...screen],
   },
   '15': {
-    code: '15', name: 'Hold',
+    code: '15',
+    name: 'Hold',
     fixed: [f('holdMode', 1, 'text'), date('transactionDate')],
     fields: [
-      t('BW', 'expirationDate'), t('BS', 'pickupLocation'), t('BY', 'holdType'),
-      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AD', 'patronPassword'),
-      t('AB', 'itemIdentifier'), t('AJ', 'titleIdentifier'), t('AC', 'terminalPassword'),
+      t('BW', 'expirationDate'),
+      t('BS', 'pickupLocation'),
+      t('BY', 'holdType'),
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      t('AD', 'patronPassword'),
+      t('AB', 'itemIdentifier'),
+      t('AJ', 'titleIdentifier'),
+      t('AC', 'terminalPassword'),
       yn('BO', 'feeAcknowledged'),
     ],
   },
   '16': {
-    code: '16', name: 'Hold Response',
+    code: '16',
+    name: 'Hold Response',
     fixed: [f('ok', 1, 'bit'), f('available', 1, 'yn'), date('transactionDate')],
     fields: [
-      t('BW', 'expirationDate'), t('BR', 'queuePosition'), t('BS', 'pickupLocation'),
-      req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AB', 'itemIdentifier'), t('AJ', 'titleIdentifier'),
+      t('BW', 'expirationDate'),
+      t('BR', 'queuePosition'),
+      t('BS', 'pickupLocation'),
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      t('AB', 'itemIdentifier'),
+      t('AJ', 'titleIdentifier'),
       ...screen,
     ],
   },
   '35': {
-    code: '35', name: 'End Patron Session',
+    code: '35',
+    name: 'End Patron Session',
     fixed: [date('transactionDate')],
-    fields: [req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('AC', 'terminalPassword'), t('AD', 'patronPassword')],
+    fields: [
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      t('AC', 'terminalPassword'),
+      t('AD', 'patronPassword'),
+    ],
   },
   '36': {
-    code: '36', name: 'End Session Response',
+    code: '36',
+    name: 'End Session Response',
     fixed: [f('endSession', 1, 'yn'), date('transactionDate')],
     fields: [req('AO', 'institutionId'), req('AA', 'patronIdentifier'), ...screen],
   },
   '37': {
-    code: '37', name: 'Fee Paid',
+    code: '37',
+    name: 'Fee Paid',
     fixed: [date('transactionDate'), f('feeType', 2, 'num'), f('paymentType', 2, 'num'), f('currencyType', 3, 'text')],
     fields: [
-      req('BV', 'feeAmount'), req('AO', 'institutionId'), req('AA', 'patronIdentifier'),
-      t('AC', 'terminalPassword'), t('AD', 'patronPassword'), t('CG', 'feeIdentifier'), t('BK', 'transactionId'),
+      req('BV', 'feeAmount'),
+      req('AO', 'institutionId'),
+      req('AA', 'patronIdentifier'),
+      t('AC', 'terminalPassword'),
+      t('AD', 'patronPassword'),
+      t('CG', 'feeIdentifier'),
+      t('BK', 'transactionId'),
     ],
   },
   '38': {
-    code: '38', name: 'Fee Paid Response',
+    code: '38',
+    name: 'Fee Paid Response',
     fixed: [f('paymentAccepted', 1, 'yn'), date('transactionDate')],
     fields: [req('AO', 'institutionId'), req('AA', 'patronIdentifier'), t('BK', 'transactionId'), ...screen],
   },
@@ -419,7 +608,7 @@ type OptionalTags<S extends MessageSpec> = {
 type Flatten<T> = { [K in keyof T]: T[K] };
 
 /** The typed form of one message, derived from its spec. */
-export type MessageOf<C extends MessageCode> = C extends MessageCode
+type MessageOf<C extends MessageCode> = C extends MessageCode
   ? Flatten<
       { code: C } & FixedPart<(typeof MESSAGE_SPECS)[C]> &
         RequiredTags<(typeof MESSAGE_SPECS)[C]> &
@@ -459,8 +648,6 @@ export type EndPatronSession = MessageOf<'35'>;
 export type EndSessionResponse = MessageOf<'36'>;
 export type FeePaid = MessageOf<'37'>;
 export type FeePaidResponse = MessageOf<'38'>;
-export type RequestScResend = MessageOf<'96'>;
-export type RequestAcsResend = MessageOf<'97'>;
 
 /** Request code -> the response code an ACS must answer it with. */
 export const RESPONSE_CODE = {

@@ -8,12 +8,12 @@ import { loginProblems, patronOnlyProblems } from './shapes.js';
 import {
   CORE_SCOPES,
   DIALECTS,
-  PASSWORDS,
-  type Reply,
-  type Session,
   expectOk,
   expectRequestError,
   item,
+  PASSWORDS,
+  type Reply,
+  type Session,
   scopeSet,
   useFixture,
 } from './support.js';
@@ -27,8 +27,18 @@ const CORE_METHODS: Array<{ verb: 'GET' | 'POST'; path: string; scope: string; b
   { verb: 'GET', path: '/fees', scope: 'read_fees' },
   // unknown URIs: document errors, so nothing changes in the library
   { verb: 'POST', path: '/renew', scope: 'write_items', body: { doc: [{ item: 'https://elsewhere.example/item/1' }] } },
-  { verb: 'POST', path: '/request', scope: 'write_items', body: { doc: [{ item: 'https://elsewhere.example/item/1' }] } },
-  { verb: 'POST', path: '/cancel', scope: 'write_items', body: { doc: [{ item: 'https://elsewhere.example/item/1' }] } },
+  {
+    verb: 'POST',
+    path: '/request',
+    scope: 'write_items',
+    body: { doc: [{ item: 'https://elsewhere.example/item/1' }] },
+  },
+  {
+    verb: 'POST',
+    path: '/cancel',
+    scope: 'write_items',
+    body: { doc: [{ item: 'https://elsewhere.example/item/1' }] },
+  },
 ];
 
 function sleep(ms: number): Promise<void> {
@@ -55,7 +65,11 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
     shortLived = { session, at, fresh: await client.get('/core/alice', { token: session.token }) };
   });
 
-  function callCore(method: (typeof CORE_METHODS)[number], patron: string, options: { token?: string; tokenIn?: 'header' | 'query' } = {}): Promise<Reply> {
+  function callCore(
+    method: (typeof CORE_METHODS)[number],
+    patron: string,
+    options: { token?: string; tokenIn?: 'header' | 'query' } = {},
+  ): Promise<Reply> {
     const { client } = fx();
     const path = `/core/${patron}${method.path}`;
     return method.verb === 'GET' ? client.get(path, options) : client.post(path, method.body, options);
@@ -145,10 +159,13 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
     expect(bob.scopes).toContain('read_patron');
     expect(READ_SCOPES).toEqual(expect.arrayContaining(bob.scopes));
     const before = await fx().executed('15');
-    expectRequestError(await client.post('/core/bob/request', { doc: [{ item: item('it-0030') }] }, { token: bob.token }), {
-      status: 403,
-      error: 'insufficient_scope',
-    });
+    expectRequestError(
+      await client.post('/core/bob/request', { doc: [{ item: item('it-0030') }] }, { token: bob.token }),
+      {
+        status: 403,
+        error: 'insufficient_scope',
+      },
+    );
     expect(await fx().executed('15')).toBe(before);
   });
 
@@ -159,10 +176,13 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
     expect(READ_SCOPES).toEqual(expect.arrayContaining(carol.scopes));
     expect(carol.scopes).toContain('read_fees');
     const before = await fx().executed('29');
-    expectRequestError(await client.post('/core/carol/renew', { doc: [{ item: item('it-0070') }] }, { token: carol.token }), {
-      status: 403,
-      error: 'insufficient_scope',
-    });
+    expectRequestError(
+      await client.post('/core/carol/renew', { doc: [{ item: item('it-0070') }] }, { token: carol.token }),
+      {
+        status: 403,
+        error: 'insufficient_scope',
+      },
+    );
     expect(await fx().executed('29')).toBe(before);
   });
 
@@ -211,7 +231,10 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
     const patron = expectOk(await client.get(`/core/${encodeURIComponent(first.patron)}`, { token: first.token }));
     expect(patron.name).toBe('Alice Example');
     // the barcode is not an identifier of the account here
-    expectRequestError(await client.get('/core/alice', { token: first.token }), { status: 403, error: 'access_denied' });
+    expectRequestError(await client.get('/core/alice', { token: first.token }), {
+      status: 403,
+      error: 'access_denied',
+    });
     const logout = expectOk(await client.post('/auth/logout', { patron: first.patron }, { token: first.token }));
     expect(logout.patron).toBe(first.patron);
   });
@@ -238,8 +261,14 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
 
   it('invalid_grant 401: "The access token was missing, invalid, or expired" (an invalid token, in header or query)', async () => {
     for (const method of CORE_METHODS) {
-      expectRequestError(await callCore(method, 'alice', { token: 'AAAAinvalidtokenAAAA' }), { status: 401, error: 'invalid_grant' });
-      expectRequestError(await callCore(method, 'alice', { token: 'AAAAinvalidtokenAAAA', tokenIn: 'query' }), { status: 401, error: 'invalid_grant' });
+      expectRequestError(await callCore(method, 'alice', { token: 'AAAAinvalidtokenAAAA' }), {
+        status: 401,
+        error: 'invalid_grant',
+      });
+      expectRequestError(await callCore(method, 'alice', { token: 'AAAAinvalidtokenAAAA', tokenIn: 'query' }), {
+        status: 401,
+        error: 'invalid_grant',
+      });
     }
   });
 
@@ -265,7 +294,10 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
     const { client } = fx();
     for (const method of CORE_METHODS) {
       expectRequestError(await callCore(method, 'no-such-patron-4711'), { status: 401, error: 'invalid_grant' });
-      expectRequestError(await callCore(method, 'no-such-patron-4711', { token: 'AAAAinvalidtokenAAAA' }), { status: 401, error: 'invalid_grant' });
+      expectRequestError(await callCore(method, 'no-such-patron-4711', { token: 'AAAAinvalidtokenAAAA' }), {
+        status: 401,
+        error: 'invalid_grant',
+      });
     }
     expect((await client.get('/core/no-such-patron-4711')).status).toBe(401);
   });
@@ -289,8 +321,13 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
     for (const method of CORE_METHODS) {
       const reply = await callCore(method, 'alice', { token: session.token });
       expectOk(reply);
-      expect(scopeSet(reply.headers.get('x-oauth-scopes')), `${reply.request}: X-OAuth-Scopes`).toEqual([...CORE_SCOPES].sort());
-      expect(scopeSet(reply.headers.get('x-accepted-oauth-scopes')), `${reply.request}: X-Accepted-OAuth-Scopes`).toEqual([method.scope]);
+      expect(scopeSet(reply.headers.get('x-oauth-scopes')), `${reply.request}: X-OAuth-Scopes`).toEqual(
+        [...CORE_SCOPES].sort(),
+      );
+      expect(
+        scopeSet(reply.headers.get('x-accepted-oauth-scopes')),
+        `${reply.request}: X-Accepted-OAuth-Scopes`,
+      ).toEqual([method.scope]);
     }
     // on request errors too: a token lacking the scope, and no token at all
     const narrow = await client.login('alice', { scope: 'read_patron' });
@@ -306,7 +343,9 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
 
   it('"A core server SHOULD NOT list change_password in X-OAuth-Scopes" (a VuFind login asking for change_password)', async () => {
     const { client } = fx();
-    const vufind = await client.login('alice', { scope: 'read_patron read_fees read_items write_items change_password' });
+    const vufind = await client.login('alice', {
+      scope: 'read_patron read_fees read_items write_items change_password',
+    });
     // change is not implemented, so change_password is not granted either
     expect(scopeSet(vufind.scopes.join(' '))).toEqual([...CORE_SCOPES].sort());
     for (const method of CORE_METHODS) {
@@ -324,7 +363,10 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
     const logout = await client.post('/auth/logout', { patron: 'alice' }, { token: session.token });
     expect(patronOnlyProblems(expectOk(logout))).toEqual([]);
     expect(logout.body.patron).toBe('alice');
-    expectRequestError(await client.get('/core/alice', { token: session.token }), { status: 401, error: 'invalid_grant' });
+    expectRequestError(await client.get('/core/alice', { token: session.token }), {
+      status: 401,
+      error: 'invalid_grant',
+    });
     expectRequestError(await client.post('/auth/logout', { patron: 'alice' }, { token: session.token }), {
       status: 401,
       error: 'invalid_grant',
@@ -337,7 +379,10 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
     const first = await client.login('alice');
     const second = await client.login('alice');
     expectOk(await client.call('POST', '/auth/logout', { token: first.token, form: { patron: 'alice' } }));
-    expectRequestError(await client.get('/core/alice', { token: first.token }), { status: 401, error: 'invalid_grant' });
+    expectRequestError(await client.get('/core/alice', { token: first.token }), {
+      status: 401,
+      error: 'invalid_grant',
+    });
     const other = await client.get('/core/alice', { token: second.token });
     // the server MAY invalidate other tokens of the same patron: either answer is conformant
     expect([200, 401]).toContain(other.status);
@@ -352,7 +397,11 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
       { token: session.token },
     );
     expect([403, 501]).toContain(reply.status);
-    expectRequestError(reply, { status: reply.status, error: reply.status === 501 ? 'not_implemented' : 'access_denied', api: 'auth' });
+    expectRequestError(reply, {
+      status: reply.status,
+      error: reply.status === 501 ? 'not_implemented' : 'access_denied',
+      api: 'auth',
+    });
     await client.login('alice');
   });
 
@@ -360,7 +409,8 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
     const { client } = await fx().extraGateway({ PAIA_AUTH_REQUESTS_PER_MINUTE: '4' });
     const session = await client.login('alice');
     expect(session.reply.body.expires_in).toBe(3600);
-    for (let i = 0; i < 4; i++) expectOk(await client.get('/core/alice', { token: session.token, tokenIn: i % 2 === 0 ? 'header' : 'query' }));
+    for (let i = 0; i < 4; i++)
+      expectOk(await client.get('/core/alice', { token: session.token, tokenIn: i % 2 === 0 ? 'header' : 'query' }));
     const limited = await client.get('/core/alice/items', { token: session.token });
     expectRequestError(limited, { status: 429, error: 'service_unavailable' });
     const retryAfter = Number(limited.headers.get('retry-after'));
@@ -380,11 +430,17 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
     expectOk(fresh);
     await sleep(Math.max(0, at + 2200 - Date.now()));
     const before = await fx().executed('29');
-    expectRequestError(await client.get('/core/alice', { token: session.token }), { status: 401, error: 'invalid_grant' });
-    expectRequestError(await client.post('/core/alice/renew', { doc: [{ item: item('it-0002') }] }, { token: session.token }), {
+    expectRequestError(await client.get('/core/alice', { token: session.token }), {
       status: 401,
       error: 'invalid_grant',
     });
+    expectRequestError(
+      await client.post('/core/alice/renew', { doc: [{ item: item('it-0002') }] }, { token: session.token }),
+      {
+        status: 401,
+        error: 'invalid_grant',
+      },
+    );
     expect(await fx().executed('29')).toBe(before);
   });
 });

@@ -5,7 +5,7 @@
  * request is never sent twice and never sent into a known-dead backend.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS, type Reply, type Session, expectOk, expectRequestError, item, useFixture } from './support.js';
+import { DIALECTS, expectOk, expectRequestError, item, type Reply, type Session, useFixture } from './support.js';
 
 const RESPONSE_TIMEOUT_MS = 1000;
 
@@ -31,16 +31,25 @@ function expectBackendDown(reply: Reply, api: 'core' | 'auth'): void {
 describe.each(DIALECTS)('library system failures (%s)', (dialect) => {
   // No background fill (min 0): connections are opened by requests, so after settle() two idle
   // connections are open and a fault hits the message under test, never a login.
-  const fx = useFixture(dialect, {
-    PAIA_SIP2_POOL_MIN: '0',
-    PAIA_SIP2_POOL_MAX: '2',
-    PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
-    PAIA_SIP2_TIMEOUTS_RESPONSE_MS: String(RESPONSE_TIMEOUT_MS),
-    PAIA_SIP2_TIMEOUTS_CONNECT_MS: '1000',
-  }, [
-    // extras[0]: one connection and a short acquire timeout, for service_unavailable
-    { PAIA_SIP2_POOL_MIN: '1', PAIA_SIP2_POOL_MAX: '1', PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0', PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS: '100' },
-  ]);
+  const fx = useFixture(
+    dialect,
+    {
+      PAIA_SIP2_POOL_MIN: '0',
+      PAIA_SIP2_POOL_MAX: '2',
+      PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+      PAIA_SIP2_TIMEOUTS_RESPONSE_MS: String(RESPONSE_TIMEOUT_MS),
+      PAIA_SIP2_TIMEOUTS_CONNECT_MS: '1000',
+    },
+    [
+      // extras[0]: one connection and a short acquire timeout, for service_unavailable
+      {
+        PAIA_SIP2_POOL_MIN: '1',
+        PAIA_SIP2_POOL_MAX: '1',
+        PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+        PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS: '100',
+      },
+    ],
+  );
   let alice: Session;
 
   beforeAll(async () => {
@@ -54,7 +63,8 @@ describe.each(DIALECTS)('library system failures (%s)', (dialect) => {
     for (;;) {
       const reply = await fx().client.get('/core/alice/items', { token: alice.token });
       if (reply.status === 200) return;
-      if (Date.now() > deadline) throw new Error(`the gateway did not serve again within 20 s: ${reply.status} ${reply.text}`);
+      if (Date.now() > deadline)
+        throw new Error(`the gateway did not serve again within 20 s: ${reply.status} ${reply.text}`);
       await sleep(200);
     }
   }
@@ -69,7 +79,9 @@ describe.each(DIALECTS)('library system failures (%s)', (dialect) => {
     const started = Date.now();
     const reply = await fx().client.get('/core/alice', { token: alice.token });
     expectRequestError(reply, { status: 504, error: 'gateway_timeout' });
-    expect(Date.now() - started, 'answered after the response timeout, not hanging').toBeLessThan(RESPONSE_TIMEOUT_MS + 8000);
+    expect(Date.now() - started, 'answered after the response timeout, not hanging').toBeLessThan(
+      RESPONSE_TIMEOUT_MS + 8000,
+    );
   });
 
   it('gateway_timeout 504 at login: a library system that does not answer is not access_denied', async () => {
@@ -86,7 +98,11 @@ describe.each(DIALECTS)('library system failures (%s)', (dialect) => {
     await settle();
     const before = await fx().sim.counters();
     await fx().sim.setFaults({ hang: 1 });
-    const reply = await fx().client.post('/core/alice/renew', { doc: [{ item: item('it-0002') }] }, { token: alice.token });
+    const reply = await fx().client.post(
+      '/core/alice/renew',
+      { doc: [{ item: item('it-0002') }] },
+      { token: alice.token },
+    );
     if (reply.status === 200) {
       const [doc] = reply.body.doc as Array<Record<string, unknown>>;
       expect(typeof doc?.error, reply.text).toBe('string');
@@ -154,10 +170,7 @@ describe.each(DIALECTS)('library system failures (%s)', (dialect) => {
     expect(login.status, login.text).toBe(200);
     const token = String(login.body.access_token);
     await fx().sim.setFaults({ latencyMs: 800 });
-    const replies = await Promise.all([
-      client.get('/core/alice', { token }),
-      client.get('/core/alice', { token }),
-    ]);
+    const replies = await Promise.all([client.get('/core/alice', { token }), client.get('/core/alice', { token })]);
     const statuses = replies.map((reply) => reply.status).sort();
     expect(statuses, replies.map((reply) => reply.text).join('\n')).toEqual([200, 503]);
     const busy = replies.find((reply) => reply.status === 503)!;

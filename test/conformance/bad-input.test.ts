@@ -5,7 +5,7 @@
  * (15) executed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS, type Reply, type Session, expectOk, expectRequestError, item, useFixture } from './support.js';
+import { DIALECTS, expectOk, expectRequestError, item, type Reply, type Session, useFixture } from './support.js';
 
 const WRITES = ['renew', 'request', 'cancel'] as const;
 /** A document every write method would act on if the request got through. */
@@ -27,10 +27,17 @@ describe.each(DIALECTS)('bad input (%s)', (dialect) => {
   async function nothingExecuted(run: () => Promise<void>): Promise<void> {
     const before = { renew: await fx().executed('29'), hold: await fx().executed('15') };
     await run();
-    expect({ renew: await fx().executed('29'), hold: await fx().executed('15') }, 'SIP2 writes executed').toEqual(before);
+    expect({ renew: await fx().executed('29'), hold: await fx().executed('15') }, 'SIP2 writes executed').toEqual(
+      before,
+    );
   }
 
-  function raw(method: string, body: string | Buffer, contentType: string | undefined, token = alice.token): Promise<Reply> {
+  function raw(
+    method: string,
+    body: string | Buffer,
+    contentType: string | undefined,
+    token = alice.token,
+  ): Promise<Reply> {
     return fx().client.call('POST', `/core/alice/${method}`, {
       token,
       raw: body,
@@ -52,7 +59,14 @@ describe.each(DIALECTS)('bad input (%s)', (dialect) => {
     const json = JSON.stringify(LIVE_DOC);
     await nothingExecuted(async () => {
       for (const method of WRITES) {
-        for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'json', undefined]) {
+        for (const type of [
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          'application/xml',
+          'json',
+          undefined,
+        ]) {
           const reply = await raw(method, json, type);
           expectRequestError(reply, { status: 400, error: 'invalid_request' });
         }
@@ -71,10 +85,19 @@ describe.each(DIALECTS)('bad input (%s)', (dialect) => {
 
   it('POST request body: "MUST be JSON in UTF-8" (a declared other charset or bytes that are not UTF-8: 400, nothing executed)', async () => {
     await nothingExecuted(async () => {
-      const latin1Body = Buffer.from('{"doc":[{"item":"https://lib.example.org/item/it-0002","storage":"Zweigstelle Süd"}]}', 'latin1');
+      const latin1Body = Buffer.from(
+        '{"doc":[{"item":"https://lib.example.org/item/it-0002","storage":"Zweigstelle Süd"}]}',
+        'latin1',
+      );
       for (const method of WRITES) {
-        expectRequestError(await raw(method, JSON.stringify(LIVE_DOC), 'application/json; charset=iso-8859-1'), { status: 400, error: 'invalid_request' });
-        expectRequestError(await raw(method, latin1Body, 'application/json'), { status: 400, error: 'invalid_request' });
+        expectRequestError(await raw(method, JSON.stringify(LIVE_DOC), 'application/json; charset=iso-8859-1'), {
+          status: 400,
+          error: 'invalid_request',
+        });
+        expectRequestError(await raw(method, latin1Body, 'application/json'), {
+          status: 400,
+          error: 'invalid_request',
+        });
       }
     });
   });
@@ -82,7 +105,10 @@ describe.each(DIALECTS)('bad input (%s)', (dialect) => {
   it('invalid_request 422: "Parameters parsed but do not fit the method": an empty doc list (doc is 1..n); nothing executed', async () => {
     await nothingExecuted(async () => {
       for (const method of WRITES) {
-        expectRequestError(await fx().client.post(`/core/alice/${method}`, { doc: [] }, { token: alice.token }), { status: 422, error: 'invalid_request' });
+        expectRequestError(await fx().client.post(`/core/alice/${method}`, { doc: [] }, { token: alice.token }), {
+          status: 422,
+          error: 'invalid_request',
+        });
       }
     });
   });
@@ -117,7 +143,10 @@ describe.each(DIALECTS)('bad input (%s)', (dialect) => {
     const many = Array.from({ length: 51 }, (_, i) => ({ item: item(['it-0001', 'it-0002', 'it-0020'][i % 3]!) }));
     await nothingExecuted(async () => {
       for (const method of WRITES) {
-        expectRequestError(await fx().client.post(`/core/alice/${method}`, { doc: many }, { token: alice.token }), { status: 422, error: 'invalid_request' });
+        expectRequestError(await fx().client.post(`/core/alice/${method}`, { doc: many }, { token: alice.token }), {
+          status: 422,
+          error: 'invalid_request',
+        });
       }
     });
   });
@@ -133,7 +162,7 @@ describe.each(DIALECTS)('bad input (%s)', (dialect) => {
     });
   });
 
-  it('writes without a token, with an invalid token, with a token lacking write_items, or with another patron\'s token are refused; nothing executed', async () => {
+  it("writes without a token, with an invalid token, with a token lacking write_items, or with another patron's token are refused; nothing executed", async () => {
     const { client } = fx();
     const readOnly = await client.login('alice', { scope: 'read_items' });
     const bob = await client.login('bob');
@@ -142,15 +171,30 @@ describe.each(DIALECTS)('bad input (%s)', (dialect) => {
       for (const method of WRITES) {
         const path = `/core/alice/${method}`;
         expectRequestError(await client.post(path, LIVE_DOC), { status: 401, error: 'invalid_grant' });
-        expectRequestError(await client.post(path, LIVE_DOC, { token: 'AAAAinvalidtokenAAAA' }), { status: 401, error: 'invalid_grant' });
-        expectRequestError(await client.post(path, LIVE_DOC, { token: readOnly.token }), { status: 403, error: 'insufficient_scope' });
-        expectRequestError(await client.post(path, LIVE_DOC, { token: bob.token }), { status: 403, error: 'access_denied' });
-        expectRequestError(await client.post(path, LIVE_DOC, { token: frank.token }), { status: 403, error: 'access_denied' });
-        // alice's token on frank's account (frank has a live loan, it-0020)
-        expectRequestError(await client.post(`/core/frank/${method}`, { doc: [{ item: item('it-0020') }] }, { token: alice.token }), {
+        expectRequestError(await client.post(path, LIVE_DOC, { token: 'AAAAinvalidtokenAAAA' }), {
+          status: 401,
+          error: 'invalid_grant',
+        });
+        expectRequestError(await client.post(path, LIVE_DOC, { token: readOnly.token }), {
+          status: 403,
+          error: 'insufficient_scope',
+        });
+        expectRequestError(await client.post(path, LIVE_DOC, { token: bob.token }), {
           status: 403,
           error: 'access_denied',
         });
+        expectRequestError(await client.post(path, LIVE_DOC, { token: frank.token }), {
+          status: 403,
+          error: 'access_denied',
+        });
+        // alice's token on frank's account (frank has a live loan, it-0020)
+        expectRequestError(
+          await client.post(`/core/frank/${method}`, { doc: [{ item: item('it-0020') }] }, { token: alice.token }),
+          {
+            status: 403,
+            error: 'access_denied',
+          },
+        );
         expectRequestError(await client.post(`/core/no-such-patron-4711/${method}`, LIVE_DOC, { token: alice.token }), {
           status: 403,
           error: 'access_denied',
@@ -162,7 +206,10 @@ describe.each(DIALECTS)('bad input (%s)', (dialect) => {
   it('the token is checked before the body: a malformed body without a valid token is 401, not 400', async () => {
     await nothingExecuted(async () => {
       for (const method of WRITES) {
-        expectRequestError(await raw(method, '{"doc": [', 'application/json', 'AAAAinvalidtokenAAAA'), { status: 401, error: 'invalid_grant' });
+        expectRequestError(await raw(method, '{"doc": [', 'application/json', 'AAAAinvalidtokenAAAA'), {
+          status: 401,
+          error: 'invalid_grant',
+        });
       }
     });
   });
@@ -171,14 +218,29 @@ describe.each(DIALECTS)('bad input (%s)', (dialect) => {
     const { client } = fx();
     const session = await client.login('alice');
     for (const body of [{}, { patron: '' }, { patron: 42 }]) {
-      expectRequestError(await client.post('/auth/logout', body, { token: session.token }), { status: 422, error: 'invalid_request', api: 'auth' });
+      expectRequestError(await client.post('/auth/logout', body, { token: session.token }), {
+        status: 422,
+        error: 'invalid_request',
+        api: 'auth',
+      });
     }
-    expectRequestError(await client.post('/auth/logout', { patron: 'bob' }, { token: session.token }), { status: 403, error: 'access_denied', api: 'auth' });
-    expectRequestError(await client.call('POST', '/auth/logout', { token: session.token, raw: '{"patron":', headers: { 'Content-Type': 'application/json' } }), {
-      status: 400,
-      error: 'invalid_request',
+    expectRequestError(await client.post('/auth/logout', { patron: 'bob' }, { token: session.token }), {
+      status: 403,
+      error: 'access_denied',
       api: 'auth',
     });
+    expectRequestError(
+      await client.call('POST', '/auth/logout', {
+        token: session.token,
+        raw: '{"patron":',
+        headers: { 'Content-Type': 'application/json' },
+      }),
+      {
+        status: 400,
+        error: 'invalid_request',
+        api: 'auth',
+      },
+    );
     expectOk(await client.get('/core/alice', { token: session.token }));
   });
 
@@ -191,7 +253,10 @@ describe.each(DIALECTS)('bad input (%s)', (dialect) => {
       ['{"username":"alice","password":"alice-pass","grant_type":"password"}', undefined],
     ];
     for (const [body, type] of cases) {
-      const reply = await client.call('POST', '/auth/login', { raw: body, headers: type === undefined ? {} : { 'Content-Type': type } });
+      const reply = await client.call('POST', '/auth/login', {
+        raw: body,
+        headers: type === undefined ? {} : { 'Content-Type': type },
+      });
       expectRequestError(reply, { status: 400, error: 'invalid_request', api: 'auth' });
       expect(reply.body).not.toHaveProperty('access_token');
     }
@@ -215,7 +280,9 @@ describe.each(DIALECTS)('bad input (%s)', (dialect) => {
     const docs = expectOk(reply).doc as Array<Record<string, unknown>>;
     expect(docs.length).toBe(2);
     const good = docs.find((doc) => doc.item === item('it-0002'));
-    const bad = docs.find((doc) => doc.requested === 'https://elsewhere.example/item/1' || doc.item === 'https://elsewhere.example/item/1');
+    const bad = docs.find(
+      (doc) => doc.requested === 'https://elsewhere.example/item/1' || doc.item === 'https://elsewhere.example/item/1',
+    );
     expect(good).toBeDefined();
     expect(good).not.toHaveProperty('error');
     expect(typeof bad?.error).toBe('string');

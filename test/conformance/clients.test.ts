@@ -14,7 +14,11 @@ describe.each(DIALECTS)('known PAIA clients (%s)', (dialect) => {
   it('App::PAIA: JSON login, Bearer header only, every answer 200 JSON without doc[].error, expires_in, X-OAuth-Scopes', async () => {
     const { client, sim } = fx();
     await sim.reset();
-    const login = await client.post('/auth/login', { username: 'alice', password: 'alice-pass', grant_type: 'password' });
+    const login = await client.post('/auth/login', {
+      username: 'alice',
+      password: 'alice-pass',
+      grant_type: 'password',
+    });
     expect(login.status).toBe(200);
     expect(Number.isInteger(login.body.expires_in)).toBe(true);
     const token = String(login.body.access_token);
@@ -86,7 +90,11 @@ describe.each(DIALECTS)('known PAIA clients (%s)', (dialect) => {
 
   it('Lukida: builds core URLs from the login username', async () => {
     const { client } = fx();
-    const login = await client.post('/auth/login', { username: 'emile', password: 'emile-pass', grant_type: 'password' });
+    const login = await client.post('/auth/login', {
+      username: 'emile',
+      password: 'emile-pass',
+      grant_type: 'password',
+    });
     expect(login.status).toBe(200);
     const token = String(login.body.access_token);
     const byUsername = await client.get('/core/emile/items', { token });
@@ -94,6 +102,8 @@ describe.each(DIALECTS)('known PAIA clients (%s)', (dialect) => {
     const docs = byUsername.body.doc as Array<Record<string, unknown>>;
     // emile's three loans and his title-level hold on "Der Vorleser"
     expect(docs.filter((doc) => doc.status === 3)).toHaveLength(3);
-    expect(docs.filter((doc) => doc.status === 1 && doc.edition !== undefined && doc.item === undefined)).toHaveLength(1);
+    expect(docs.filter((doc) => doc.status === 1 && doc.edition !== undefined && doc.item === undefined)).toHaveLength(
+      1,
+    );
   });
 });

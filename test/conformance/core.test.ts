@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { docListProblems, duplicateDocuments, feeRecordProblems, patronProblems } from './shapes.js';
-import { DIALECTS, type Session, edition, expectOk, item, today, useFixture } from './support.js';
+import { DIALECTS, edition, expectOk, item, type Session, today, useFixture } from './support.js';
 
 type Doc = Record<string, unknown>;
 
@@ -64,7 +64,7 @@ describe.each(DIALECTS)('core methods (%s)', (dialect) => {
     const body = expectOk(await fx().client.get('/core/alice', { token: alice.token }));
     expect(patronProblems(body)).toEqual([]);
     expect(body).toMatchObject({ name: 'Alice Example', email: 'alice@example.org', status: 0 });
-    expect(body.expires as string > today()).toBe(true);
+    expect((body.expires as string) > today()).toBe(true);
   });
 
   it('patron: an expired account (bob) is in account state "inactive because account expired" (2), expires before today', async () => {
@@ -72,7 +72,7 @@ describe.each(DIALECTS)('core methods (%s)', (dialect) => {
     const body = expectOk(await fx().client.get('/core/bob', { token: bob.token }));
     expect(patronProblems(body)).toEqual([]);
     expect(body.status).toBe(2);
-    expect(body.expires as string < today()).toBe(true);
+    expect((body.expires as string) < today()).toBe(true);
   });
 
   it('patron: an account with outstanding fees over the limit (carol) is in account state "inactive because of outstanding fees" (3)', async () => {
@@ -97,7 +97,7 @@ describe.each(DIALECTS)('core methods (%s)', (dialect) => {
     }
   });
 
-  it('items: alice\'s loans are held (3), the hold on the shelf provided (4), the pending hold reserved (1) with queue 2', async () => {
+  it("items: alice's loans are held (3), the hold on the shelf provided (4), the pending hold reserved (1) with queue 2", async () => {
     const docs = byItem(await items());
     expect([...docs.keys()].sort()).toEqual(['it-0001', 'it-0002', 'it-0003', 'it-0010', 'it-0020'].map(item));
     for (const barcode of ['it-0001', 'it-0002', 'it-0003']) expect(docs.get(item(barcode))?.status, barcode).toBe(3);
@@ -110,8 +110,8 @@ describe.each(DIALECTS)('core methods (%s)', (dialect) => {
     const docs = byItem(await items());
     const overdue = docs.get(item('it-0001'))!;
     const current = docs.get(item('it-0002'))!;
-    expect(overdue.duedate as string < today(), JSON.stringify(overdue)).toBe(true);
-    expect(current.duedate as string > today(), JSON.stringify(current)).toBe(true);
+    expect((overdue.duedate as string) < today(), JSON.stringify(overdue)).toBe(true);
+    expect((current.duedate as string) > today(), JSON.stringify(current)).toBe(true);
     for (const doc of [overdue, current]) expect(String(doc.endtime).slice(0, 10)).toBe(doc.duedate);
   });
 
@@ -139,7 +139,10 @@ describe.each(DIALECTS)('core methods (%s)', (dialect) => {
     expect(rest).toEqual([]);
     expect(doc).toMatchObject({ item: item('it-0002'), status: 3 });
     expect(doc).not.toHaveProperty('error');
-    expect(doc!.duedate as string > (before.duedate as string), `${String(doc!.duedate)} after ${String(before.duedate)}`).toBe(true);
+    expect(
+      (doc!.duedate as string) > (before.duedate as string),
+      `${String(doc!.duedate)} after ${String(before.duedate)}`,
+    ).toBe(true);
     expect(String(doc!.endtime).slice(0, 10)).toBe(doc!.duedate);
     expect(await fx().executed('29')).toBe(renewsBefore + 1);
     expect(byItem(await items()).get(item('it-0002'))?.duedate).toBe(doc!.duedate);
@@ -148,10 +151,16 @@ describe.each(DIALECTS)('core methods (%s)', (dialect) => {
   it('renew: "the response SHOULD include the same documents as requested" (one answer per requested document)', async () => {
     changed = true;
     const requested = [item('it-0002'), item('it-0003'), item('no-such-item'), 'https://elsewhere.example/item/1'];
-    const docs = await write('renew', requested.map((uri) => ({ item: uri })));
+    const docs = await write(
+      'renew',
+      requested.map((uri) => ({ item: uri })),
+    );
     expect(docs.length).toBe(requested.length);
     for (const uri of requested) {
-      expect(docs.some((doc) => doc.requested === uri || doc.item === uri), uri).toBe(true);
+      expect(
+        docs.some((doc) => doc.requested === uri || doc.item === uri),
+        uri,
+      ).toBe(true);
     }
   });
 
@@ -167,15 +176,21 @@ describe.each(DIALECTS)('core methods (%s)', (dialect) => {
   it('Document errors: "unknown document URIs ... are reported in the doc.error field" with status 200, never 404, in renew, request and cancel', async () => {
     const unknown = [item('no-such-item'), 'https://elsewhere.example/item/1', 'urn:isbn:9783161484100'];
     for (const method of ['renew', 'request', 'cancel'] as const) {
-      const docs = await write(method, unknown.map((uri) => ({ item: uri })));
+      const docs = await write(
+        method,
+        unknown.map((uri) => ({ item: uri })),
+      );
       expect(docs.length, method).toBe(unknown.length);
       for (const doc of docs) expect(typeof doc.error, `${method}: ${JSON.stringify(doc)}`).toBe('string');
     }
-    const editions = await write('request', [{ edition: edition('no-such-title') }, { edition: 'https://elsewhere.example/title/1' }]);
+    const editions = await write('request', [
+      { edition: edition('no-such-title') },
+      { edition: 'https://elsewhere.example/title/1' },
+    ]);
     for (const doc of editions) expect(typeof doc.error, JSON.stringify(doc)).toBe('string');
   });
 
-  it('Document errors: URIs that are not this library\'s are answered without sending anything to the library system', async () => {
+  it("Document errors: URIs that are not this library's are answered without sending anything to the library system", async () => {
     const before = { renew: await fx().executed('29'), hold: await fx().executed('15') };
     for (const method of ['renew', 'request', 'cancel'] as const) {
       await write(method, [{ item: 'https://elsewhere.example/item/it-0002' }, { edition: 'urn:isbn:9783161484100' }]);
@@ -211,9 +226,15 @@ describe.each(DIALECTS)('core methods (%s)', (dialect) => {
 
   it('request: the pickup location may be given as doc.storageid (URI) and is answered as storage/storageid', async () => {
     changed = true;
-    const [doc] = await write('request', [{ item: item('it-0031'), storageid: 'https://lib.example.org/location/BRANCH' }]);
+    const [doc] = await write('request', [
+      { item: item('it-0031'), storageid: 'https://lib.example.org/location/BRANCH' },
+    ]);
     expect(doc).not.toHaveProperty('error');
-    expect(doc).toMatchObject({ item: item('it-0031'), storage: 'BRANCH', storageid: 'https://lib.example.org/location/BRANCH' });
+    expect(doc).toMatchObject({
+      item: item('it-0031'),
+      storage: 'BRANCH',
+      storageid: 'https://lib.example.org/location/BRANCH',
+    });
   });
 
   it('request: a refused request is a document error with the rejected shape: status 5, item, requested and an error message (lost it-0050)', async () => {
@@ -250,7 +271,10 @@ describe.each(DIALECTS)('core methods (%s)', (dialect) => {
 
   it('fees: amount is the "Sum of all fees" (alice 3.50 EUR, carol 12.00 EUR)', async () => {
     const carol = await fx().client.login('carol');
-    for (const [session, total] of [[alice, '3.50 EUR'], [carol, '12.00 EUR']] as const) {
+    for (const [session, total] of [
+      [alice, '3.50 EUR'],
+      [carol, '12.00 EUR'],
+    ] as const) {
       const body = expectOk(await fx().client.get(`/core/${session.patron}/fees`, { token: session.token }));
       expect(feeRecordProblems(body)).toEqual([]);
       expect(body.amount).toBe(total);
@@ -268,7 +292,7 @@ describe.each(DIALECTS)('core methods (%s)', (dialect) => {
       expect(overdue).not.toHaveProperty('item');
     } else {
       expect(overdue).toMatchObject({ item: item('it-0001'), feetype: 'overdue' });
-      expect(overdue.date as string < today()).toBe(true);
+      expect((overdue.date as string) < today()).toBe(true);
     }
   });
 });

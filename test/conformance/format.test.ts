@@ -8,15 +8,15 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { errorBodyProblems, fieldNameProblems, isDate, isMoney, isObject } from './shapes.js';
 import {
-  DIALECTS,
-  type Reply,
-  type Session,
   charsetOf,
+  DIALECTS,
   expectJsonContentType,
   expectOk,
   expectRequestError,
   item,
   jsonpArgument,
+  type Reply,
+  type Session,
   useFixture,
 } from './support.js';
 
@@ -146,7 +146,10 @@ describe.each(DIALECTS)('response format and HTTP contract (%s)', (dialect) => {
   });
 
   it('Response charset: chosen first from the request Accept-Charset header (ISO-8859-1: bytes decode as Latin-1 to the same name)', async () => {
-    const reply = await fx().client.get('/core/emile', { token: emile.token, headers: { 'Accept-Charset': 'iso-8859-1' } });
+    const reply = await fx().client.get('/core/emile', {
+      token: emile.token,
+      headers: { 'Accept-Charset': 'iso-8859-1' },
+    });
     expectOk(reply);
     expect(charsetOf(reply.headers.get('content-type'))).toBe('iso-8859-1');
     // Decoded as the declared charset, not as UTF-8: UTF-8 bytes mislabelled Latin-1 would read "Ã‰mile".
@@ -180,7 +183,9 @@ describe.each(DIALECTS)('response format and HTTP contract (%s)', (dialect) => {
     });
     expectOk(reply);
     expect(charsetOf(reply.headers.get('content-type'))).toBe('utf-8');
-    expect((JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(reply.bytes)) as { name: string }).name).toBe(EMILE);
+    expect((JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(reply.bytes)) as { name: string }).name).toBe(
+      EMILE,
+    );
   });
 
   it('Response charset: "If neither names a supported charset, the server MUST use ISO-8859-1 or UTF-8"', async () => {
@@ -198,7 +203,10 @@ describe.each(DIALECTS)('response format and HTTP contract (%s)', (dialect) => {
   it('Response charset: an ISO-8859-1 response carries every character (titles beyond Latin-1 too) as the UTF-8 one does', async () => {
     const { client } = fx();
     const utf8 = await client.get('/core/emile/items', { token: emile.token, headers: { 'Accept-Charset': 'utf-8' } });
-    const latin1 = await client.get('/core/emile/items', { token: emile.token, headers: { 'Accept-Charset': 'iso-8859-1' } });
+    const latin1 = await client.get('/core/emile/items', {
+      token: emile.token,
+      headers: { 'Accept-Charset': 'iso-8859-1' },
+    });
     expectOk(utf8);
     expectOk(latin1);
     const fromLatin1 = JSON.parse(latin1.bytes.toString('latin1')) as { doc: Array<{ about?: string }> };
@@ -206,7 +214,8 @@ describe.each(DIALECTS)('response format and HTTP contract (%s)', (dialect) => {
     const titles = fromLatin1.doc.map((doc) => doc.about);
     expect(titles).toContain('Harry Potter y el cáliz de fuego');
     // cp850 (generic) cannot carry these on the SIP2 side; UTF-8 dialects can.
-    if (dialect !== 'generic') expect(titles).toEqual(expect.arrayContaining(['Der Zauberberg – Roman', 'ノルウェイの森']));
+    if (dialect !== 'generic')
+      expect(titles).toEqual(expect.arrayContaining(['Der Zauberberg – Roman', 'ノルウェイの森']));
   });
 
   // ------------------------------------------------------------ callback (JSONP)
@@ -250,12 +259,37 @@ describe.each(DIALECTS)('response format and HTTP contract (%s)', (dialect) => {
       [await client.get('/core/bob', { token: alice.token, query: q }), 403, 'access_denied', 'core'],
       [await client.get('/core/alice/nothing', { token: alice.token, query: q }), 404, 'not_found', 'core'],
       [await client.call('DELETE', '/core/alice', { token: alice.token, query: q }), 405, 'invalid_request', 'core'],
-      [await client.call('POST', '/core/alice/renew', { token: alice.token, query: q, raw: '{', headers: { 'Content-Type': 'application/json' } }), 400, 'invalid_request', 'core'],
-      [await client.post('/core/alice/renew', { doc: [] }, { token: alice.token, query: q }), 422, 'invalid_request', 'core'],
-      [await client.post('/auth/change', { patron: 'alice', username: 'alice', old_password: 'alice-pass', new_password: 'x-Y-z-123456' }, { token: alice.token, query: q }), 501, 'not_implemented', 'auth'],
+      [
+        await client.call('POST', '/core/alice/renew', {
+          token: alice.token,
+          query: q,
+          raw: '{',
+          headers: { 'Content-Type': 'application/json' },
+        }),
+        400,
+        'invalid_request',
+        'core',
+      ],
+      [
+        await client.post('/core/alice/renew', { doc: [] }, { token: alice.token, query: q }),
+        422,
+        'invalid_request',
+        'core',
+      ],
+      [
+        await client.post(
+          '/auth/change',
+          { patron: 'alice', username: 'alice', old_password: 'alice-pass', new_password: 'x-Y-z-123456' },
+          { token: alice.token, query: q },
+        ),
+        501,
+        'not_implemented',
+        'auth',
+      ],
       [await client.loginReply('frank', 'wrong-password', undefined, { query: q }), 403, 'access_denied', 'auth'],
     ];
-    for (const [reply, status, error, api] of cases) expectRequestError(reply, { status, error, api, suppressed: true });
+    for (const [reply, status, error, api] of cases)
+      expectRequestError(reply, { status, error, api, suppressed: true });
   });
 
   it('suppress_response_codes: "The code field is REQUIRED in core responses when suppress_response_codes is given"', async () => {
@@ -269,7 +303,11 @@ describe.each(DIALECTS)('response format and HTTP contract (%s)', (dialect) => {
     const plain = await client.loginReply('frank', 'wrong-password');
     expectRequestError(plain, { status: 403, error: 'access_denied', api: 'auth' });
     expect(plain.body).not.toHaveProperty('code');
-    const suppressed = await client.post('/auth/logout', { patron: 'alice' }, { query: { suppress_response_codes: '' } });
+    const suppressed = await client.post(
+      '/auth/logout',
+      { patron: 'alice' },
+      { query: { suppress_response_codes: '' } },
+    );
     expectRequestError(suppressed, { status: 401, error: 'invalid_grant', api: 'auth', suppressed: true });
     expect(suppressed.body).not.toHaveProperty('code');
   });
@@ -293,9 +331,15 @@ describe.each(DIALECTS)('response format and HTTP contract (%s)', (dialect) => {
       for (const verb of ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
         for (const token of [alice.token, undefined]) {
           const withBody = ['POST', 'PUT', 'PATCH'].includes(verb);
-          const reply = await client.call(verb, path, { ...(token ? { token } : {}), ...(withBody ? { json: body } : {}) });
+          const reply = await client.call(verb, path, {
+            ...(token ? { token } : {}),
+            ...(withBody ? { json: body } : {}),
+          });
           const what = `${reply.request} (${token ? 'token' : 'no token'}) -> ${reply.status} ${reply.text.slice(0, 200)}`;
-          expect(reply.status === 200 || reply.status === 204 || (reply.status >= 400 && reply.status < 600), what).toBe(true);
+          expect(
+            reply.status === 200 || reply.status === 204 || (reply.status >= 400 && reply.status < 600),
+            what,
+          ).toBe(true);
           expect(reply.headers.get('x-paia-version'), what).toBeTruthy();
           if (verb === 'HEAD' || reply.status === 204) continue;
           expectJsonContentType(reply);
@@ -337,11 +381,18 @@ describe.each(DIALECTS)('response format and HTTP contract (%s)', (dialect) => {
     const { client } = fx();
     for (const [verb, path] of METHOD_URLS) {
       const reply = await client.call('OPTIONS', path, {
-        headers: { Origin: 'https://discovery.example.net', 'Access-Control-Request-Method': verb, 'Access-Control-Request-Headers': 'Authorization' },
+        headers: {
+          Origin: 'https://discovery.example.net',
+          'Access-Control-Request-Method': verb,
+          'Access-Control-Request-Headers': 'Authorization',
+        },
       });
       expect([200, 204], `OPTIONS ${path} -> ${reply.status} ${reply.text}`).toContain(reply.status);
       expect(reply.headers.get('access-control-allow-origin'), path).toBeTruthy();
-      expect(headerList(reply.headers.get('access-control-allow-methods') ?? reply.headers.get('allow')), path).toContain(verb.toLowerCase());
+      expect(
+        headerList(reply.headers.get('access-control-allow-methods') ?? reply.headers.get('allow')),
+        path,
+      ).toContain(verb.toLowerCase());
     }
   });
 
@@ -417,7 +468,9 @@ describe.each(DIALECTS)('response format and HTTP contract (%s)', (dialect) => {
     const escaped = expectOk(await client.get('/core/%61lice', { token: alice.token }));
     expect(escaped).toEqual(plain);
     // and a renew through the escaped path acts for the same patron
-    const renew = expectOk(await client.post('/core/%61lice/renew', { doc: [{ item: item('no-such-item') }] }, { token: alice.token }));
+    const renew = expectOk(
+      await client.post('/core/%61lice/renew', { doc: [{ item: item('no-such-item') }] }, { token: alice.token }),
+    );
     expect((renew.doc as unknown[]).length).toBe(1);
   });
 });
@@ -426,13 +479,16 @@ describe('transport (configuration, checked once)', () => {
   const root = fileURLToPath(new URL('../../', import.meta.url));
 
   function checkConfig(env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PAIA_') && name !== 'PORT'));
+    const clean = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !name.startsWith('PAIA_') && name !== 'PORT'),
+    );
     return new Promise((resolve) => {
       execFile(
         process.execPath,
         ['--import', 'tsx', 'src/cli/main.ts', 'check-config'],
         { cwd: root, env: { ...clean, PAIA_SIP2_HOST: '127.0.0.1', ...env }, timeout: 15_000 },
-        (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
+        (error, stdout, stderr) =>
+          resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
       );
     });
   }

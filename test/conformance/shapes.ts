@@ -15,29 +15,36 @@ export type Problems = string[];
 // ------------------------------------------------------------ data types
 
 /** money: [0-9]+\.[0-9][0-9] [A-Z][A-Z][A-Z] (the fee total may be negative). */
-export const MONEY = /^[0-9]+\.[0-9][0-9] [A-Z]{3}$/;
+const MONEY = /^[0-9]+\.[0-9][0-9] [A-Z]{3}$/;
 const SIGNED_MONEY = /^-?[0-9]+\.[0-9][0-9] [A-Z]{3}$/;
 /** date: YYYY-MM-DD. */
-export const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
 /** Upstream PAIA starttime/endtime: a datetime; a plain date is what its own examples and VuFind use. */
 const DATE_OR_DATETIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
 /** Simple names: lowercase letters only. */
-export const SIMPLE_NAME = /^[a-z]+$/;
+const SIMPLE_NAME = /^[a-z]+$/;
 /** Field names the spec allows despite the a-z rule. */
-export const NAME_EXCEPTIONS: ReadonlySet<string> = new Set(['access_token', 'token_type', 'expires_in', 'error_description', 'error_uri']);
+const NAME_EXCEPTIONS: ReadonlySet<string> = new Set([
+  'access_token',
+  'token_type',
+  'expires_in',
+  'error_description',
+  'error_uri',
+]);
 /** email: syntactically correct (a pragmatic subset of RFC 5322 addr-spec). */
-const EMAIL = /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+const EMAIL =
+  /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function isNonNegativeInteger(value: unknown): value is number {
+function isNonNegativeInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }
 
 /** URI: syntactically correct and absolute (scheme ":" ...), without blanks. */
-export function isUri(value: unknown): value is string {
+function isUri(value: unknown): value is string {
   return typeof value === 'string' && /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(value) && URL.canParse(value);
 }
 
@@ -52,7 +59,7 @@ export function isMoney(value: unknown): value is string {
   return typeof value === 'string' && MONEY.test(value);
 }
 
-export function isEmail(value: unknown): value is string {
+function isEmail(value: unknown): value is string {
   return typeof value === 'string' && EMAIL.test(value);
 }
 
@@ -60,7 +67,9 @@ export function isEmail(value: unknown): value is string {
 export function fieldNameProblems(value: unknown, path = ''): Problems {
   const problems: Problems = [];
   if (Array.isArray(value)) {
-    value.forEach((element, i) => problems.push(...fieldNameProblems(element, `${path}[${i}]`)));
+    value.forEach((element, i) => {
+      problems.push(...fieldNameProblems(element, `${path}[${i}]`));
+    });
   } else if (isObject(value)) {
     for (const [key, child] of Object.entries(value)) {
       const at = path === '' ? key : `${path}.${key}`;
@@ -125,12 +134,16 @@ const DOCUMENT_RULES: Record<string, FieldRule> = {
   storage: { occ: '0..1', type: 'a string', check: string },
   storageid: { occ: '0..1', type: 'a URI', check: uri },
   // upstream PAIA (VuFind reads endtime)
-  starttime: { occ: '0..1', type: 'a date or datetime', check: (v) => typeof v === 'string' && DATE_OR_DATETIME.test(v) },
+  starttime: {
+    occ: '0..1',
+    type: 'a date or datetime',
+    check: (v) => typeof v === 'string' && DATE_OR_DATETIME.test(v),
+  },
   endtime: { occ: '0..1', type: 'a date or datetime', check: (v) => typeof v === 'string' && DATE_OR_DATETIME.test(v) },
 };
 
 /** Document: status 1..1, item/edition URIs (at least one), the optional fields with their types. */
-export function documentProblems(doc: unknown, path = 'doc'): Problems {
+function documentProblems(doc: unknown, path = 'doc'): Problems {
   const problems = fields(doc, path, DOCUMENT_RULES);
   if (isObject(doc) && doc.item === undefined && doc.edition === undefined) {
     problems.push(`${path}: each document MUST have an item URI or an edition URI (or both)`);
@@ -152,7 +165,9 @@ export function docListProblems(body: unknown, min: 0 | 1): Problems {
   }
   const problems: Problems = [];
   if (body.doc.length < min) problems.push(`doc: must hold at least ${min} document(s) (${min}..n)`);
-  body.doc.forEach((doc, i) => problems.push(...documentProblems(doc, `doc[${i}]`)));
+  body.doc.forEach((doc, i) => {
+    problems.push(...documentProblems(doc, `doc[${i}]`));
+  });
   problems.push(...fieldNameProblems({ ...body, doc: undefined }));
   return problems;
 }
@@ -197,12 +212,20 @@ const FEE_RULES: Record<string, FieldRule> = {
 /** Fee record: amount 0..1 money (the sum; may be negative), fee 0..n, each fee.amount 1..1 money. */
 export function feeRecordProblems(body: unknown): Problems {
   const problems = fields(body, 'fees', {
-    amount: { occ: '0..1', type: 'money (a negative sum allowed)', check: (v) => typeof v === 'string' && SIGNED_MONEY.test(v) },
+    amount: {
+      occ: '0..1',
+      type: 'money (a negative sum allowed)',
+      check: (v) => typeof v === 'string' && SIGNED_MONEY.test(v),
+    },
   });
   if (!isObject(body)) return problems;
   if (body.fee !== undefined) {
     if (!Array.isArray(body.fee)) problems.push(`fees.fee: must be an array (0..n), got ${describe(body.fee)}`);
-    else body.fee.forEach((fee, i) => problems.push(...fields(fee, `fees.fee[${i}]`, FEE_RULES)));
+    else {
+      body.fee.forEach((fee, i) => {
+        problems.push(...fields(fee, `fees.fee[${i}]`, FEE_RULES));
+      });
+    }
   }
   return [...new Set(problems)];
 }
@@ -211,7 +234,11 @@ const LOGIN_RULES: Record<string, FieldRule> = {
   patron: { occ: '1..1', type: 'a string', check: (v) => typeof v === 'string' && v !== '' },
   access_token: { occ: '1..1', type: 'a non-empty string', check: (v) => typeof v === 'string' && v !== '' },
   token_type: { occ: '1..1', type: '"Bearer" or "bearer"', check: (v) => v === 'Bearer' || v === 'bearer' },
-  scope: { occ: '1..1', type: 'a string of space-separated scopes', check: (v) => typeof v === 'string' && /^(?:[\x21\x23-\x5b\x5d-\x7e]+(?: [\x21\x23-\x5b\x5d-\x7e]+)*)?$/.test(v) },
+  scope: {
+    occ: '1..1',
+    type: 'a string of space-separated scopes',
+    check: (v) => typeof v === 'string' && /^(?:[\x21\x23-\x5b\x5d-\x7e]+(?: [\x21\x23-\x5b\x5d-\x7e]+)*)?$/.test(v),
+  },
   expires_in: { occ: '0..1', type: 'a nonnegative integer', check: nonNegativeInteger },
 };
 
@@ -243,18 +270,27 @@ const ERROR_CODES = [
  * (nonnegative integer; REQUIRED in core with suppress_response_codes,
  * SHOULD be omitted in auth), error_description 0..1, error_uri 0..1.
  */
-export function errorBodyProblems(body: unknown, options: { api: 'core' | 'auth'; status: number; suppressed?: boolean }): Problems {
+export function errorBodyProblems(
+  body: unknown,
+  options: { api: 'core' | 'auth'; status: number; suppressed?: boolean },
+): Problems {
   const problems = fields(body, 'error', {
-    error: { occ: '1..1', type: 'an error code of the spec', check: (v) => typeof v === 'string' && ERROR_CODES.includes(v) },
+    error: {
+      occ: '1..1',
+      type: 'an error code of the spec',
+      check: (v) => typeof v === 'string' && ERROR_CODES.includes(v),
+    },
     code: { occ: '0..1', type: 'a nonnegative integer (the HTTP status)', check: nonNegativeInteger },
     error_description: { occ: '0..1', type: 'a string', check: string },
     error_uri: { occ: '0..1', type: 'a string', check: string },
   });
   if (!isObject(body)) return problems;
-  if (body.code !== undefined && body.code !== options.status) problems.push(`error.code: is ${describe(body.code)}, the error's status is ${options.status}`);
+  if (body.code !== undefined && body.code !== options.status)
+    problems.push(`error.code: is ${describe(body.code)}, the error's status is ${options.status}`);
   if (options.api === 'core' && options.suppressed && body.code === undefined) {
     problems.push('error.code: is REQUIRED in core responses when suppress_response_codes is given');
   }
-  if (options.api === 'auth' && body.code !== undefined) problems.push('error.code: SHOULD be omitted in auth responses (OAuth clients)');
+  if (options.api === 'auth' && body.code !== undefined)
+    problems.push('error.code: SHOULD be omitted in auth responses (OAuth clients)');
   return problems;
 }

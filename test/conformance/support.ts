@@ -12,9 +12,9 @@ import { errorBodyProblems, isObject } from './shapes.js';
 export const DIALECTS = ['generic', 'koha', 'evergreen'] as const;
 export type Dialect = (typeof DIALECTS)[number];
 
-export const ITEM_TEMPLATE = 'https://lib.example.org/item/{barcode}';
-export const EDITION_TEMPLATE = 'https://lib.example.org/title/{title}';
-export const STORAGE_TEMPLATE = 'https://lib.example.org/location/{location}';
+const ITEM_TEMPLATE = 'https://lib.example.org/item/{barcode}';
+const EDITION_TEMPLATE = 'https://lib.example.org/title/{title}';
+const STORAGE_TEMPLATE = 'https://lib.example.org/location/{location}';
 export const item = (barcode: string): string => `https://lib.example.org/item/${barcode}`;
 export const edition = (titleId: string): string => `https://lib.example.org/title/${titleId}`;
 
@@ -122,7 +122,12 @@ export class Client {
     } else if (options.raw !== undefined) {
       body = options.raw;
     }
-    const response = await fetch(url, { method, headers, body: body as string | Uint8Array | undefined, redirect: 'manual' });
+    const response = await fetch(url, {
+      method,
+      headers,
+      body: body as string | Uint8Array | undefined,
+      redirect: 'manual',
+    });
     const bytes = Buffer.from(await response.arrayBuffer());
     const contentType = response.headers.get('content-type');
     const text = decode(bytes, contentType);
@@ -215,7 +220,11 @@ export function useFixture(
   let sim: SimulatorProcess | undefined;
 
   beforeAll(async () => {
-    sim = await startSimulatorProcess({ ...simulator, dialect, extraArgs: ['--log-level', 'warn', ...(simulator.extraArgs ?? [])] });
+    sim = await startSimulatorProcess({
+      ...simulator,
+      dialect,
+      extraArgs: ['--log-level', 'warn', ...(simulator.extraArgs ?? [])],
+    });
     const s = sim;
     const start = async (settings: Record<string, string>) => {
       const g = await startGatewayProcess({ sip2Port: s.port, dialect, env: { ...BASE_ENV, ...settings } });
@@ -283,9 +292,14 @@ export function expectRequestError(reply: Reply, expected: ExpectedError): void 
   const what = `${reply.request} -> ${reply.status} ${reply.text.slice(0, 300)}`;
   expect(reply.status, what).toBe(expected.suppressed ? 200 : expected.status);
   expect(reply.body.error, what).toBe(expected.error);
-  expect(errorBodyProblems(reply.json, { api, status: expected.status, suppressed: expected.suppressed ?? false }), what).toEqual([]);
+  expect(
+    errorBodyProblems(reply.json, { api, status: expected.status, suppressed: expected.suppressed ?? false }),
+    what,
+  ).toEqual([]);
   expect(reply.headers.get('www-authenticate') ?? '', `${what}: WWW-Authenticate`).toMatch(/^Bearer(?:\s|$)/);
-  expect(reply.headers.get('content-type'), `${what}: Content-Type`).toMatch(/^application\/(json|javascript)\s*;\s*charset=/i);
+  expect(reply.headers.get('content-type'), `${what}: Content-Type`).toMatch(
+    /^application\/(json|javascript)\s*;\s*charset=/i,
+  );
 }
 
 /** The scopes of a space-separated header or field, sorted. */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
  * signed nothing the tests serve (for "not trusted").
  */
 
-export interface ServerCert {
+interface ServerCert {
   cert: string;
   key: string;
   /** SHA-256 fingerprint as Node reports it (getPeerCertificate().fingerprint256). */
@@ -44,7 +44,10 @@ const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes
 function makeCa(dir: string, name: string): { cert: string; key: string } {
   const cert = join(dir, `${name}.crt`);
   const key = join(dir, `${name}.key`);
-  openssl(['req', '-x509', ...EC, '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=paia-sip2 test ${name}`], dir);
+  openssl(
+    ['req', '-x509', ...EC, '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=paia-sip2 test ${name}`],
+    dir,
+  );
   return { cert, key };
 }
 
@@ -53,9 +56,31 @@ function makeServer(dir: string, name: string, ca: { cert: string; key: string }
   const key = join(dir, `${name}.key`);
   const csr = join(dir, `${name}.csr`);
   const ext = join(dir, `${name}.ext`);
-  writeFileSync(ext, 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n');
+  writeFileSync(
+    ext,
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n',
+  );
   openssl(['req', ...EC, '-keyout', key, '-out', csr, '-subj', `/CN=127.0.0.1`], dir);
-  openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-out', cert, '-days', '2', '-extfile', ext], dir);
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      csr,
+      '-CA',
+      ca.cert,
+      '-CAkey',
+      ca.key,
+      '-CAcreateserial',
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-extfile',
+      ext,
+    ],
+    dir,
+  );
   return { cert, key, fingerprint256: new X509Certificate(readFileSync(cert)).fingerprint256 };
 }
 

@@ -18,7 +18,9 @@ export interface DoctorRun {
 
 /** The environment without any PAIA_* setting of whoever runs the tests. */
 function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PAIA_') && name !== 'PORT'));
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('PAIA_') && name !== 'PORT'),
+  );
 }
 
 export function runDoctorProcess(args: string[], env: Record<string, string>, stdin?: string): Promise<DoctorRun> {
@@ -37,7 +39,9 @@ export function runDoctorProcess(args: string[], env: Record<string, string>, st
     // The doctor must end by itself; a hang is a failure, not a test timeout.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`doctor did not exit within ${RUN_TIMEOUT_MS} ms\n--- stdout:\n${stdout}\n--- stderr:\n${stderr}`));
+      reject(
+        new Error(`doctor did not exit within ${RUN_TIMEOUT_MS} ms\n--- stdout:\n${stdout}\n--- stderr:\n${stderr}`),
+      );
     }, RUN_TIMEOUT_MS);
     child.once('error', reject);
     child.once('close', (code) => {
@@ -48,7 +52,8 @@ export function runDoctorProcess(args: string[], env: Record<string, string>, st
 }
 
 /** For assertion messages: the exit code and everything the doctor printed. */
-export const explainRun = (run: DoctorRun) => `exit ${run.code}\n--- stdout:\n${run.stdout}\n--- stderr:\n${run.stderr}`;
+export const explainRun = (run: DoctorRun) =>
+  `exit ${run.code}\n--- stdout:\n${run.stdout}\n--- stderr:\n${run.stderr}`;
 
 /**
  * The warning (`     ! ...`) whose first line contains `start`, with its

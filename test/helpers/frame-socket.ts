@@ -1,4 +1,4 @@
-import { type Socket, connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 
 export interface RawFrame {
   /** The bytes exactly as received, terminator included. */
@@ -73,7 +73,8 @@ export class FrameSocket {
         this.buffer = this.buffer.subarray(end);
         return { raw: Buffer.from(raw), frame: Buffer.from(raw.subarray(0, cr)) };
       }
-      if (this.ended) throw new Error(`connection closed (pending bytes: ${JSON.stringify(this.buffer.toString('latin1'))})`);
+      if (this.ended)
+        throw new Error(`connection closed (pending bytes: ${JSON.stringify(this.buffer.toString('latin1'))})`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`no SIP2 frame within ${timeoutMs} ms`);
       await this.waitForData(left);

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { withoutSettings } from '../../src/config/load.js';
 import { trackChild } from './children.js';
@@ -113,7 +113,10 @@ export function startGatewayProcess(options: GatewayProcessOptions): Promise<Gat
 
   return new Promise<GatewayProcess>((resolve, reject) => {
     let settled = false;
-    const sip2 = options.sip2Port === null ? `embedded simulator, dialect ${options.dialect}` : `sip2 127.0.0.1:${options.sip2Port}, dialect ${options.dialect}`;
+    const sip2 =
+      options.sip2Port === null
+        ? `embedded simulator, dialect ${options.dialect}`
+        : `sip2 127.0.0.1:${options.sip2Port}, dialect ${options.dialect}`;
     const fail = (why: string) => {
       if (settled) return;
       settled = true;

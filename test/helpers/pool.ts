@@ -1,9 +1,13 @@
-import { type DialectName, loadDialect, terminatorOf } from '../../src/sip2/dialect.js';
 import { sip2Sessions } from '../../src/sip2/connection.js';
+import { type DialectName, loadDialect, terminatorOf } from '../../src/sip2/dialect.js';
 import type { PoolOptions } from '../../src/sip2/pool.js';
 
 /** Pool settings for tests against a simulator on 127.0.0.1: the demo terminal account and short, test-sized bounds. */
-export function testPoolOptions(port: number, dialectName: DialectName, overrides: Partial<PoolOptions> & { responseTimeoutMs?: number } = {}): PoolOptions {
+export function testPoolOptions(
+  port: number,
+  dialectName: DialectName,
+  overrides: Partial<PoolOptions> & { responseTimeoutMs?: number } = {},
+): PoolOptions {
   const dialect = loadDialect(dialectName);
   const { responseTimeoutMs = 800, ...pool } = overrides;
   return {

@@ -19,7 +19,7 @@ export interface ScriptedPeer {
   close(): Promise<void>;
 }
 
-export type Reply = (text: string) => void;
+type Reply = (text: string) => void;
 export type Script = (frame: string, reply: Reply, socket: net.Socket) => void;
 
 /** Appends AY<seq>AZ<checksum> (seq taken from the request frame) the way an ACS with error detection does. */
@@ -45,8 +45,7 @@ export async function startScriptedPeer(script: Script): Promise<ScriptedPeer> {
     let buffer = Buffer.alloc(0);
     socket.on('data', (chunk) => {
       buffer = Buffer.concat([buffer, chunk]);
-      let cr: number;
-      while ((cr = buffer.indexOf(0x0d)) !== -1) {
+      for (let cr = buffer.indexOf(0x0d); cr !== -1; cr = buffer.indexOf(0x0d)) {
         const raw = buffer.subarray(0, cr + 1);
         buffer = buffer.subarray(cr + 1);
         const frame = raw.toString('latin1', 0, raw.length - 1).replace(/^\n+/, '');
@@ -55,7 +54,8 @@ export async function startScriptedPeer(script: Script): Promise<ScriptedPeer> {
         const reply: Reply = (text) => socket.write(Buffer.from(`${text}\r`, 'latin1'));
         const seq = sequenceOf(frame);
         if (frame.startsWith('93')) reply(signed('941', seq));
-        else if (frame.startsWith('99') && peer.received.filter((f) => f.startsWith('99')).length === 1) reply(signed(acsStatus(), seq));
+        else if (frame.startsWith('99') && peer.received.filter((f) => f.startsWith('99')).length === 1)
+          reply(signed(acsStatus(), seq));
         else script(frame, reply, socket);
       }
     });
@@ -70,7 +70,7 @@ export async function startScriptedPeer(script: Script): Promise<ScriptedPeer> {
   return peer;
 }
 
-export function acsStatus(online = 'Y'): string {
+function acsStatus(online = 'Y'): string {
   return `98${online}YYYNN030003${'20261121    120000'}2.00AODEMO|AMScripted Library|BXYNNNYYYYYYYNNYYY|`;
 }
 

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import type { Charset } from '../../src/sip2/charset.js';
+import { type Decoded, decodeFrame, type EncodeOptions, encodeMessage } from '../../src/sip2/codec.js';
+import type { Sip2Message } from '../../src/sip2/spec.js';
 import { trackChild } from './children.js';
 import { FrameSocket, openSocket } from './frame-socket.js';
-import type { Charset } from '../../src/sip2/charset.js';
-import { type Decoded, type EncodeOptions, decodeFrame, encodeMessage } from '../../src/sip2/codec.js';
-import type { Sip2Message } from '../../src/sip2/spec.js';
 
 /**
  * Runs the SIP2 simulator as a real separate process (the CLI, exactly as
@@ -38,7 +38,7 @@ export interface SimulatorProcessOptions {
   port?: number;
 }
 
-export interface FaultsState {
+interface FaultsState {
   latencyMs: number;
   jitterMs: number;
   refuseConnections: boolean;
@@ -50,7 +50,7 @@ export interface FaultsState {
   listCount: number | false;
 }
 
-export interface ProfileState {
+interface ProfileState {
   /** The active terms ("" = no profile). */
   profile: string;
   workers: number | null;
@@ -68,7 +68,7 @@ export interface CountersState {
   executed: Record<string, number>;
 }
 
-export interface SimulatorState {
+interface SimulatorState {
   dialect: string;
   charset: string;
   errorDetection: boolean;
@@ -113,12 +113,23 @@ interface Spawned {
 }
 
 function argsFor(options: SimulatorProcessOptions, port: number, controlPort: number): string[] {
-  const args = ['--import', 'tsx', 'sip2-simulator/src/main.ts', '--host', '127.0.0.1', '--port', String(port), '--control-port', String(controlPort)];
+  const args = [
+    '--import',
+    'tsx',
+    'sip2-simulator/src/main.ts',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--control-port',
+    String(controlPort),
+  ];
   if (options.dialect) args.push('--dialect', options.dialect);
   if (options.errorDetection !== undefined) args.push('--error-detection', options.errorDetection ? 'on' : 'off');
   if (options.idleTimeoutS !== undefined) args.push('--idle-timeout-s', String(options.idleTimeoutS));
   if (options.latencyMs !== undefined) args.push('--latency-ms', String(options.latencyMs));
-  for (const terms of typeof options.profile === 'string' ? [options.profile] : (options.profile ?? [])) args.push('--profile', terms);
+  for (const terms of typeof options.profile === 'string' ? [options.profile] : (options.profile ?? []))
+    args.push('--profile', terms);
   if (options.dataFile !== undefined) args.push('--data', options.dataFile);
   args.push(...(options.extraArgs ?? []));
   return args;
@@ -147,7 +158,11 @@ async function spawnSimulator(args: string[]): Promise<Spawned> {
       settled = true;
       clearTimeout(timer);
       child.kill('SIGKILL');
-      reject(new Error(`sip2-simulator did not start: ${why}\n--- command: node ${args.join(' ')}\n--- stdout:\n${stdout}\n--- stderr:\n${stderr}`));
+      reject(
+        new Error(
+          `sip2-simulator did not start: ${why}\n--- command: node ${args.join(' ')}\n--- stdout:\n${stdout}\n--- stderr:\n${stderr}`,
+        ),
+      );
     };
     const timer = setTimeout(() => fail(`no banner within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
     child.once('error', (error) => fail(error.message));
@@ -159,7 +174,14 @@ async function spawnSimulator(args: string[]): Promise<Spawned> {
       if (banner && control && !settled) {
         settled = true;
         clearTimeout(timer);
-        resolve({ child, host: banner[1]!, port: Number(banner[2]), controlPort: Number(control[1]), stderr: () => stderr, exited });
+        resolve({
+          child,
+          host: banner[1]!,
+          port: Number(banner[2]),
+          controlPort: Number(control[1]),
+          stderr: () => stderr,
+          exited,
+        });
       }
     });
   });
@@ -169,7 +191,10 @@ async function spawnSimulator(args: string[]): Promise<Spawned> {
 export async function startSimulatorProcess(options: SimulatorProcessOptions = {}): Promise<SimulatorProcess> {
   let current = await spawnSimulator(argsFor(options, options.port ?? 0, 0));
   let running = true;
-  const watch = (spawned: Spawned) => void spawned.exited.then(() => spawned === current && (running = false));
+  const watch = (spawned: Spawned) =>
+    void spawned.exited.then(() => {
+      if (spawned === current) running = false;
+    });
   watch(current);
 
   const control = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
@@ -241,8 +266,15 @@ export class RawSip2Client extends FrameSocket {
     super(socket);
   }
 
-  static async connect(port: number, wire: { charset?: Charset; errorDetection?: boolean } = {}, host = '127.0.0.1'): Promise<RawSip2Client> {
-    return new RawSip2Client(await openSocket(port, host), { charset: wire.charset ?? 'cp850', errorDetection: wire.errorDetection ?? true });
+  static async connect(
+    port: number,
+    wire: { charset?: Charset; errorDetection?: boolean } = {},
+    host = '127.0.0.1',
+  ): Promise<RawSip2Client> {
+    return new RawSip2Client(await openSocket(port, host), {
+      charset: wire.charset ?? 'cp850',
+      errorDetection: wire.errorDetection ?? true,
+    });
   }
 
   /** Encodes a message (next AY, 0-9 wrapping, unless given) and writes it; returns the bytes sent. */
@@ -261,7 +293,10 @@ export class RawSip2Client extends FrameSocket {
   }
 
   /** Sends and returns the decoded answer, which must be a catalogue message. */
-  async request<M extends Sip2Message = Sip2Message>(message: Sip2Message, options: Partial<EncodeOptions> = {}): Promise<M & { raw: Buffer; sequence: number | null }> {
+  async request<M extends Sip2Message = Sip2Message>(
+    message: Sip2Message,
+    options: Partial<EncodeOptions> = {},
+  ): Promise<M & { raw: Buffer; sequence: number | null }> {
     this.send(message, options);
     const decoded = await this.next();
     if (decoded.kind !== 'message') throw new Error(`unexpected message ${decoded.code}`);
@@ -270,7 +305,13 @@ export class RawSip2Client extends FrameSocket {
 
   /** 93 login with the demo terminal account (or the given one); returns whether 941 came back. */
   async login(user = 'paia', password = 'paia-secret'): Promise<boolean> {
-    const response = await this.request({ code: '93', uidAlgorithm: '0', pwdAlgorithm: '0', loginUserId: user, loginPassword: password });
+    const response = await this.request({
+      code: '93',
+      uidAlgorithm: '0',
+      pwdAlgorithm: '0',
+      loginUserId: user,
+      loginPassword: password,
+    });
     if (response.code !== '94') throw new Error(`expected 94, got ${response.code}`);
     return response.ok;
   }

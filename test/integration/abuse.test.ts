@@ -66,7 +66,10 @@ function print(name: string, f: Figures): void {
 describe('bounded brute-force run (defaults: 5 free failures per username, 30 per address, 1 s doubling to 900 s, 20 logins/s)', () => {
   it('200 wrong passwords against one username: a handful reach the ILS', async () => {
     const g = await gateway();
-    const figures = await run(g.url, Array.from({ length: 200 }, (_, i) => ['alice', `wrong-guess-${i}`] as [string, string]));
+    const figures = await run(
+      g.url,
+      Array.from({ length: 200 }, (_, i) => ['alice', `wrong-guess-${i}`] as [string, string]),
+    );
     print('one username', figures);
     expect(figures.sent).toBe(200);
     expect(figures.other).toBe(0);
@@ -85,7 +88,10 @@ describe('bounded brute-force run (defaults: 5 free failures per username, 30 pe
 
   it('200 attempts across 100 usernames from one address: the address lockout holds', async () => {
     const g = await gateway();
-    const attempts = Array.from({ length: 200 }, (_, i) => [`guess-user-${i % 100}`, `wrong-guess-${i}`] as [string, string]);
+    const attempts = Array.from(
+      { length: 200 },
+      (_, i) => [`guess-user-${i % 100}`, `wrong-guess-${i}`] as [string, string],
+    );
     const figures = await run(g.url, attempts);
     print('100 usernames, one address', figures);
     expect(figures.other).toBe(0);
@@ -95,7 +101,10 @@ describe('bounded brute-force run (defaults: 5 free failures per username, 30 pe
 
   it('the same with the global ceiling out of the way (1000 logins/s): the address lockout alone holds', async () => {
     const g = await gateway({ PAIA_AUTH_MAX_LOGINS_PER_SECOND: '1000' });
-    const attempts = Array.from({ length: 200 }, (_, i) => [`other-user-${i % 100}`, `wrong-guess-${i}`] as [string, string]);
+    const attempts = Array.from(
+      { length: 200 },
+      (_, i) => [`other-user-${i % 100}`, `wrong-guess-${i}`] as [string, string],
+    );
     const figures = await run(g.url, attempts);
     print('100 usernames, one address, no ceiling', figures);
     expect(figures.busy).toBe(0);

@@ -58,9 +58,10 @@ describe('a whole call is bounded by http.requestTimeoutMs', () => {
     try {
       const before = (await sim.counters()).received['63'] ?? 0;
       const controller = new AbortController();
-      const call = fetch(`${gateway.url}/core/dave/items`, { headers: { Authorization: `Bearer ${dave.token}` }, signal: controller.signal }).catch(
-        (error: unknown) => error,
-      );
+      const call = fetch(`${gateway.url}/core/dave/items`, {
+        headers: { Authorization: `Bearer ${dave.token}` },
+        signal: controller.signal,
+      }).catch((error: unknown) => error);
       await sleep(1500);
       controller.abort();
       expect(await call).toBeInstanceOf(Error);
@@ -90,15 +91,27 @@ describe('a write call at the deadline tells what happened to each document', ()
     await sim.setFaults({ latencyMs: SLOW_ILS_MS });
     try {
       const started = performance.now();
-      const reply = await client.post('/core/alice/renew', { doc: [{ item: item('it-0002') }, { item: item('it-0001') }, { item: item('it-0003') }] }, { token: alice.token });
+      const reply = await client.post(
+        '/core/alice/renew',
+        { doc: [{ item: item('it-0002') }, { item: item('it-0001') }, { item: item('it-0003') }] },
+        { token: alice.token },
+      );
       const ms = performance.now() - started;
       expect(reply.status, reply.text).toBe(200);
       expect(ms).toBeLessThan(DEADLINE_MS + MARGIN_MS);
       const docs = reply.body.doc as Array<Record<string, unknown>>;
       expect(docs[0]).toMatchObject({ status: 3, item: item('it-0002') });
       expect(docs[0]!.error).toBeUndefined();
-      expect(docs[1]).toMatchObject({ status: 3, item: item('it-0001'), error: expect.stringMatching(/^outcome unknown/) });
-      expect(docs[2]).toMatchObject({ status: 3, item: item('it-0003'), error: expect.stringMatching(/^renewal not sent: the call ran out of time/) });
+      expect(docs[1]).toMatchObject({
+        status: 3,
+        item: item('it-0001'),
+        error: expect.stringMatching(/^outcome unknown/),
+      });
+      expect(docs[2]).toMatchObject({
+        status: 3,
+        item: item('it-0003'),
+        error: expect.stringMatching(/^renewal not sent: the call ran out of time/),
+      });
       await sleep(SLOW_ILS_MS + 1000);
       const counters = await sim.counters();
       expect(counters.received['29']).toBe(2);

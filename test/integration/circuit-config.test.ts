@@ -34,7 +34,11 @@ describe('sip2.circuit settings', () => {
     await sim.disconnectAll();
     // Until the gateway has seen its connection go, a request could still try it (one more failure).
     await untilNoConnections(fx().gateway.url);
-    for (let i = 0; i < 2; i++) expectRequestError(await client.get('/core/alice', { token: alice.token }), { status: 502, error: 'bad_gateway' });
+    for (let i = 0; i < 2; i++)
+      expectRequestError(await client.get('/core/alice', { token: alice.token }), {
+        status: 502,
+        error: 'bad_gateway',
+      });
     const open = await client.get('/core/alice', { token: alice.token });
     expectRequestError(open, { status: 503, error: 'service_unavailable' });
     // Equal jitter: between half and all of the 120 s first pause.

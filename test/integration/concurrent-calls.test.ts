@@ -22,7 +22,9 @@ describe('concurrent large calls', () => {
   it(`${CALLS} items calls for 120 loans each at once all answer in full`, async () => {
     const { client } = fx();
     const sessions = await Promise.all(Array.from({ length: CALLS }, () => client.login('dave')));
-    const replies = await Promise.all(sessions.map((session) => client.get('/core/dave/items', { token: session.token })));
+    const replies = await Promise.all(
+      sessions.map((session) => client.get('/core/dave/items', { token: session.token })),
+    );
     for (const reply of replies) {
       expect(reply.status, reply.text.slice(0, 300)).toBe(200);
       expect((reply.body.doc as unknown[]).length).toBe(120);
@@ -31,10 +33,14 @@ describe('concurrent large calls', () => {
 
   it(`${CALLS} DAIA requests for 40 items each at once all answer in full`, async () => {
     const ids = Array.from({ length: 40 }, (_, i) => item(`dv-${String(i + 1).padStart(4, '0')}`)).join('|');
-    const replies = await Promise.all(Array.from({ length: CALLS }, () => fx().client.get('/daia', { query: { id: ids, format: 'json' } })));
+    const replies = await Promise.all(
+      Array.from({ length: CALLS }, () => fx().client.get('/daia', { query: { id: ids, format: 'json' } })),
+    );
     for (const reply of replies) {
       expect(reply.status, reply.text.slice(0, 300)).toBe(200);
-      expect((reply.body.document as Array<{ item?: unknown[] }>).filter((doc) => doc.item?.length === 1)).toHaveLength(40);
+      expect((reply.body.document as Array<{ item?: unknown[] }>).filter((doc) => doc.item?.length === 1)).toHaveLength(
+        40,
+      );
     }
   });
 });

@@ -3,14 +3,19 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AnomalyLog } from '../../src/sip2/anomalies.js';
 import { type ConnectionOptions, Sip2Connection } from '../../src/sip2/connection.js';
-import {
-  IlsProtocolError,
-  IlsTimeout,
-  IlsUnavailable,
-  Sip2EncodeError,
-} from '../../src/sip2/errors.js';
+import { IlsProtocolError, IlsTimeout, IlsUnavailable, Sip2EncodeError } from '../../src/sip2/errors.js';
 import type { Renew } from '../../src/sip2/spec.js';
-import { type Script, type ScriptedPeer, NOW, PATRON_INFO, PATRON_REPLY, sequenceOf, signed, startScriptedPeer, peerConnectionOptions } from '../helpers/scripted-peer.js';
+import {
+  NOW,
+  PATRON_INFO,
+  PATRON_REPLY,
+  peerConnectionOptions,
+  type Script,
+  type ScriptedPeer,
+  sequenceOf,
+  signed,
+  startScriptedPeer,
+} from '../helpers/scripted-peer.js';
 
 const RENEW: Renew = {
   code: '29',
@@ -167,7 +172,8 @@ describe('SIP2 connection against a scripted peer', () => {
     const conn = await connect(
       (frame, reply) => {
         const seq = sequenceOf(frame)!;
-        for (let i = 0; i < 2000; i++) reply(signed(PATRON_REPLY.replace('Alice Example', 'Stale Answer'), (seq + 1 + (i % 9)) % 10));
+        for (let i = 0; i < 2000; i++)
+          reply(signed(PATRON_REPLY.replace('Alice Example', 'Stale Answer'), (seq + 1 + (i % 9)) % 10));
         reply(signed(PATRON_REPLY, seq));
       },
       { logger, anomalies },
@@ -184,8 +190,14 @@ describe('SIP2 connection against a scripted peer', () => {
     const conn = await connect((frame, reply) => {
       const seq = sequenceOf(frame);
       const earlier = (code: string) => peer!.received.filter((f) => f.startsWith(code)).length;
-      if (frame.startsWith('63')) reply(earlier('63') === 1 ? signed('98NYYYNN030003' + '20261121    120000' + '2.00AODEMO|BXYNNNYYYYYYYNNYYY|', seq) : signed(PATRON_REPLY, seq));
-      if (frame.startsWith('29')) reply(signed('98NYYYNN030003' + '20261121    120000' + '2.00AODEMO|BXYNNNYYYYYYYNNYYY|', seq));
+      if (frame.startsWith('63'))
+        reply(
+          earlier('63') === 1
+            ? signed('98NYYYNN030003' + '20261121    120000' + '2.00AODEMO|BXYNNNYYYYYYYNNYYY|', seq)
+            : signed(PATRON_REPLY, seq),
+        );
+      if (frame.startsWith('29'))
+        reply(signed('98NYYYNN030003' + '20261121    120000' + '2.00AODEMO|BXYNNNYYYYYYYNNYYY|', seq));
     });
     const response = await conn.send(PATRON_INFO);
     expect(response.personalName).toBe('Alice Example');
@@ -199,7 +211,7 @@ describe('SIP2 connection against a scripted peer', () => {
   });
 
   it('reports EOF in the middle of a reply as IlsUnavailable with the request sent', async () => {
-    const conn = await connect((frame, _reply, socket) => {
+    const conn = await connect((_frame, _reply, socket) => {
       socket.end(Buffer.from(PATRON_REPLY.slice(0, 20), 'latin1'));
     });
     const error = await conn.send(PATRON_INFO).catch((e: unknown) => e);

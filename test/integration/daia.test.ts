@@ -3,15 +3,17 @@
  * front of a real simulator process, for every dialect. Responses are
  * checked against the official DAIA schema (test/fixtures/daia).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Dialect, type Reply, item, today, useFixture } from '../conformance/support.js';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { type Dialect, item, type Reply, today, useFixture } from '../conformance/support.js';
 import { daiaSchemaErrors } from '../helpers/daia-schema.js';
 
 const DAIA_DIALECTS = ['generic', 'koha', 'evergreen', 'folio'] as const;
 const RESPONSE_TIMEOUT_MS = 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const query = (ids: string[], extra: Record<string, string> = {}) => ({ query: { id: ids.join('|'), format: 'json', ...extra } });
+const query = (ids: string[], extra: Record<string, string> = {}) => ({
+  query: { id: ids.join('|'), format: 'json', ...extra },
+});
 
 type Doc = { id: string; requested?: string; about?: string; item?: Array<Record<string, unknown>> };
 
@@ -42,18 +44,28 @@ const services = (list: unknown) => (Array.isArray(list) ? list.map((s: { servic
 
 describe.each(DAIA_DIALECTS)('DAIA (%s)', (dialect) => {
   // folio is not among the conformance dialects (no expiry date), but the fixture runs it fine.
-  const fx = useFixture(dialect as Dialect, {
-    PAIA_SIP2_POOL_MIN: '0',
-    PAIA_SIP2_POOL_MAX: '2',
-    PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
-    PAIA_SIP2_TIMEOUTS_RESPONSE_MS: String(RESPONSE_TIMEOUT_MS),
-    PAIA_SIP2_TIMEOUTS_CONNECT_MS: '1000',
-    // One 17 per distinct item and faults per message are counted here; the cache has its own tests.
-    PAIA_CACHE_ITEMS_ENABLED: 'false',
-  }, [
-    // extras[0]: one connection and a short acquire timeout, for service_unavailable
-    { PAIA_SIP2_POOL_MIN: '1', PAIA_SIP2_POOL_MAX: '1', PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0', PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS: '100', PAIA_CACHE_ITEMS_ENABLED: 'false' },
-  ]);
+  const fx = useFixture(
+    dialect as Dialect,
+    {
+      PAIA_SIP2_POOL_MIN: '0',
+      PAIA_SIP2_POOL_MAX: '2',
+      PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+      PAIA_SIP2_TIMEOUTS_RESPONSE_MS: String(RESPONSE_TIMEOUT_MS),
+      PAIA_SIP2_TIMEOUTS_CONNECT_MS: '1000',
+      // One 17 per distinct item and faults per message are counted here; the cache has its own tests.
+      PAIA_CACHE_ITEMS_ENABLED: 'false',
+    },
+    [
+      // extras[0]: one connection and a short acquire timeout, for service_unavailable
+      {
+        PAIA_SIP2_POOL_MIN: '1',
+        PAIA_SIP2_POOL_MAX: '1',
+        PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+        PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS: '100',
+        PAIA_CACHE_ITEMS_ENABLED: 'false',
+      },
+    ],
+  );
   const daia = (ids: string[], extra: Record<string, string> = {}) => fx().client.get('/daia', query(ids, extra));
 
   /** Faults off and the gateway answering DAIA again. */
@@ -63,69 +75,110 @@ describe.each(DAIA_DIALECTS)('DAIA (%s)', (dialect) => {
     for (;;) {
       const reply = await daia([item('it-0030')]);
       if (reply.status === 200) return;
-      if (Date.now() > deadline) throw new Error(`the gateway did not serve again within 20 s: ${reply.status} ${reply.text}`);
+      if (Date.now() > deadline)
+        throw new Error(`the gateway did not serve again within 20 s: ${reply.status} ${reply.text}`);
       await sleep(200);
     }
   }
 
   describe('item states', () => {
     const states: Array<[string, string, (doc: Doc) => void]> = [
-      ['it-0030 on the shelf', item('it-0030'), (doc) => {
-        const [it0] = doc.item ?? [];
-        expect(services(it0?.available)).toEqual(['loan', 'presentation']);
-        expect(it0?.unavailable).toBeUndefined();
-        expect(it0).toMatchObject({ id: item('it-0030'), label: 'GK 8000 G599 F3', storage: { id: 'https://lib.example.org/location/MAIN', content: 'MAIN' } });
-        expect(doc.about).toBe('Faust. Eine Tragödie');
-      }],
-      ['it-0001 on loan, overdue', item('it-0001'), (doc) => {
-        const un = doc.item?.[0]?.unavailable as Array<{ service: string; expected?: string }>;
-        expect(services(un)).toEqual(['loan', 'presentation']);
-        for (const s of un) {
-          expect(s.expected).toMatch(/^\d{4}-\d{2}-\d{2}$/);
-          expect(s.expected! < today()).toBe(true);
-        }
-      }],
-      ['it-0020 on loan with a queue', item('it-0020'), (doc) => {
-        const un = doc.item?.[0]?.unavailable as Array<{ service: string; expected?: string; queue?: number }>;
-        expect(services(un)).toEqual(['loan', 'presentation']);
-        for (const s of un) {
-          expect(s.expected).toMatch(/^\d{4}-\d{2}-\d{2}$/);
-          expect(s.expected! >= today()).toBe(true);
-          expect(s.queue).toBe(2);
-        }
-      }],
-      ['it-0010 on the hold shelf', item('it-0010'), (doc) => {
-        const un = doc.item?.[0]?.unavailable as Array<{ service: string; expected?: string; queue?: number }>;
-        expect(services(un)).toEqual(['loan', 'presentation']);
-        for (const s of un) {
-          expect(s.expected).toBeUndefined();
-          expect(s.queue).toBeGreaterThanOrEqual(1);
-        }
-        expect(doc.item?.[0]?.available).toBeUndefined();
-      }],
-      ['it-0040 in transit', item('it-0040'), (doc) => {
-        const un = doc.item?.[0]?.unavailable as Array<{ expected?: string }>;
-        expect(services(un)).toEqual(['loan', 'presentation']);
-        for (const s of un) expect(s.expected).toBe('unknown');
-        expect(doc.item?.[0]?.storage).toMatchObject({ content: 'BRANCH' });
-      }],
-      ['it-0050 lost', item('it-0050'), (doc) => {
-        const un = doc.item?.[0]?.unavailable as Array<{ expected?: string }>;
-        expect(services(un)).toEqual(['loan', 'presentation']);
-        for (const s of un) expect(s.expected).toBeUndefined();
-      }],
-      ['it-0051 missing', item('it-0051'), (doc) => {
-        const un = doc.item?.[0]?.unavailable as Array<{ expected?: string }>;
-        expect(services(un)).toEqual(['loan', 'presentation']);
-        for (const s of un) expect(s.expected).toBeUndefined();
-      }],
-      ['an unknown item: a document without items, not a 404', item('it-9999'), (doc) => {
-        expect(doc).toEqual({ id: item('it-9999') });
-      }],
-      ['a plain barcode: the document id is the item URI', 'it-0031', (doc) => {
-        expect(doc).toMatchObject({ id: item('it-0031'), requested: 'it-0031' });
-        expect(services(doc.item?.[0]?.available)).toEqual(['loan', 'presentation']);
-      }],
+      [
+        'it-0030 on the shelf',
+        item('it-0030'),
+        (doc) => {
+          const [it0] = doc.item ?? [];
+          expect(services(it0?.available)).toEqual(['loan', 'presentation']);
+          expect(it0?.unavailable).toBeUndefined();
+          expect(it0).toMatchObject({
+            id: item('it-0030'),
+            label: 'GK 8000 G599 F3',
+            storage: { id: 'https://lib.example.org/location/MAIN', content: 'MAIN' },
+          });
+          expect(doc.about).toBe('Faust. Eine Tragödie');
+        },
+      ],
+      [
+        'it-0001 on loan, overdue',
+        item('it-0001'),
+        (doc) => {
+          const un = doc.item?.[0]?.unavailable as Array<{ service: string; expected?: string }>;
+          expect(services(un)).toEqual(['loan', 'presentation']);
+          for (const s of un) {
+            expect(s.expected).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+            expect(s.expected! < today()).toBe(true);
+          }
+        },
+      ],
+      [
+        'it-0020 on loan with a queue',
+        item('it-0020'),
+        (doc) => {
+          const un = doc.item?.[0]?.unavailable as Array<{ service: string; expected?: string; queue?: number }>;
+          expect(services(un)).toEqual(['loan', 'presentation']);
+          for (const s of un) {
+            expect(s.expected).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+            expect(s.expected! >= today()).toBe(true);
+            expect(s.queue).toBe(2);
+          }
+        },
+      ],
+      [
+        'it-0010 on the hold shelf',
+        item('it-0010'),
+        (doc) => {
+          const un = doc.item?.[0]?.unavailable as Array<{ service: string; expected?: string; queue?: number }>;
+          expect(services(un)).toEqual(['loan', 'presentation']);
+          for (const s of un) {
+            expect(s.expected).toBeUndefined();
+            expect(s.queue).toBeGreaterThanOrEqual(1);
+          }
+          expect(doc.item?.[0]?.available).toBeUndefined();
+        },
+      ],
+      [
+        'it-0040 in transit',
+        item('it-0040'),
+        (doc) => {
+          const un = doc.item?.[0]?.unavailable as Array<{ expected?: string }>;
+          expect(services(un)).toEqual(['loan', 'presentation']);
+          for (const s of un) expect(s.expected).toBe('unknown');
+          expect(doc.item?.[0]?.storage).toMatchObject({ content: 'BRANCH' });
+        },
+      ],
+      [
+        'it-0050 lost',
+        item('it-0050'),
+        (doc) => {
+          const un = doc.item?.[0]?.unavailable as Array<{ expected?: string }>;
+          expect(services(un)).toEqual(['loan', 'presentation']);
+          for (const s of un) expect(s.expected).toBeUndefined();
+        },
+      ],
+      [
+        'it-0051 missing',
+        item('it-0051'),
+        (doc) => {
+          const un = doc.item?.[0]?.unavailable as Array<{ expected?: string }>;
+          expect(services(un)).toEqual(['loan', 'presentation']);
+          for (const s of un) expect(s.expected).toBeUndefined();
+        },
+      ],
+      [
+        'an unknown item: a document without items, not a 404',
+        item('it-9999'),
+        (doc) => {
+          expect(doc).toEqual({ id: item('it-9999') });
+        },
+      ],
+      [
+        'a plain barcode: the document id is the item URI',
+        'it-0031',
+        (doc) => {
+          expect(doc).toMatchObject({ id: item('it-0031'), requested: 'it-0031' });
+          expect(services(doc.item?.[0]?.available)).toEqual(['loan', 'presentation']);
+        },
+      ],
     ];
 
     for (const [name, id, check] of states) {
@@ -162,16 +215,29 @@ describe.each(DAIA_DIALECTS)('DAIA (%s)', (dialect) => {
     it('422 for a missing or unsupported format, a missing id', async () => {
       const { client } = fx();
       expectDaiaError(await client.get('/daia', { query: { id: item('it-0030') } }), 422, 'invalid_request');
-      expectDaiaError(await client.get('/daia', { query: { id: item('it-0030'), format: 'xml' } }), 422, 'invalid_request');
+      expectDaiaError(
+        await client.get('/daia', { query: { id: item('it-0030'), format: 'xml' } }),
+        422,
+        'invalid_request',
+      );
       expectDaiaError(await client.get('/daia', { query: { format: 'json' } }), 422, 'invalid_request');
     });
 
     it('suppress_response_codes: errors with status 200', async () => {
-      expectDaiaError(await fx().client.get('/daia', { query: { id: 'x', suppress_response_codes: '' } }), 422, 'invalid_request', true);
+      expectDaiaError(
+        await fx().client.get('/daia', { query: { id: 'x', suppress_response_codes: '' } }),
+        422,
+        'invalid_request',
+        true,
+      );
     });
 
     it('an access token: patron-specific availability is not_implemented 501', async () => {
-      expectDaiaError(await fx().client.get('/daia', { ...query([item('it-0030')]), token: 'abc' }), 501, 'not_implemented');
+      expectDaiaError(
+        await fx().client.get('/daia', { ...query([item('it-0030')]), token: 'abc' }),
+        501,
+        'not_implemented',
+      );
     });
 
     it('accepts the vertical bar escaped and unescaped', async () => {
@@ -273,7 +339,11 @@ describe.each(DAIA_DIALECTS)('DAIA (%s)', (dialect) => {
       const uri = doc?.item?.[0]?.id;
       expect(typeof uri).toBe('string');
       const alice = await fx().client.login('alice');
-      const requested = await fx().client.post(`/core/${alice.patron}/request`, { doc: [{ item: uri }] }, { token: alice.token });
+      const requested = await fx().client.post(
+        `/core/${alice.patron}/request`,
+        { doc: [{ item: uri }] },
+        { token: alice.token },
+      );
       expect(requested.status, requested.text).toBe(200);
       const [result] = requested.body.doc as Array<Record<string, unknown>>;
       expect(result?.error, requested.text).toBeUndefined();

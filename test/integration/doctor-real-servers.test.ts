@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestCerts, makeTestCerts } from '../helpers/certs.js';
-import { explainRun as explain, runDoctorProcess as doctor, warningBlock } from '../helpers/doctor.js';
+import { makeTestCerts, type TestCerts } from '../helpers/certs.js';
+import { runDoctorProcess as doctor, explainRun as explain, warningBlock } from '../helpers/doctor.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 /**
@@ -26,22 +26,32 @@ describe('an ILS that sends UTF-8 to a doctor configured for cp850', () => {
   });
 
   it('warns that names and titles look like UTF-8 read as cp850, shows how they read in UTF-8, and advises sip2.charset utf-8', async () => {
-    const run = await doctor(['--quick', '--patron', 'emile'], { ...ilsOf(sim), PAIA_SIP2_CHARSET: 'cp850', PAIA_DOCTOR_PASSWORD: 'emile-pass' });
+    const run = await doctor(['--quick', '--patron', 'emile'], {
+      ...ilsOf(sim),
+      PAIA_SIP2_CHARSET: 'cp850',
+      PAIA_DOCTOR_PASSWORD: 'emile-pass',
+    });
     expect(run.code, explain(run)).toBe(0);
-    expect(run.stdout).toMatch(/^ok   charset cp850: 5 names and titles checked, some look mis-decoded$/m);
+    expect(run.stdout).toMatch(/^ok {3}charset cp850: 5 names and titles checked, some look mis-decoded$/m);
     const warning = warningBlock(run.stdout, 'look like UTF-8 read as cp850');
     expect(warning, run.stdout).not.toBeNull();
-    expect(warning).toContain("the patron's name, the patron's address, 3 of 3 item titles look like UTF-8 read as cp850: the ILS sends UTF-8.");
+    expect(warning).toContain(
+      "the patron's name, the patron's address, 3 of 3 item titles look like UTF-8 read as cp850: the ILS sends UTF-8.",
+    );
     expect(warning).toContain('Read as UTF-8: "Émile Zoë Ångström"');
     expect(warning).toContain('set sip2.charset: utf-8 (PAIA_SIP2_CHARSET=utf-8)');
     expect(run.stdout).toMatch(/^1 warning: see the lines marked "!"$/m);
   });
 
   it('finds nothing wrong once sip2.charset is utf-8', async () => {
-    const run = await doctor(['--quick', '--patron', 'emile'], { ...ilsOf(sim), PAIA_SIP2_CHARSET: 'utf-8', PAIA_DOCTOR_PASSWORD: 'emile-pass' });
+    const run = await doctor(['--quick', '--patron', 'emile'], {
+      ...ilsOf(sim),
+      PAIA_SIP2_CHARSET: 'utf-8',
+      PAIA_DOCTOR_PASSWORD: 'emile-pass',
+    });
     expect(run.code, explain(run)).toBe(0);
     expect(run.stdout).toContain('"name": "Émile Zoë Ångström"');
-    expect(run.stdout).toMatch(/^ok   charset utf-8: 5 names and titles checked, none looks mis-decoded$/m);
+    expect(run.stdout).toMatch(/^ok {3}charset utf-8: 5 names and titles checked, none looks mis-decoded$/m);
     expect(run.stdout).not.toMatch(/^ {5}! /m);
   });
 });
@@ -56,12 +66,18 @@ describe('an ILS that sends cp850 to a doctor configured for UTF-8', () => {
   });
 
   it('warns about the replacement characters and advises a single-byte sip2.charset', async () => {
-    const run = await doctor(['--quick', '--patron', 'emile'], { ...ilsOf(sim), PAIA_SIP2_CHARSET: 'utf-8', PAIA_DOCTOR_PASSWORD: 'emile-pass' });
+    const run = await doctor(['--quick', '--patron', 'emile'], {
+      ...ilsOf(sim),
+      PAIA_SIP2_CHARSET: 'utf-8',
+      PAIA_DOCTOR_PASSWORD: 'emile-pass',
+    });
     expect(run.code, explain(run)).toBe(0);
     const warning = warningBlock(run.stdout, 'are not UTF-8');
     expect(warning, run.stdout).not.toBeNull();
     // "Harry Potter y el cáliz" has an á (cp850 0xA0); the other titles have characters cp850 sends as "?".
-    expect(warning).toContain("the patron's name, the patron's address, 1 of 3 item titles hold characters that are not UTF-8");
+    expect(warning).toContain(
+      "the patron's name, the patron's address, 1 of 3 item titles hold characters that are not UTF-8",
+    );
     expect(warning).toContain('set sip2.charset: cp850');
     expect(warning).toContain('or latin1');
   });
@@ -79,14 +95,18 @@ describe('fine items in another system’s format (profile fines=koha, dialect g
   it('warns that they fit none of the dialect’s patterns, shows their shapes (not the text) and a pattern that reads them', async () => {
     const run = await doctor(['--quick', '--patron', 'alice'], { ...ilsOf(sim), PAIA_DOCTOR_PASSWORD: 'alice-pass' });
     expect(run.code, explain(run)).toBe(0);
-    expect(run.stdout).toMatch(/^ok   fine items \(AV\): 2 read with a 63 fine summary, 0 fit the patterns of dialect generic \([\d.]+ ms\)$/m);
+    expect(run.stdout).toMatch(
+      /^ok {3}fine items \(AV\): 2 read with a 63 fine summary, 0 fit the patterns of dialect generic \([\d.]+ ms\)$/m,
+    );
     const warning = warningBlock(run.stdout, 'fine items (AV) fit none of the patterns');
     expect(warning, run.stdout).not.toBeNull();
     expect(warning).toContain('2 of 2 fine items (AV) fit none of the patterns of dialect generic (sip2.dialect).');
     // Koha's "<description> <amount>": alice's "Der Zauberberg 2.50" and "Effi Briest 1.00" by shape.
     expect(warning).toContain('"Aaa Aaaaaaaaaa 9.99": the gateway lists it by the amount in its text');
     expect(warning).toContain('"Aaaa Aaaaaa 9.99": the gateway lists it by the amount in its text');
-    expect(warning).toContain(String.raw`A pattern that reads them (the amount at the end): '^(?<about>.*\S)\s+(?<amount>-?\d+\.\d{2})$'`);
+    expect(warning).toContain(
+      String.raw`A pattern that reads them (the amount at the end): '^(?<about>.*\S)\s+(?<amount>-?\d+\.\d{2})$'`,
+    );
     expect(warning).toContain('copy config/dialects/generic.yaml');
     expect(warning).toContain('The built-in dialect koha reads them');
     // Patron data stays out of the warning.
@@ -129,7 +149,7 @@ describe('an ILS with fewer workers than sip2.pool.max (profile workers=2, pool.
     });
     expect(run.code, explain(run)).toBe(0);
     expect(run.stdout).toMatch(/^wait up to 6\.0 s: 3 further sessions at once/m);
-    expect(run.stdout).toMatch(/^ok   sessions at once: 2 of sip2\.pool\.max 4 logged in \([\d.]+ ms\)$/m);
+    expect(run.stdout).toMatch(/^ok {3}sessions at once: 2 of sip2\.pool\.max 4 logged in \([\d.]+ ms\)$/m);
     const warning = warningBlock(run.stdout, 'fewer than sip2.pool.max');
     expect(warning, run.stdout).not.toBeNull();
     expect(warning).toContain('the ILS serves 2 sessions to this host at once, fewer than sip2.pool.max (4)');
@@ -138,7 +158,7 @@ describe('an ILS with fewer workers than sip2.pool.max (profile workers=2, pool.
     expect(warning).toContain('min_servers, min_spare_servers and max_servers');
     expect(warning).toContain('set sip2.pool.max to 2 (PAIA_SIP2_POOL_MAX=2)');
     // The patron's methods still work on the sessions there are.
-    expect(run.stdout).toMatch(/^ok   PAIA items \([\d.]+ ms\)$/m);
+    expect(run.stdout).toMatch(/^ok {3}PAIA items \([\d.]+ ms\)$/m);
     // Nothing of the doctor is left waiting for a worker.
     await expect.poll(async () => (await sim.state()).waiting, { timeout: 3000 }).toBe(0);
   });
@@ -154,15 +174,21 @@ describe('an ILS that closes idle sessions after 1 s (profile idle-timeout=1), k
   });
 
   it('keeps one session idle at the end, sees the ILS close it after about 1 s, and says what to do', async () => {
-    const run = await doctor(['--patron', 'alice'], { ...ilsOf(sim), PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '3', PAIA_DOCTOR_PASSWORD: 'alice-pass' });
+    const run = await doctor(['--patron', 'alice'], {
+      ...ilsOf(sim),
+      PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '3',
+      PAIA_DOCTOR_PASSWORD: 'alice-pass',
+    });
     expect(run.code, explain(run)).toBe(0);
     const wait = run.stdout.indexOf('wait 4 s: one session stays idle');
     expect(wait, run.stdout).toBeGreaterThan(run.stdout.indexOf('ok   PAIA fees'));
     expect(run.stdout).toContain('(sip2.pool.keepaliveSeconds 3) would; --quick skips this');
-    expect(run.stdout).toMatch(/^ok   idle session: the ILS closed it after 1\.\d s \(\d+ ms\)$/m);
+    expect(run.stdout).toMatch(/^ok {3}idle session: the ILS closed it after 1\.\d s \(\d+ ms\)$/m);
     const warning = warningBlock(run.stdout, 'closes idle SIP2 sessions');
     expect(warning, run.stdout).not.toBeNull();
-    expect(warning).toMatch(/the ILS closes idle SIP2 sessions after about 1\.\d s, sooner than the gateway's keepalive \(sip2\.pool\.keepaliveSeconds 3\)/);
+    expect(warning).toMatch(
+      /the ILS closes idle SIP2 sessions after about 1\.\d s, sooner than the gateway's keepalive \(sip2\.pool\.keepaliveSeconds 3\)/,
+    );
     // 1 s leaves no whole-second keepalive safely below it.
     expect(warning).toContain("raise the ILS's idle timeout (Koha: client_timeout");
     // It did not wait the full 4 s: it saw the close.
@@ -174,8 +200,10 @@ describe('an ILS that closes idle sessions after 1 s (profile idle-timeout=1), k
     try {
       const run = await doctor([], { ...ilsOf(sim), PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '1' });
       expect(run.code, explain(run)).toBe(0);
-      expect(run.stdout).toMatch(/^ok   idle session: still open after 2 s and answers a 99 \((\d+) ms\)$/m);
-      const ms = Number(/^ok {3}idle session: still open after 2 s and answers a 99 \((\d+) ms\)$/m.exec(run.stdout)![1]);
+      expect(run.stdout).toMatch(/^ok {3}idle session: still open after 2 s and answers a 99 \((\d+) ms\)$/m);
+      const ms = Number(
+        /^ok {3}idle session: still open after 2 s and answers a 99 \((\d+) ms\)$/m.exec(run.stdout)![1],
+      );
       expect(ms).toBeGreaterThanOrEqual(2000);
       expect(run.stdout).not.toMatch(/^ {5}! /m);
 
@@ -207,8 +235,8 @@ describe('a one-worker ILS (profile workers=1, pool.max 1)', () => {
     });
     expect(run.code, explain(run)).toBe(0);
     expect(run.stdout).toMatch(/^skip sessions at once: sip2\.pool\.max is 1/m);
-    expect(run.stdout).toMatch(/^ok   PAIA fees/m);
-    expect(run.stdout).toMatch(/^ok   idle session: still open after 2 s and answers a 99/m);
+    expect(run.stdout).toMatch(/^ok {3}PAIA fees/m);
+    expect(run.stdout).toMatch(/^ok {3}idle session: still open after 2 s and answers a 99/m);
     expect(run.stdout).toMatch(/^all checks passed$/m);
     await expect.poll(async () => (await sim.state()).connections, { timeout: 3000 }).toBe(0);
     expect((await sim.state()).waiting).toBe(0);
@@ -232,14 +260,17 @@ describe('TLS in front of the ILS', () => {
     sim = await startSimulatorProcess();
     certs = makeTestCerts();
     // A TLS-terminating proxy in front of the simulator, as stunnel would be in front of an ILS.
-    proxy = tls.createServer({ cert: readFileSync(certs.server.cert), key: readFileSync(certs.server.key) }, (client) => {
-      const upstream = netConnect({ host: '127.0.0.1', port: sim.port });
-      client.pipe(upstream).pipe(client);
-      client.on('error', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
+    proxy = tls.createServer(
+      { cert: readFileSync(certs.server.cert), key: readFileSync(certs.server.key) },
+      (client) => {
+        const upstream = netConnect({ host: '127.0.0.1', port: sim.port });
+        client.pipe(upstream).pipe(client);
+        client.on('error', () => upstream.destroy());
+        upstream.on('error', () => client.destroy());
+        client.on('close', () => upstream.destroy());
+        upstream.on('close', () => client.destroy());
+      },
+    );
     proxy.on('tlsClientError', () => {});
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     proxyPort = (proxy.address() as { port: number }).port;
@@ -255,19 +286,32 @@ describe('TLS in front of the ILS', () => {
   it('shows the TLS session of the first session: protocol, certificate, validity, verified', async () => {
     const run = await doctor(['--quick'], { ...ils(), PAIA_SIP2_TLS_CA: certs.ca });
     expect(run.code, explain(run)).toBe(0);
-    expect(run.stdout).toMatch(new RegExp(`^ok   connect TLS 127\\.0\\.0\\.1:${proxyPort} \\+ 93 login as terminal user "paia" \\([\\d.]+ ms\\)$`, 'm'));
-    expect(run.stdout).toMatch(/^ {5}TLSv1\.[23], certificate 127\.0\.0\.1, issued by paia-sip2 test ca, valid until .+ GMT, verified$/m);
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `^ok   connect TLS 127\\.0\\.0\\.1:${proxyPort} \\+ 93 login as terminal user "paia" \\([\\d.]+ ms\\)$`,
+        'm',
+      ),
+    );
+    expect(run.stdout).toMatch(
+      /^ {5}TLSv1\.[23], certificate 127\.0\.0\.1, issued by paia-sip2 test ca, valid until .+ GMT, verified$/m,
+    );
     expect(run.stdout).not.toMatch(/^ {5}! /m);
   });
 
   it('fails on a certificate its CA did not sign, saying it was not trusted and what to set', async () => {
     const run = await doctor(['--quick'], { ...ils(), PAIA_SIP2_TLS_CA: certs.otherCa });
     expect(run.code, explain(run)).toBe(1);
-    expect(run.stdout).toMatch(/^FAIL connect TLS [\d.:]+ \+ 93 login as terminal user "paia": the ILS's TLS certificate was not trusted \([A-Z_]+\): set sip2\.tls\.ca/m);
+    expect(run.stdout).toMatch(
+      /^FAIL connect TLS [\d.:]+ \+ 93 login as terminal user "paia": the ILS's TLS certificate was not trusted \([A-Z_]+\): set sip2\.tls\.ca/m,
+    );
   });
 
   it('warns when the certificate is not verified (rejectUnauthorized false)', async () => {
-    const run = await doctor(['--quick'], { ...ils(), PAIA_SIP2_TLS_CA: certs.otherCa, PAIA_SIP2_TLS_REJECT_UNAUTHORIZED: 'false' });
+    const run = await doctor(['--quick'], {
+      ...ils(),
+      PAIA_SIP2_TLS_CA: certs.otherCa,
+      PAIA_SIP2_TLS_REJECT_UNAUTHORIZED: 'false',
+    });
     expect(run.code, explain(run)).toBe(0);
     expect(run.stdout).toMatch(/^ {5}TLSv1\.[23], certificate 127\.0\.0\.1, .*, NOT verified$/m);
     const warning = warningBlock(run.stdout, "the ILS's certificate was not verified");
@@ -275,7 +319,11 @@ describe('TLS in front of the ILS', () => {
   });
 
   it('with TLS towards a plain SIP2 port: a FAIL that names sip2.tls: null', async () => {
-    const run = await doctor(['--quick'], { ...ilsOf(sim), PAIA_SIP2_TLS_CA: certs.ca, PAIA_SIP2_TIMEOUTS_CONNECT_MS: '1000' });
+    const run = await doctor(['--quick'], {
+      ...ilsOf(sim),
+      PAIA_SIP2_TLS_CA: certs.ca,
+      PAIA_SIP2_TIMEOUTS_CONNECT_MS: '1000',
+    });
     expect(run.code, explain(run)).toBe(1);
     // The port waits for a SIP2 message, so the handshake usually never ends; when the ClientHello's random
     // bytes hold a CR, the simulator answers it as a frame and the handshake fails at once. Both say so.

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type DoctorRun as Run, explainRun as explain, runDoctorProcess } from '../helpers/doctor.js';
+import { explainRun as explain, type DoctorRun as Run, runDoctorProcess } from '../helpers/doctor.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 /**
@@ -14,7 +14,8 @@ import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulat
 const TERMINAL_SECRET = 'Tq8-doctor-terminal-secret-4711';
 const PATRON_SECRET = 'Pw5-doctor-patron-secret-0815';
 
-const doctor = (args: string[], env: Record<string, string>, stdin?: string): Promise<Run> => runDoctorProcess(['--quick', ...args], env, stdin);
+const doctor = (args: string[], env: Record<string, string>, stdin?: string): Promise<Run> =>
+  runDoctorProcess(['--quick', ...args], env, stdin);
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -22,7 +23,9 @@ function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -46,14 +49,23 @@ describe('paia-sip2 doctor', () => {
     const run = await doctor([], ils);
     expect(run.code, explain(run)).toBe(0);
     const out = run.stdout;
-    expect(out).toMatch(new RegExp(`^ok   connect TCP 127\\.0\\.0\\.1:${sim.port} \\+ 93 login as terminal user "paia" \\([\\d.]+ ms\\)$`, 'm'));
-    expect(out).toMatch(/^ok   99 SC status -> 98 ACS status \([\d.]+ ms\)$/m);
+    expect(out).toMatch(
+      new RegExp(
+        `^ok   connect TCP 127\\.0\\.0\\.1:${sim.port} \\+ 93 login as terminal user "paia" \\([\\d.]+ ms\\)$`,
+        'm',
+      ),
+    );
+    expect(out).toMatch(/^ok {3}99 SC status -> 98 ACS status \([\d.]+ ms\)$/m);
     expect(out).toMatch(/on-line: yes/);
     expect(out).toMatch(/protocol version: 2\.00/);
     expect(out).toMatch(/institution: DEMO/);
     expect(out).toMatch(/library name: Demo Public Library/);
     // The simulator's BX is YYYYYYYYYYYYYYYY: every position by name, with yes or no.
-    const listed = [...out.matchAll(/^ {7}(yes|no)\s+(\d\d) (.+?)(?:\s{2,}used for .*)?$/gm)].map((m) => [m[2], m[1], m[3]!.trim()]);
+    const listed = [...out.matchAll(/^ {7}(yes|no)\s+(\d\d) (.+?)(?:\s{2,}used for .*)?$/gm)].map((m) => [
+      m[2],
+      m[1],
+      m[3]!.trim(),
+    ]);
     expect(listed).toEqual([
       ['23', 'yes', 'Patron Status Request'],
       ['11', 'yes', 'Checkout'],
@@ -72,8 +84,8 @@ describe('paia-sip2 doctor', () => {
       ['29', 'yes', 'Renew'],
       ['65', 'yes', 'Renew All'],
     ]);
-    expect(out).toMatch(/^ok   round trips, 5 x 99: min [\d.]+ ms, median [\d.]+ ms, max [\d.]+ ms \([\d.]+ ms\)$/m);
-    expect(out).toMatch(/^ok   sessions at once: 4 of sip2\.pool\.max 4 logged in \([\d.]+ ms\)$/m);
+    expect(out).toMatch(/^ok {3}round trips, 5 x 99: min [\d.]+ ms, median [\d.]+ ms, max [\d.]+ ms \([\d.]+ ms\)$/m);
+    expect(out).toMatch(/^ok {3}sessions at once: 4 of sip2\.pool\.max 4 logged in \([\d.]+ ms\)$/m);
     expect(out).toMatch(/^skip PAIA methods: give --patron/m);
     expect(out).toMatch(/^skip idle session: --quick/m);
     expect(out).toMatch(/^all checks passed$/m);
@@ -90,18 +102,20 @@ describe('paia-sip2 doctor', () => {
     const run = await doctor(['--patron', 'alice'], { ...ils, PAIA_DOCTOR_PASSWORD: 'alice-pass' });
     expect(run.code, explain(run)).toBe(0);
     const out = run.stdout;
-    expect(out).toMatch(/^ok   PAIA login: 63 patron information with the patron's password \([\d.]+ ms\)$/m);
+    expect(out).toMatch(/^ok {3}PAIA login: 63 patron information with the patron's password \([\d.]+ ms\)$/m);
     expect(out).toMatch(/ILS barcode "alice", account state 0 \(active\)/);
-    expect(out).toMatch(/^ok   PAIA patron \([\d.]+ ms\)$/m);
+    expect(out).toMatch(/^ok {3}PAIA patron \([\d.]+ ms\)$/m);
     expect(out).toContain('"name": "Alice Example"');
-    expect(out).toMatch(/^ok   PAIA items \([\d.]+ ms\)$/m);
+    expect(out).toMatch(/^ok {3}PAIA items \([\d.]+ ms\)$/m);
     expect(out).toMatch(/^ {5}5 documents, all shown$/m);
     expect(out).toContain('"about": "Der Zauberberg"');
-    expect(out).toMatch(/^ok   PAIA fees \([\d.]+ ms\)$/m);
+    expect(out).toMatch(/^ok {3}PAIA fees \([\d.]+ ms\)$/m);
     expect(out).toContain('"amount": "3.50 EUR"');
     expect(out).toMatch(/total 3\.50 EUR, 2 fees/);
-    expect(out).toMatch(/^ok   fine items \(AV\): 2 read with a 63 fine summary, 2 fit the patterns of dialect generic \([\d.]+ ms\)$/m);
-    expect(out).toMatch(/^ok   charset cp850: 9 names and titles checked, none looks mis-decoded$/m);
+    expect(out).toMatch(
+      /^ok {3}fine items \(AV\): 2 read with a 63 fine summary, 2 fit the patterns of dialect generic \([\d.]+ ms\)$/m,
+    );
+    expect(out).toMatch(/^ok {3}charset cp850: 9 names and titles checked, none looks mis-decoded$/m);
     expect(out).not.toMatch(/^ {5}! /m);
     expect(out).toMatch(/^skip PAIA renew, request, cancel: not sent, they would change the patron's account/m);
     expect(out + run.stderr).not.toContain('alice-pass');
@@ -138,7 +152,9 @@ describe('paia-sip2 doctor', () => {
   it('a rejected terminal login: exit 1, points at sip2.terminal, never prints the password', async () => {
     const run = await doctor([], { ...ils, PAIA_SIP2_TERMINAL_PASSWORD: TERMINAL_SECRET });
     expect(run.code, explain(run)).toBe(1);
-    expect(run.stdout).toMatch(/^FAIL connect TCP [\d.:]+ \+ 93 login as terminal user "paia": the ILS rejected the SIP2 terminal login/m);
+    expect(run.stdout).toMatch(
+      /^FAIL connect TCP [\d.:]+ \+ 93 login as terminal user "paia": the ILS rejected the SIP2 terminal login/m,
+    );
     expect(run.stdout).toMatch(/check sip2\.terminal\.user \("paia"\), sip2\.terminal\.password/);
     expect(run.stderr).toMatch(/^paia-sip2 doctor: FAIL connect TCP [\d.:]+ \+ 93 login/m);
     expect(run.stdout + run.stderr).not.toContain(TERMINAL_SECRET);
@@ -150,29 +166,36 @@ describe('paia-sip2 doctor', () => {
     const run = await doctor([], { PAIA_SIP2_HOST: '127.0.0.1', PAIA_SIP2_PORT: String(port) });
     expect(run.code, explain(run)).toBe(1);
     expect(run.stdout).toMatch(
-      new RegExp(`^FAIL connect TCP 127\\.0\\.0\\.1:${port} \\+ 93 login as terminal user "paia": connection refused \\(nothing listens there\\): check sip2\\.host`, 'm'),
+      new RegExp(
+        `^FAIL connect TCP 127\\.0\\.0\\.1:${port} \\+ 93 login as terminal user "paia": connection refused \\(nothing listens there\\): check sip2\\.host`,
+        'm',
+      ),
     );
-    expect(run.stdout).not.toMatch(/^ok   connect/m);
+    expect(run.stdout).not.toMatch(/^ok {3}connect/m);
     expect(run.ms).toBeLessThan(10_000);
   });
 
   it('a refused patron login: exit 1 saying so, without the password', async () => {
     const run = await doctor(['--patron', 'alice'], { ...ils, PAIA_DOCTOR_PASSWORD: PATRON_SECRET });
     expect(run.code, explain(run)).toBe(1);
-    expect(run.stdout).toMatch(/^ok   connect TCP [\d.:]+ \+ 93 login/m);
-    expect(run.stdout).toMatch(/^FAIL PAIA login: 63 patron information with the patron's password: the ILS refused the patron login for "alice"/m);
-    expect(run.stdout).not.toMatch(/^ok   PAIA login/m);
-    expect(run.stdout).not.toMatch(/^ok   PAIA items/m);
+    expect(run.stdout).toMatch(/^ok {3}connect TCP [\d.:]+ \+ 93 login/m);
+    expect(run.stdout).toMatch(
+      /^FAIL PAIA login: 63 patron information with the patron's password: the ILS refused the patron login for "alice"/m,
+    );
+    expect(run.stdout).not.toMatch(/^ok {3}PAIA login/m);
+    expect(run.stdout).not.toMatch(/^ok {3}PAIA items/m);
     expect(run.stdout + run.stderr).not.toContain(PATRON_SECRET);
   });
 
   it('without sip2.host checks the embedded simulator and says so', async () => {
     const run = await doctor([], {});
     expect(run.code, explain(run)).toBe(0);
-    expect(run.stdout).toMatch(/^ok   start the embedded SIP2 simulator \(demo mode: sip2\.host is not set\) \([\d.]+ ms\)$/m);
+    expect(run.stdout).toMatch(
+      /^ok {3}start the embedded SIP2 simulator \(demo mode: sip2\.host is not set\) \([\d.]+ ms\)$/m,
+    );
     expect(run.stdout).toMatch(/the embedded simulator with the demo library listens on 127\.0\.0\.1:\d+/);
-    expect(run.stdout).toMatch(/^ok   connect TCP 127\.0\.0\.1:\d+ \+ 93 login/m);
-    expect(run.stdout).toMatch(/^ok   round trips, 5 x 99/m);
+    expect(run.stdout).toMatch(/^ok {3}connect TCP 127\.0\.0\.1:\d+ \+ 93 login/m);
+    expect(run.stdout).toMatch(/^ok {3}round trips, 5 x 99/m);
     expect(run.stdout).toMatch(/^all checks passed$/m);
     // The doctor talked to its own simulator, not to the test's.
     expect((await sim.counters()).received['93'] ?? 0).toBe(0);

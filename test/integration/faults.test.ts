@@ -13,11 +13,11 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Client,
-  type Reply,
-  type Session,
   expectOk,
   expectRequestError,
   item,
+  type Reply,
+  type Session,
   useFixture,
 } from '../conformance/support.js';
 
@@ -63,7 +63,9 @@ function expectNoInternals(reply: Reply): void {
   // the whole body: no stack frame, source file, socket error code, error class or secret anywhere
   for (const body of [text, reply.text]) {
     expect(body, what).not.toMatch(/\bat \S+ \(|\bat (?:async )?\S+:\d+:\d+|\.ts\b|node:|node_modules/);
-    expect(body, what).not.toMatch(/E(?:CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH)|\b[A-Z][a-z]+Error\b|Backend[A-Z]\w+|Sip2\w+/);
+    expect(body, what).not.toMatch(
+      /E(?:CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH)|\b[A-Z][a-z]+Error\b|Backend[A-Z]\w+|Sip2\w+/,
+    );
     expect(body, what).not.toMatch(/paia-secret|alice-pass/);
     expect(body, what).not.toContain(WRONG_TERMINAL_PASSWORD);
   }
@@ -100,7 +102,8 @@ describe('failure translation: every simulator fault, end to end', () => {
       const reply = await client.get('/core/alice', { token });
       if (reply.status === 200) return;
       expect(reply.status, reply.text).not.toBe(500);
-      if (Date.now() > deadline) throw new Error(`the gateway did not serve again within 30 s: ${reply.status} ${reply.text}`);
+      if (Date.now() > deadline)
+        throw new Error(`the gateway did not serve again within 30 s: ${reply.status} ${reply.text}`);
       await sleep(200);
     }
   }
@@ -131,14 +134,19 @@ describe('failure translation: every simulator fault, end to end', () => {
     // the 63 (dropped), then a fresh connection: connect, 93 (dropped)
     expectWithin(ms, RESPONSE_MS + CONNECT_MS + RESPONSE_MS + MARGIN_MS, 'dropMidReply');
     const after = await fx().sim.counters();
-    expect((after.received['63'] ?? 0) - (before.received['63'] ?? 0), 'the read was sent once, its retry never logged in').toBe(1);
+    expect(
+      (after.received['63'] ?? 0) - (before.received['63'] ?? 0),
+      'the read was sent once, its retry never logged in',
+    ).toBe(1);
   });
 
   it('connection reset mid-reply on a renewal: 200 with the outcome unknown on the document, never sent twice', async () => {
     await settle();
     const before = await fx().sim.counters();
     await fx().sim.setFaults({ dropMidReply: 1 });
-    const { reply, ms } = await timed(() => fx().client.post('/core/alice/renew', { doc: [{ item: item('it-0002') }] }, { token: alice.token }));
+    const { reply, ms } = await timed(() =>
+      fx().client.post('/core/alice/renew', { doc: [{ item: item('it-0002') }] }, { token: alice.token }),
+    );
     const body = expectOk(reply);
     const [doc] = body.doc as Array<Record<string, unknown>>;
     expect(doc?.item).toBe(item('it-0002'));
@@ -211,14 +219,18 @@ describe('failure translation: every simulator fault, end to end', () => {
     const before = await fx().sim.counters();
 
     await fx().sim.setFaults({ rejectMessage: '29' });
-    const renew = await timed(() => fx().client.post('/core/alice/renew', { doc: [{ item: item('it-0002') }] }, { token: alice.token }));
+    const renew = await timed(() =>
+      fx().client.post('/core/alice/renew', { doc: [{ item: item('it-0002') }] }, { token: alice.token }),
+    );
     const [renewed] = expectOk(renew.reply).doc as Array<Record<string, unknown>>;
     expect(renewed).toMatchObject({ status: 3, item: item('it-0002') });
     expect(String(renewed?.error), renew.reply.text).toMatch(/rejected/);
     expectWithin(renew.ms, RESPONSE_MS + MARGIN_MS, 'renew refused');
 
     await fx().sim.setFaults({ rejectMessage: '15' });
-    const request = await timed(() => fx().client.post('/core/alice/request', { doc: [{ item: item('it-0030') }] }, { token: alice.token }));
+    const request = await timed(() =>
+      fx().client.post('/core/alice/request', { doc: [{ item: item('it-0030') }] }, { token: alice.token }),
+    );
     const [requested] = expectOk(request.reply).doc as Array<Record<string, unknown>>;
     expect(requested).toMatchObject({ status: 5, item: item('it-0030') });
     expect(typeof requested?.error).toBe('string');
@@ -241,9 +253,13 @@ describe('failure translation: every simulator fault, end to end', () => {
     const session = await client.login('alice');
     await fx().sim.setFaults({ latencyMs: SLOW_MS });
     // one runs on the only connection, one waits, two find the waiting room full
-    const replies = await Promise.all([0, 1, 2, 3].map(() => timed(() => client.get('/core/alice', { token: session.token }))));
+    const replies = await Promise.all(
+      [0, 1, 2, 3].map(() => timed(() => client.get('/core/alice', { token: session.token }))),
+    );
     const statuses = replies.map(({ reply }) => reply.status).sort();
-    expect(statuses, replies.map(({ reply }) => `${reply.status} ${reply.text}`).join('\n')).toEqual([200, 200, 503, 503]);
+    expect(statuses, replies.map(({ reply }) => `${reply.status} ${reply.text}`).join('\n')).toEqual([
+      200, 200, 503, 503,
+    ]);
     for (const { reply, ms } of replies) {
       if (reply.status === 200) {
         // at most one wait for the running request, then its own round trip
@@ -287,14 +303,19 @@ describe('failure translation: every simulator fault, end to end', () => {
       open!,
       await timed(() => client.get('/core/alice/items', { token: alice.token })),
       await timed(() => client.post('/core/alice/renew', { doc: [{ item: item('it-0002') }] }, { token: alice.token })),
-      await timed(() => client.post('/core/alice/request', { doc: [{ item: item('it-0030') }] }, { token: alice.token })),
+      await timed(() =>
+        client.post('/core/alice/request', { doc: [{ item: item('it-0030') }] }, { token: alice.token }),
+      ),
       await timed(() => client.loginReply('alice', 'alice-pass')),
     ];
     for (const [i, { reply, ms }] of openReplies.entries()) {
       expectRequestError(reply, { status: 503, error: 'service_unavailable', api: i === 4 ? 'auth' : 'core' });
       expectNoInternals(reply);
       const retryAfter = Number(reply.headers.get('retry-after'));
-      expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 30, `Retry-After ${reply.headers.get('retry-after')}`).toBe(true);
+      expect(
+        Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 30,
+        `Retry-After ${reply.headers.get('retry-after')}`,
+      ).toBe(true);
       expectWithin(ms, 300, 'circuit open');
     }
 
@@ -312,10 +333,14 @@ describe('failure translation: every simulator fault, end to end', () => {
     }
     expectOk(reply);
     const recovered = await sim.counters();
-    expect((recovered.received['93'] ?? 0) - (before.received['93'] ?? 0), 'one login: the probe; the request reused its connection').toBe(1);
-    expect(Date.now() - cleared, `served again after ${Date.now() - cleared} ms, Retry-After was ${promised}`).toBeLessThan(
-      (promised + 1) * 1000 + MARGIN_MS,
-    );
+    expect(
+      (recovered.received['93'] ?? 0) - (before.received['93'] ?? 0),
+      'one login: the probe; the request reused its connection',
+    ).toBe(1);
+    expect(
+      Date.now() - cleared,
+      `served again after ${Date.now() - cleared} ms, Retry-After was ${promised}`,
+    ).toBeLessThan((promised + 1) * 1000 + MARGIN_MS);
     expectOk(await client.get('/core/alice/items', { token: alice.token }));
 
     const after = await sim.counters();

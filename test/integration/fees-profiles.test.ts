@@ -26,7 +26,11 @@ beforeAll(async () => {
   await Promise.all(
     DIALECTS.map(async (dialect) => {
       const sim = await startSimulatorProcess({ dialect, dataFile: FINES_DATA, extraArgs: ['--log-level', 'warn'] });
-      const gateway = await startGatewayProcess({ sip2Port: sim.port, dialect, env: { PAIA_SIP2_CURRENCY: 'CHF', PAIA_SIP2_POOL_MIN: '0' } });
+      const gateway = await startGatewayProcess({
+        sip2Port: sim.port,
+        dialect,
+        env: { PAIA_SIP2_CURRENCY: 'CHF', PAIA_SIP2_POOL_MIN: '0' },
+      });
       pairs.set(dialect, { sim, gateway });
     }),
   );
@@ -43,7 +47,11 @@ interface FeeRecord {
 }
 
 /** Logs in as dora with the profile set on the simulator, and asks for the fees. */
-async function feesWith(dialect: GatewayDialect, profile: string, patronId = 'dora'): Promise<{ fees: FeeRecord; log: string }> {
+async function feesWith(
+  dialect: GatewayDialect,
+  profile: string,
+  patronId = 'dora',
+): Promise<{ fees: FeeRecord; log: string }> {
   const { sim, gateway } = pairs.get(dialect)!;
   // Sessions read the profile per message: the gateway's pooled connections see the new one at once.
   await sim.setProfile(profile);
@@ -89,9 +97,18 @@ describe('GET /core/{patron}/fees per fine format', () => {
     const { fees } = await feesWith('koha', 'none');
     expect(fees.amount).toBe('15.50 EUR');
     expect(fees.fee[0]).toEqual({
-      amount: '2.50 EUR', about: 'Overdue fine 30002', item: 'http://127.0.0.1:8080/item/30002', date: isoDaysAgo(3), feetype: 'overdue',
+      amount: '2.50 EUR',
+      about: 'Overdue fine 30002',
+      item: 'http://127.0.0.1:8080/item/30002',
+      date: isoDaysAgo(3),
+      feetype: 'overdue',
     });
-    expect(fees.fee[1]).toEqual({ amount: '1.00 EUR', about: 'Processing fee', date: isoDaysAgo(10), feetype: 'processing' });
+    expect(fees.fee[1]).toEqual({
+      amount: '1.00 EUR',
+      about: 'Processing fee',
+      date: isoDaysAgo(10),
+      feetype: 'processing',
+    });
   });
 
   it('eg-legacy: "<balance> <billing type> <title> / <author>", BV and BH', async () => {
@@ -149,7 +166,7 @@ describe('GET /core/{patron}/fees per fine format', () => {
     expect(log).not.toContain('Faust');
   });
 
-  it('Koha texts from a server without BV or BH, padded (the issue\'s case): every fee listed by its amount, the sum as total, no warning', async () => {
+  it("Koha texts from a server without BV or BH, padded (the issue's case): every fee listed by its amount, the sum as total, no warning", async () => {
     const { fees, log } = await feesWith('generic', 'sipserver,fines=koha,bv=off');
     expect(fees).toEqual({
       amount: '15.50 CHF',
@@ -166,7 +183,11 @@ describe('GET /core/{patron}/fees per fine format', () => {
     // finn's texts in the sample ILS's way: "Overdue fine 30004 2.50" and "Computer Time".
     const { fees, log } = await feesWith('generic', 'sipserver', 'finn');
     expect(fees).toEqual({ fee: [{ amount: '2.50 CHF', about: 'Overdue fine 30004 2.50' }] });
-    expect(JSON.parse(unparsedWarnings(log)[0]!)).toMatchObject({ unparsed: 1, parsed: 1, examples: [{ index: 1, reason: 'pattern', shape: 'Aaaaaaaa Aaaa' }] });
+    expect(JSON.parse(unparsedWarnings(log)[0]!)).toMatchObject({
+      unparsed: 1,
+      parsed: 1,
+      examples: [{ index: 1, reason: 'pattern', shape: 'Aaaaaaaa Aaaa' }],
+    });
     // The same texts with the ILS's BV: its total stands.
     expect((await feesWith('generic', 'sipserver,bv=on', 'finn')).fees.amount).toBe('3.50 CHF');
   });

@@ -35,7 +35,9 @@ async function readyzUntil(base: string, until: (answer: Answer) => boolean, tim
     if (until(last)) return last;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`/readyz did not reach the expected state within ${timeoutMs} ms; last: ${last?.status} ${last?.text}`);
+  throw new Error(
+    `/readyz did not reach the expected state within ${timeoutMs} ms; last: ${last?.status} ${last?.text}`,
+  );
 }
 
 function expectNoPaiaHeaders(answer: Answer): void {
@@ -109,7 +111,11 @@ describe('/healthz and /readyz', () => {
     try {
       expect(await sim.disconnectAll()).toBeGreaterThan(0);
       const down = await readyzUntil(gateway.url, (a) => a.status === 503, 5000);
-      expect(down.body).toEqual({ status: 'not ready', reasons: ['no logged-in SIP2 connection'], sip2: { connections: 0, online: null } });
+      expect(down.body).toEqual({
+        status: 'not ready',
+        reasons: ['no logged-in SIP2 connection'],
+        sip2: { connections: 0, online: null },
+      });
       expect(down.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expectNoPaiaHeaders(down);
       // Liveness does not follow the ILS.
@@ -127,7 +133,11 @@ describe('/healthz and /readyz', () => {
     await sim.setFaults({ rejectMessage: '99' });
     try {
       await sim.disconnectAll();
-      const offline = await readyzUntil(gateway.url, (a) => a.status === 503 && a.body.sip2 !== undefined && (a.body.sip2 as { online: unknown }).online === false, 20_000);
+      const offline = await readyzUntil(
+        gateway.url,
+        (a) => a.status === 503 && a.body.sip2 !== undefined && (a.body.sip2 as { online: unknown }).online === false,
+        20_000,
+      );
       expect(offline.body).toEqual({
         status: 'not ready',
         reasons: ['the ILS reports it is offline (SC status on-line N)'],

@@ -61,7 +61,14 @@ interface Answer {
 function send(method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Answer> {
   const started = Date.now();
   return new Promise<Answer>((resolve, reject) => {
-    const req = httpRequest({ host, port, method, path, headers: { ...headers, ...(body ? { 'Content-Length': String(body.length) } : {}) }, agent: false });
+    const req = httpRequest({
+      host,
+      port,
+      method,
+      path,
+      headers: { ...headers, ...(body ? { 'Content-Length': String(body.length) } : {}) },
+      agent: false,
+    });
     const timer = setTimeout(() => {
       req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms (hang)`));
     }, REQUEST_TIMEOUT_MS);
@@ -70,7 +77,12 @@ function send(method: string, path: string, headers: Record<string, string>, bod
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks), ms: Date.now() - started });
+        resolve({
+          status: res.statusCode ?? 0,
+          contentType: String(res.headers['content-type'] ?? ''),
+          body: Buffer.concat(chunks),
+          ms: Date.now() - started,
+        });
       });
       res.on('error', (error) => {
         clearTimeout(timer);
@@ -86,20 +98,28 @@ function send(method: string, path: string, headers: Record<string, string>, bod
 }
 
 async function login(username: string, password: string): Promise<string> {
-  const answer = await send('POST', '/auth/login', { 'Content-Type': 'application/json' }, Buffer.from(JSON.stringify({ username, password, grant_type: 'password' })));
+  const answer = await send(
+    'POST',
+    '/auth/login',
+    { 'Content-Type': 'application/json' },
+    Buffer.from(JSON.stringify({ username, password, grant_type: 'password' })),
+  );
   const parsed = JSON.parse(answer.body.toString('utf8')) as { access_token?: string };
-  if (answer.status !== 200 || typeof parsed.access_token !== 'string') throw new Error(`login failed: ${answer.status} ${answer.body.toString('utf8')}`);
+  if (answer.status !== 200 || typeof parsed.access_token !== 'string')
+    throw new Error(`login failed: ${answer.status} ${answer.body.toString('utf8')}`);
   return parsed.access_token;
 }
 
 /** What must never be in a body: stack frames, source paths, raw error text. */
-const LEAK = /\n\s+at [^\n]*[(:]|\.[cm]?[jt]s:\d+|\/work\/|\/home\/|node_modules|Error:|TypeError|SyntaxError|ECONN|EPIPE/;
+const LEAK =
+  /\n\s+at [^\n]*[(:]|\.[cm]?[jt]s:\d+|\/work\/|\/home\/|node_modules|Error:|TypeError|SyntaxError|ECONN|EPIPE/;
 
 /** Problems with an answer: a 500 or unexpected 5xx, a body that is not JSON/JSONP, leaked internals. */
 function answerProblems(method: string, answer: Answer, callback: string | undefined): string[] {
   const problems: string[] = [];
   // 501: /auth/change (SIP2 cannot change passwords); 502-504: the ILS side.
-  if (answer.status === 500 || (answer.status >= 500 && ![501, 502, 503, 504].includes(answer.status))) problems.push(`status ${answer.status}`);
+  if (answer.status === 500 || (answer.status >= 500 && ![501, 502, 503, 504].includes(answer.status)))
+    problems.push(`status ${answer.status}`);
   const text = answer.body.toString('latin1');
   if (LEAK.test(text)) problems.push(`internal detail in body: ${text.slice(0, 200)}`);
   // Node answers some requests itself (431 head too large, 400 unparsable request, 413), with an empty body.
@@ -111,7 +131,8 @@ function answerProblems(method: string, answer: Answer, callback: string | undef
     if (open <= 0 || !trimmed.replace(/;\s*$/, '').endsWith(')')) problems.push(`not JSONP: ${text.slice(0, 200)}`);
     else {
       const name = trimmed.slice(0, open);
-      if (callback !== undefined && name !== callback) problems.push(`JSONP callback ${name} is not the requested ${callback}`);
+      if (callback !== undefined && name !== callback)
+        problems.push(`JSONP callback ${name} is not the requested ${callback}`);
       try {
         JSON.parse(trimmed.replace(/;\s*$/, '').slice(open + 1, -1));
       } catch {
@@ -143,31 +164,107 @@ function show(statuses: Map<number, number>): string {
 
 // ------------------------------------------------------------ arbitraries
 
-const encodeAll = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const encodeAll = (s: string) =>
+  encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 /** A string that node:http accepts in a path (no controls, no spaces, nothing above U+00FF). */
 const rawSafe = (s: string) => s.replace(/[^\u0021-\u00ff]/g, (c) => encodeAll(c));
 
-const BASES = ['/core/alice', '/core/alice/items', '/core/alice/fees', '/core/alice/renew', '/core/alice/request', '/core/alice/cancel', '/core/bob', '/auth/login', '/auth/logout', '/auth/change', '/daia', '/', '/healthz', '/readyz', '/core', '/auth', ''];
+const BASES = [
+  '/core/alice',
+  '/core/alice/items',
+  '/core/alice/fees',
+  '/core/alice/renew',
+  '/core/alice/request',
+  '/core/alice/cancel',
+  '/core/bob',
+  '/auth/login',
+  '/auth/logout',
+  '/auth/change',
+  '/daia',
+  '/',
+  '/healthz',
+  '/readyz',
+  '/core',
+  '/auth',
+  '',
+];
 
 const segment = fc.oneof(
-  fc.constantFrom('..', '.', '%2e%2e', '%2E%2E%2F', '..%2f', '%00', 'a%00b', '%zz', '%', '%E0%A4%A', '%C0%AE', '//', '\\..\\', ';', '?', '#', '%3F', '%23', 'core', 'alice', '%FF%FE'),
+  fc.constantFrom(
+    '..',
+    '.',
+    '%2e%2e',
+    '%2E%2E%2F',
+    '..%2f',
+    '%00',
+    'a%00b',
+    '%zz',
+    '%',
+    '%E0%A4%A',
+    '%C0%AE',
+    '//',
+    '\\..\\',
+    ';',
+    '?',
+    '#',
+    '%3F',
+    '%23',
+    'core',
+    'alice',
+    '%FF%FE',
+  ),
   fc.string({ maxLength: 20 }).map(rawSafe),
   fc.string({ unit: 'grapheme', maxLength: 10 }).map(encodeAll),
   fc.integer({ min: 100, max: 4000 }).map((n) => 'a'.repeat(n)),
 );
 
-const path = fc.tuple(fc.constantFrom(...BASES), fc.array(segment, { maxLength: 4 })).map(([base, rest]) => (rest.length === 0 ? base || '/' : `${base}/${rest.join('/')}`)).map((p) => (p.startsWith('/') ? p : `/${p}`));
+const path = fc
+  .tuple(fc.constantFrom(...BASES), fc.array(segment, { maxLength: 4 }))
+  .map(([base, rest]) => (rest.length === 0 ? base || '/' : `${base}/${rest.join('/')}`))
+  .map((p) => (p.startsWith('/') ? p : `/${p}`));
 
 const callbackValue = fc.oneof(
-  fc.constantFrom('cb', 'jQuery123_456', 'a.b.c', 'alert(1)', '<script>', '', 'x'.repeat(300), 'constructor', '__proto__', '1abc', 'a-b', '$', '_'),
+  fc.constantFrom(
+    'cb',
+    'jQuery123_456',
+    'a.b.c',
+    'alert(1)',
+    '<script>',
+    '',
+    'x'.repeat(300),
+    'constructor',
+    '__proto__',
+    '1abc',
+    'a-b',
+    '$',
+    '_',
+  ),
   fc.string({ maxLength: 30 }),
 );
 
 const queryPair = fc.oneof(
   fc.tuple(fc.constant('callback'), callbackValue),
   fc.tuple(fc.constant('suppress_response_codes'), fc.constantFrom('', '1', 'true', 'false', '0', 'yes', 'x')),
-  fc.tuple(fc.constant('access_token'), fc.oneof(fc.constant('TOKEN'), fc.string({ maxLength: 80 }), fc.constantFrom('', 'null', 'Bearer x'))),
-  fc.tuple(fc.constantFrom('id', 'doc', 'format', 'lang', 'patron', 'scope', 'password', 'username', 'item', '__proto__', 'constructor'), fc.string({ maxLength: 40 })),
+  fc.tuple(
+    fc.constant('access_token'),
+    fc.oneof(fc.constant('TOKEN'), fc.string({ maxLength: 80 }), fc.constantFrom('', 'null', 'Bearer x')),
+  ),
+  fc.tuple(
+    fc.constantFrom(
+      'id',
+      'doc',
+      'format',
+      'lang',
+      'patron',
+      'scope',
+      'password',
+      'username',
+      'item',
+      '__proto__',
+      'constructor',
+    ),
+    fc.string({ maxLength: 40 }),
+  ),
   fc.tuple(fc.string({ maxLength: 10 }), fc.string({ maxLength: 10 })),
 );
 
@@ -198,34 +295,71 @@ const CONTENT_TYPES = [
 
 const headerValue = fc.string({ maxLength: 60 }).map((s) => s.replace(/[^\u0020-\u007e\u00a0-\u00ff]/g, '')); // what node:http lets through
 
-const headers = fc.record(
-  {
-    'Content-Type': fc.constantFrom(...CONTENT_TYPES),
-    'Accept-Charset': fc.oneof(fc.constantFrom('utf-8', 'iso-8859-1', 'utf-16', 'ebcdic', '*;q=0', 'iso-8859-1;q=0, utf-8;q=0', ';;;'), headerValue),
-    Accept: fc.oneof(fc.constantFrom('application/json', 'text/html', '*/*', 'application/javascript', 'x/y;q=abc'), headerValue),
-    Authorization: fc.oneof(fc.constant('TOKEN'), fc.constantFrom('Bearer', 'Bearer ', 'Basic YWxpY2U6YWxpY2UtcGFzcw==', 'Bearer a b c', 'bearer TOKEN'), headerValue),
-    'X-Forwarded-For': headerValue,
-    'X-Forwarded-Proto': fc.constantFrom('https', 'http', 'gopher', ''),
-    Origin: fc.oneof(fc.constantFrom('https://opac.example.org', 'null', '*'), headerValue),
-    'X-Huge': fc.integer({ min: 1000, max: 20_000 }).map((n) => 'h'.repeat(n)),
-  },
-  { requiredKeys: [] },
-).map((h) => {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(h)) out[name] = value.replace('TOKEN', token);
-  return out;
-});
+const headers = fc
+  .record(
+    {
+      'Content-Type': fc.constantFrom(...CONTENT_TYPES),
+      'Accept-Charset': fc.oneof(
+        fc.constantFrom('utf-8', 'iso-8859-1', 'utf-16', 'ebcdic', '*;q=0', 'iso-8859-1;q=0, utf-8;q=0', ';;;'),
+        headerValue,
+      ),
+      Accept: fc.oneof(
+        fc.constantFrom('application/json', 'text/html', '*/*', 'application/javascript', 'x/y;q=abc'),
+        headerValue,
+      ),
+      Authorization: fc.oneof(
+        fc.constant('TOKEN'),
+        fc.constantFrom('Bearer', 'Bearer ', 'Basic YWxpY2U6YWxpY2UtcGFzcw==', 'Bearer a b c', 'bearer TOKEN'),
+        headerValue,
+      ),
+      'X-Forwarded-For': headerValue,
+      'X-Forwarded-Proto': fc.constantFrom('https', 'http', 'gopher', ''),
+      Origin: fc.oneof(fc.constantFrom('https://opac.example.org', 'null', '*'), headerValue),
+      'X-Huge': fc.integer({ min: 1000, max: 20_000 }).map((n) => 'h'.repeat(n)),
+    },
+    { requiredKeys: [] },
+  )
+  .map((h) => {
+    const out: Record<string, string> = {};
+    for (const [name, value] of Object.entries(h)) out[name] = value.replace('TOKEN', token);
+    return out;
+  });
 
-const deepJson = (depth: number, kind: 'array' | 'object') => (kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`);
+const deepJson = (depth: number, kind: 'array' | 'object') =>
+  kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 
 const body = fc.oneof(
   fc.uint8Array({ maxLength: 2000 }).map((bytes) => Buffer.from(bytes)),
-  fc.tuple(fc.integer({ min: 10, max: 20_000 }), fc.constantFrom('array', 'object') as fc.Arbitrary<'array' | 'object'>).map(([depth, kind]) => Buffer.from(deepJson(depth, kind))),
+  fc
+    .tuple(fc.integer({ min: 10, max: 20_000 }), fc.constantFrom('array', 'object') as fc.Arbitrary<'array' | 'object'>)
+    .map(([depth, kind]) => Buffer.from(deepJson(depth, kind))),
   fc.json({ maxDepth: 4 }).map((text) => Buffer.from(text)),
   fc
-    .record({ username: fc.anything(), password: fc.anything(), grant_type: fc.anything(), doc: fc.anything(), patron: fc.anything(), scope: fc.anything() }, { requiredKeys: [] })
+    .record(
+      {
+        username: fc.anything(),
+        password: fc.anything(),
+        grant_type: fc.anything(),
+        doc: fc.anything(),
+        patron: fc.anything(),
+        scope: fc.anything(),
+      },
+      { requiredKeys: [] },
+    )
     .map((value) => Buffer.from(JSON.stringify(value) ?? 'null')),
-  fc.constantFrom('{"doc":[{"item":"https://lib.example.org/item/0001"}]}', '{"doc":"x"}', '{"doc":[1,2,3]}', '{"doc":[{"item":null}]}', '{"__proto__":{"admin":true}}', 'username=alice&password=alice-pass&grant_type=password', 'username=%ZZ&password=&&&', '\ufeff{}', '{"a":1}{"b":2}').map((s) => Buffer.from(s)),
+  fc
+    .constantFrom(
+      '{"doc":[{"item":"https://lib.example.org/item/0001"}]}',
+      '{"doc":"x"}',
+      '{"doc":[1,2,3]}',
+      '{"doc":[{"item":null}]}',
+      '{"__proto__":{"admin":true}}',
+      'username=alice&password=alice-pass&grant_type=password',
+      'username=%ZZ&password=&&&',
+      '\ufeff{}',
+      '{"a":1}{"b":2}',
+    )
+    .map((s) => Buffer.from(s)),
   fc.integer({ min: 60_000, max: 70_000 }).map((n) => Buffer.alloc(n, 0x61)),
 );
 
@@ -251,11 +385,19 @@ describe('hostile HTTP input (fast-check, real gateway process)', () => {
           const withBody = input.body !== undefined && !['GET', 'HEAD'].includes(input.method);
           let answer: Answer;
           try {
-            answer = await send(input.method, `${input.path}${input.query.search}`, input.headers, withBody ? input.body : undefined);
+            answer = await send(
+              input.method,
+              `${input.path}${input.query.search}`,
+              input.headers,
+              withBody ? input.body : undefined,
+            );
           } catch (error) {
             const message = (error as Error).message;
             // node:http refuses some inputs before anything is sent (invalid header characters): not the gateway's doing.
-            if ((error as { code?: string }).code === 'ERR_INVALID_CHAR' || (error as { code?: string }).code === 'ERR_UNESCAPED_CHARACTERS') {
+            if (
+              (error as { code?: string }).code === 'ERR_INVALID_CHAR' ||
+              (error as { code?: string }).code === 'ERR_UNESCAPED_CHARACTERS'
+            ) {
               refusedByClient += 1;
               return;
             }
@@ -272,7 +414,9 @@ describe('hostile HTTP input (fast-check, real gateway process)', () => {
           tally(statuses, answer.status);
           const problems = answerProblems(input.method, answer, input.query.callback);
           if (problems.length > 0) {
-            found.push(`${input.method} ${input.path.slice(0, 100)}${input.query.search.slice(0, 100)} -> ${problems.join('; ')}`);
+            found.push(
+              `${input.method} ${input.path.slice(0, 100)}${input.query.search.slice(0, 100)} -> ${problems.join('; ')}`,
+            );
             throw new Error(found.at(-1));
           }
         }),
@@ -281,7 +425,9 @@ describe('hostile HTTP input (fast-check, real gateway process)', () => {
     } catch (error) {
       throw new Error(`hostile HTTP input failed (seed ${SEED}): ${(error as Error).message.slice(0, 1500)}`);
     } finally {
-      console.log(`hostile HTTP: ${tried} inputs tried (seed ${SEED}), ${refusedByClient} refused by node:http before sending; statuses ${show(statuses)} (0 = connection reset by the server); found: ${found.length === 0 ? 'nothing' : found.join(' | ')}`);
+      console.log(
+        `hostile HTTP: ${tried} inputs tried (seed ${SEED}), ${refusedByClient} refused by node:http before sending; statuses ${show(statuses)} (0 = connection reset by the server); found: ${found.length === 0 ? 'nothing' : found.join(' | ')}`,
+      );
     }
     process.kill(gateway.pid, 0); // throws if the process is gone
     const health = await send('GET', '/healthz', {});
@@ -291,13 +437,20 @@ describe('hostile HTTP input (fast-check, real gateway process)', () => {
 
 describe('random SIP2 replies (simulator faults)', () => {
   const ops = fc.oneof(
-    fc.constantFrom('', '/items', '/fees').map((suffix) => ({ method: 'GET', path: `/core/alice${suffix}`, body: undefined as Buffer | undefined })),
     fc
-      .tuple(fc.constantFrom('renew', 'request', 'cancel'), fc.array(fc.stringMatching(/^[0-9A-Za-z]{1,12}$/), { minLength: 1, maxLength: 5 }))
+      .constantFrom('', '/items', '/fees')
+      .map((suffix) => ({ method: 'GET', path: `/core/alice${suffix}`, body: undefined as Buffer | undefined })),
+    fc
+      .tuple(
+        fc.constantFrom('renew', 'request', 'cancel'),
+        fc.array(fc.stringMatching(/^[0-9A-Za-z]{1,12}$/), { minLength: 1, maxLength: 5 }),
+      )
       .map(([verb, barcodes]) => ({
         method: 'POST',
         path: `/core/alice/${verb}`,
-        body: Buffer.from(JSON.stringify({ doc: barcodes.map((barcode) => ({ item: `https://lib.example.org/item/${barcode}` })) })),
+        body: Buffer.from(
+          JSON.stringify({ doc: barcodes.map((barcode) => ({ item: `https://lib.example.org/item/${barcode}` })) }),
+        ),
       })),
   );
 
@@ -317,7 +470,12 @@ describe('random SIP2 replies (simulator faults)', () => {
           samples.slice(i, i + 10).map(async (op) => {
             let answer: Answer;
             try {
-              answer = await send(op.method, op.path, { Authorization: `Bearer ${fresh}`, 'Content-Type': 'application/json' }, op.body);
+              answer = await send(
+                op.method,
+                op.path,
+                { Authorization: `Bearer ${fresh}`, 'Content-Type': 'application/json' },
+                op.body,
+              );
             } catch (error) {
               found.push(`${op.method} ${op.path}: ${(error as Error).message}`);
               return;
@@ -325,7 +483,8 @@ describe('random SIP2 replies (simulator faults)', () => {
             tally(statuses, answer.status);
             slowest = Math.max(slowest, answer.ms);
             const problems = answerProblems(op.method, answer, undefined);
-            if (![200, 502, 503, 504].includes(answer.status)) problems.push(`status ${answer.status}: ${answer.body.toString('utf8').slice(0, 200)}`);
+            if (![200, 502, 503, 504].includes(answer.status))
+              problems.push(`status ${answer.status}: ${answer.body.toString('utf8').slice(0, 200)}`);
             if (answer.ms > SIP2_BOUND_MS) problems.push(`took ${answer.ms} ms`);
             if (answer.status === 200 && op.method === 'POST') {
               const docs = (JSON.parse(answer.body.toString('utf8')) as { doc?: unknown[] }).doc;
@@ -337,7 +496,9 @@ describe('random SIP2 replies (simulator faults)', () => {
       }
     } finally {
       await sim.clearFaults();
-      console.log(`hostile SIP2 (${fault}): ${samples.length} reads/writes tried (seed ${SEED}); statuses ${show(statuses)}; slowest ${slowest} ms; found: ${found.length === 0 ? 'nothing' : found.slice(0, 5).join(' | ')}`);
+      console.log(
+        `hostile SIP2 (${fault}): ${samples.length} reads/writes tried (seed ${SEED}); statuses ${show(statuses)}; slowest ${slowest} ms; found: ${found.length === 0 ? 'nothing' : found.slice(0, 5).join(' | ')}`,
+      );
     }
     expect(found).toEqual([]);
     process.kill(gateway.pid, 0);

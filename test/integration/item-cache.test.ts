@@ -35,7 +35,9 @@ describe('item-information cache', () => {
   it('DAIA uses the answers items fetched, and items the ones DAIA fetched', async () => {
     await items(); // alice's items are cached now
     const before = await received17();
-    const reply = await fx().client.get('/daia', { query: { id: `${item('it-0001')}|${item('it-0030')}`, format: 'json' } });
+    const reply = await fx().client.get('/daia', {
+      query: { id: `${item('it-0001')}|${item('it-0030')}`, format: 'json' },
+    });
     expect(reply.status, reply.text).toBe(200);
     // it-0001 is alice's loan (cached); it-0030 is nobody's and was never asked about.
     expect((await received17()) - before).toBe(1);

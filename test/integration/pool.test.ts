@@ -1,22 +1,21 @@
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type DialectName, loadDialect } from '../../src/sip2/dialect.js';
-import {
-  PoolRefused,
-  IlsProtocolError,
-  IlsTimeout,
-  IlsUnavailable,
-} from '../../src/sip2/errors.js';
+import { IlsProtocolError, IlsTimeout, IlsUnavailable, PoolRefused } from '../../src/sip2/errors.js';
+import { Sip2Messages } from '../../src/sip2/messages.js';
 import { fetchPatronList } from '../../src/sip2/paging.js';
 import { type PoolOptions, Sip2Pool } from '../../src/sip2/pool.js';
-import { Sip2Messages } from '../../src/sip2/messages.js';
 import { testPoolOptions } from '../helpers/pool.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 const requests = new Sip2Messages({ institutionId: 'DEMO' });
 const RESPONSE_TIMEOUT_MS = 800;
 
-function poolFor(sim: SimulatorProcess, dialectName: DialectName = 'generic', overrides: Partial<PoolOptions> = {}): Sip2Pool {
+function poolFor(
+  sim: SimulatorProcess,
+  dialectName: DialectName = 'generic',
+  overrides: Partial<PoolOptions> = {},
+): Sip2Pool {
   return new Sip2Pool(testPoolOptions(sim.port, dialectName, { responseTimeoutMs: RESPONSE_TIMEOUT_MS, ...overrides }));
 }
 
@@ -60,7 +59,12 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     expect(pool.acsStatus?.institutionId).toBe('DEMO');
 
     const status = await pool.send(requests.patronStatus('alice', 'alice-pass'));
-    expect(status).toMatchObject({ code: '24', personalName: 'Alice Example', validPatron: true, validPatronPassword: true });
+    expect(status).toMatchObject({
+      code: '24',
+      personalName: 'Alice Example',
+      validPatron: true,
+      validPatronPassword: true,
+    });
 
     const info = await pool.send(requests.patronInformation('alice', { password: 'alice-pass', list: 'charged' }));
     expect(info.code).toBe('64');
@@ -94,7 +98,8 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     expect(paid).toMatchObject({ code: '38', paymentAccepted: true });
 
     const counters = await sim.counters();
-    for (const code of ['93', '99', '23', '63', '17', '29', '65', '15', '35', '37']) expect(counters.executed[code]).toBeGreaterThan(0);
+    for (const code of ['93', '99', '23', '63', '17', '29', '65', '15', '35', '37'])
+      expect(counters.executed[code]).toBeGreaterThan(0);
     expect(counters.executed['29']).toBe(1);
   });
 
@@ -129,7 +134,9 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     await pool.start();
     await sim.setFaults({ latencyMs: 300 });
     const started = Date.now();
-    const results = await Promise.allSettled(Array.from({ length: 5 }, () => pool.send(requests.itemInformation('it-0010'))));
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, () => pool.send(requests.itemInformation('it-0010'))),
+    );
     const rejected = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
     expect(rejected).toHaveLength(2);
@@ -179,7 +186,9 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     const pool = track(poolFor(sim));
     await pool.start();
     await sim.setFaults({ corruptChecksums: 1 });
-    await expect(pool.send(requests.itemInformation('it-0010'))).resolves.toMatchObject({ titleIdentifier: 'Der Steppenwolf' });
+    await expect(pool.send(requests.itemInformation('it-0010'))).resolves.toMatchObject({
+      titleIdentifier: 'Der Steppenwolf',
+    });
     expect((await sim.counters()).received['97']).toBe(1);
 
     await sim.setFaults({ corruptChecksums: true });
@@ -189,7 +198,9 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     expect((await sim.counters()).received['29']).toBe(1);
 
     await sim.clearFaults();
-    await expect(pool.send(requests.itemInformation('it-0010'))).resolves.toMatchObject({ titleIdentifier: 'Der Steppenwolf' });
+    await expect(pool.send(requests.itemInformation('it-0010'))).resolves.toMatchObject({
+      titleIdentifier: 'Der Steppenwolf',
+    });
   });
 
   it('retries a read, but never a renew, when the connection drops mid-reply', async () => {
@@ -218,7 +229,9 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
 
   it('reports refused connections as IlsUnavailable until the circuit opens, then fails fast without connecting until a probe succeeds', async () => {
     await sim.setFaults({ refuseConnections: true });
-    const pool = track(poolFor(sim, 'generic', { min: 0, circuit: { failureThreshold: 3, coolDownMs: { initial: 1500, max: 3000 } } }));
+    const pool = track(
+      poolFor(sim, 'generic', { min: 0, circuit: { failureThreshold: 3, coolDownMs: { initial: 1500, max: 3000 } } }),
+    );
     expect(pool.circuitState).toBe('closed');
     for (let i = 1; i <= 3; i++) {
       const error = await pool.send(requests.itemInformation('it-0010')).catch((e: unknown) => e);
@@ -247,7 +260,12 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
 
   it('opens the circuit after consecutive timeouts: queued work fails at once, nothing reaches the ILS while open, one probe closes it', async () => {
     const pool = track(
-      poolFor(sim, 'generic', { min: 1, max: 1, acquireTimeoutMs: 10_000, circuit: { failureThreshold: 2, coolDownMs: { initial: 2000, max: 4000 } } }),
+      poolFor(sim, 'generic', {
+        min: 1,
+        max: 1,
+        acquireTimeoutMs: 10_000,
+        circuit: { failureThreshold: 2, coolDownMs: { initial: 2000, max: 4000 } },
+      }),
     );
     await pool.start();
     await sim.setFaults({ hang: true });
@@ -257,13 +275,17 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
     // replacement connection times out (nothing else could free up), not after their acquire timeout; that
     // second failure opens the circuit.
     expect(reasons).toEqual(['IlsTimeout', 'IlsTimeout', 'IlsTimeout', 'IlsTimeout']);
-    expect(results.slice(1).map((r) => ((r as PromiseRejectedResult).reason as IlsTimeout).reason)).toEqual(Array(3).fill('login-timeout'));
+    expect(results.slice(1).map((r) => ((r as PromiseRejectedResult).reason as IlsTimeout).reason)).toEqual(
+      Array(3).fill('login-timeout'),
+    );
     expect(pool.circuitState).toBe('open');
     expect(pool.stats().waiting).toBe(0);
 
     const before = await sim.counters();
     const started = Date.now();
-    const refused = await Promise.allSettled(Array.from({ length: 20 }, () => pool.send(requests.itemInformation('it-0010'))));
+    const refused = await Promise.allSettled(
+      Array.from({ length: 20 }, () => pool.send(requests.itemInformation('it-0010'))),
+    );
     expect(Date.now() - started).toBeLessThan(200);
     for (const r of refused) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(PoolRefused);
     expect((await sim.counters()).received).toEqual(before.received);
@@ -279,8 +301,18 @@ describe('SIP2 pool against the simulator (generic dialect)', () => {
 
   it('keeps the circuit open while the probe fails, probing less often, and closes it once the ILS answers (transitions logged)', async () => {
     const logged: Array<Record<string, unknown>> = [];
-    const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) });
-    const pool = track(poolFor(sim, 'generic', { min: 0, max: 2, logger, circuit: { failureThreshold: 1, coolDownMs: { initial: 200, max: 400 } } }));
+    const logger = pino(
+      { level: 'info' },
+      { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) },
+    );
+    const pool = track(
+      poolFor(sim, 'generic', {
+        min: 0,
+        max: 2,
+        logger,
+        circuit: { failureThreshold: 1, coolDownMs: { initial: 200, max: 400 } },
+      }),
+    );
     await sim.setFaults({ refuseConnections: true });
     await expect(pool.send(requests.itemInformation('it-0010'))).rejects.toBeInstanceOf(IlsUnavailable);
     expect(pool.circuitState).toBe('open');
@@ -392,29 +424,32 @@ describe('SIP2 pool: idle connections and ILS restarts', () => {
   });
 });
 
-describe.each(['generic', 'koha', 'evergreen', 'folio'] as const)('paging through dave’s 120 loans (%s)', (dialectName) => {
-  let sim: SimulatorProcess;
-  beforeAll(async () => {
-    sim = await startSimulatorProcess({ dialect: dialectName });
-  });
-  afterAll(async () => {
-    await sim.stop();
-  });
+describe.each(['generic', 'koha', 'evergreen', 'folio'] as const)(
+  'paging through dave’s 120 loans (%s)',
+  (dialectName) => {
+    let sim: SimulatorProcess;
+    beforeAll(async () => {
+      sim = await startSimulatorProcess({ dialect: dialectName });
+    });
+    afterAll(async () => {
+      await sim.stop();
+    });
 
-  it('reads all 120 charged items with BP/BQ pages in parallel', async () => {
-    const dialect = loadDialect(dialectName);
-    const pool = track(poolFor(sim, dialectName, { min: 1, max: 4 }));
-    const list = await fetchPatronList(
-      (request) => pool.send(request),
-      (start, end) => requests.patronInformation('dave', { list: 'charged', start, end }),
-      'charged',
-      { pageSize: dialect.pageSize },
-    );
-    expect(list.first.chargedItemsCount).toBe(120);
-    expect(list.entries).toHaveLength(120);
-    expect(new Set(list.entries).size).toBe(120);
-    expect(list.entries[0]).toBe('dv-0001');
-    expect(list.entries[119]).toBe('dv-0120');
-    expect(list.requests).toBe(Math.ceil(120 / Math.min(dialect.pageSize, dialect.listLimit)));
-  });
-});
+    it('reads all 120 charged items with BP/BQ pages in parallel', async () => {
+      const dialect = loadDialect(dialectName);
+      const pool = track(poolFor(sim, dialectName, { min: 1, max: 4 }));
+      const list = await fetchPatronList(
+        (request) => pool.send(request),
+        (start, end) => requests.patronInformation('dave', { list: 'charged', start, end }),
+        'charged',
+        { pageSize: dialect.pageSize },
+      );
+      expect(list.first.chargedItemsCount).toBe(120);
+      expect(list.entries).toHaveLength(120);
+      expect(new Set(list.entries).size).toBe(120);
+      expect(list.entries[0]).toBe('dv-0001');
+      expect(list.entries[119]).toBe('dv-0120');
+      expect(list.requests).toBe(Math.ceil(120 / Math.min(dialect.pageSize, dialect.listLimit)));
+    });
+  },
+);

@@ -30,7 +30,9 @@ const logLines = (gateway: GatewayProcess) =>
     .map((line) => JSON.parse(line) as { level: number; msg: string; [key: string]: unknown });
 
 describe('a SIP server with one worker (Koha and SIPServer on Net::Server::PreFork, no spare worker)', () => {
-  const fx = useFixture('generic', { ...MANY_SESSIONS, PAIA_SIP2_POOL_MAX: '4', PAIA_SIP2_POOL_MIN: '1' }, [], { profile: 'workers=1' });
+  const fx = useFixture('generic', { ...MANY_SESSIONS, PAIA_SIP2_POOL_MAX: '4', PAIA_SIP2_POOL_MIN: '1' }, [], {
+    profile: 'workers=1',
+  });
 
   it('answers dave’s 120 loans and a DAIA call for 40 ids in full, while the logins of extra connections go unanswered', async () => {
     const { client, sim } = fx();
@@ -41,7 +43,9 @@ describe('a SIP server with one worker (Koha and SIPServer on Net::Server::PreFo
     const ids = Array.from({ length: 40 }, (_, i) => item(`dv-${String(i + 1).padStart(4, '0')}`)).join('|');
     const daia = await client.get('/daia', { query: { id: ids, format: 'json' } });
     expect(daia.status, daia.text.slice(0, 300)).toBe(200);
-    expect((daia.body.document as Array<{ item?: unknown[] }>).filter((doc) => doc.item?.length === 1)).toHaveLength(40);
+    expect((daia.body.document as Array<{ item?: unknown[] }>).filter((doc) => doc.item?.length === 1)).toHaveLength(
+      40,
+    );
     expect((await sim.state()).waiting).toBeGreaterThan(0);
   });
 
@@ -61,7 +65,9 @@ describe('a SIP server with one worker (Koha and SIPServer on Net::Server::PreFo
 });
 
 describe('a write whose connection never got its login answered was not sent', () => {
-  const fx = useFixture('generic', { PAIA_SIP2_POOL_MIN: '0', PAIA_SIP2_TIMEOUTS_RESPONSE_MS: '1000' }, [], { profile: 'workers=1' });
+  const fx = useFixture('generic', { PAIA_SIP2_POOL_MIN: '0', PAIA_SIP2_TIMEOUTS_RESPONSE_MS: '1000' }, [], {
+    profile: 'workers=1',
+  });
 
   it('answers 504 (nothing happened) rather than "outcome unknown", and the ILS never saw the renew', async () => {
     const { client, sim } = fx();
@@ -71,7 +77,11 @@ describe('a write whose connection never got its login answered was not sent', (
     const kiosk = await RawSip2Client.connect(sim.port);
     try {
       expect(await kiosk.login()).toBe(true);
-      const reply = await client.post('/core/alice/renew', { doc: [{ item: item('it-0002') }] }, { token: alice.token });
+      const reply = await client.post(
+        '/core/alice/renew',
+        { doc: [{ item: item('it-0002') }] },
+        { token: alice.token },
+      );
       expect(reply.status, reply.text).toBe(504);
       expect(reply.body.error).toBe('gateway_timeout');
       expect((await sim.counters()).received['29']).toBeUndefined();
@@ -82,7 +92,12 @@ describe('a write whose connection never got its login answered was not sent', (
 });
 
 describe('a SIP server that closes idle sessions sooner than the keepalive (its own timeout)', () => {
-  const fx = useFixture('generic', { PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '5', PAIA_SIP2_POOL_MIN: '1', PAIA_LOG_LEVEL: 'info' }, [], { profile: 'idle-timeout=2' });
+  const fx = useFixture(
+    'generic',
+    { PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '5', PAIA_SIP2_POOL_MIN: '1', PAIA_LOG_LEVEL: 'info' },
+    [],
+    { profile: 'idle-timeout=2' },
+  );
 
   it('after 30 s idle the next call is 200, the circuit never opened, and no close was a warning', async () => {
     const { client, gateway } = fx();
@@ -155,6 +170,8 @@ describe('the demo (npm start: the simulator embedded)', () => {
     expect(patron.body.name).toBe('Émile Zoë Ångström');
     const items = await client.get('/core/emile/items', { token: emile.token });
     const titles = (items.body.doc as Array<{ about?: string }>).map((doc) => doc.about);
-    expect(titles).toEqual(expect.arrayContaining(['Der Zauberberg – Roman', 'Harry Potter y el cáliz de fuego', 'ノルウェイの森']));
+    expect(titles).toEqual(
+      expect.arrayContaining(['Der Zauberberg – Roman', 'Harry Potter y el cáliz de fuego', 'ノルウェイの森']),
+    );
   });
 });

@@ -4,16 +4,34 @@
  * request code and ok or the error code; passed through by the pool.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ConnectionOptions, type RoundTripEvent, Sip2Connection, sip2Sessions } from '../../src/sip2/connection.js';
+import {
+  type ConnectionOptions,
+  type RoundTripEvent,
+  Sip2Connection,
+  sip2Sessions,
+} from '../../src/sip2/connection.js';
 import { IlsTimeout, Sip2EncodeError } from '../../src/sip2/errors.js';
 import { Sip2Pool } from '../../src/sip2/pool.js';
-import { peerConnectionOptions, type Script, type ScriptedPeer, NOW, PATRON_INFO, PATRON_REPLY, sequenceOf, signed, startScriptedPeer } from '../helpers/scripted-peer.js';
+import {
+  PATRON_INFO,
+  PATRON_REPLY,
+  peerConnectionOptions,
+  type Script,
+  type ScriptedPeer,
+  sequenceOf,
+  signed,
+  startScriptedPeer,
+} from '../helpers/scripted-peer.js';
 
 const answerPatron: Script = (frame, reply) => {
   if (frame.startsWith('63')) reply(signed(PATRON_REPLY, sequenceOf(frame)));
 };
 
-function options(port: number, events: RoundTripEvent[], overrides: Partial<ConnectionOptions> = {}): ConnectionOptions {
+function options(
+  port: number,
+  events: RoundTripEvent[],
+  overrides: Partial<ConnectionOptions> = {},
+): ConnectionOptions {
   return peerConnectionOptions(port, { onRoundTrip: (event) => void events.push(event), ...overrides });
 }
 
@@ -47,7 +65,8 @@ describe('ConnectionOptions.onRoundTrip', () => {
     let first = true;
     peer = await startScriptedPeer((frame, reply) => {
       if (frame.startsWith('63')) {
-        if (first) reply(`${PATRON_REPLY}AY${sequenceOf(frame)}AZ0000`); // bad checksum: the gateway sends 97
+        if (first)
+          reply(`${PATRON_REPLY}AY${sequenceOf(frame)}AZ0000`); // bad checksum: the gateway sends 97
         else reply(signed(PATRON_REPLY, sequenceOf(frame)));
         first = false;
       } else if (frame.startsWith('97')) {

@@ -15,7 +15,12 @@ interface Reply {
   body: Record<string, unknown>;
 }
 
-async function call(base: string, method: string, path: string, options: { token?: string; inQuery?: boolean; json?: unknown; form?: Record<string, string> } = {}): Promise<Reply> {
+async function call(
+  base: string,
+  method: string,
+  path: string,
+  options: { token?: string; inQuery?: boolean; json?: unknown; form?: Record<string, string> } = {},
+): Promise<Reply> {
   const url = new URL(path, base);
   const headers: Record<string, string> = {};
   if (options.token !== undefined) {
@@ -41,7 +46,12 @@ async function call(base: string, method: string, path: string, options: { token
   return { status: response.status, body: parsed };
 }
 
-const PATRONS: Record<string, string> = { alice: 'alice-pass', bob: 'bob-pass', carol: 'carol-pass', dave: 'dave-pass' };
+const PATRONS: Record<string, string> = {
+  alice: 'alice-pass',
+  bob: 'bob-pass',
+  carol: 'carol-pass',
+  dave: 'dave-pass',
+};
 const WRONG = ['wrong-Guess-7f3a', 'wrong-Guess-91bc', 'wrong-Guess-c0de'];
 const WEAK = 'letmein';
 
@@ -51,10 +61,18 @@ let shortLived: GatewayProcess;
 
 beforeAll(async () => {
   sim = await startSimulatorProcess({ dialect: 'generic', extraArgs: ['--log-level', 'warn'] });
-  const debug = { PAIA_LOG_LEVEL: 'debug', PAIA_AUTH_BRUTE_FORCE_FREE_FAILURES_PER_USER: '2', PAIA_AUTH_REQUESTS_PER_MINUTE: '20' };
+  const debug = {
+    PAIA_LOG_LEVEL: 'debug',
+    PAIA_AUTH_BRUTE_FORCE_FREE_FAILURES_PER_USER: '2',
+    PAIA_AUTH_REQUESTS_PER_MINUTE: '20',
+  };
   [gateway, shortLived] = await Promise.all([
     startGatewayProcess({ sip2Port: sim.port, dialect: 'generic', env: debug }),
-    startGatewayProcess({ sip2Port: sim.port, dialect: 'generic', env: { ...debug, PAIA_AUTH_TOKEN_LIFETIME_SECONDS: '1' } }),
+    startGatewayProcess({
+      sip2Port: sim.port,
+      dialect: 'generic',
+      env: { ...debug, PAIA_AUTH_TOKEN_LIFETIME_SECONDS: '1' },
+    }),
   ]);
 });
 
@@ -69,7 +87,9 @@ describe('secrets in logs (gateway process at log level debug)', () => {
     const tokens: string[] = [];
     const login = async (username: string, password: string, asForm = false): Promise<Reply> => {
       const fields = { username, password, grant_type: 'password' };
-      const reply = asForm ? await call(base, 'POST', '/auth/login', { form: fields }) : await call(base, 'POST', '/auth/login', { json: fields });
+      const reply = asForm
+        ? await call(base, 'POST', '/auth/login', { form: fields })
+        : await call(base, 'POST', '/auth/login', { json: fields });
       if (typeof reply.body.access_token === 'string') tokens.push(reply.body.access_token);
       return reply;
     };
@@ -83,7 +103,11 @@ describe('secrets in logs (gateway process at log level debug)', () => {
       expect((await call(base, 'GET', `/core/${patron}`, { token })).status).toBe(200);
       expect((await call(base, 'GET', `/core/${patron}/items`, { token, inQuery: true })).status).toBe(200);
       expect((await call(base, 'GET', `/core/${patron}/fees`, { token, inQuery: index % 2 === 0 })).status).toBe(200);
-      const renew = await call(base, 'POST', `/core/${patron}/renew`, { token, inQuery: true, json: { doc: [{ item: 'https://elsewhere.example/item/1' }] } });
+      const renew = await call(base, 'POST', `/core/${patron}/renew`, {
+        token,
+        inQuery: true,
+        json: { doc: [{ item: 'https://elsewhere.example/item/1' }] },
+      });
       expect([200, 403]).toContain(renew.status); // 403 insufficient_scope for a blocked account
     }
     const [alice, bob, carol] = tokens as [string, string, string];
@@ -99,14 +123,17 @@ describe('secrets in logs (gateway process at log level debug)', () => {
     expect((await login('nobody-here', WRONG[0]!)).status).toBe(403);
     // the rate limit
     let limited = 0;
-    for (let i = 0; i < 25; i++) if ((await call(base, 'GET', '/core/carol', { token: carol, inQuery: true })).status === 429) limited += 1;
+    for (let i = 0; i < 25; i++)
+      if ((await call(base, 'GET', '/core/carol', { token: carol, inQuery: true })).status === 429) limited += 1;
     expect(limited).toBeGreaterThan(0);
     // logout, then the dead token in the query
     expect((await call(base, 'POST', '/auth/logout', { token: alice, json: { patron: 'alice' } })).status).toBe(200);
     expect((await call(base, 'GET', '/core/alice', { token: alice, inQuery: true })).status).toBe(401);
 
     // an expired token (the second gateway's tokens live one second)
-    const short = await call(shortLived.url, 'POST', '/auth/login', { json: { username: 'dave', password: PATRONS.dave, grant_type: 'password' } });
+    const short = await call(shortLived.url, 'POST', '/auth/login', {
+      json: { username: 'dave', password: PATRONS.dave, grant_type: 'password' },
+    });
     expect(short.status).toBe(200);
     const expiring = short.body.access_token as string;
     tokens.push(expiring);

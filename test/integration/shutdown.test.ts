@@ -60,7 +60,10 @@ function connectionRefused(url: string): Promise<boolean> {
 }
 
 async function login(gateway: GatewayProcess, username = 'alice', password = 'alice-pass'): Promise<string> {
-  const answer = await send(`${gateway.url}/auth/login`, { method: 'POST', json: { username, password, grant_type: 'password' } });
+  const answer = await send(`${gateway.url}/auth/login`, {
+    method: 'POST',
+    json: { username, password, grant_type: 'password' },
+  });
   expect(answer.status, answer.body).toBe(200);
   return (JSON.parse(answer.body) as { access_token: string }).access_token;
 }
@@ -96,11 +99,16 @@ describe('graceful shutdown', () => {
   });
 
   const start = (env: Record<string, string>) =>
-    startGatewayProcess({ sip2Port: sim.port, dialect: 'generic', env: { PAIA_LOG_LEVEL: 'info', PAIA_SIP2_POOL_MAX: '6', ...env } });
+    startGatewayProcess({
+      sip2Port: sim.port,
+      dialect: 'generic',
+      env: { PAIA_LOG_LEVEL: 'info', PAIA_SIP2_POOL_MAX: '6', ...env },
+    });
 
   it('SIGTERM: requests in flight finish with 200, new connections are refused, readiness is gone, exit 0 within the bound', async () => {
     // Three connections logged in before the latency fault: each request then costs one held round trip, not a login too.
-    const g = (gateway = await start({ PAIA_HTTP_SHUTDOWN_TIMEOUT_MS: '15000', PAIA_SIP2_POOL_MIN: '3' }));
+    const g = await start({ PAIA_HTTP_SHUTDOWN_TIMEOUT_MS: '15000', PAIA_SIP2_POOL_MIN: '3' });
+    gateway = g;
     const token = await login(g);
     const ready = await send(`${g.url}/readyz`);
     expect(ready.status).toBe(200);
@@ -109,7 +117,9 @@ describe('graceful shutdown', () => {
     // Each request is one SIP2 round trip (63), held 1.5 s by the simulator.
     await sim.setFaults({ latencyMs: 1500 });
     const started = Date.now();
-    const inFlight = ['/core/alice', '/core/alice/fees', '/core/alice'].map((path) => send(`${g.url}${path}`, { token }));
+    const inFlight = ['/core/alice', '/core/alice/fees', '/core/alice'].map((path) =>
+      send(`${g.url}${path}`, { token }),
+    );
     await sleep(IN_FLIGHT_SETTLE_MS);
     const exit = timedExit(g.kill('SIGTERM'));
     await sleep(200);
@@ -152,7 +162,8 @@ describe('graceful shutdown', () => {
   });
 
   it('SIGTERM with nothing in flight: exits 0 at once', async () => {
-    const g = (gateway = await start({}));
+    const g = await start({});
+    gateway = g;
     expect((await send(`${g.url}/readyz`)).status).toBe(200);
     const { code, signal, ms } = await timedExit(g.kill('SIGTERM'));
     expect({ code, signal }).toEqual({ code: 0, signal: null });
@@ -160,7 +171,8 @@ describe('graceful shutdown', () => {
   });
 
   it('a request in flight longer than http.shutdownTimeoutMs: exit 1 by the bound, the request is cut off', async () => {
-    const g = (gateway = await start({ PAIA_HTTP_SHUTDOWN_TIMEOUT_MS: '700' }));
+    const g = await start({ PAIA_HTTP_SHUTDOWN_TIMEOUT_MS: '700' });
+    gateway = g;
     const token = await login(g);
     await sim.setFaults({ latencyMs: 4000 });
     const slow = send(`${g.url}/core/alice`, { token }).then(
@@ -177,7 +189,8 @@ describe('graceful shutdown', () => {
   });
 
   it('SIGTERM then SIGINT: the second signal exits at once with 130', async () => {
-    const g = (gateway = await start({ PAIA_HTTP_SHUTDOWN_TIMEOUT_MS: '20000' }));
+    const g = await start({ PAIA_HTTP_SHUTDOWN_TIMEOUT_MS: '20000' });
+    gateway = g;
     const token = await login(g);
     await sim.setFaults({ latencyMs: 4000 });
     const slow = send(`${g.url}/core/alice`, { token }).catch(() => null);

@@ -5,7 +5,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { checksum } from '../../src/sip2/checksum.js';
 import { decodeFrame, encodeMessage } from '../../src/sip2/codec.js';
 import { sip2DateFrom } from '../../src/sip2/date.js';
-import type { ItemInformationResponse, PatronInformationResponse, RenewResponse, Sip2Message } from '../../src/sip2/spec.js';
+import type {
+  ItemInformationResponse,
+  PatronInformationResponse,
+  RenewResponse,
+  Sip2Message,
+} from '../../src/sip2/spec.js';
 import { RawSip2Client, type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 /**
@@ -19,17 +24,47 @@ const CP850 = { charset: 'cp850' as const, errorDetection: true };
 
 const msg = {
   scStatus: (): Sip2Message => ({ code: '99', statusCode: 0, maxPrintWidth: 80, protocolVersion: '2.00' }),
-  itemInfo: (barcode: string): Sip2Message => ({ code: '17', transactionDate: tx(), institutionId: 'DEMO', itemIdentifier: barcode }),
-  renew: (patron: string, barcode: string): Sip2Message => ({
-    code: '29', thirdPartyAllowed: false, noBlock: false, transactionDate: tx(), nbDueDate: null,
-    institutionId: 'DEMO', patronIdentifier: patron, itemIdentifier: barcode,
+  itemInfo: (barcode: string): Sip2Message => ({
+    code: '17',
+    transactionDate: tx(),
+    institutionId: 'DEMO',
+    itemIdentifier: barcode,
   }),
-  patronInfo: (patron: string, summary: 'charged' | 'hold' | null, startItem?: string, endItem?: string, patronPassword?: string): Sip2Message => ({
-    code: '63', language: '001', transactionDate: tx(), summary, institutionId: 'DEMO', patronIdentifier: patron,
-    ...(startItem ? { startItem } : {}), ...(endItem ? { endItem } : {}), ...(patronPassword ? { patronPassword } : {}),
+  renew: (patron: string, barcode: string): Sip2Message => ({
+    code: '29',
+    thirdPartyAllowed: false,
+    noBlock: false,
+    transactionDate: tx(),
+    nbDueDate: null,
+    institutionId: 'DEMO',
+    patronIdentifier: patron,
+    itemIdentifier: barcode,
+  }),
+  patronInfo: (
+    patron: string,
+    summary: 'charged' | 'hold' | null,
+    startItem?: string,
+    endItem?: string,
+    patronPassword?: string,
+  ): Sip2Message => ({
+    code: '63',
+    language: '001',
+    transactionDate: tx(),
+    summary,
+    institutionId: 'DEMO',
+    patronIdentifier: patron,
+    ...(startItem ? { startItem } : {}),
+    ...(endItem ? { endItem } : {}),
+    ...(patronPassword ? { patronPassword } : {}),
   }),
   hold: (mode: string, patron: string, barcode: string): Sip2Message => ({
-    code: '15', holdMode: mode, transactionDate: tx(), institutionId: 'DEMO', patronIdentifier: patron, itemIdentifier: barcode, holdType: '3',
+    code: '15',
+    holdMode: mode,
+    transactionDate: tx(),
+    institutionId: 'DEMO',
+    patronIdentifier: patron,
+    itemIdentifier: barcode,
+    holdType: '3',
   }),
 };
 
@@ -41,12 +76,18 @@ let idle: SimulatorProcess;
 let plain: SimulatorProcess;
 const clients: RawSip2Client[] = [];
 
-async function client(port = sim.port, wire: { charset?: 'cp850' | 'utf-8'; errorDetection?: boolean } = CP850): Promise<RawSip2Client> {
+async function client(
+  port = sim.port,
+  wire: { charset?: 'cp850' | 'utf-8'; errorDetection?: boolean } = CP850,
+): Promise<RawSip2Client> {
   const c = await RawSip2Client.connect(port, wire);
   clients.push(c);
   return c;
 }
-async function loggedIn(port = sim.port, wire: { charset?: 'cp850' | 'utf-8'; errorDetection?: boolean } = CP850): Promise<RawSip2Client> {
+async function loggedIn(
+  port = sim.port,
+  wire: { charset?: 'cp850' | 'utf-8'; errorDetection?: boolean } = CP850,
+): Promise<RawSip2Client> {
   const c = await client(port, wire);
   expect(await c.login()).toBe(true);
   return c;
@@ -101,7 +142,9 @@ describe('start-up', () => {
 
   it('exits 2 with the usage on a bad flag', async () => {
     const root = fileURLToPath(new URL('../../', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'sip2-simulator/src/main.ts', '--port', 'abc'], { cwd: root });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'sip2-simulator/src/main.ts', '--port', 'abc'], {
+      cwd: root,
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -156,9 +199,19 @@ describe('login', () => {
     const c = await loggedIn();
     const r = await c.request(msg.scStatus());
     expect(r).toMatchObject({
-      code: '98', onlineStatus: true, checkinOk: true, checkoutOk: true, acsRenewalPolicy: true, statusUpdateOk: true, offlineOk: false,
-      timeoutPeriod: 30, retriesAllowed: 3, protocolVersion: '2.00',
-      institutionId: 'DEMO', libraryName: 'Demo Public Library', supportedMessages: 'YYYYYYYYYYYYYYYY',
+      code: '98',
+      onlineStatus: true,
+      checkinOk: true,
+      checkoutOk: true,
+      acsRenewalPolicy: true,
+      statusUpdateOk: true,
+      offlineOk: false,
+      timeoutPeriod: 30,
+      retriesAllowed: 3,
+      protocolVersion: '2.00',
+      institutionId: 'DEMO',
+      libraryName: 'Demo Public Library',
+      supportedMessages: 'YYYYYYYYYYYYYYYY',
     });
   });
 });
@@ -177,8 +230,8 @@ describe('error detection with --strict-checksums (the default answers requests 
     c.writeRaw(noTrailer);
     expect((await c.next()).raw.toString('latin1')).toBe('96AZFEF6\r');
     // a trailer without AY is refused too
-    const text = noTrailer.toString('latin1').slice(0, -1) + 'AZ';
-    c.writeRaw(text + checksum(Buffer.from(text, 'latin1')) + '\r');
+    const text = `${noTrailer.toString('latin1').slice(0, -1)}AZ`;
+    c.writeRaw(`${text + checksum(Buffer.from(text, 'latin1'))}\r`);
     expect((await c.next()).raw.toString('latin1')).toBe('96AZFEF6\r');
     expect(await dueDateOf(c, 'it-0002')).toBe(before);
     expect((await strict.counters()).executed['29']).toBeUndefined();
@@ -229,7 +282,10 @@ describe('error detection with --strict-checksums (the default answers requests 
 
   it('accepts CRLF and stray LFs on input and answers with CR only (generic)', async () => {
     const c = await client(strict.port);
-    const login = encodeMessage({ code: '93', uidAlgorithm: '0', pwdAlgorithm: '0', loginUserId: 'paia', loginPassword: 'paia-secret' }, { ...CP850, sequence: 0, terminator: '\r\n' });
+    const login = encodeMessage(
+      { code: '93', uidAlgorithm: '0', pwdAlgorithm: '0', loginUserId: 'paia', loginPassword: 'paia-secret' },
+      { ...CP850, sequence: 0, terminator: '\r\n' },
+    );
     c.writeRaw(Buffer.concat([Buffer.from('\n\n'), login]));
     const r = await c.next();
     expect(r.kind === 'message' && r.message.code === '94' && r.message.ok).toBe(true);
@@ -244,7 +300,7 @@ describe('error detection with --strict-checksums (the default answers requests 
   it('answers 96 to a command id that is not an SC command, without closing the connection', async () => {
     const c = await loggedIn(strict.port);
     const text = '41' + '20260101    000000' + 'AODEMO|AAalice|AY4AZ';
-    c.writeRaw(text + checksum(Buffer.from(text, 'latin1')) + '\r');
+    c.writeRaw(`${text + checksum(Buffer.from(text, 'latin1'))}\r`);
     expect((await c.next()).raw.toString('latin1')).toBe('96AZFEF6\r');
     expect((await c.request(msg.scStatus())).code).toBe('98');
     expect((await strict.counters()).received['41']).toBe(1);
@@ -286,10 +342,14 @@ describe('dialects and time-outs', () => {
 });
 
 describe('circulation', () => {
-  it('pages through dave\'s 120 loans, never more than listLimit (50) per response', async () => {
+  it("pages through dave's 120 loans, never more than listLimit (50) per response", async () => {
     const c = await loggedIn();
     const seen: string[] = [];
-    for (const [start, end] of [['1', '50'], ['51', '100'], ['101', '150']] as const) {
+    for (const [start, end] of [
+      ['1', '50'],
+      ['51', '100'],
+      ['101', '150'],
+    ] as const) {
       const r = await c.request<PatronInformationResponse>(msg.patronInfo('dave', 'charged', start, end));
       expect(r.chargedItemsCount).toBe(120);
       expect(r.overdueItemsCount).toBe(5);
@@ -313,7 +373,12 @@ describe('circulation', () => {
 
   it('places and cancels a hold', async () => {
     const c = await loggedIn();
-    expect(await c.request(msg.hold('+', 'alice', 'it-0030'))).toMatchObject({ code: '16', ok: true, queuePosition: '1', pickupLocation: 'MAIN' });
+    expect(await c.request(msg.hold('+', 'alice', 'it-0030'))).toMatchObject({
+      code: '16',
+      ok: true,
+      queuePosition: '1',
+      pickupLocation: 'MAIN',
+    });
     const holds = await c.request<PatronInformationResponse>(msg.patronInfo('alice', 'hold'));
     expect(holds.holdItems).toEqual(['it-0010', 'it-0020', 'it-0030']);
     expect(await c.request(msg.hold('-', 'alice', 'it-0030'))).toMatchObject({ ok: true });
@@ -399,7 +464,11 @@ describe('fault injection', () => {
     expect(counters.received['29']).toBe(1);
     expect(counters.executed['29']).toBeUndefined();
     await sim.setFaults({ rejectMessage: '63' });
-    expect(await c.request(msg.patronInfo('alice', null))).toMatchObject({ code: '64', validPatron: false, personalName: '' });
+    expect(await c.request(msg.patronInfo('alice', null))).toMatchObject({
+      code: '64',
+      validPatron: false,
+      personalName: '',
+    });
   });
 
   it('refuseConnections really stops listening, keeps open connections, and recovers on the same port', async () => {
@@ -421,7 +490,12 @@ describe('fault injection', () => {
   });
 
   it('PUT /faults validates its input; DELETE /faults and POST /reset clear', async () => {
-    const put = (body: string) => fetch(`http://127.0.0.1:${sim.controlPort}/faults`, { method: 'PUT', body, headers: { 'content-type': 'application/json' } });
+    const put = (body: string) =>
+      fetch(`http://127.0.0.1:${sim.controlPort}/faults`, {
+        method: 'PUT',
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
     for (const [body, reason] of [
       ['{"hang":"yes"}', /hang/],
       ['{"latencyMs":-5}', /latencyMs/],
@@ -468,7 +542,9 @@ describe('in-process startSimulator (as the gateway embeds it)', () => {
       const c = await RawSip2Client.connect(inproc.port, { charset: 'utf-8' });
       clients.push(c);
       expect(await c.login()).toBe(true);
-      const r = await c.request<PatronInformationResponse>(msg.patronInfo('alice', 'hold', undefined, undefined, 'alice-pass'));
+      const r = await c.request<PatronInformationResponse>(
+        msg.patronInfo('alice', 'hold', undefined, undefined, 'alice-pass'),
+      );
       expect(r.holdItems).toEqual(['it-0010']); // koha: ready holds only
       expect(inproc.library.summary('alice')!.holds).toHaveLength(2);
       await inproc.setFaults({ rejectMessage: '17' });
@@ -486,6 +562,8 @@ describe('in-process startSimulator (as the gateway embeds it)', () => {
 
   it('refuses to bind the control endpoint to anything but 127.0.0.1', async () => {
     const { startSimulator } = await import('../../sip2-simulator/src/server.js');
-    await expect(startSimulator({ port: 0, controlPort: 0, controlHost: '0.0.0.0', logLevel: 'silent' })).rejects.toThrow(/127\.0\.0\.1 only/);
+    await expect(
+      startSimulator({ port: 0, controlPort: 0, controlHost: '0.0.0.0', logLevel: 'silent' }),
+    ).rejects.toThrow(/127\.0\.0\.1 only/);
   });
 });

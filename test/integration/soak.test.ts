@@ -33,9 +33,9 @@
  * in flight when the counters are read. Reads keep running across the kill.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE_ENV, Client, item, PASSWORDS, type Reply } from '../conformance/support.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 import { type CountersState, type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
-import { BASE_ENV, Client, PASSWORDS, type Reply, item } from '../conformance/support.js';
 
 const RESPONSE_MS = 800;
 const CONNECT_MS = 500;
@@ -180,7 +180,9 @@ function patronOp(patron: string): Op {
     method: 'patron',
     run: (client, token) => client.get(`/core/${patron}`, { token }),
     check: (reply) =>
-      reply.body.name === want.name && reply.body.status === want.status ? null : `patron ${patron}: ${reply.text.slice(0, 200)}`,
+      reply.body.name === want.name && reply.body.status === want.status
+        ? null
+        : `patron ${patron}: ${reply.text.slice(0, 200)}`,
   };
 }
 
@@ -193,9 +195,11 @@ function itemsOp(patron: string): Op {
       const docs = docsOf(reply);
       for (const loan of want.loans) {
         const doc = docs.find((d) => d.item === item(loan));
-        if (doc?.status !== 3) return `items ${patron}: loan ${loan} missing or not status 3: ${reply.text.slice(0, 300)}`;
+        if (doc?.status !== 3)
+          return `items ${patron}: loan ${loan} missing or not status 3: ${reply.text.slice(0, 300)}`;
       }
-      if (patron === 'alice' && docs.find((d) => d.item === item('it-0010'))?.status !== 4) return 'items alice: the hold on the shelf (it-0010) is not status 4';
+      if (patron === 'alice' && docs.find((d) => d.item === item('it-0010'))?.status !== 4)
+        return 'items alice: the hold on the shelf (it-0010) is not status 4';
       return null;
     },
   };
@@ -214,7 +218,10 @@ function loginOp(patron: string): Op {
   return {
     method: 'login',
     run: (client) => client.loginReply(patron, PASSWORDS[patron]!),
-    check: (reply) => (typeof reply.body.access_token === 'string' && reply.body.patron === patron ? null : `login ${patron}: ${reply.text.slice(0, 200)}`),
+    check: (reply) =>
+      typeof reply.body.access_token === 'string' && reply.body.patron === patron
+        ? null
+        : `login ${patron}: ${reply.text.slice(0, 200)}`,
   };
 }
 
@@ -226,10 +233,13 @@ function renewOp(patron: string, barcode: string, expect: 'succeed' | 'refuse' |
     run: (client, token) => client.post(`/core/${patron}/renew`, { doc: [{ item: item(barcode) }] }, { token }),
     check: (reply) => {
       const [doc] = docsOf(reply);
-      if (doc?.item !== item(barcode) || doc.status !== 3) return `renew ${patron} ${barcode}: ${reply.text.slice(0, 200)}`;
+      if (doc?.item !== item(barcode) || doc.status !== 3)
+        return `renew ${patron} ${barcode}: ${reply.text.slice(0, 200)}`;
       const refused = typeof doc.error === 'string';
-      if (refused && /outcome unknown|not sent|fault injection/i.test(doc.error as string)) return `renew ${patron} ${barcode} in a clean window: ${doc.error}`;
-      if (!refused && !(typeof doc.duedate === 'string' && DATE.test(doc.duedate))) return `renew ${patron} ${barcode}: no due date: ${reply.text.slice(0, 200)}`;
+      if (refused && /outcome unknown|not sent|fault injection/i.test(doc.error as string))
+        return `renew ${patron} ${barcode} in a clean window: ${doc.error}`;
+      if (!refused && !(typeof doc.duedate === 'string' && DATE.test(doc.duedate)))
+        return `renew ${patron} ${barcode}: no due date: ${reply.text.slice(0, 200)}`;
       if (expect === 'succeed' && refused) return `renew ${patron} ${barcode} refused: ${doc.error}`;
       if (expect === 'refuse' && !refused) return `renew ${patron} ${barcode} should have been refused`;
       return null;
@@ -246,10 +256,16 @@ function requestOp(patron: string, barcode: string): Op {
       const [doc] = docsOf(reply);
       if (doc?.item !== item(barcode)) return `request ${patron} ${barcode}: ${reply.text.slice(0, 200)}`;
       const placed = doc.error === undefined && (doc.status === 1 || doc.status === 2);
-      const refused = typeof doc.error === 'string' && doc.status === 5 && !/outcome unknown|not sent|fault injection/i.test(doc.error);
-      if (before === 'none' && !placed) return `request ${patron} ${barcode} (no hold yet) not placed: ${reply.text.slice(0, 200)}`;
-      if (before === 'held' && !refused) return `request ${patron} ${barcode} (hold exists) not refused: ${reply.text.slice(0, 200)}`;
-      if (before === 'unknown' && !placed && !refused) return `request ${patron} ${barcode}: ${reply.text.slice(0, 200)}`;
+      const refused =
+        typeof doc.error === 'string' &&
+        doc.status === 5 &&
+        !/outcome unknown|not sent|fault injection/i.test(doc.error);
+      if (before === 'none' && !placed)
+        return `request ${patron} ${barcode} (no hold yet) not placed: ${reply.text.slice(0, 200)}`;
+      if (before === 'held' && !refused)
+        return `request ${patron} ${barcode} (hold exists) not refused: ${reply.text.slice(0, 200)}`;
+      if (before === 'unknown' && !placed && !refused)
+        return `request ${patron} ${barcode}: ${reply.text.slice(0, 200)}`;
       return null;
     },
   };
@@ -264,10 +280,16 @@ function cancelOp(patron: string, barcode: string): Op {
       const [doc] = docsOf(reply);
       if (doc?.item !== item(barcode)) return `cancel ${patron} ${barcode}: ${reply.text.slice(0, 200)}`;
       const cancelled = doc.error === undefined && doc.status === 0;
-      const refused = typeof doc.error === 'string' && doc.status === 1 && !/outcome unknown|not sent|fault injection/i.test(doc.error);
-      if (before === 'held' && !cancelled) return `cancel ${patron} ${barcode} (hold exists) not cancelled: ${reply.text.slice(0, 200)}`;
-      if (before === 'none' && !refused) return `cancel ${patron} ${barcode} (no hold) not refused: ${reply.text.slice(0, 200)}`;
-      if (before === 'unknown' && !cancelled && !refused) return `cancel ${patron} ${barcode}: ${reply.text.slice(0, 200)}`;
+      const refused =
+        typeof doc.error === 'string' &&
+        doc.status === 1 &&
+        !/outcome unknown|not sent|fault injection/i.test(doc.error);
+      if (before === 'held' && !cancelled)
+        return `cancel ${patron} ${barcode} (hold exists) not cancelled: ${reply.text.slice(0, 200)}`;
+      if (before === 'none' && !refused)
+        return `cancel ${patron} ${barcode} (no hold) not refused: ${reply.text.slice(0, 200)}`;
+      if (before === 'unknown' && !cancelled && !refused)
+        return `cancel ${patron} ${barcode}: ${reply.text.slice(0, 200)}`;
       return null;
     },
   };
@@ -309,7 +331,8 @@ describe('soak: mixed traffic while the simulator dies twice and faults come and
   it('no 500, nothing past its bound, clean requests correct, no write executed twice', async () => {
     const client = new Client(gateway.url);
     const tokens = new Map<string, string>();
-    for (const patron of ['alice', 'emile', 'frank', 'dave', 'carol', 'bob']) tokens.set(patron, (await client.login(patron)).token);
+    for (const patron of ['alice', 'emile', 'frank', 'dave', 'carol', 'bob'])
+      tokens.set(patron, (await client.login(patron)).token);
     const canaryToken = (await client.login('alice')).token;
 
     // ---------------------------------------------------------- shared state
@@ -358,9 +381,14 @@ describe('soak: mixed traffic while the simulator dies twice and faults come and
           renewOp('emile', 'em-0002', 'either'),
         ][step % 7]!,
       frank: (step) =>
-        [patronOp('frank'), renewOp('frank', 'it-0020', 'refuse'), requestOp('frank', 'it-0032'), itemsOp('frank'), cancelOp('frank', 'it-0032'), feesOp('frank')][
-          step % 6
-        ]!,
+        [
+          patronOp('frank'),
+          renewOp('frank', 'it-0020', 'refuse'),
+          requestOp('frank', 'it-0032'),
+          itemsOp('frank'),
+          cancelOp('frank', 'it-0032'),
+          feesOp('frank'),
+        ][step % 6]!,
       dave: (step) => {
         const kind = step % 4;
         if (kind === 1 || kind === 3) {
@@ -403,16 +431,27 @@ describe('soak: mixed traffic while the simulator dies twice and faults come and
 
       if (reply.status === 0) problems.push(`${name} ${op.method}: no HTTP answer (${reply.text})`);
       if (reply.status === 500) problems.push(`${name} ${op.method}: 500 ${reply.text.slice(0, 300)}`);
-      if (ms > BOUND_MS[op.method]) problems.push(`${name} ${op.method}: ${Math.round(ms)} ms, bound ${BOUND_MS[op.method]} ms`);
-      if (faulted && ![200, 502, 503, 504].includes(reply.status)) problems.push(`${name} ${op.method} during a fault: ${reply.status} ${reply.text.slice(0, 200)}`);
+      if (ms > BOUND_MS[op.method])
+        problems.push(`${name} ${op.method}: ${Math.round(ms)} ms, bound ${BOUND_MS[op.method]} ms`);
+      if (faulted && ![200, 502, 503, 504].includes(reply.status))
+        problems.push(`${name} ${op.method} during a fault: ${reply.status} ${reply.text.slice(0, 200)}`);
       if (!faulted) {
-        const wrong = reply.status === 200 ? op.check(reply, holdBefore) : `${reply.status} ${reply.text.slice(0, 200)}`;
+        const wrong =
+          reply.status === 200 ? op.check(reply, holdBefore) : `${reply.status} ${reply.text.slice(0, 200)}`;
         if (wrong) problems.push(`clean window, ${name} ${op.method} at ${(elapsed() / 1000).toFixed(1)} s: ${wrong}`);
       }
 
       if (op.write) {
         const outcome = classify(reply, docsOf(reply)[0]);
-        writes.push({ id: ++writeId, code: op.write.code, method: op.method as WriteRecord['method'], patron: name, target: op.write.target, incarnation: writeIncarnation, outcome });
+        writes.push({
+          id: ++writeId,
+          code: op.write.code,
+          method: op.method as WriteRecord['method'],
+          patron: name,
+          target: op.write.target,
+          incarnation: writeIncarnation,
+          outcome,
+        });
         if (holdKey && writeIncarnation === incarnation) {
           const doc = docsOf(reply)[0];
           const ok = outcome === 'confirmed' && doc?.error === undefined;
@@ -446,16 +485,29 @@ describe('soak: mixed traffic while the simulator dies twice and faults come and
         const c0 = performance.now();
         const reply = await client.get('/core/alice', { token: canaryToken });
         const ms = performance.now() - c0;
-        canary.push({ client: 'canary', method: 'patron', status: reply.status, ms, faulted: true, window: currentFault });
+        canary.push({
+          client: 'canary',
+          method: 'patron',
+          status: reply.status,
+          ms,
+          faulted: true,
+          window: currentFault,
+        });
         if (reply.status === 500) problems.push(`canary: 500 ${reply.text.slice(0, 300)}`);
         if (ms > BOUND_MS.patron) problems.push(`canary: ${Math.round(ms)} ms`);
         if (reply.status === 200) return performance.now() - t0;
-        if (performance.now() - t0 > 40_000) throw new Error(`the gateway did not serve again within 40 s: ${reply.status} ${reply.text}`);
+        if (performance.now() - t0 > 40_000)
+          throw new Error(`the gateway did not serve again within 40 s: ${reply.status} ${reply.text}`);
         await sleep(100);
       }
     }
 
-    async function fault(name: string, onMs: number, on: () => Promise<unknown>, off: () => Promise<unknown>): Promise<void> {
+    async function fault(
+      name: string,
+      onMs: number,
+      on: () => Promise<unknown>,
+      off: () => Promise<unknown>,
+    ): Promise<void> {
       await sleep(GAP_MS);
       const atMs = elapsed();
       const before = sent;
@@ -503,17 +555,47 @@ describe('soak: mixed traffic while the simulator dies twice and faults come and
     const traffic = Promise.all(Object.keys(cycles).map((name) => virtualPatron(name)));
 
     // ---------------------------------------------------------- the schedule (about 40 s)
-    await fault('latency 150 ms + jitter 100 ms (within the bound)', 2500, () => sim.setFaults({ latencyMs: 150, jitterMs: 100 }), () => sim.clearFaults());
+    await fault(
+      'latency 150 ms + jitter 100 ms (within the bound)',
+      2500,
+      () => sim.setFaults({ latencyMs: 150, jitterMs: 100 }),
+      () => sim.clearFaults(),
+    );
     await killAndRestart(1500);
     // Pulses (the next N responses, again and again) lose single answers on connections that otherwise work: a renew
     // or hold hit that way has an unknown outcome, and a gateway that re-sent it on a fresh connection would run it twice.
-    await fault(`dropMidReply x2, ${PULSES} pulses`, 0, () => pulses({ dropMidReply: 2 }), () => sim.clearFaults());
+    await fault(
+      `dropMidReply x2, ${PULSES} pulses`,
+      0,
+      () => pulses({ dropMidReply: 2 }),
+      () => sim.clearFaults(),
+    );
     // `true`: every response while on
-    await fault('hang (every response)', 1500, () => sim.setFaults({ hang: true }), () => sim.clearFaults());
-    await fault(`corruptChecksums x3, ${PULSES} pulses`, 0, () => pulses({ corruptChecksums: 3 }), () => sim.clearFaults());
-    await fault('garbage (every response)', 1500, () => sim.setFaults({ garbage: true }), () => sim.clearFaults());
+    await fault(
+      'hang (every response)',
+      1500,
+      () => sim.setFaults({ hang: true }),
+      () => sim.clearFaults(),
+    );
+    await fault(
+      `corruptChecksums x3, ${PULSES} pulses`,
+      0,
+      () => pulses({ corruptChecksums: 3 }),
+      () => sim.clearFaults(),
+    );
+    await fault(
+      'garbage (every response)',
+      1500,
+      () => sim.setFaults({ garbage: true }),
+      () => sim.clearFaults(),
+    );
     await killAndRestart(1500);
-    await fault('rejectMessage 29', 2000, () => sim.setFaults({ rejectMessage: '29' }), () => sim.clearFaults());
+    await fault(
+      'rejectMessage 29',
+      2000,
+      () => sim.setFaults({ rejectMessage: '29' }),
+      () => sim.clearFaults(),
+    );
     await fault(
       'refuseConnections + all connections dropped',
       2000,
@@ -573,39 +655,68 @@ describe('soak: mixed traffic while the simulator dies twice and faults come and
       statuses?.set(a.status, (statuses.get(a.status) ?? 0) + 1);
     }
     const statusList = (statuses: Map<number, number>) =>
-      [...statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${status}: ${n}`).join(', ');
+      [...statuses]
+        .sort(([a], [b]) => a - b)
+        .map(([status, n]) => `${status}: ${n}`)
+        .join(', ');
     const byStatus = new Map<number, number>();
     for (const a of all) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
     const cleanAnswers = answers.filter((a) => !a.faulted);
     const lines: string[] = [];
     lines.push('', '=== soak summary ===');
-    lines.push(`duration ${(elapsed() / 1000).toFixed(1)} s; client requests sent ${sent} (cap ${MAX_REQUESTS}) + ${canary.length} canary requests; ${cleanAnswers.length} in clean windows, ${answers.length - cleanAnswers.length} while a fault was on or healing`);
-    lines.push(`timeouts: response ${RESPONSE_MS} ms, connect ${CONNECT_MS} ms, acquire ${ACQUIRE_MS} ms; pool min 1, max 4, maxWaiting 50; circuit defaults`);
+    lines.push(
+      `duration ${(elapsed() / 1000).toFixed(1)} s; client requests sent ${sent} (cap ${MAX_REQUESTS}) + ${canary.length} canary requests; ${cleanAnswers.length} in clean windows, ${answers.length - cleanAnswers.length} while a fault was on or healing`,
+    );
+    lines.push(
+      `timeouts: response ${RESPONSE_MS} ms, connect ${CONNECT_MS} ms, acquire ${ACQUIRE_MS} ms; pool min 1, max 4, maxWaiting 50; circuit defaults`,
+    );
     lines.push('', `faults injected: ${faults.length}`);
-    lines.push('| at s | fault | on ms | recovery ms | requests sent meanwhile | answers (sent meanwhile or in flight) |', '|---|---|---|---|---|---|');
+    lines.push(
+      '| at s | fault | on ms | recovery ms | requests sent meanwhile | answers (sent meanwhile or in flight) |',
+      '|---|---|---|---|---|---|',
+    );
     for (const f of faults) {
-      lines.push(`| ${(f.atMs / 1000).toFixed(1)} | ${f.name} | ${f.onMs} | ${Math.round(f.recoveryMs)} | ${f.requestsDuring} | ${statusList(f.statuses)} |`);
+      lines.push(
+        `| ${(f.atMs / 1000).toFixed(1)} | ${f.name} | ${f.onMs} | ${Math.round(f.recoveryMs)} | ${f.requestsDuring} | ${statusList(f.statuses)} |`,
+      );
     }
     lines.push('', `answers by status (client + canary): ${statusList(byStatus)}`);
-    lines.push('', '| method | answers | 200 | 502 | 503 | 504 | other | longest ms | bound ms |', '|---|---|---|---|---|---|---|---|---|');
+    lines.push(
+      '',
+      '| method | answers | 200 | 502 | 503 | 504 | other | longest ms | bound ms |',
+      '|---|---|---|---|---|---|---|---|---|',
+    );
     for (const method of METHODS) {
       const mine = answers.filter((a) => a.method === method);
       const count = (s: number) => mine.filter((a) => a.status === s).length;
       const other = mine.filter((a) => ![200, 502, 503, 504].includes(a.status)).length;
       const longest = Math.max(0, ...mine.map((a) => a.ms));
-      lines.push(`| ${method} | ${mine.length} | ${count(200)} | ${count(502)} | ${count(503)} | ${count(504)} | ${other} | ${Math.round(longest)} | ${BOUND_MS[method]} |`);
+      lines.push(
+        `| ${method} | ${mine.length} | ${count(200)} | ${count(502)} | ${count(503)} | ${count(504)} | ${other} | ${Math.round(longest)} | ${BOUND_MS[method]} |`,
+      );
     }
     const worst = all.reduce((w, a) => (a.ms / BOUND_MS[a.method] > w.ms / BOUND_MS[w.method] ? a : w), all[0]!);
-    lines.push(`longest answer relative to its bound: ${worst.method} (${worst.client}) ${Math.round(worst.ms)} ms of ${BOUND_MS[worst.method]} ms`);
+    lines.push(
+      `longest answer relative to its bound: ${worst.method} (${worst.client}) ${Math.round(worst.ms)} ms of ${BOUND_MS[worst.method]} ms`,
+    );
     lines.push('', 'writes per simulator incarnation (executed must lie in [confirmed, confirmed + unknown]):');
-    lines.push('| incarnation | code | docs sent | confirmed | unknown | not run | 15/29 received | executed | duplicates | missing |', '|---|---|---|---|---|---|---|---|---|---|');
+    lines.push(
+      '| incarnation | code | docs sent | confirmed | unknown | not run | 15/29 received | executed | duplicates | missing |',
+      '|---|---|---|---|---|---|---|---|---|---|',
+    );
     for (const r of ledger) {
-      lines.push(`| ${r.incarnation} | ${r.code} | ${r.sent} | ${r.confirmed} | ${r.unknown} | ${r.notRun} | ${r.received} | ${r.executed} | ${r.duplicates} | ${r.missing} |`);
+      lines.push(
+        `| ${r.incarnation} | ${r.code} | ${r.sent} | ${r.confirmed} | ${r.unknown} | ${r.notRun} | ${r.received} | ${r.executed} | ${r.duplicates} | ${r.missing} |`,
+      );
     }
     const outcomes = new Map<Outcome, number>();
     for (const w of writes) outcomes.set(w.outcome, (outcomes.get(w.outcome) ?? 0) + 1);
-    lines.push(`write documents: ${writes.length} (${[...outcomes].map(([o, n]) => `${o} ${n}`).join(', ')}); duplicates ${duplicates}; missing ${missing}`);
-    lines.push(`500s: ${byStatus.get(500) ?? 0}; answers past their bound: ${all.filter((a) => a.ms > BOUND_MS[a.method]).length}; problems: ${problems.length}`);
+    lines.push(
+      `write documents: ${writes.length} (${[...outcomes].map(([o, n]) => `${o} ${n}`).join(', ')}); duplicates ${duplicates}; missing ${missing}`,
+    );
+    lines.push(
+      `500s: ${byStatus.get(500) ?? 0}; answers past their bound: ${all.filter((a) => a.ms > BOUND_MS[a.method]).length}; problems: ${problems.length}`,
+    );
     console.log(lines.join('\n'));
 
     // ---------------------------------------------------------- the verdict
@@ -620,6 +731,7 @@ describe('soak: mixed traffic while the simulator dies twice and faults come and
     expect(cleanAnswers.length).toBeGreaterThan(200);
     expect(answers.length - cleanAnswers.length).toBeGreaterThan(50);
     expect(writes.filter((w) => w.outcome === 'confirmed').length).toBeGreaterThan(50);
-    for (const status of [200, 503]) expect(byStatus.get(status) ?? 0, `answers with status ${status}`).toBeGreaterThan(0);
+    for (const status of [200, 503])
+      expect(byStatus.get(status) ?? 0, `answers with status ${status}`).toBeGreaterThan(0);
   }, 180_000);
 });

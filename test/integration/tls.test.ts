@@ -10,14 +10,13 @@
  * - sip2.tls: the gateway reaches the ILS through a TLS-terminating proxy (as
  *   stunnel would be) and refuses an ILS certificate its CA did not sign.
  */
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { type Server as NetServer, connect as netConnect } from 'node:net';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
 import tls, { type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestCerts, makeTestCerts } from '../helpers/certs.js';
+import { makeTestCerts, type TestCerts } from '../helpers/certs.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
@@ -40,7 +39,9 @@ function httpsCall(url: string, options: { agent: Agent; method?: string; body?:
       {
         agent: options.agent,
         method: options.method ?? 'GET',
-        headers: options.body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(options.body) } : {},
+        headers: options.body
+          ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(options.body) }
+          : {},
       },
       (response) => {
         // Read now: at 'end' a keep-alive socket has gone back to the agent.
@@ -74,11 +75,14 @@ function httpsCall(url: string, options: { agent: Agent; method?: string; body?:
 function freshFingerprint(url: string, ca: string): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: hostname, port: Number(port), ca: readFileSync(ca), rejectUnauthorized: true }, () => {
-      const fingerprint = socket.getPeerCertificate().fingerprint256;
-      socket.end();
-      resolve(fingerprint);
-    });
+    const socket = tls.connect(
+      { host: hostname, port: Number(port), ca: readFileSync(ca), rejectUnauthorized: true },
+      () => {
+        const fingerprint = socket.getPeerCertificate().fingerprint256;
+        socket.end();
+        resolve(fingerprint);
+      },
+    );
     socket.on('error', reject);
   });
 }
@@ -86,7 +90,9 @@ function freshFingerprint(url: string, ca: string): Promise<string> {
 async function waitForOutput(read: () => string, pattern: RegExp, timeoutMs = 5000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const match = read().split('\n').find((line) => pattern.test(line));
+    const match = read()
+      .split('\n')
+      .find((line) => pattern.test(line));
     if (match) return match;
     if (Date.now() > deadline) throw new Error(`no output matching ${pattern} within ${timeoutMs} ms; got:\n${read()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -185,7 +191,11 @@ describe('HTTPS (http.tls) and certificate reload on SIGHUP', () => {
   });
 
   it('SIGHUP on plain HTTP: logged, nothing else happens', async () => {
-    const plain = await startGatewayProcess({ sip2Port: sim.port, dialect: 'generic', env: { PAIA_LOG_LEVEL: 'info' } });
+    const plain = await startGatewayProcess({
+      sip2Port: sim.port,
+      dialect: 'generic',
+      env: { PAIA_LOG_LEVEL: 'info' },
+    });
     try {
       process.kill(plain.pid, 'SIGHUP');
       await waitForOutput(plain.stdout, /no http\.tls configured/);
@@ -214,7 +224,11 @@ describe('behind a trusted proxy (http.trustedProxy)', () => {
   const login = (proto?: string) =>
     fetch(`${gateway.url}/auth/login`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-forwarded-for': '192.0.2.7', ...(proto ? { 'x-forwarded-proto': proto } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        'x-forwarded-for': '192.0.2.7',
+        ...(proto ? { 'x-forwarded-proto': proto } : {}),
+      },
       body: LOGIN_BODY,
     });
 
@@ -245,9 +259,10 @@ describe('behind a trusted proxy (http.trustedProxy)', () => {
   it('/healthz and /readyz stay reachable without X-Forwarded-Proto', async () => {
     expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
     const deadline = Date.now() + 10_000;
-    let status = 0;
-    while (Date.now() < deadline && (status = (await fetch(`${gateway.url}/readyz`)).status) !== 200) {
+    let status = (await fetch(`${gateway.url}/readyz`)).status;
+    while (Date.now() < deadline && status !== 200) {
       await new Promise((resolve) => setTimeout(resolve, 100));
+      status = (await fetch(`${gateway.url}/readyz`)).status;
     }
     expect(status).toBe(200);
   });
@@ -259,14 +274,17 @@ describe('TLS towards the ILS (sip2.tls)', () => {
 
   beforeAll(async () => {
     // A TLS-terminating proxy in front of the simulator, as stunnel would be in front of an ILS.
-    proxy = tls.createServer({ cert: readFileSync(certs.server.cert), key: readFileSync(certs.server.key) }, (client) => {
-      const upstream = netConnect({ host: '127.0.0.1', port: sim.port });
-      client.pipe(upstream).pipe(client);
-      client.on('error', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
+    proxy = tls.createServer(
+      { cert: readFileSync(certs.server.cert), key: readFileSync(certs.server.key) },
+      (client) => {
+        const upstream = netConnect({ host: '127.0.0.1', port: sim.port });
+        client.pipe(upstream).pipe(client);
+        client.on('error', () => upstream.destroy());
+        upstream.on('error', () => client.destroy());
+        client.on('close', () => upstream.destroy());
+        upstream.on('close', () => client.destroy());
+      },
+    );
     proxy.on('tlsClientError', () => {});
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     proxyPort = (proxy.address() as ReturnType<NetServer['address']> & { port: number }).port;
@@ -277,10 +295,18 @@ describe('TLS towards the ILS (sip2.tls)', () => {
   });
 
   const login = (gateway: GatewayProcess) =>
-    fetch(`${gateway.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: LOGIN_BODY });
+    fetch(`${gateway.url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: LOGIN_BODY,
+    });
 
   it('with the CA that signed the ILS certificate: a PAIA login works over TLS', async () => {
-    const gateway = await startGatewayProcess({ sip2Port: proxyPort, dialect: 'generic', env: { PAIA_SIP2_TLS_CA: certs.ca } });
+    const gateway = await startGatewayProcess({
+      sip2Port: proxyPort,
+      dialect: 'generic',
+      env: { PAIA_SIP2_TLS_CA: certs.ca },
+    });
     try {
       const response = await login(gateway);
       expect(response.status).toBe(200);
@@ -291,7 +317,11 @@ describe('TLS towards the ILS (sip2.tls)', () => {
   });
 
   it('with a CA that did not sign it: 502 bad_gateway, promptly, and the log says the certificate was not trusted', async () => {
-    const gateway = await startGatewayProcess({ sip2Port: proxyPort, dialect: 'generic', env: { PAIA_SIP2_TLS_CA: certs.otherCa } });
+    const gateway = await startGatewayProcess({
+      sip2Port: proxyPort,
+      dialect: 'generic',
+      env: { PAIA_SIP2_TLS_CA: certs.otherCa },
+    });
     try {
       const started = Date.now();
       const response = await login(gateway);

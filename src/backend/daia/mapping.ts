@@ -1,6 +1,12 @@
+import {
+  CIRCULATION_STATUS,
+  type Dialect,
+  extraField,
+  type ItemInformationResponse,
+  parseDialectDate,
+} from '../../sip2/index.js';
 import { isUnknownItem, nonEmpty, queueLength } from '../documents.js';
 import type { UriTemplates } from '../uris.js';
-import { CIRCULATION_STATUS, type Dialect, extraField, type ItemInformationResponse, parseDialectDate } from '../../sip2/index.js';
 import type { DaiaAvailable, DaiaDocument, DaiaEntity, DaiaItem, DaiaUnavailable } from './types.js';
 
 /**
@@ -14,7 +20,6 @@ export interface DaiaMappingContext {
   /** sip2.institution: an owner equal to it is no department of its own. */
   institution: string;
 }
-
 
 const SERVICES = ['loan', 'presentation'] as const;
 
@@ -37,7 +42,10 @@ function unavailable(extra: Omit<DaiaUnavailable, 'service'> = {}): DaiaUnavaila
  * claimed returned: unavailable, no expected date; other/unknown status: no
  * services (availability unknown).
  */
-export function availabilityOf(info: ItemInformationResponse, ctx: Pick<DaiaMappingContext, 'dialect'>): Pick<DaiaItem, 'available' | 'unavailable'> {
+export function availabilityOf(
+  info: ItemInformationResponse,
+  ctx: Pick<DaiaMappingContext, 'dialect'>,
+): Pick<DaiaItem, 'available' | 'unavailable'> {
   const queue = queueLength(info.holdQueueLength);
   const withQueue = queue === undefined ? {} : { queue };
   switch (info.circulationStatus) {
@@ -67,7 +75,7 @@ export function availabilityOf(info: ItemInformationResponse, ctx: Pick<DaiaMapp
 }
 
 /** The location entity: the ILS location code, with its URI when paia.storageUri is configured. */
-export function storageEntity(location: string, ctx: Pick<DaiaMappingContext, 'uris'>): DaiaEntity {
+function storageEntity(location: string, ctx: Pick<DaiaMappingContext, 'uris'>): DaiaEntity {
   return ctx.uris.storage ? { id: ctx.uris.storage.build(location), content: location } : { content: location };
 }
 
@@ -93,7 +101,12 @@ export function daiaItem(barcode: string, info: ItemInformationResponse, ctx: Da
  * identifier when it differs (a plain barcode). No items when the ILS does
  * not know the barcode.
  */
-export function daiaDocument(requested: string, barcode: string, info: ItemInformationResponse | null, ctx: DaiaMappingContext): DaiaDocument {
+export function daiaDocument(
+  requested: string,
+  barcode: string,
+  info: ItemInformationResponse | null,
+  ctx: DaiaMappingContext,
+): DaiaDocument {
   const id = ctx.uris.item.build(barcode);
   const doc: DaiaDocument = { id };
   if (requested !== id) doc.requested = requested;

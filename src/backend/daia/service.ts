@@ -1,13 +1,21 @@
+import {
+  type ItemInformation,
+  type ItemInformationResponse,
+  Sip2EncodeError,
+  type Sip2Messages,
+} from '../../sip2/index.js';
 import { inBackendTerms } from '../errors.js';
 import { type ItemInfoCache, type ItemLookup, itemLookup } from '../item-cache.js';
 import { DEFAULT_MAX_PARALLEL, limiter } from '../parallel.js';
 import type { UriTemplates } from '../uris.js';
-import { type ItemInformation, type ItemInformationResponse, Sip2EncodeError, type Sip2Messages } from '../../sip2/index.js';
 import { type DaiaMappingContext, daiaDocument } from './mapping.js';
 import type { DaiaDocument, DaiaResponse } from './types.js';
 
-/** Sends one 17 through the pool (Sip2Pool.request). */
-export type ItemInformationSend = (message: ItemInformation, options?: { signal?: AbortSignal | undefined }) => Promise<ItemInformationResponse>;
+/** Sends one 17 through the pool (Sip2Pool.send). */
+type ItemInformationSend = (
+  message: ItemInformation,
+  options?: { signal?: AbortSignal | undefined },
+) => Promise<ItemInformationResponse>;
 
 export interface DaiaServiceOptions {
   send: ItemInformationSend;
@@ -58,7 +66,10 @@ export class DaiaService {
    */
   resolve(requested: string): ResolvedId {
     const fromUri = this.options.uris.item.match(requested);
-    if (fromUri !== null) return BARCODE.test(fromUri) ? { kind: 'barcode', barcode: fromUri, id: requested } : { kind: 'foreign', id: requested };
+    if (fromUri !== null)
+      return BARCODE.test(fromUri)
+        ? { kind: 'barcode', barcode: fromUri, id: requested }
+        : { kind: 'foreign', id: requested };
     if (SCHEME.test(requested)) return { kind: 'foreign', id: requested };
     const id = this.options.uris.item.build(requested);
     return BARCODE.test(requested) ? { kind: 'barcode', barcode: requested, id } : { kind: 'foreign', id };
@@ -69,7 +80,10 @@ export class DaiaService {
    * document id, in request order; unknown ids are documents without items.
    * Failures of the library system reject the whole call (BackendFailure).
    */
-  availability(requestIds: readonly string[], options: { signal?: AbortSignal | undefined } = {}): Promise<DaiaResponse> {
+  availability(
+    requestIds: readonly string[],
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<DaiaResponse> {
     return inBackendTerms(() => this.lookUpAll(requestIds, options.signal));
   }
 
@@ -79,7 +93,11 @@ export class DaiaService {
       const resolved = this.resolve(requested);
       if (!documents.has(resolved.id)) documents.set(resolved.id, { requested, resolved });
     }
-    const barcodes = [...new Set([...documents.values()].flatMap(({ resolved }) => (resolved.kind === 'barcode' ? [resolved.barcode] : [])))];
+    const barcodes = [
+      ...new Set(
+        [...documents.values()].flatMap(({ resolved }) => (resolved.kind === 'barcode' ? [resolved.barcode] : [])),
+      ),
+    ];
     const limit = limiter(this.options.maxParallel ?? DEFAULT_MAX_PARALLEL);
     const answers = await Promise.all(barcodes.map((barcode) => limit(() => this.lookup(barcode, signal))));
     const infos = new Map(barcodes.map((barcode, i) => [barcode, answers[i] ?? null]));

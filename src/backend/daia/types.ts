@@ -9,7 +9,7 @@ export interface DaiaEntity {
   content?: string;
 }
 
-export type DaiaServiceType = 'presentation' | 'loan' | 'remote' | 'interloan' | 'openaccess';
+type DaiaServiceType = 'presentation' | 'loan' | 'remote' | 'interloan' | 'openaccess';
 
 export interface DaiaAvailable {
   service: DaiaServiceType;

@@ -1,7 +1,14 @@
+import { BackendFailure } from '../../backend/errors.js';
 import type { Sip2Settings } from '../../gateway/index.js';
 import type { Dialect } from '../../sip2/dialect.js';
-import { BackendFailure } from '../../backend/errors.js';
-import { IlsProtocolError, IlsTimeout, IlsUnavailable, PoolRefused, type ProtocolReason, Sip2EncodeError } from '../../sip2/errors.js';
+import {
+  IlsProtocolError,
+  IlsTimeout,
+  IlsUnavailable,
+  PoolRefused,
+  type ProtocolReason,
+  Sip2EncodeError,
+} from '../../sip2/errors.js';
 import type { CharsetFinding, FineFindings } from './findings.js';
 import { CheckFailed } from './report.js';
 
@@ -207,7 +214,13 @@ export interface Advice {
 }
 
 /** Fewer sessions than sip2.pool.max: `served` logged in at once, `unanswered` logins got no answer, `refused` were turned down. */
-export function sessionLimitAdvice(served: number, max: number, unanswered: number, refused: Map<string, number>, responseMs: number): Advice {
+export function sessionLimitAdvice(
+  served: number,
+  max: number,
+  unanswered: number,
+  refused: Map<string, number>,
+  responseMs: number,
+): Advice {
   const sessions = (n: number) => `${n} session${n === 1 ? '' : 's'}`;
   const more: string[] = [];
   if (unanswered > 0) {
@@ -235,7 +248,8 @@ export function idleCloseAdvice(closedAfterMs: number, keepaliveSeconds: number)
   const seconds = closedAfterMs / 1000;
   const shown = seconds < 10 ? seconds.toFixed(1) : String(Math.round(seconds));
   const below = Math.floor(seconds / 2);
-  const ilsSide = 'raise the ILS\'s idle timeout (Koha: client_timeout of the SIP listener in SIPconfig.xml, or its timeout without one)';
+  const ilsSide =
+    "raise the ILS's idle timeout (Koha: client_timeout of the SIP listener in SIPconfig.xml, or its timeout without one)";
   return {
     text: `the ILS closes idle SIP2 sessions after about ${shown} s, sooner than the gateway's keepalive (sip2.pool.keepaliveSeconds ${keepaliveSeconds}):`,
     more: [
@@ -248,7 +262,12 @@ export function idleCloseAdvice(closedAfterMs: number, keepaliveSeconds: number)
 }
 
 /** Texts that decode wrongly: which ones (the patron's name, 2 of 5 titles ...), and one as it would read in UTF-8 if it can be told. */
-export function charsetAdvice(finding: CharsetFinding, configured: string, which: string[], example: string | null): Advice {
+export function charsetAdvice(
+  finding: CharsetFinding,
+  configured: string,
+  which: string[],
+  example: string | null,
+): Advice {
   const list = which.join(', ');
   if (finding === 'utf-8-read-as-single-byte') {
     return {
@@ -261,7 +280,9 @@ export function charsetAdvice(finding: CharsetFinding, configured: string, which
   }
   return {
     text: `${list} hold characters that are not UTF-8 (shown as \uFFFD): the ILS sends a single-byte charset.`,
-    more: ['Fix: set sip2.charset: cp850 (the SIP2 standard\'s) or latin1 (PAIA_SIP2_CHARSET=cp850), whichever shows the names right.'],
+    more: [
+      "Fix: set sip2.charset: cp850 (the SIP2 standard's) or latin1 (PAIA_SIP2_CHARSET=cp850), whichever shows the names right.",
+    ],
   };
 }
 
@@ -278,21 +299,26 @@ export function fineAdvice(findings: FineFindings, dialect: Dialect): Advice {
       : 'no amount in it: the gateway leaves it out of the fees';
     more.push(`  "${shape}"${count > 1 ? ` (${count} entries)` : ''}: ${fate}`);
   }
-  if (findings.unmatched.length > SHOWN_SHAPES) more.push(`  and ${findings.unmatched.length - SHOWN_SHAPES} further shapes`);
+  if (findings.unmatched.length > SHOWN_SHAPES)
+    more.push(`  and ${findings.unmatched.length - SHOWN_SHAPES} further shapes`);
   for (const { pattern, where } of findings.patterns) {
     more.push(`A pattern that reads them (the amount ${where}): '${pattern}'`);
   }
   if (findings.patterns.length > 0) {
     more.push(
       `Fix: add it to fineItems.pattern in a dialect file of your own (copy config/dialects/${dialect.name}.yaml, add the pattern ` +
-        'to the list under fineItems.pattern, set sip2.dialect to the file\'s path); the fees then show each text without its amount as about.',
+        "to the list under fineItems.pattern, set sip2.dialect to the file's path); the fees then show each text without its amount as about.",
     );
   }
   if (findings.otherDialects.length > 0) {
-    more.push(`The built-in dialect${findings.otherDialects.length === 1 ? '' : 's'} ${findings.otherDialects.join(', ')} read${findings.otherDialects.length === 1 ? 's' : ''} them: is sip2.dialect right?`);
+    more.push(
+      `The built-in dialect${findings.otherDialects.length === 1 ? '' : 's'} ${findings.otherDialects.join(', ')} read${findings.otherDialects.length === 1 ? 's' : ''} them: is sip2.dialect right?`,
+    );
   }
   if (findings.withoutPattern > 0) {
-    more.push(`${findings.withoutPattern} with an amount fit no simple pattern: write one that captures it as (?<amount>...).`);
+    more.push(
+      `${findings.withoutPattern} with an amount fit no simple pattern: write one that captures it as (?<amount>...).`,
+    );
   }
   if (findings.withoutAmount > 0) {
     more.push(
@@ -300,7 +326,10 @@ export function fineAdvice(findings: FineFindings, dialect: Dialect): Advice {
         'into each fine item (Koha: av_field_template in SIPconfig.xml; Evergreen: av_format).',
     );
   }
-  return { text: `${unmatched} of ${findings.read} fine items (AV) fit none of the patterns of dialect ${dialect.name} (sip2.dialect).`, more };
+  return {
+    text: `${unmatched} of ${findings.read} fine items (AV) fit none of the patterns of dialect ${dialect.name} (sip2.dialect).`,
+    more,
+  };
 }
 
 export function messageOf(error: unknown): string {

@@ -8,10 +8,16 @@ import { type ConnectionOptions, Sip2Connection, type TlsSessionInfo } from '../
 import { toDate } from '../../sip2/date.js';
 import { parseFineItem } from '../../sip2/dialect.js';
 import { IlsTimeout, IlsUnavailable } from '../../sip2/errors.js';
+import { SC_STATUS } from '../../sip2/messages.js';
 import { fetchPatronList } from '../../sip2/paging.js';
 import type { Sip2Pool } from '../../sip2/pool.js';
-import { SC_STATUS } from '../../sip2/messages.js';
-import { type AcsStatus, messageName, SUPPORTED_MESSAGE_CODE, SUPPORTED_MESSAGES, type SupportedMessage } from '../../sip2/spec.js';
+import {
+  type AcsStatus,
+  messageName,
+  SUPPORTED_MESSAGE_CODE,
+  SUPPORTED_MESSAGES,
+  type SupportedMessage,
+} from '../../sip2/spec.js';
 import {
   type AdviceContext,
   charsetAdvice,
@@ -25,8 +31,8 @@ import {
   sessionLimitAdvice,
 } from './advice.js';
 import { type CharsetFinding, charsetFinding, fineFindings } from './findings.js';
-import { CheckFailed, formatMs, type Report } from './report.js';
 import type { TestPatron } from './input.js';
+import { CheckFailed, formatMs, type Report } from './report.js';
 
 /**
  * The doctor's checks, each one step (or a few) of the report. Sessions are
@@ -96,7 +102,9 @@ export async function startDemo(
   );
   cleanups.push(() => simulator.stop());
   const { host, port } = simulator.target;
-  report.detail(`the embedded simulator with the demo library listens on ${host}:${port} (dialect ${setup.settings.demo?.dialect});`);
+  report.detail(
+    `the embedded simulator with the demo library listens on ${host}:${port} (dialect ${setup.settings.demo?.dialect});`,
+  );
   report.detail('set sip2.host (PAIA_SIP2_HOST) to check a real library system');
   return simulator.target;
 }
@@ -114,7 +122,12 @@ export async function openSession(ctx: CheckContext): Promise<Sip2Connection> {
   const answered = new Set<string>();
   const connection = await report.step(
     `connect ${ctx.tls ? 'TLS' : 'TCP'} ${target.host}:${target.port} + 93 login as terminal user "${ctx.settings.terminal.user}"`,
-    () => Sip2Connection.open({ ...ctx.session, id: 1, onRoundTrip: (event) => event.outcome === 'ok' && answered.add(event.code) }),
+    () =>
+      Sip2Connection.open({
+        ...ctx.session,
+        id: 1,
+        onRoundTrip: (event) => event.outcome === 'ok' && answered.add(event.code),
+      }),
     (error) => explainOpen(error, ctx, answered),
   );
   ctx.cleanups.push(() => connection.close('doctor done'));
@@ -170,7 +183,10 @@ function describeAcs(status: AcsStatus, ctx: CheckContext): void {
   });
 
   if (!status.onlineStatus) {
-    report.fail('ACS on-line', 'the ILS says its SIP2 service is off-line (98 on-line status N); PAIA requests will fail until it is on-line again');
+    report.fail(
+      'ACS on-line',
+      'the ILS says its SIP2 service is off-line (98 on-line status N); PAIA requests will fail until it is on-line again',
+    );
   }
   for (const message of NEEDED) {
     if (bx[SUPPORTED_MESSAGES.indexOf(message)] === 'N') {
@@ -179,10 +195,14 @@ function describeAcs(status: AcsStatus, ctx: CheckContext): void {
     }
   }
   if (bx.length < SUPPORTED_MESSAGES.length) {
-    report.warn(`BX has ${bx.length} of ${SUPPORTED_MESSAGES.length} positions: the ILS may speak an older SIP2 version`);
+    report.warn(
+      `BX has ${bx.length} of ${SUPPORTED_MESSAGES.length} positions: the ILS may speak an older SIP2 version`,
+    );
   }
   if (status.institutionId && status.institutionId !== settings.institution) {
-    report.warn(`sip2.institution is "${settings.institution}" but the ILS calls itself "${status.institutionId}" (98 AO); many ILSs need them to match`);
+    report.warn(
+      `sip2.institution is "${settings.institution}" but the ILS calls itself "${status.institutionId}" (98 AO); many ILSs need them to match`,
+    );
   }
   if (status.dateTimeSync) {
     const skew = toDate(status.dateTimeSync).getTime() - Date.now();
@@ -216,7 +236,9 @@ export async function roundTrips(ctx: CheckContext, connection: Sip2Connection, 
   );
   const slowest = Math.max(...times);
   if (slowest > responseMs / 2) {
-    ctx.report.warn(`the slowest round trip (${formatMs(slowest)} ms) is more than half of sip2.timeouts.responseMs (${responseMs} ms): consider raising it`);
+    ctx.report.warn(
+      `the slowest round trip (${formatMs(slowest)} ms) is more than half of sip2.timeouts.responseMs (${responseMs} ms): consider raising it`,
+    );
   }
 }
 
@@ -243,7 +265,9 @@ export async function sessionsAtOnce(ctx: CheckContext): Promise<void> {
   const outcome = await report.step(
     'sessions at once',
     async () => {
-      const opened = await Promise.allSettled(Array.from({ length: further }, (_, i) => Sip2Connection.open({ ...ctx.session, id: i + 2 })));
+      const opened = await Promise.allSettled(
+        Array.from({ length: further }, (_, i) => Sip2Connection.open({ ...ctx.session, id: i + 2 })),
+      );
       let served = 1;
       let unanswered = 0;
       const refused = new Map<string, number>();
@@ -287,7 +311,10 @@ export async function patronChecks(ctx: CheckContext, acs: AcsStatus, patron: Te
     // The 98 of the doctor's first session: the pool's may not exist yet.
     backend = setup.backend(pool, { acsStatus: () => pool.acsStatus ?? acs, logger });
   } catch (error) {
-    report.fatal('set up the PAIA backend', `${messageOf(error)}; check sip2.currency, sip2.pageSize and the paia URI templates`);
+    report.fatal(
+      'set up the PAIA backend',
+      `${messageOf(error)}; check sip2.currency, sip2.pageSize and the paia URI templates`,
+    );
   }
   const explain = (error: unknown) => explainPatronStep(error, ctx);
   const showWarnings = () => {
@@ -319,7 +346,9 @@ export async function patronChecks(ctx: CheckContext, acs: AcsStatus, patron: Te
     async () => {
       const found = await backend.patron(barcode);
       if (found === null) {
-        throw new CheckFailed(`the ILS does not know the barcode "${barcode}" it returned at login (64 BL not Y); a PAIA client would get 404`);
+        throw new CheckFailed(
+          `the ILS does not know the barcode "${barcode}" it returned at login (64 BL not Y); a PAIA client would get 404`,
+        );
       }
       return found;
     },
@@ -337,7 +366,9 @@ export async function patronChecks(ctx: CheckContext, acs: AcsStatus, patron: Te
   const fees = await report.step('PAIA fees', () => backend.fees(barcode), explain);
   showWarnings();
   report.json({ ...fees, fee: fees.fee.slice(0, SHOWN_DOCUMENTS) });
-  report.detail(`${fees.amount === undefined ? 'no total amount' : `total ${fees.amount}`}, ${shownOf(fees.fee.length, 'fee')}`);
+  report.detail(
+    `${fees.amount === undefined ? 'no total amount' : `total ${fees.amount}`}, ${shownOf(fees.fee.length, 'fee')}`,
+  );
 
   await fineItems(ctx, pool, barcode);
   charset(ctx, record, docs, fees);
@@ -403,8 +434,14 @@ function charset(ctx: CheckContext, record: PatronRecord, docs: PaiaDocument[], 
   const groups: Array<{ label: (affected: number, of: number) => string; texts: string[] }> = [
     { label: () => "the patron's name", texts: [record.name] },
     { label: () => "the patron's address", texts: record.address === undefined ? [] : [record.address] },
-    { label: (n, of) => `${n} of ${of} item title${of === 1 ? '' : 's'}`, texts: docs.flatMap((doc) => (doc.about === undefined ? [] : [doc.about])) },
-    { label: (n, of) => `${n} of ${of} fee text${of === 1 ? '' : 's'}`, texts: fees.fee.flatMap((fee) => (fee.about === undefined ? [] : [fee.about])) },
+    {
+      label: (n, of) => `${n} of ${of} item title${of === 1 ? '' : 's'}`,
+      texts: docs.flatMap((doc) => (doc.about === undefined ? [] : [doc.about])),
+    },
+    {
+      label: (n, of) => `${n} of ${of} fee text${of === 1 ? '' : 's'}`,
+      texts: fees.fee.flatMap((fee) => (fee.about === undefined ? [] : [fee.about])),
+    },
   ];
   const checked = groups.reduce((sum, group) => sum + group.texts.length, 0);
   const found = new Map<CharsetFinding, { which: string[]; example: string | null }>();
@@ -417,7 +454,8 @@ function charset(ctx: CheckContext, record: PatronRecord, docs: PaiaDocument[], 
     for (const [finding, texts] of byFinding) {
       const entry = found.get(finding) ?? { which: [], example: null };
       entry.which.push(group.label(texts.length, group.texts.length));
-      if (finding === 'utf-8-read-as-single-byte') entry.example ??= decodeText(encodeText(texts[0]!, configured), 'utf-8');
+      if (finding === 'utf-8-read-as-single-byte')
+        entry.example ??= decodeText(encodeText(texts[0]!, configured), 'utf-8');
       found.set(finding, entry);
     }
   }
@@ -441,7 +479,9 @@ export async function idleSession(ctx: CheckContext, quick: boolean): Promise<vo
   const { report } = ctx;
   const keepalive = ctx.settings.pool.keepaliveSeconds;
   if (quick) {
-    report.skip('idle session: --quick (without it the doctor waits to see whether the ILS closes idle sessions before the keepalive)');
+    report.skip(
+      'idle session: --quick (without it the doctor waits to see whether the ILS closes idle sessions before the keepalive)',
+    );
     return;
   }
   if (keepalive === 0) {
@@ -457,7 +497,11 @@ export async function idleSession(ctx: CheckContext, quick: boolean): Promise<vo
   const outcome = await report.step(
     'idle session',
     async () => {
-      const connection = await Sip2Connection.open({ ...ctx.session, id: 1000, onRoundTrip: (event) => event.outcome === 'ok' && answered.add(event.code) });
+      const connection = await Sip2Connection.open({
+        ...ctx.session,
+        id: 1000,
+        onRoundTrip: (event) => event.outcome === 'ok' && answered.add(event.code),
+      });
       ctx.cleanups.push(() => connection.close('doctor done'));
       const idleSince = performance.now();
       const closedAfterMs = await new Promise<number | null>((resolve) => {

@@ -30,7 +30,7 @@ export function charsetFinding(text: string, charset: Charset): CharsetFinding |
   }
 }
 
-export interface FineShape {
+interface FineShape {
   /** Letters a/A, digits 9, the rest as it is (textShape): never the text. */
   shape: string;
   count: number;
@@ -86,7 +86,14 @@ export function fineFindings(entries: readonly string[], dialect: Dialect): Fine
           const other = loadDialect(name);
           return withAmount.every((entry) => amountOf(parseFineItem(entry, other)?.amount) !== null);
         });
-  return { read: entries.filter((entry) => entry.trim() !== '').length, unmatched: [...shapes.values()], patterns, withoutPattern, withoutAmount, otherDialects };
+  return {
+    read: entries.filter((entry) => entry.trim() !== '').length,
+    unmatched: [...shapes.values()],
+    patterns,
+    withoutPattern,
+    withoutAmount,
+    otherDialects,
+  };
 }
 
 /** An amount in a shape: the rule of readAmountInText, with letters as a/A and digits as 9. */
@@ -121,7 +128,10 @@ export function patternForShape(shape: string): DerivedPattern | null {
     return { pattern, where: 'at the end' };
   }
   if (before === '') {
-    return { pattern: /^\s/.test(after) ? `^${amount}\\s+(?<about>.*)$` : `^${amount}(?<about>.*)$`, where: 'at the start' };
+    return {
+      pattern: /^\s/.test(after) ? `^${amount}\\s+(?<about>.*)$` : `^${amount}(?<about>.*)$`,
+      where: 'at the start',
+    };
   }
   return { pattern: `^.*?(?<![\\p{L}\\p{N}_.,/-])${amount}(?!\\d|[.,]\\d)\\W*(?<about>.*)$`, where: 'in between' };
 }

@@ -15,11 +15,21 @@
  * itself. Secrets (terminal and patron passwords) are never printed.
  */
 import type { Sip2Setup } from '../../gateway/index.js';
-import { acsStatus, type CheckContext, idleSession, openSession, patronChecks, roundTrips, sessionsAtOnce, startDemo, withTimeout } from './checks.js';
-import { type DoctorOptions, testPatronOf, type TestPatron } from './input.js';
+import {
+  acsStatus,
+  type CheckContext,
+  idleSession,
+  openSession,
+  patronChecks,
+  roundTrips,
+  sessionsAtOnce,
+  startDemo,
+  withTimeout,
+} from './checks.js';
+import { type DoctorOptions, type TestPatron, testPatronOf } from './input.js';
 import { Abort, flush, Report } from './report.js';
 
-export { type DoctorOptions, PASSWORD_ENV } from './input.js';
+export type { DoctorOptions } from './input.js';
 
 /** Bound on each cleanup at the end (closing sessions, the pool, the embedded simulator). */
 const CLEANUP_MS = 5_000;
@@ -39,7 +49,11 @@ export async function runDoctor(setup: Sip2Setup, options: DoctorOptions): Promi
 
   const cleanups: Array<() => unknown> = [];
   try {
-    await steps(setup, report, cleanups, { patron: read.patron, quick: options.quick === true, roundTrips: options.roundTrips ?? 5 });
+    await steps(setup, report, cleanups, {
+      patron: read.patron,
+      quick: options.quick === true,
+      roundTrips: options.roundTrips ?? 5,
+    });
   } catch (error) {
     if (!(error instanceof Abort)) throw error;
   } finally {
@@ -51,7 +65,8 @@ export async function runDoctor(setup: Sip2Setup, options: DoctorOptions): Promi
   report.line('');
   if (report.failures === 0) {
     report.line('all checks passed');
-    if (report.warnings > 0) report.line(`${report.warnings} warning${report.warnings === 1 ? '' : 's'}: see the lines marked "!"`);
+    if (report.warnings > 0)
+      report.line(`${report.warnings} warning${report.warnings === 1 ? '' : 's'}: see the lines marked "!"`);
     await flush(options.out);
     return 0;
   }
@@ -98,7 +113,9 @@ async function steps(
 
   if (run.patron === null) {
     report.line('');
-    report.skip('PAIA methods: give --patron NAME (password in PAIA_DOCTOR_PASSWORD or on stdin) to see what they return');
+    report.skip(
+      'PAIA methods: give --patron NAME (password in PAIA_DOCTOR_PASSWORD or on stdin) to see what they return',
+    );
   } else {
     await patronChecks(ctx, acs, run.patron);
   }

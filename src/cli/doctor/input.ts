@@ -17,7 +17,7 @@ export interface DoctorOptions {
 }
 
 /** The environment variable holding the test patron's password. */
-export const PASSWORD_ENV = 'PAIA_DOCTOR_PASSWORD';
+const PASSWORD_ENV = 'PAIA_DOCTOR_PASSWORD';
 
 /** Bounds on reading the password: a person at a terminal types, a pipe has it at once. */
 const PASSWORD_WAIT_TTY_MS = 120_000;
@@ -48,7 +48,11 @@ export async function testPatronOf(options: DoctorOptions): Promise<TestPatronRe
 type PasswordRead = { ok: true; password: string } | { ok: false; reason: string };
 
 /** One line from stdin (a prompt on stderr when it is a terminal), bounded in time. */
-async function readPassword(input: NodeJS.ReadableStream & { isTTY?: boolean }, err: NodeJS.WritableStream, patron: string): Promise<PasswordRead> {
+async function readPassword(
+  input: NodeJS.ReadableStream & { isTTY?: boolean },
+  err: NodeJS.WritableStream,
+  patron: string,
+): Promise<PasswordRead> {
   const tty = input.isTTY === true;
   if (tty) err.write(`password of test patron "${patron}" (or set ${PASSWORD_ENV}): `);
   const waitMs = tty ? PASSWORD_WAIT_TTY_MS : PASSWORD_WAIT_PIPE_MS;
@@ -65,9 +69,14 @@ async function readPassword(input: NodeJS.ReadableStream & { isTTY?: boolean }, 
         resolve(null);
       });
     });
-    if (line === 'timeout') return { ok: false, reason: `no password for --patron within ${waitMs / 1000} s: set ${PASSWORD_ENV} or give it on stdin` };
+    if (line === 'timeout')
+      return {
+        ok: false,
+        reason: `no password for --patron within ${waitMs / 1000} s: set ${PASSWORD_ENV} or give it on stdin`,
+      };
     const password = line?.replace(/\r$/, '') ?? '';
-    if (password === '') return { ok: false, reason: `--patron needs the patron's password: set ${PASSWORD_ENV} or give it on stdin` };
+    if (password === '')
+      return { ok: false, reason: `--patron needs the patron's password: set ${PASSWORD_ENV} or give it on stdin` };
     return { ok: true, password };
   } finally {
     reader.close();

@@ -78,7 +78,12 @@ export class Report {
    * `done` makes of the result), or FAIL with `explain`'s reason, which stops
    * the checks.
    */
-  async step<T>(name: string, run: () => Promise<T>, explain: (error: unknown) => string, done?: (result: T) => string): Promise<T> {
+  async step<T>(
+    name: string,
+    run: () => Promise<T>,
+    explain: (error: unknown) => string,
+    done?: (result: T) => string,
+  ): Promise<T> {
     const start = performance.now();
     let result: T;
     try {

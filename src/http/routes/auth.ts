@@ -1,9 +1,9 @@
 import type { Context, Hono } from 'hono';
 import type { LoginService } from '../../auth/login.js';
 import { WEAK_PASSWORD_MESSAGE } from '../../auth/password-policy.js';
-import type { TokenRateLimit } from '../../auth/token-rate-limit.js';
-import { METHOD_SCOPE, formatScopes, parseScopeParameter } from '../../auth/scopes.js';
+import { formatScopes, METHOD_SCOPE, parseScopeParameter } from '../../auth/scopes.js';
 import type { SessionStore } from '../../auth/session-store.js';
+import type { TokenRateLimit } from '../../auth/token-rate-limit.js';
 import type { Backend } from '../../backend/types.js';
 import { readBody } from '../body.js';
 import { accessDenied, malformed, notImplemented, unavailable, unprocessable } from '../errors.js';
@@ -35,7 +35,8 @@ export interface AuthRouteOptions {
 const REJECTED = 'login failed: wrong username or password';
 
 /** The answer to a client outside auth.allowedClients. */
-export const CLIENT_NOT_ALLOWED = 'this client is not allowed to log in here: its address is not among the allowed clients of this server';
+export const CLIENT_NOT_ALLOWED =
+  'this client is not allowed to log in here: its address is not among the allowed clients of this server';
 
 /** Names that must never travel in a URL. */
 const CREDENTIAL_PARAMETERS = ['password', 'username', 'old_password', 'new_password'];
@@ -74,13 +75,20 @@ export function mountAuth(app: Hono, options: AuthRouteOptions): void {
           case 'client-not-allowed':
             throw accessDenied(CLIENT_NOT_ALLOWED);
           case 'no-grantable-scope':
-            throw unprocessable(`none of the requested scopes can be granted; this server grants ${formatScopes(outcome.grantable)}`);
+            throw unprocessable(
+              `none of the requested scopes can be granted; this server grants ${formatScopes(outcome.grantable)}`,
+            );
           case 'weak-password':
             throw accessDenied(WEAK_PASSWORD_MESSAGE);
           case 'busy':
             throw unavailable('too many logins right now; please try again in a second', outcome.retryAfterSeconds);
           case 'rejected':
-            throw accessDenied(REJECTED, outcome.retryAfterSeconds === undefined ? undefined : { 'Retry-After': String(outcome.retryAfterSeconds) });
+            throw accessDenied(
+              REJECTED,
+              outcome.retryAfterSeconds === undefined
+                ? undefined
+                : { 'Retry-After': String(outcome.retryAfterSeconds) },
+            );
           case 'scopes-not-allowed':
             throw unprocessable(
               `this account is expired or blocked, so only ${formatScopes(outcome.allowed)} can be granted, and none of these was requested`,
@@ -120,7 +128,10 @@ export function mountAuth(app: Hono, options: AuthRouteOptions): void {
         // The ILS session end (35) is a courtesy: the token is already dead, a failure changes nothing.
         const log = requestLog(c);
         void guarded('backend', () => backend.logout(session.barcode)).catch((error: unknown) => {
-          log?.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'backend logout failed');
+          log?.warn(
+            { err: { message: error instanceof Error ? error.message : String(error) } },
+            'backend logout failed',
+          );
         });
         return respond(c, 200, { patron });
       },
@@ -133,7 +144,9 @@ export function mountAuth(app: Hono, options: AuthRouteOptions): void {
     scope: METHOD_SCOPE.change,
     handlers: [
       () => {
-        throw notImplemented('changing the password is not supported by this server; please change it through your library');
+        throw notImplemented(
+          'changing the password is not supported by this server; please change it through your library',
+        );
       },
     ],
   });

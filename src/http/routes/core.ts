@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
-import type { TokenRateLimit } from '../../auth/token-rate-limit.js';
-import type { SessionStore } from '../../auth/session-store.js';
 import { METHOD_SCOPE, type PaiaMethod } from '../../auth/scopes.js';
+import type { SessionStore } from '../../auth/session-store.js';
+import type { TokenRateLimit } from '../../auth/token-rate-limit.js';
 import type { Backend, CallOptions, DocumentRequest, PaiaDocument } from '../../backend/types.js';
 import { readBody } from '../body.js';
 import { notFound } from '../errors.js';
@@ -26,7 +26,12 @@ export interface CoreRouteOptions {
 export function mountCore(app: Hono, options: CoreRouteOptions): void {
   const { backend, sessions, prefix } = options;
   const auth = (method: PaiaMethod) =>
-    paiaAuth({ sessions, scope: METHOD_SCOPE[method], patronParam: 'patron', ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}) });
+    paiaAuth({
+      sessions,
+      scope: METHOD_SCOPE[method],
+      patronParam: 'patron',
+      ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+    });
 
   mountMethod(app, {
     path: `${prefix}/:patron`,
@@ -59,7 +64,12 @@ export function mountCore(app: Hono, options: CoreRouteOptions): void {
     ],
   });
 
-  const writes: Array<['renew' | 'request' | 'cancel', (barcode: string, docs: DocumentRequest[], options: CallOptions) => Promise<PaiaDocument[]>]> = [
+  const writes: Array<
+    [
+      'renew' | 'request' | 'cancel',
+      (barcode: string, docs: DocumentRequest[], options: CallOptions) => Promise<PaiaDocument[]>,
+    ]
+  > = [
     ['renew', (barcode, docs, options) => backend.renew(barcode, docs, options)],
     ['request', (barcode, docs, options) => backend.request(barcode, docs, options)],
     ['cancel', (barcode, docs, options) => backend.cancel(barcode, docs, options)],

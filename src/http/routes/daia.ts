@@ -29,12 +29,14 @@ export function mountDaia(app: Hono, options: DaiaRouteOptions): void {
     const query = c.get('url').searchParams;
     const format = query.get('format');
     if (format === null) throw unprocessable('the format parameter is missing; set format=json');
-    if (format !== 'json') throw unprocessable(`format ${JSON.stringify(format.slice(0, 40))} is not supported; set format=json`);
+    if (format !== 'json')
+      throw unprocessable(`format ${JSON.stringify(format.slice(0, 40))} is not supported; set format=json`);
     if (query.has('access_token') || c.req.header('authorization') !== undefined) {
       throw notImplemented('patron-specific availability is not supported: send the request without an access token');
     }
     const queryId = query.get('id');
-    if (queryId === null || queryId.trim() === '') throw unprocessable('the id parameter is missing; give one or more document ids separated by |');
+    if (queryId === null || queryId.trim() === '')
+      throw unprocessable('the id parameter is missing; give one or more document ids separated by |');
 
     const ids = splitQueryId(queryId);
     const headers: Record<string, string> = {};
@@ -43,7 +45,7 @@ export function mountDaia(app: Hono, options: DaiaRouteOptions): void {
       const url = c.get('url');
       const next = new URL(publicPath === null ? url : `${publicPath}${url.search}`);
       next.searchParams.set('id', ids.slice(maxIds).join('|'));
-      headers['Link'] = `<${next.href}>; rel="next"`;
+      headers.Link = `<${next.href}>; rel="next"`;
     }
     const signal = c.get('callSignal');
     const body = await readUntil(signal, 'daia', () => service.availability(ids.slice(0, maxIds), { signal }));
@@ -51,12 +53,17 @@ export function mountDaia(app: Hono, options: DaiaRouteOptions): void {
   });
 
   app.options(path, (c) =>
-    respond(c, 200, {}, {
-      Allow: ALLOW.join(', '),
-      'Access-Control-Allow-Methods': ALLOW.join(', '),
-      'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS,
-      'Access-Control-Max-Age': '86400',
-    }),
+    respond(
+      c,
+      200,
+      {},
+      {
+        Allow: ALLOW.join(', '),
+        'Access-Control-Allow-Methods': ALLOW.join(', '),
+        'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS,
+        'Access-Control-Max-Age': '86400',
+      },
+    ),
   );
 
   app.all(path, (c) => {

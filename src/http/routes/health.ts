@@ -20,8 +20,8 @@ import { operationsReply } from './operations.js';
  * Both answer GET and HEAD; any other method gets 405 with `Allow: GET, HEAD`.
  */
 
-export const HEALTH_PATH = '/healthz';
-export const READY_PATH = '/readyz';
+const HEALTH_PATH = '/healthz';
+const READY_PATH = '/readyz';
 
 /** What readiness is decided from; read afresh on every probe. */
 export interface ReadinessState {
@@ -35,7 +35,7 @@ export interface ReadinessState {
   online: boolean | null;
 }
 
-export interface Readiness {
+interface Readiness {
   ready: boolean;
   body: {
     status: 'ready' | 'not ready';
@@ -44,13 +44,13 @@ export interface Readiness {
   };
 }
 
-export const REASONS = {
+const REASONS = {
   shuttingDown: 'shutting down',
   noConnection: 'no logged-in SIP2 connection',
   offline: 'the ILS reports it is offline (SC status on-line N)',
 } as const;
 
-export function readinessOf(state: ReadinessState): Readiness {
+function readinessOf(state: ReadinessState): Readiness {
   const reasons: string[] = [];
   if (state.shuttingDown) reasons.push(REASONS.shuttingDown);
   if (!state.loggedIn) reasons.push(REASONS.noConnection);
@@ -81,6 +81,13 @@ export function mountHealth(app: Hono, options: HealthRouteOptions): void {
     return operationsReply(c, readiness.ready ? 200 : 503, readiness.body);
   });
   for (const path of [HEALTH_PATH, READY_PATH]) {
-    app.all(path, (c) => operationsReply(c, 405, { status: 'error', error: `${c.req.method} is not allowed here; use GET or HEAD` }, { Allow: 'GET, HEAD' }));
+    app.all(path, (c) =>
+      operationsReply(
+        c,
+        405,
+        { status: 'error', error: `${c.req.method} is not allowed here; use GET or HEAD` },
+        { Allow: 'GET, HEAD' },
+      ),
+    );
   }
 }

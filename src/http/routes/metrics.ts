@@ -13,7 +13,7 @@ import { operationsReply } from './operations.js';
  * - collection failing: 503 (never a 500), logged.
  */
 
-export const METRICS_PATH = '/metrics';
+const METRICS_PATH = '/metrics';
 
 export interface MetricsRouteOptions {
   /** What is exposed. */
@@ -26,7 +26,7 @@ export interface MetricsRouteOptions {
 }
 
 export const METRICS_FORBIDDEN = 'this client may not read the metrics (metrics.allowedClients)';
-export const METRICS_UNAVAILABLE = 'the metrics could not be collected; see the gateway log';
+const METRICS_UNAVAILABLE = 'the metrics could not be collected; see the gateway log';
 
 /** Mounts /metrics; register before any middleware, so that scrapes pass none of it. */
 export function mountMetrics(app: Hono, options: MetricsRouteOptions): void {
@@ -53,5 +53,12 @@ export function mountMetrics(app: Hono, options: MetricsRouteOptions): void {
       headers: { 'Content-Type': options.metrics.contentType, 'Cache-Control': 'no-store' },
     });
   });
-  app.all(METRICS_PATH, (c) => operationsReply(c, 405, { status: 'error', error: `${c.req.method} is not allowed here; use GET or HEAD` }, { Allow: 'GET, HEAD' }));
+  app.all(METRICS_PATH, (c) =>
+    operationsReply(
+      c,
+      405,
+      { status: 'error', error: `${c.req.method} is not allowed here; use GET or HEAD` },
+      { Allow: 'GET, HEAD' },
+    ),
+  );
 }

@@ -26,12 +26,17 @@ export function mountMethod(app: Hono, route: MethodRoute): void {
   if (first === undefined) throw new Error(`no handler for ${route.verb} ${route.path}`);
   app.on(route.verb, route.path, method, first, ...rest);
   app.options(route.path, method, (c) =>
-    respond(c, 200, {}, {
-      Allow: allow.join(', '),
-      'Access-Control-Allow-Methods': allow.join(', '),
-      'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS,
-      'Access-Control-Max-Age': '86400',
-    }),
+    respond(
+      c,
+      200,
+      {},
+      {
+        Allow: allow.join(', '),
+        'Access-Control-Allow-Methods': allow.join(', '),
+        'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS,
+        'Access-Control-Max-Age': '86400',
+      },
+    ),
   );
   app.all(route.path, method, (c) => {
     throw methodNotAllowed(c.req.method, allow);

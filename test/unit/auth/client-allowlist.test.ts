@@ -7,13 +7,34 @@ const LOGIN = jsonPost({ username: 'alice', password: 'alice-pass', grant_type: 
 
 describe('clientRuleProblem', () => {
   it('accepts IPv4 and IPv6 addresses and CIDR blocks', () => {
-    for (const entry of ['127.0.0.1', '10.0.0.0/8', '0.0.0.0/0', '192.0.2.10/32', '::1', '2001:db8::/32', '::/0', 'fe80::/10', '2001:db8::1/128']) {
+    for (const entry of [
+      '127.0.0.1',
+      '10.0.0.0/8',
+      '0.0.0.0/0',
+      '192.0.2.10/32',
+      '::1',
+      '2001:db8::/32',
+      '::/0',
+      'fe80::/10',
+      '2001:db8::1/128',
+    ]) {
       expect(clientRuleProblem(entry), entry).toBeNull();
     }
   });
 
   it('names what is wrong with anything else', () => {
-    for (const entry of ['', 'localhost', '10.0.0', '10.0.0.0/', '10.0.0.0/33', '10.0.0.0/-1', '10.0.0.0/8/8', '2001:db8::/129', '10.0.0.0/ 8', '*']) {
+    for (const entry of [
+      '',
+      'localhost',
+      '10.0.0',
+      '10.0.0.0/',
+      '10.0.0.0/33',
+      '10.0.0.0/-1',
+      '10.0.0.0/8/8',
+      '2001:db8::/129',
+      '10.0.0.0/ 8',
+      '*',
+    ]) {
       expect(clientRuleProblem(entry), entry).not.toBeNull();
     }
     expect(clientRuleProblem('intranet')).toMatch(/not an IP address or CIDR block/);
@@ -32,10 +53,28 @@ describe('ClientAllowlist', () => {
   it('allows addresses inside its blocks, IPv4 and IPv6, and IPv4-mapped IPv6 as IPv4', () => {
     const list = new ClientAllowlist(['10.0.0.0/8', '192.0.2.10', '2001:db8::/32']);
     expect(list.open).toBe(false);
-    for (const address of ['10.0.0.1', '10.255.255.255', '192.0.2.10', '2001:db8::1', '2001:db8:ffff::42', '::ffff:10.1.2.3', '::FFFF:192.0.2.10']) {
+    for (const address of [
+      '10.0.0.1',
+      '10.255.255.255',
+      '192.0.2.10',
+      '2001:db8::1',
+      '2001:db8:ffff::42',
+      '::ffff:10.1.2.3',
+      '::FFFF:192.0.2.10',
+    ]) {
       expect(list.allows(address), address).toBe(true);
     }
-    for (const address of ['11.0.0.1', '192.0.2.11', '127.0.0.1', '::1', '2001:db9::1', '::ffff:127.0.0.1', 'junk', '', undefined]) {
+    for (const address of [
+      '11.0.0.1',
+      '192.0.2.11',
+      '127.0.0.1',
+      '::1',
+      '2001:db9::1',
+      '::ffff:127.0.0.1',
+      'junk',
+      '',
+      undefined,
+    ]) {
       expect(list.allows(address), String(address)).toBe(false);
     }
   });
@@ -56,7 +95,11 @@ describe('login restricted to allowed clients', () => {
     expect(body.error_description).toMatch(/this client is not allowed to log in/);
     expect(body.error_description).not.toMatch(/username or password/);
     // even a body that would be malformed gets the same answer
-    const malformedBody = await t.app.request('/auth/login', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{' });
+    const malformedBody = await t.app.request('/auth/login', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{',
+    });
     expect(malformedBody.status).toBe(403);
     expect(t.backend.callsOf('login')).toHaveLength(0);
   });
@@ -68,7 +111,10 @@ describe('login restricted to allowed clients', () => {
 
   it('an allowed client logs in; core stays open to tokens whatever the address', async () => {
     let address = '10.1.2.3';
-    const t = makeApp({ allowedClients: new ClientAllowlist(['10.0.0.0/8', '2001:db8::/32']), clientAddress: () => address });
+    const t = makeApp({
+      allowedClients: new ClientAllowlist(['10.0.0.0/8', '2001:db8::/32']),
+      clientAddress: () => address,
+    });
     const { token, patron } = await login(t);
     address = '203.0.113.9';
     expect((await t.app.request(`/core/${patron}`, { headers: bearer(token) })).status).toBe(200);

@@ -1,15 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { LoginThrottle, usernameDigest } from '../../../src/auth/login-throttle.js';
 import { DEFAULT_DENY_LIST, PasswordPolicy } from '../../../src/auth/password-policy.js';
-import { TokenRateLimit } from '../../../src/auth/token-rate-limit.js';
 import { LruSessionStore } from '../../../src/auth/session-store.js';
+import { TokenRateLimit } from '../../../src/auth/token-rate-limit.js';
 
 describe('LoginThrottle: global ceiling, lockout events, stats', () => {
   it('refuses attempts beyond maxAttemptsPerSecond as busy (not counted as failures), and lets them through a second later', () => {
     let now = 1_000_000;
-    const throttle = new LoginThrottle({ maxAttemptsPerSecond: 3, freeAttemptsPerUser: 100, freeAttemptsPerAddress: 100, now: () => now });
+    const throttle = new LoginThrottle({
+      maxAttemptsPerSecond: 3,
+      freeAttemptsPerUser: 100,
+      freeAttemptsPerAddress: 100,
+      now: () => now,
+    });
     for (let i = 0; i < 3; i++) expect(throttle.begin(`u${i}`, '10.0.0.1').allowed).toBe(true);
-    expect(throttle.begin('u9', '10.0.0.2')).toEqual({ allowed: false, retryAfterSeconds: 1, reason: 'busy', lockouts: [] });
+    expect(throttle.begin('u9', '10.0.0.2')).toEqual({
+      allowed: false,
+      retryAfterSeconds: 1,
+      reason: 'busy',
+      lockouts: [],
+    });
     now += 1000;
     expect(throttle.begin('u9', '10.0.0.2').allowed).toBe(true);
     expect(throttle.stats()).toMatchObject({ busy: 1, lockouts: 0, refused: 0 });
@@ -26,13 +36,21 @@ describe('LoginThrottle: global ceiling, lockout events, stats', () => {
 
   it('reports each lockout once (username as a SHA-256 prefix), counts it, and again when the delay grows', () => {
     let now = 1_000_000;
-    const throttle = new LoginThrottle({ freeAttemptsPerUser: 2, freeAttemptsPerAddress: 100, baseDelayMs: 1000, maxDelayMs: 8000, now: () => now });
+    const throttle = new LoginThrottle({
+      freeAttemptsPerUser: 2,
+      freeAttemptsPerAddress: 100,
+      baseDelayMs: 1000,
+      maxDelayMs: 8000,
+      now: () => now,
+    });
     throttle.begin('0123456789', '192.0.2.7');
     throttle.begin('0123456789', '192.0.2.7');
     const first = throttle.begin('0123456789', '192.0.2.7');
     expect(first).toMatchObject({ allowed: false, reason: 'locked', retryAfterSeconds: 1 });
     if (first.allowed) throw new Error('allowed');
-    expect(first.lockouts).toEqual([{ kind: 'username', subject: usernameDigest('0123456789'), failures: 2, retryAfterSeconds: 1 }]);
+    expect(first.lockouts).toEqual([
+      { kind: 'username', subject: usernameDigest('0123456789'), failures: 2, retryAfterSeconds: 1 },
+    ]);
     expect(first.lockouts[0]!.subject).toMatch(/^[0-9a-f]{12}$/);
     expect(JSON.stringify(first.lockouts)).not.toContain('0123456789');
     const again = throttle.begin('0123456789', '192.0.2.7');
@@ -40,7 +58,11 @@ describe('LoginThrottle: global ceiling, lockout events, stats', () => {
     expect(throttle.stats()).toMatchObject({ lockouts: 1, refused: 2 });
     now += 1000;
     expect(throttle.begin('0123456789', '192.0.2.7').allowed).toBe(true);
-    expect(throttle.begin('0123456789', '192.0.2.7')).toMatchObject({ allowed: false, retryAfterSeconds: 2, lockouts: [{ failures: 3, retryAfterSeconds: 2 }] });
+    expect(throttle.begin('0123456789', '192.0.2.7')).toMatchObject({
+      allowed: false,
+      retryAfterSeconds: 2,
+      lockouts: [{ failures: 3, retryAfterSeconds: 2 }],
+    });
     expect(throttle.stats().lockouts).toBe(2);
   });
 
@@ -50,7 +72,10 @@ describe('LoginThrottle: global ceiling, lockout events, stats', () => {
       const gate = throttle.begin(user, '198.51.100.1');
       if (gate.allowed) gate.attempt.failed();
     }
-    expect(throttle.begin('c', '198.51.100.1')).toMatchObject({ allowed: false, lockouts: [{ kind: 'address', subject: '198.51.100.1', failures: 2 }] });
+    expect(throttle.begin('c', '198.51.100.1')).toMatchObject({
+      allowed: false,
+      lockouts: [{ kind: 'address', subject: '198.51.100.1', failures: 2 }],
+    });
   });
 
   it('refuses nonsense limits', () => {
@@ -101,7 +126,12 @@ describe('TokenRateLimit', () => {
 });
 
 describe('LruSessionStore: sessions per patron', () => {
-  const session = (patron: string, expiresAt = Date.now() + 60_000) => ({ patron, barcode: patron, scopes: ['read_patron'], expiresAt });
+  const session = (patron: string, expiresAt = Date.now() + 60_000) => ({
+    patron,
+    barcode: patron,
+    scopes: ['read_patron'],
+    expiresAt,
+  });
 
   it('ends the oldest session of a patron when maxSessionsPerPatron would be exceeded; other patrons unaffected', async () => {
     const store = new LruSessionStore({ maxSessions: 100, maxSessionsPerPatron: 2 });

@@ -3,8 +3,19 @@ import { LoginThrottle } from '../../../src/auth/login-throttle.js';
 
 function setup(freeAttemptsPerUser = 3, freeAttemptsPerAddress = 10) {
   let now = 1_000_000;
-  const throttle = new LoginThrottle({ freeAttemptsPerUser, freeAttemptsPerAddress, baseDelayMs: 1000, maxDelayMs: 8000, now: () => now });
-  return { throttle, advance: (ms: number) => void (now += ms) };
+  const throttle = new LoginThrottle({
+    freeAttemptsPerUser,
+    freeAttemptsPerAddress,
+    baseDelayMs: 1000,
+    maxDelayMs: 8000,
+    now: () => now,
+  });
+  return {
+    throttle,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
 }
 
 /** A login the ILS rejects: begun, then failed (as the login route does). */

@@ -22,11 +22,18 @@ function setup(overrides: Partial<LoginServiceOptions> = {}) {
       checks.push(username);
       if (failing) throw new Error('ILS unreachable');
       const account = accounts[username];
-      return account && account.password === password ? { ok: true, barcode: account.barcode, state: account.state } : { ok: false };
+      return account && account.password === password
+        ? { ok: true, barcode: account.barcode, state: account.state }
+        : { ok: false };
     },
   };
   const sessions = new LruSessionStore({ maxSessions: 100, now: () => NOW });
-  const throttle = new LoginThrottle({ freeAttemptsPerUser: 2, freeAttemptsPerAddress: 100, baseDelayMs: 1000, now: () => NOW });
+  const throttle = new LoginThrottle({
+    freeAttemptsPerUser: 2,
+    freeAttemptsPerAddress: 100,
+    baseDelayMs: 1000,
+    now: () => NOW,
+  });
   const service = new LoginService({
     backend,
     sessions,
@@ -39,28 +46,54 @@ function setup(overrides: Partial<LoginServiceOptions> = {}) {
   });
   const login = (username: string, password: string, extra: { scopes?: string[]; clientAddress?: string } = {}) =>
     service.login({ username, password, scopes: extra.scopes, clientAddress: extra.clientAddress ?? '192.0.2.7' });
-  return { service, login, sessions, throttle, checks, fail: (on: boolean) => void (failing = on) };
+  return {
+    service,
+    login,
+    sessions,
+    throttle,
+    checks,
+    fail: (on: boolean) => {
+      failing = on;
+    },
+  };
 }
 
 describe('LoginService', () => {
   it('grants the four core scopes to an active account and stores a session under a new token', async () => {
     const { login, sessions } = setup();
     const outcome = await login('alice', 'alice-pass');
-    expect(outcome).toMatchObject({ kind: 'granted', patron: '1001', scopes: ['read_patron', 'read_fees', 'read_items', 'write_items'], expiresInSeconds: 600 });
+    expect(outcome).toMatchObject({
+      kind: 'granted',
+      patron: '1001',
+      scopes: ['read_patron', 'read_fees', 'read_items', 'write_items'],
+      expiresInSeconds: 600,
+    });
     if (outcome.kind !== 'granted') throw new Error('not granted');
     expect(outcome.token).not.toBe('alice-pass');
-    expect(await sessions.get(outcome.token)).toMatchObject({ patron: '1001', barcode: '1001', expiresAt: NOW + 600_000 });
+    expect(await sessions.get(outcome.token)).toMatchObject({
+      patron: '1001',
+      barcode: '1001',
+      expiresAt: NOW + 600_000,
+    });
   });
 
   it('grants an expired account the read scopes only, and nothing when only write scopes were asked for', async () => {
     const { login } = setup();
-    expect(await login('bob', 'bob-pass')).toMatchObject({ kind: 'granted', scopes: ['read_patron', 'read_fees', 'read_items'] });
-    expect(await login('bob', 'bob-pass', { scopes: ['write_items'] })).toMatchObject({ kind: 'scopes-not-allowed', allowed: ['read_patron', 'read_fees', 'read_items'] });
+    expect(await login('bob', 'bob-pass')).toMatchObject({
+      kind: 'granted',
+      scopes: ['read_patron', 'read_fees', 'read_items'],
+    });
+    expect(await login('bob', 'bob-pass', { scopes: ['write_items'] })).toMatchObject({
+      kind: 'scopes-not-allowed',
+      allowed: ['read_patron', 'read_fees', 'read_items'],
+    });
   });
 
   it('refuses a scope request no login can ever satisfy before asking the ILS', async () => {
     const { login, checks } = setup();
-    expect(await login('alice', 'alice-pass', { scopes: ['change_password', 'nonsense'] })).toMatchObject({ kind: 'no-grantable-scope' });
+    expect(await login('alice', 'alice-pass', { scopes: ['change_password', 'nonsense'] })).toMatchObject({
+      kind: 'no-grantable-scope',
+    });
     expect(checks).toEqual([]);
   });
 

@@ -30,9 +30,12 @@ describe('PatronIds', () => {
 
   it('opaque mode takes a secret of 32 characters, not one of 31, as the configuration does', () => {
     expect(MIN_PATRON_ID_SECRET_LENGTH).toBe(32);
-    expect(() => new PatronIds('opaque', 'k'.repeat(31))).toThrow('opaque patron ids need a secret of at least 32 characters');
+    expect(() => new PatronIds('opaque', 'k'.repeat(31))).toThrow(
+      'opaque patron ids need a secret of at least 32 characters',
+    );
     expect(new PatronIds('opaque', 'k'.repeat(32)).fromBarcode('1001')).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const accepts = (secret: string) => configSchema.safeParse({ paia: { patronId: 'opaque', patronIdSecret: secret } }).success;
+    const accepts = (secret: string) =>
+      configSchema.safeParse({ paia: { patronId: 'opaque', patronIdSecret: secret } }).success;
     expect(accepts('k'.repeat(31))).toBe(false);
     expect(accepts('k'.repeat(32))).toBe(true);
   });

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_LOGIN_SCOPES,
-  METHOD_SCOPE,
-  READ_ONLY_SCOPES,
-  SCOPES,
   allowedScopes,
   coreVisibleScopes,
+  DEFAULT_LOGIN_SCOPES,
   formatScopes,
   grantScopes,
+  METHOD_SCOPE,
   parseScopeParameter,
+  READ_ONLY_SCOPES,
+  SCOPES,
 } from '../../../src/auth/scopes.js';
 
 describe('scopes', () => {
@@ -39,7 +39,10 @@ describe('scopes', () => {
     expect(grantScopes(undefined, DEFAULT_LOGIN_SCOPES)).toEqual([...DEFAULT_LOGIN_SCOPES]);
     const vufind = parseScopeParameter('read_patron read_fees read_items write_items change_password');
     expect(grantScopes(vufind, DEFAULT_LOGIN_SCOPES)).toEqual([...DEFAULT_LOGIN_SCOPES]);
-    expect(grantScopes(['write_items', 'read_patron', 'bogus'], DEFAULT_LOGIN_SCOPES)).toEqual(['read_patron', 'write_items']);
+    expect(grantScopes(['write_items', 'read_patron', 'bogus'], DEFAULT_LOGIN_SCOPES)).toEqual([
+      'read_patron',
+      'write_items',
+    ]);
     expect(grantScopes(['write_items'], READ_ONLY_SCOPES)).toEqual([]);
   });
 

@@ -3,7 +3,12 @@ import { describe, expect, it, vi } from 'vitest';
 import { LruSessionStore, type Session } from '../../../src/auth/session-store.js';
 import { hashToken } from '../../../src/auth/tokens.js';
 
-const session = (patron: string, expiresAt: number): Session => ({ patron, barcode: `bc-${patron}`, scopes: ['read_patron'], expiresAt });
+const session = (patron: string, expiresAt: number): Session => ({
+  patron,
+  barcode: `bc-${patron}`,
+  scopes: ['read_patron'],
+  expiresAt,
+});
 
 describe('LruSessionStore', () => {
   it('issues a random token per session and finds the session by it', async () => {

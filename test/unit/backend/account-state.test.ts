@@ -3,7 +3,14 @@ import { accountState, expiryOf, hasExcessiveFees, localDateOf } from '../../../
 import type { AccountState } from '../../../src/backend/types.js';
 import { noPatronFlags } from '../../../src/sip2/codec.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
-import { BUILTIN_DIALECTS, DATE_FORMATS, type DateFormat, type Dialect, formatDialectDate, loadDialect } from '../../../src/sip2/dialect.js';
+import {
+  BUILTIN_DIALECTS,
+  DATE_FORMATS,
+  type DateFormat,
+  type Dialect,
+  formatDialectDate,
+  loadDialect,
+} from '../../../src/sip2/dialect.js';
 import type { PatronInformationResponse, PatronStatusFlags } from '../../../src/sip2/spec.js';
 
 const NOW = new Date(2026, 2, 15, 12, 0, 0); // 15 March 2026, local noon
@@ -53,7 +60,10 @@ const DIALECTS: Array<[string, Dialect]> = [
 
 function expiryText(dialect: Dialect, days: number): { field: string; text: string } | undefined {
   if (!dialect.expiry) return undefined;
-  return { field: dialect.expiry.field, text: formatDialectDate(sip2DateFrom(daysFromNow(days)), dialect.expiry.format as DateFormat) };
+  return {
+    field: dialect.expiry.field,
+    text: formatDialectDate(sip2DateFrom(daysFromNow(days)), dialect.expiry.format as DateFormat),
+  };
 }
 
 describe.each(DIALECTS)('account state (%s)', (_, dialect) => {
@@ -62,7 +72,12 @@ describe.each(DIALECTS)('account state (%s)', (_, dialect) => {
   const valid = expiryText(dialect, 365);
   const fees = { flags: { excessiveOutstandingFines: true, chargePrivilegesDenied: true } };
   // What an ILS sets for an expired account (as the simulator and SIPServer do).
-  const expiredFlags = { chargePrivilegesDenied: true, renewalPrivilegesDenied: true, recallPrivilegesDenied: true, holdPrivilegesDenied: true };
+  const expiredFlags = {
+    chargePrivilegesDenied: true,
+    renewalPrivilegesDenied: true,
+    recallPrivilegesDenied: true,
+    holdPrivilegesDenied: true,
+  };
 
   it('0: active', () => {
     expect(state(response64({ expires: valid }))).toBe(0);
@@ -88,7 +103,9 @@ describe.each(DIALECTS)('account state (%s)', (_, dialect) => {
     });
 
     it('4: expired and fees', () => {
-      expect(state(response64({ expires: expired, flags: { ...expiredFlags, excessiveOutstandingFines: true } }))).toBe(4);
+      expect(state(response64({ expires: expired, flags: { ...expiredFlags, excessiveOutstandingFines: true } }))).toBe(
+        4,
+      );
       expect(state(response64({ expires: expired, feeAmount: '10.01', feeLimit: '10' }))).toBe(4);
     });
 

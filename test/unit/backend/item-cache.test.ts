@@ -6,15 +6,22 @@ import type { ItemInformation, ItemInformationResponse } from '../../../src/sip2
 
 function answer(item: string, dueDate = 'one'): ItemInformationResponse {
   return {
-    code: '18', circulationStatus: 4, securityMarker: 2, feeType: 1, transactionDate: sip2DateFrom(new Date(2026, 2, 15, 12)),
-    itemIdentifier: item, titleIdentifier: `Title ${item}`, dueDate,
+    code: '18',
+    circulationStatus: 4,
+    securityMarker: 2,
+    feeType: 1,
+    transactionDate: sip2DateFrom(new Date(2026, 2, 15, 12)),
+    itemIdentifier: item,
+    titleIdentifier: `Title ${item}`,
+    dueDate,
   };
 }
 
 /** A lookup whose answers the test releases by hand, counting the calls per item. */
 function manualLookup() {
   const calls: string[] = [];
-  const waiting: Array<{ item: string; resolve: (r: ItemInformationResponse) => void; reject: (e: Error) => void }> = [];
+  const waiting: Array<{ item: string; resolve: (r: ItemInformationResponse) => void; reject: (e: Error) => void }> =
+    [];
   const lookup = (item: string) => {
     calls.push(item);
     return new Promise<ItemInformationResponse>((resolve, reject) => waiting.push({ item, resolve, reject }));
@@ -31,7 +38,10 @@ describe('ItemInfoCache', () => {
   it('answers a second get from the cache and counts hits and misses', async () => {
     const cache = new ItemInfoCache({ ttlMs: 15_000, maxEntries: 10 });
     let calls = 0;
-    const lookup = async (item: string) => (calls++, answer(item));
+    const lookup = async (item: string) => {
+      calls++;
+      return answer(item);
+    };
     expect((await cache.get('a', lookup)).itemIdentifier).toBe('a');
     expect((await cache.get('a', lookup)).itemIdentifier).toBe('a');
     expect((await cache.get('b', lookup)).itemIdentifier).toBe('b');
@@ -120,7 +130,10 @@ describe('ItemInfoCache', () => {
   it('holds at most maxEntries, dropping the least recently used', async () => {
     const cache = new ItemInfoCache({ ttlMs: 15_000, maxEntries: 2 });
     const calls: string[] = [];
-    const lookup = async (item: string) => (calls.push(item), answer(item));
+    const lookup = async (item: string) => {
+      calls.push(item);
+      return answer(item);
+    };
     await cache.get('a', lookup);
     await cache.get('b', lookup);
     await cache.get('a', lookup); // a is now the most recently used
@@ -142,7 +155,10 @@ describe('itemLookup', () => {
 
   it('sends one 17 per lookup without a cache, and one per item with one', async () => {
     const sent: string[] = [];
-    const send = async (message: ItemInformation) => (sent.push(message.itemIdentifier), answer(message.itemIdentifier));
+    const send = async (message: ItemInformation) => {
+      sent.push(message.itemIdentifier);
+      return answer(message.itemIdentifier);
+    };
     const direct = itemLookup(send, requests, null);
     await direct('a');
     await direct('a');
@@ -154,7 +170,11 @@ describe('itemLookup', () => {
   });
 
   it('turns a message that cannot be built into a rejection, not a synchronous throw', async () => {
-    const throwing = { itemInformation: () => { throw new Error('cannot encode'); } };
+    const throwing = {
+      itemInformation: () => {
+        throw new Error('cannot encode');
+      },
+    };
     const lookup = itemLookup(async () => answer('x'), throwing, null);
     let result: Promise<unknown> | undefined;
     expect(() => (result = lookup('x'))).not.toThrow();

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addMoney, compareMoney, formatMoney, isCurrency, parseAmount, parseCurrency, parseMoney } from '../../../src/backend/money.js';
+import {
+  addMoney,
+  compareMoney,
+  formatMoney,
+  isCurrency,
+  parseAmount,
+  parseCurrency,
+  parseMoney,
+} from '../../../src/backend/money.js';
 
 const PAIA_MONEY = /^-?[0-9]+\.[0-9][0-9] [A-Z][A-Z][A-Z]$/;
 
@@ -25,12 +33,30 @@ describe('parseAmount', () => {
     expect(parseAmount(text)).toBe(cents);
   });
 
-  it.each(['', ' ', '-', '.', ',', 'abc', '2.5.0', '1,5,0', '2.505', '2.501', '€2.50', '2.50 EUR', '1e3', '0x10', '--1', '1-', 'NaN', 'Infinity', '1 000', '9'.repeat(40)])(
-    'refuses %j',
-    (text) => {
-      expect(parseAmount(text)).toBeNull();
-    },
-  );
+  it.each([
+    '',
+    ' ',
+    '-',
+    '.',
+    ',',
+    'abc',
+    '2.5.0',
+    '1,5,0',
+    '2.505',
+    '2.501',
+    '€2.50',
+    '2.50 EUR',
+    '1e3',
+    '0x10',
+    '--1',
+    '1-',
+    'NaN',
+    'Infinity',
+    '1 000',
+    '9'.repeat(40),
+  ])('refuses %j', (text) => {
+    expect(parseAmount(text)).toBeNull();
+  });
 
   it('is exact where floats are not (0.1 + 0.2)', () => {
     const a = { cents: parseAmount('0.1')!, currency: 'EUR' };
@@ -67,7 +93,8 @@ describe('formatMoney', () => {
     fc.assert(
       fc.property(fc.bigInt({ min: -(10n ** 12n), max: 10n ** 12n }), (cents) => {
         expect(formatMoney({ cents, currency: 'USD' })).toMatch(PAIA_MONEY);
-        if (cents >= 0n) expect(formatMoney({ cents, currency: 'USD' })).toMatch(/^[0-9]+\.[0-9][0-9] [A-Z][A-Z][A-Z]$/);
+        if (cents >= 0n)
+          expect(formatMoney({ cents, currency: 'USD' })).toMatch(/^[0-9]+\.[0-9][0-9] [A-Z][A-Z][A-Z]$/);
       }),
     );
   });
@@ -109,7 +136,9 @@ describe('currencies and arithmetic', () => {
   it('sums exactly whatever the order', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: -100000, max: 100000 }), { maxLength: 50 }), (values) => {
-        const texts = values.map((v) => `${v < 0 ? '-' : ''}${Math.floor(Math.abs(v) / 100)}.${String(Math.abs(v) % 100).padStart(2, '0')}`);
+        const texts = values.map(
+          (v) => `${v < 0 ? '-' : ''}${Math.floor(Math.abs(v) / 100)}.${String(Math.abs(v) % 100).padStart(2, '0')}`,
+        );
         const sum = texts.reduce((acc, t) => acc + parseAmount(t)!, 0n);
         expect(sum).toBe(BigInt(values.reduce((a, b) => a + b, 0)));
       }),

@@ -1,14 +1,14 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { acsSupportsHoldsOf, Sip2Backend, type Sip2BackendOptions } from '../../../src/backend/sip2-backend.js';
+import { BackendFailure } from '../../../src/backend/errors.js';
 import { ItemInfoCache } from '../../../src/backend/item-cache.js';
 import { limiter } from '../../../src/backend/parallel.js';
+import { acsSupportsHoldsOf, Sip2Backend, type Sip2BackendOptions } from '../../../src/backend/sip2-backend.js';
 import { noPatronFlags } from '../../../src/sip2/codec.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
 import { type Dialect, loadDialect } from '../../../src/sip2/dialect.js';
-import { BackendFailure } from '../../../src/backend/errors.js';
-import { PoolRefused, IlsTimeout, IlsUnavailable, Sip2EncodeError } from '../../../src/sip2/errors.js';
+import { IlsTimeout, IlsUnavailable, PoolRefused, Sip2EncodeError } from '../../../src/sip2/errors.js';
 import { Sip2Messages } from '../../../src/sip2/messages.js';
 import type {
   HoldResponse,
@@ -26,7 +26,10 @@ const date = sip2DateFrom(NOW);
 
 type Lists = Partial<Record<SummaryList, string[]>>;
 
-function info64(lists: Lists, extra: Partial<PatronInformationResponse> = {}): (list: SummaryList | null) => PatronInformationResponse {
+function info64(
+  lists: Lists,
+  extra: Partial<PatronInformationResponse> = {},
+): (list: SummaryList | null) => PatronInformationResponse {
   return (list) => ({
     code: '64',
     patronStatus: noPatronFlags(),
@@ -54,8 +57,14 @@ function info64(lists: Lists, extra: Partial<PatronInformationResponse> = {}): (
 
 function item18(barcode: string, fields: Partial<ItemInformationResponse> = {}): ItemInformationResponse {
   return {
-    code: '18', circulationStatus: 4, securityMarker: 2, feeType: 1, transactionDate: date,
-    itemIdentifier: barcode, titleIdentifier: `Title ${barcode}`, ...fields,
+    code: '18',
+    circulationStatus: 4,
+    securityMarker: 2,
+    feeType: 1,
+    transactionDate: date,
+    itemIdentifier: barcode,
+    titleIdentifier: `Title ${barcode}`,
+    ...fields,
   };
 }
 
@@ -63,7 +72,10 @@ interface FakeIls {
   patron?: (list: SummaryList | null) => PatronInformationResponse;
   item?: (barcode: string) => ItemInformationResponse;
   renew?: (barcode: string) => Promise<RenewResponse> | RenewResponse;
-  hold?: (mode: string, target: { item?: string; title?: string; pickup?: string }) => Promise<HoldResponse> | HoldResponse;
+  hold?: (
+    mode: string,
+    target: { item?: string; title?: string; pickup?: string },
+  ) => Promise<HoldResponse> | HoldResponse;
   delayMs?: number;
 }
 
@@ -85,9 +97,19 @@ function makeBackend(ils: FakeIls, options: Partial<Sip2BackendOptions> & { dial
         case '29':
           return await ils.renew!(message.itemIdentifier ?? '');
         case '15':
-          return await ils.hold!(message.holdMode, { item: message.itemIdentifier, title: message.titleIdentifier, pickup: message.pickupLocation });
+          return await ils.hold!(message.holdMode, {
+            item: message.itemIdentifier,
+            title: message.titleIdentifier,
+            pickup: message.pickupLocation,
+          });
         case '35':
-          return { code: '36', endSession: true, transactionDate: date, institutionId: 'X', patronIdentifier: message.patronIdentifier };
+          return {
+            code: '36',
+            endSession: true,
+            transactionDate: date,
+            institutionId: 'X',
+            patronIdentifier: message.patronIdentifier,
+          };
         default:
           throw new Error(`unexpected ${message.code}`);
       }
@@ -109,11 +131,26 @@ function makeBackend(ils: FakeIls, options: Partial<Sip2BackendOptions> & { dial
 }
 
 const renewOk = (barcode: string): RenewResponse => ({
-  code: '30', ok: true, renewalOk: true, magneticMedia: 'N', desensitize: 'N', transactionDate: date, institutionId: 'X',
-  patronIdentifier: 'p1', itemIdentifier: barcode, titleIdentifier: `Title ${barcode}`, dueDate: '20260412    235900',
+  code: '30',
+  ok: true,
+  renewalOk: true,
+  magneticMedia: 'N',
+  desensitize: 'N',
+  transactionDate: date,
+  institutionId: 'X',
+  patronIdentifier: 'p1',
+  itemIdentifier: barcode,
+  titleIdentifier: `Title ${barcode}`,
+  dueDate: '20260412    235900',
 });
 const holdAnswer = (ok: boolean, fields: Partial<HoldResponse> = {}): HoldResponse => ({
-  code: '16', ok, available: false, transactionDate: date, institutionId: 'X', patronIdentifier: 'p1', ...fields,
+  code: '16',
+  ok,
+  available: false,
+  transactionDate: date,
+  institutionId: 'X',
+  patronIdentifier: 'p1',
+  ...fields,
 });
 
 describe('Sip2Backend items', () => {
@@ -123,9 +160,19 @@ describe('Sip2Backend items', () => {
       delayMs: 20,
     });
     const docs = await backend.items('p1');
-    expect(docs.map((doc) => [doc.item, doc.status])).toEqual([[I('a'), 3], [I('b'), 3], [I('c'), 4], [I('d'), 1]]);
+    expect(docs.map((doc) => [doc.item, doc.status])).toEqual([
+      [I('a'), 3],
+      [I('b'), 3],
+      [I('c'), 4],
+      [I('d'), 1],
+    ]);
     expect(sent.filter((m) => m.code === '63')).toHaveLength(5);
-    expect(sent.filter((m) => m.code === '17').map((m) => (m as { itemIdentifier: string }).itemIdentifier)).toEqual(['a', 'b', 'c', 'd']);
+    expect(sent.filter((m) => m.code === '17').map((m) => (m as { itemIdentifier: string }).itemIdentifier)).toEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+    ]);
     expect(maxInFlight()).toBe(5);
   });
 
@@ -137,14 +184,24 @@ describe('Sip2Backend items', () => {
   });
 
   it('ready-in-AS (koha): AS are ready, CD pending, even when an entry is in both', async () => {
-    const { backend } = makeBackend({ patron: info64({ hold: ['r1', 'x'], unavailableHold: ['p1', 'x'] }) }, { dialect: loadDialect('koha') });
+    const { backend } = makeBackend(
+      { patron: info64({ hold: ['r1', 'x'], unavailableHold: ['p1', 'x'] }) },
+      { dialect: loadDialect('koha') },
+    );
     const docs = await backend.items('p1');
-    expect(docs.map((doc) => [doc.item, doc.status])).toEqual([[I('r1'), 4], [I('x'), 4], [I('p1'), 1]]);
+    expect(docs.map((doc) => [doc.item, doc.status])).toEqual([
+      [I('r1'), 4],
+      [I('x'), 4],
+      [I('p1'), 1],
+    ]);
   });
 
   it('a loan wins over a hold on the same item; blank entries are ignored', async () => {
     const { backend } = makeBackend({ patron: info64({ charged: ['a', ' '], hold: ['a', 'b'] }) });
-    expect((await backend.items('p1')).map((doc) => [doc.item, doc.status])).toEqual([[I('a'), 3], [I('b'), 4]]);
+    expect((await backend.items('p1')).map((doc) => [doc.item, doc.status])).toEqual([
+      [I('a'), 3],
+      [I('b'), 4],
+    ]);
   });
 
   it('pending in transit is ordered (2); a title id 17 does not know is an edition; CF and CM as given', async () => {
@@ -156,12 +213,25 @@ describe('Sip2Backend items', () => {
             ? item18(barcode, { circulationStatus: 1, titleIdentifier: '', screenMessage: ['Item not found'] })
             : barcode === 't'
               ? item18(barcode, { circulationStatus: 10, holdQueueLength: '3' })
-              : item18(barcode, { circulationStatus: 8, holdQueueLength: '0', holdPickupDate: '20260320    120000', currentLocation: 'DESK' }),
+              : item18(barcode, {
+                  circulationStatus: 8,
+                  holdQueueLength: '0',
+                  holdPickupDate: '20260320    120000',
+                  currentLocation: 'DESK',
+                }),
       },
       { acsSupportsHolds: () => false },
     );
     expect(await backend.items('p1')).toEqual([
-      { status: 4, item: I('w'), about: 'Title w', duedate: '2026-03-20', endtime: '2026-03-20', cancancel: false, storage: 'DESK' },
+      {
+        status: 4,
+        item: I('w'),
+        about: 'Title w',
+        duedate: '2026-03-20',
+        endtime: '2026-03-20',
+        cancancel: false,
+        storage: 'DESK',
+      },
       { status: 2, item: I('t'), about: 'Title t', queue: 3, cancancel: false },
       { status: 1, edition: 'https://x.org/t/tt', cancancel: false },
     ]);
@@ -184,12 +254,17 @@ describe('Sip2Backend items', () => {
         throw new IlsTimeout('response-timeout', 'no answer');
       },
     });
-    await expect(failing.backend.items('p1')).rejects.toMatchObject({ name: 'BackendFailure', kind: 'timeout', reason: 'response-timeout' });
+    await expect(failing.backend.items('p1')).rejects.toMatchObject({
+      name: 'BackendFailure',
+      kind: 'timeout',
+      reason: 'response-timeout',
+    });
   });
 });
 
 describe('Sip2Backend with the item cache', () => {
-  const itemsSent = (sent: RequestMessage[]) => sent.filter((m) => m.code === '17').map((m) => (m as { itemIdentifier: string }).itemIdentifier);
+  const itemsSent = (sent: RequestMessage[]) =>
+    sent.filter((m) => m.code === '17').map((m) => (m as { itemIdentifier: string }).itemIdentifier);
 
   it('a second items call sends the lists again but no 17', async () => {
     const { backend, sent } = makeBackend(
@@ -255,7 +330,11 @@ describe('Sip2Backend login and patron', () => {
         throw new IlsUnavailable('refused', 'refused');
       },
     });
-    await expect(down.backend.login('p1', 'x')).rejects.toMatchObject({ name: 'BackendFailure', kind: 'unavailable', reason: 'refused' });
+    await expect(down.backend.login('p1', 'x')).rejects.toMatchObject({
+      name: 'BackendFailure',
+      kind: 'unavailable',
+      reason: 'refused',
+    });
   });
 
   it('patron: email only when it is one; no AD sent', async () => {
@@ -275,7 +354,12 @@ describe('Sip2Backend writes', () => {
           ? renewOk(barcode)
           : { ...renewOk(barcode), ok: false, renewalOk: false, dueDate: '', screenMessage: ['Renewal limit reached'] },
     });
-    const docs = await backend.renew('p1', [{ item: I('ok') }, { item: I('no') }, { item: 'https://y.org/i/ok' }, { edition: 'https://x.org/t/t1' }]);
+    const docs = await backend.renew('p1', [
+      { item: I('ok') },
+      { item: I('no') },
+      { item: 'https://y.org/i/ok' },
+      { edition: 'https://x.org/t/t1' },
+    ]);
     expect(docs).toEqual([
       { status: 3, item: I('ok'), requested: I('ok'), about: 'Title ok', duedate: '2026-04-12', endtime: '2026-04-12' },
       { status: 3, item: I('no'), requested: I('no'), error: 'Renewal limit reached' },
@@ -300,7 +384,11 @@ describe('Sip2Backend writes', () => {
       },
     });
     const docs = await backend.renew('p1', [{ item: I('hang') }, { item: I('busy') }, { item: I('ok') }]);
-    expect(docs[0]).toMatchObject({ status: 3, item: I('hang'), error: expect.stringMatching(/outcome unknown.*check your items/) });
+    expect(docs[0]).toMatchObject({
+      status: 3,
+      item: I('hang'),
+      error: expect.stringMatching(/outcome unknown.*check your items/),
+    });
     expect(docs[1]).toMatchObject({ status: 3, item: I('busy'), error: expect.stringMatching(/not sent/) });
     expect(docs[2]).toMatchObject({ status: 3, duedate: '2026-04-12' });
     expect(sent.filter((m) => m.code === '29')).toHaveLength(3);
@@ -319,7 +407,9 @@ describe('Sip2Backend writes', () => {
   it('throws the first backend error when no document reached the library system', async () => {
     const { backend } = makeBackend({
       hold: (_, target) => {
-        throw target.item === 'a' ? new IlsUnavailable('refused', 'refused', { requestSent: false }) : new PoolRefused('queue-full', 'full');
+        throw target.item === 'a'
+          ? new IlsUnavailable('refused', 'refused', { requestSent: false })
+          : new PoolRefused('queue-full', 'full');
       },
     });
     const error = await backend.request('p1', [{ item: I('a') }, { item: I('b') }]).catch((e: unknown) => e);
@@ -331,11 +421,16 @@ describe('Sip2Backend writes', () => {
   it('never turns a write that may have happened into a request error, even when every document failed', async () => {
     const { backend } = makeBackend({
       hold: (_, target) => {
-        throw target.item === 'a' ? new IlsUnavailable('reset', 'reset', { requestSent: true }) : new PoolRefused('queue-full', 'full');
+        throw target.item === 'a'
+          ? new IlsUnavailable('reset', 'reset', { requestSent: true })
+          : new PoolRefused('queue-full', 'full');
       },
     });
     const docs = await backend.request('p1', [{ item: I('a') }, { item: I('b') }]);
-    expect(docs.map((doc) => doc.error)).toEqual([expect.stringMatching(/outcome unknown/), expect.stringMatching(/not sent/)]);
+    expect(docs.map((doc) => doc.error)).toEqual([
+      expect.stringMatching(/outcome unknown/),
+      expect.stringMatching(/not sent/),
+    ]);
   });
 
   it('rethrows what is not a backend error (a bug), and treats an unencodable value as an unknown document', async () => {
@@ -359,7 +454,7 @@ describe('Sip2Backend writes', () => {
     const targets: Array<{ item?: string; title?: string; pickup?: string }> = [];
     const { backend } = makeBackend(
       {
-        hold: (mode, target) => {
+        hold: (_mode, target) => {
           targets.push(target);
           if (target.item === 'lost') return holdAnswer(false, { screenMessage: ['Item is lost'] });
           return holdAnswer(true, { queuePosition: '2', pickupLocation: target.pickup ?? 'MAIN' });
@@ -376,7 +471,14 @@ describe('Sip2Backend writes', () => {
     ]);
     expect(docs).toEqual([
       { status: 1, item: I('a'), requested: I('a'), queue: 2, storage: 'BRANCH', storageid: 'https://x.org/l/BRANCH' },
-      { status: 1, edition: 'https://x.org/t/t1', requested: 'https://x.org/t/t1', queue: 2, storage: 'Main desk', storageid: 'https://x.org/l/Main%20desk' },
+      {
+        status: 1,
+        edition: 'https://x.org/t/t1',
+        requested: 'https://x.org/t/t1',
+        queue: 2,
+        storage: 'Main desk',
+        storageid: 'https://x.org/l/Main%20desk',
+      },
       { status: 5, item: I('lost'), requested: I('lost'), error: 'Item is lost' },
       { status: 5, item: I('c'), requested: I('c'), error: 'unknown pickup location' },
       { status: 1, item: I('d'), requested: I('d'), queue: 2, storage: 'MAIN', storageid: 'https://x.org/l/MAIN' },
@@ -390,7 +492,9 @@ describe('Sip2Backend writes', () => {
   });
 
   it('cancel: ok is 0, refused is 1 with the reason', async () => {
-    const { backend, sent } = makeBackend({ hold: (_, target) => holdAnswer(target.item === 'a', target.item === 'a' ? {} : { screenMessage: ['No hold'] }) });
+    const { backend, sent } = makeBackend({
+      hold: (_, target) => holdAnswer(target.item === 'a', target.item === 'a' ? {} : { screenMessage: ['No hold'] }),
+    });
     expect(await backend.cancel('p1', [{ item: I('a') }, { item: I('b') }, {}])).toEqual([
       { status: 0, item: I('a'), requested: I('a') },
       { status: 1, item: I('b'), requested: I('b'), error: 'No hold' },
@@ -417,7 +521,13 @@ describe('Sip2Backend fees and logout', () => {
     const { backend } = makeBackend(
       {
         patron: info64(
-          { fine: ['2.50 EUR overdue 20260301 it-1 Der Zauberberg', 'Secret Title owes money', '1.00 EUR lost 20260302 - Card'] },
+          {
+            fine: [
+              '2.50 EUR overdue 20260301 it-1 Der Zauberberg',
+              'Secret Title owes money',
+              '1.00 EUR lost 20260302 - Card',
+            ],
+          },
           { feeAmount: '3.50', currencyType: 'EUR' },
         ),
       },
@@ -435,7 +545,10 @@ describe('Sip2Backend fees and logout', () => {
     const warnings = lines.filter((line) => line.level === 40);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({
-      unparsed: 1, parsed: 2, reasons: { pattern: 1 }, examples: [{ index: 1, reason: 'pattern', shape: 'Aaaaaa Aaaaa aaaa aaaaa' }],
+      unparsed: 1,
+      parsed: 2,
+      reasons: { pattern: 1 },
+      examples: [{ index: 1, reason: 'pattern', shape: 'Aaaaaa Aaaaa aaaa aaaaa' }],
     });
     // no patron identifier in the log: in opaque mode barcodes must stay out of logs
     expect(JSON.stringify(warnings[0])).not.toContain('p1');
@@ -444,7 +557,9 @@ describe('Sip2Backend fees and logout', () => {
 
   it('without BV: the sum of the entries; without BH: the configured currency', async () => {
     const { backend } = makeBackend(
-      { patron: info64({ fine: ['overdue 20260301 a T 2.50', 'lost 20260301 b U -1.00'] }, { currencyType: undefined }) },
+      {
+        patron: info64({ fine: ['overdue 20260301 a T 2.50', 'lost 20260301 b U -1.00'] }, { currencyType: undefined }),
+      },
       { dialect: loadDialect('koha'), currency: 'CHF' },
     );
     const fees = await backend.fees('p1');
@@ -454,7 +569,10 @@ describe('Sip2Backend fees and logout', () => {
 
   it('logout swallows failures', async () => {
     const { logger, lines } = capture();
-    const { backend } = makeBackend({}, { logger, send: (() => Promise.reject(new IlsTimeout('response-timeout', 'x'))) as Sip2BackendOptions['send'] });
+    const { backend } = makeBackend(
+      {},
+      { logger, send: (() => Promise.reject(new IlsTimeout('response-timeout', 'x'))) as Sip2BackendOptions['send'] },
+    );
     await expect(backend.logout('p1')).resolves.toBeUndefined();
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.some((line) => line.level === 40)).toBe(true);
@@ -491,7 +609,14 @@ describe('helpers', () => {
   });
 
   it('refuses bad options', () => {
-    const base = { send: (() => Promise.reject(new Error())) as Sip2BackendOptions['send'], messages: new Sip2Messages({ institutionId: 'X' }), dialect: loadDialect('generic'), pageSize: 10, currency: 'EUR', uris: URIS };
+    const base = {
+      send: (() => Promise.reject(new Error())) as Sip2BackendOptions['send'],
+      messages: new Sip2Messages({ institutionId: 'X' }),
+      dialect: loadDialect('generic'),
+      pageSize: 10,
+      currency: 'EUR',
+      uris: URIS,
+    };
     expect(() => new Sip2Backend({ ...base, currency: 'eur' })).toThrow(/currency/);
     expect(() => new Sip2Backend({ ...base, pageSize: 0 })).toThrow(/pageSize/);
     expect(() => new Sip2Backend({ ...base, uris: { ...URIS, item: 'https://x.org/{title}' } })).toThrow(/template/);

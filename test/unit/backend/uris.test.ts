@@ -95,9 +95,21 @@ describe('templates', () => {
     expect(uris.edition.build('t')).toBe('https://x.org/t/t');
     expect(uris.storage?.build('MAIN')).toBe('https://x.org/l/MAIN');
     expect(uris.patronType?.build('adult')).toBe('https://x.org/pt/adult');
-    const bare = compileUriTemplates({ item: 'https://x.org/i/{barcode}', edition: 'https://x.org/t/{title}', storage: null, patronType: null });
+    const bare = compileUriTemplates({
+      item: 'https://x.org/i/{barcode}',
+      edition: 'https://x.org/t/{title}',
+      storage: null,
+      patronType: null,
+    });
     expect(bare.storage).toBeNull();
     expect(bare.patronType).toBeNull();
-    expect(() => compileUriTemplates({ item: 'https://x.org/i/{title}', edition: 'https://x.org/t/{title}', storage: null, patronType: null })).toThrow();
+    expect(() =>
+      compileUriTemplates({
+        item: 'https://x.org/i/{title}',
+        edition: 'https://x.org/t/{title}',
+        storage: null,
+        patronType: null,
+      }),
+    ).toThrow();
   });
 });

@@ -35,7 +35,10 @@ describe('charsetFinding', () => {
 
 describe('patternForShape', () => {
   it('reads an amount at the end (Koha’s "<description> <amount>")', () => {
-    expect(patternForShape('Aaaaaaa aaaa 99999 9.99')).toEqual({ pattern: String.raw`^(?<about>.*\S)\s+(?<amount>-?\d+\.\d{2})$`, where: 'at the end' });
+    expect(patternForShape('Aaaaaaa aaaa 99999 9.99')).toEqual({
+      pattern: String.raw`^(?<about>.*\S)\s+(?<amount>-?\d+\.\d{2})$`,
+      where: 'at the end',
+    });
   });
 
   it('reads an amount at the start (Evergreen’s legacy "<balance> <type> <title>")', () => {
@@ -77,7 +80,10 @@ describe('fineFindings', () => {
   });
 
   it('derives a pattern for Evergreen’s 3m format, with the amount in between', () => {
-    const findings = fineFindings(['f-101 $2.50 "FINE" Overdue fine 30002', 'f-102 $12.00 "LOST" Lost item Faust'], generic);
+    const findings = fineFindings(
+      ['f-101 $2.50 "FINE" Overdue fine 30002', 'f-102 $12.00 "LOST" Lost item Faust'],
+      generic,
+    );
     expect(findings.patterns).toHaveLength(1);
     expect(findings.patterns[0]!.where).toBe('in between');
     expect(findings.withoutPattern).toBe(0);
@@ -102,11 +108,17 @@ describe('fineFindings', () => {
 describe('advice', () => {
   it('advises a keepalive of half the ILS’s idle timeout, or raising the timeout when no whole second fits', () => {
     const minute = idleCloseAdvice(59_800, 120);
-    expect(minute.text).toContain('after about 60 s, sooner than the gateway\'s keepalive (sip2.pool.keepaliveSeconds 120)');
-    expect(minute.more.join(' ')).toContain('set sip2.pool.keepaliveSeconds below 60 s, e.g. 29 (PAIA_SIP2_POOL_KEEPALIVE_SECONDS=29)');
+    expect(minute.text).toContain(
+      "after about 60 s, sooner than the gateway's keepalive (sip2.pool.keepaliveSeconds 120)",
+    );
+    expect(minute.more.join(' ')).toContain(
+      'set sip2.pool.keepaliveSeconds below 60 s, e.g. 29 (PAIA_SIP2_POOL_KEEPALIVE_SECONDS=29)',
+    );
     const second = idleCloseAdvice(1004, 3);
     expect(second.text).toContain('after about 1.0 s');
-    expect(second.more.join(' ')).toContain("no keepalive of whole seconds stays safely below 1.0 s: raise the ILS's idle timeout");
+    expect(second.more.join(' ')).toContain(
+      "no keepalive of whole seconds stays safely below 1.0 s: raise the ILS's idle timeout",
+    );
   });
 
   it('tells unanswered logins from refused ones in the session limit', () => {
@@ -122,15 +134,23 @@ describe('advice', () => {
     const { settings } = sip2Setup(loadConfig({ env: { PAIA_SIP2_HOST: 'ils.example.org', PAIA_SIP2_PORT: '6001' } }));
     const ctx = { settings, dialect: generic, tls: false, target: { host: 'ils.example.org', port: 6001 } };
     const dns = Object.assign(new Error('getaddrinfo ENOTFOUND ils.example.org'), { code: 'ENOTFOUND' });
-    expect(explainOpen(new IlsUnavailable('connect-error', 'cannot connect', { cause: dns }), ctx, new Set())).toContain(
-      'the name "ils.example.org" does not resolve (ENOTFOUND)',
+    expect(
+      explainOpen(new IlsUnavailable('connect-error', 'cannot connect', { cause: dns }), ctx, new Set()),
+    ).toContain('the name "ils.example.org" does not resolve (ENOTFOUND)');
+    expect(explainOpen(new IlsUnavailable('refused', 'cannot connect'), ctx, new Set())).toContain(
+      'connection refused (nothing listens there)',
     );
-    expect(explainOpen(new IlsUnavailable('refused', 'cannot connect'), ctx, new Set())).toContain('connection refused (nothing listens there)');
     const noLogin = new IlsTimeout('login-timeout', 'the ILS did not answer');
-    expect(explainOpen(noLogin, ctx, new Set())).toContain('did not answer the 93 login within sip2.timeouts.responseMs (5000 ms)');
+    expect(explainOpen(noLogin, ctx, new Set())).toContain(
+      'did not answer the 93 login within sip2.timeouts.responseMs (5000 ms)',
+    );
     expect(explainOpen(noLogin, ctx, new Set())).toContain('every SIP2 worker of the ILS is busy');
-    expect(explainOpen(noLogin, ctx, new Set(['93']))).toContain('the terminal login was accepted, but the ILS did not answer the 99');
-    expect(explainOpen(new IlsProtocolError('resend-refused', 'x'), ctx, new Set())).toContain('the ILS could not read our messages');
+    expect(explainOpen(noLogin, ctx, new Set(['93']))).toContain(
+      'the terminal login was accepted, but the ILS did not answer the 99',
+    );
+    expect(explainOpen(new IlsProtocolError('resend-refused', 'x'), ctx, new Set())).toContain(
+      'the ILS could not read our messages',
+    );
   });
 });
 
@@ -158,7 +178,13 @@ describe('Report', () => {
 
   it('prints a failed step as FAIL with the explanation and stops the checks', async () => {
     const { lines, report } = collect();
-    await expect(report.step('connect', () => Promise.reject(new Error('boom')), () => 'it broke: check this')).rejects.toBeInstanceOf(Abort);
+    await expect(
+      report.step(
+        'connect',
+        () => Promise.reject(new Error('boom')),
+        () => 'it broke: check this',
+      ),
+    ).rejects.toBeInstanceOf(Abort);
     expect(lines).toEqual(['FAIL connect: it broke: check this\n']);
     expect(report.failures).toBe(1);
     expect(report.firstFailure).toBe('connect: it broke: check this');

@@ -16,12 +16,18 @@ function yaml(text: string, env: NodeJS.ProcessEnv = {}) {
 describe('values from the file', () => {
   it('name the path, what it must be, what was found and the line', () => {
     const options = yaml('# a comment\nhttp:\n  port: 70000\n');
-    expect(problemAt(options, 'http.port')).toBe(`must be a TCP port between 1 and 65535 (0 picks a free port, for tests) (got 70000, at ${options.file}:3)`);
+    expect(problemAt(options, 'http.port')).toBe(
+      `must be a TCP port between 1 and 65535 (0 picks a free port, for tests) (got 70000, at ${options.file}:3)`,
+    );
   });
 
   it('say to drop the quotes around a number and to quote text that YAML read as a number', () => {
-    expect(problemAt(yaml('sip2:\n  port: "6001"\n'), 'sip2.port')).toContain('must be a TCP port between 1 and 65535; write the number without quotes (got "6001"');
-    expect(problemAt(yaml('sip2:\n  institution: 0042\n'), 'sip2.institution')).toContain('must be the SIP2 institution id; put the value in quotes (got 42');
+    expect(problemAt(yaml('sip2:\n  port: "6001"\n'), 'sip2.port')).toContain(
+      'must be a TCP port between 1 and 65535; write the number without quotes (got "6001"',
+    );
+    expect(problemAt(yaml('sip2:\n  institution: 0042\n'), 'sip2.institution')).toContain(
+      'must be the SIP2 institution id; put the value in quotes (got 42',
+    );
   });
 
   it.each([
@@ -34,32 +40,72 @@ describe('values from the file', () => {
     ['sip2:\n  host: tcp://ils.example.org', 'sip2.host', 'without a scheme'],
     ['sip2:\n  host: ils.example.org:6001', 'sip2.host', 'give the host name alone and the port in its own setting'],
     ['sip2:\n  port: 0', 'sip2.port', 'must be a TCP port between 1 and 65535 (got 0'],
-    ['sip2:\n  charset: utf8', 'sip2.charset', "must be cp850, latin1 or utf-8, or null for the dialect's charset (got \"utf8\""],
+    [
+      'sip2:\n  charset: utf8',
+      'sip2.charset',
+      'must be cp850, latin1 or utf-8, or null for the dialect\'s charset (got "utf8"',
+    ],
     ['sip2:\n  errorDetection: "off"', 'sip2.errorDetection', 'must be true or false'],
     ['sip2:\n  terminal:\n    user: ""', 'sip2.terminal.user', 'must be the SIP2 terminal login name (got ""'],
     ['sip2:\n  terminal:\n    location: "A|B"', 'sip2.terminal.location', 'without "|", line breaks or NUL characters'],
     ['sip2:\n  institution: ""', 'sip2.institution', 'must be the SIP2 institution id'],
     ['sip2:\n  pool:\n    max: 0', 'sip2.pool.max', 'must be a whole number of connections between 1 and 100'],
-    ['sip2:\n  pool:\n    min: 6', 'sip2.pool.min', 'must not be larger than sip2.pool.max (4): lower it or raise sip2.pool.max (got 6'],
-    ['sip2:\n  pool:\n    acquireTimeoutMs: -5', 'sip2.pool.acquireTimeoutMs', 'must be milliseconds between 1 and 600000'],
-    ['sip2:\n  pool:\n    keepaliveSeconds: 1.5', 'sip2.pool.keepaliveSeconds', 'must be seconds between 0 (off) and 86400'],
+    [
+      'sip2:\n  pool:\n    min: 6',
+      'sip2.pool.min',
+      'must not be larger than sip2.pool.max (4): lower it or raise sip2.pool.max (got 6',
+    ],
+    [
+      'sip2:\n  pool:\n    acquireTimeoutMs: -5',
+      'sip2.pool.acquireTimeoutMs',
+      'must be milliseconds between 1 and 600000',
+    ],
+    [
+      'sip2:\n  pool:\n    keepaliveSeconds: 1.5',
+      'sip2.pool.keepaliveSeconds',
+      'must be seconds between 0 (off) and 86400',
+    ],
     ['sip2:\n  timeouts:\n    responseMs: 0', 'sip2.timeouts.responseMs', 'must be milliseconds between 1 and 600000'],
     ['sip2:\n  maxResends: 99', 'sip2.maxResends', 'must be a whole number between 0 and 10'],
     ['sip2:\n  pageSize: 0', 'sip2.pageSize', "or null for the dialect's page size"],
-    ['sip2:\n  currency: eur', 'sip2.currency', 'must be a three-letter ISO 4217 currency code in capitals, e.g. EUR or USD (got "eur"'],
+    [
+      'sip2:\n  currency: eur',
+      'sip2.currency',
+      'must be a three-letter ISO 4217 currency code in capitals, e.g. EUR or USD (got "eur"',
+    ],
     ['sip2:\n  tls:\n    rejectUnauthorized: nope', 'sip2.tls.rejectUnauthorized', 'must be true or false'],
     ['sip2:\n  tls:\n    servername: "a b"', 'sip2.tls.servername', 'must be the host name in the ILS certificate'],
-    ['paia:\n  itemUri: https://lib.example.org/item/', 'paia.itemUri', 'must contain {barcode} exactly once, e.g. "https://lib.example.org/item/{barcode}"'],
-    ['paia:\n  itemUri: /item/{barcode}', 'paia.itemUri', 'must be an absolute URI (with a scheme like https:) once {barcode} is filled in'],
+    [
+      'paia:\n  itemUri: https://lib.example.org/item/',
+      'paia.itemUri',
+      'must contain {barcode} exactly once, e.g. "https://lib.example.org/item/{barcode}"',
+    ],
+    [
+      'paia:\n  itemUri: /item/{barcode}',
+      'paia.itemUri',
+      'must be an absolute URI (with a scheme like https:) once {barcode} is filled in',
+    ],
     ['paia:\n  itemUri: https://x.org/{barcode}/{barcode}', 'paia.itemUri', 'exactly once'],
-    ['paia:\n  editionUri: https://x.org/title/{id}', 'paia.editionUri', 'has the unknown placeholder {id}: only {title} is filled in'],
+    [
+      'paia:\n  editionUri: https://x.org/title/{id}',
+      'paia.editionUri',
+      'has the unknown placeholder {id}: only {title} is filled in',
+    ],
     ['paia:\n  storageUri: https://x.org/location', 'paia.storageUri', 'must contain {location} exactly once'],
     ['paia:\n  patronTypeUri: "type {class}"', 'paia.patronTypeUri', 'must not contain spaces'],
     ['paia:\n  patronId: hashed', 'paia.patronId', 'must be "barcode" or "opaque" (got "hashed"'],
     ['paia:\n  maxDocs: 0', 'paia.maxDocs', 'must be a whole number between 1 and 1000'],
-    ['auth:\n  tokenLifetimeSeconds: 0', 'auth.tokenLifetimeSeconds', 'must be seconds between 1 and 2592000 (30 days)'],
+    [
+      'auth:\n  tokenLifetimeSeconds: 0',
+      'auth.tokenLifetimeSeconds',
+      'must be seconds between 1 and 2592000 (30 days)',
+    ],
     ['auth:\n  maxSessions: many', 'auth.maxSessions', 'must be a whole number between 1 and 10000000 (got "many"'],
-    ['log:\n  level: verbose', 'log.level', 'must be one of fatal, error, warn, info, debug, trace, silent (got "verbose"'],
+    [
+      'log:\n  level: verbose',
+      'log.level',
+      'must be one of fatal, error, warn, info, debug, trace, silent (got "verbose"',
+    ],
     ['demo:\n  dialect: sierra', 'demo.dialect', 'must be one of generic, koha, evergreen, folio'],
     ['demo:\n  sip2Port: -1', 'demo.sip2Port', 'must be a TCP port between 0 (a free one) and 65535'],
   ])('%j -> %s', (text, path, expected) => {
@@ -74,8 +120,18 @@ describe('values from the file', () => {
           'paia:\n  itemUri: urn:barcode:{barcode}\n  storageUri: https://lib.example.org/location/{location}\n',
       ),
     );
-    expect(config.http).toMatchObject({ basePath: '/paia', publicUrl: 'https://lib.example.org/paia', port: 0, host: '::1', tls: null });
-    expect(config.sip2).toMatchObject({ host: '192.0.2.10', tls: { rejectUnauthorized: true }, terminal: { location: '', password: '' } });
+    expect(config.http).toMatchObject({
+      basePath: '/paia',
+      publicUrl: 'https://lib.example.org/paia',
+      port: 0,
+      host: '::1',
+      tls: null,
+    });
+    expect(config.sip2).toMatchObject({
+      host: '192.0.2.10',
+      tls: { rejectUnauthorized: true },
+      terminal: { location: '', password: '' },
+    });
     expect(config.paia.itemUri).toBe('urn:barcode:{barcode}');
   });
 });
@@ -86,19 +142,30 @@ describe('rules across settings', () => {
       'is required because http.host ("0.0.0.0") is not a loopback address: set http.tls.cert and http.tls.key, or set http.trustedProxy to true',
     );
     expect(loadConfig(yaml('http:\n  host: 0.0.0.0\n  trustedProxy: true\n')).http.host).toBe('0.0.0.0');
-    expect(loadConfig(yaml(`http:\n  host: 0.0.0.0\n  tls:\n    cert: ${CERT}\n    key: ${KEY}\n`)).http.tls).toEqual({ cert: CERT, key: KEY });
+    expect(loadConfig(yaml(`http:\n  host: 0.0.0.0\n  tls:\n    cert: ${CERT}\n    key: ${KEY}\n`)).http.tls).toEqual({
+      cert: CERT,
+      key: KEY,
+    });
     expect(loadConfig(yaml('http:\n  host: localhost\n')).http.tls).toBeNull();
   });
 
   it('HTTP TLS needs both files', () => {
     const options = yaml(`http:\n  tls:\n    cert: ${CERT}\n`);
-    expect(problemAt(options, 'http.tls.key')).toBe(`must be the path of the PEM private key file of http.tls.cert (not set, section at ${options.file}:2)`);
-    expect(problemAt(yaml('http:\n  tls: on\n'), 'http.tls')).toContain('must be a section with "cert" and "key" (PEM file paths), or null to serve plain HTTP (got "on"');
+    expect(problemAt(options, 'http.tls.key')).toBe(
+      `must be the path of the PEM private key file of http.tls.cert (not set, section at ${options.file}:2)`,
+    );
+    expect(problemAt(yaml('http:\n  tls: on\n'), 'http.tls')).toContain(
+      'must be a section with "cert" and "key" (PEM file paths), or null to serve plain HTTP (got "on"',
+    );
   });
 
   it('a SIP2 client certificate needs its key and the other way round', () => {
-    expect(problemAt(yaml(`sip2:\n  tls:\n    cert: ${CERT}\n`), 'sip2.tls.key')).toContain("is required when sip2.tls.cert is set: the path of the client certificate's PEM private key");
-    expect(problemAt(yaml(`sip2:\n  tls:\n    key: ${KEY}\n`), 'sip2.tls.cert')).toContain('is required when sip2.tls.key is set');
+    expect(problemAt(yaml(`sip2:\n  tls:\n    cert: ${CERT}\n`), 'sip2.tls.key')).toContain(
+      "is required when sip2.tls.cert is set: the path of the client certificate's PEM private key",
+    );
+    expect(problemAt(yaml(`sip2:\n  tls:\n    key: ${KEY}\n`), 'sip2.tls.cert')).toContain(
+      'is required when sip2.tls.key is set',
+    );
   });
 
   it('opaque patron ids need a secret of at least 32 characters', () => {
@@ -106,19 +173,34 @@ describe('rules across settings', () => {
     expect(problemAt(options, 'paia.patronIdSecret')).toBe(
       `is required when paia.patronId is "opaque" (at least 32 characters): generate one with \`openssl rand -base64 48\` and set it in paia.patronIdSecret or PAIA_PAIA_PATRON_ID_SECRET (value hidden, section at ${options.file}:1)`,
     );
-    expect(problemAt(yaml('paia:\n  patronId: opaque\n  patronIdSecret: tooshort\n'), 'paia.patronIdSecret')).toContain('must be at least 32 characters long when paia.patronId is "opaque"');
-    expect(problemAt(yaml('paia:\n  patronId: opaque\n  patronIdSecret: change-me-change-me-change-me-change-me\n'), 'paia.patronIdSecret')).toContain('is still the placeholder');
+    expect(problemAt(yaml('paia:\n  patronId: opaque\n  patronIdSecret: tooshort\n'), 'paia.patronIdSecret')).toContain(
+      'must be at least 32 characters long when paia.patronId is "opaque"',
+    );
+    expect(
+      problemAt(
+        yaml('paia:\n  patronId: opaque\n  patronIdSecret: change-me-change-me-change-me-change-me\n'),
+        'paia.patronIdSecret',
+      ),
+    ).toContain('is still the placeholder');
     const secret = 'x'.repeat(32);
-    expect(loadConfig(yaml(`paia:\n  patronId: opaque\n  patronIdSecret: "${secret}"\n`)).paia.patronIdSecret).toBe(secret);
+    expect(loadConfig(yaml(`paia:\n  patronId: opaque\n  patronIdSecret: "${secret}"\n`)).paia.patronIdSecret).toBe(
+      secret,
+    );
   });
 
   it('a secret without opaque ids is only a warning', () => {
-    const { warnings } = loadConfigWithWarnings(yaml('paia:\n  patronIdSecret: some-secret-value-that-is-long-enough\n'));
-    expect(warnings).toEqual(['paia.patronIdSecret is set but paia.patronId is "barcode", so it is not used (set paia.patronId to "opaque" to use it)']);
+    const { warnings } = loadConfigWithWarnings(
+      yaml('paia:\n  patronIdSecret: some-secret-value-that-is-long-enough\n'),
+    );
+    expect(warnings).toEqual([
+      'paia.patronIdSecret is set but paia.patronId is "barcode", so it is not used (set paia.patronId to "opaque" to use it)',
+    ]);
   });
 
   it('other risky settings are warnings', () => {
-    const { warnings } = loadConfigWithWarnings(yaml('sip2:\n  host: ils.example.org\n  tls:\n    rejectUnauthorized: false\n  timeouts:\n    responseMs: 5\n'));
+    const { warnings } = loadConfigWithWarnings(
+      yaml('sip2:\n  host: ils.example.org\n  tls:\n    rejectUnauthorized: false\n  timeouts:\n    responseMs: 5\n'),
+    );
     expect(warnings).toEqual([
       'sip2.tls.rejectUnauthorized is false: the ILS certificate is not checked, so anyone in between can read terminal and patron passwords',
       'sip2.timeouts.responseMs is 5 ms; it is in milliseconds, not seconds (e.g. 5000 for 5 s)',
@@ -136,7 +218,9 @@ describe('files', () => {
   });
 
   it('TLS files must be files', () => {
-    expect(problemAt(yaml(`sip2:\n  tls:\n    ca: ${tmp.dir}\n`), 'sip2.tls.ca')).toContain(`cannot read ${tmp.dir}: is a directory, not a file`);
+    expect(problemAt(yaml(`sip2:\n  tls:\n    ca: ${tmp.dir}\n`), 'sip2.tls.ca')).toContain(
+      `cannot read ${tmp.dir}: is a directory, not a file`,
+    );
   });
 
   it('TLS files from the environment say so', () => {
@@ -158,12 +242,21 @@ describe('files', () => {
   it('the config file must exist and be YAML', () => {
     const missing = configError({ file: `${tmp.dir}/nope.yaml`, env: {} });
     expect(missing).toBeInstanceOf(ConfigError);
-    expect(missing.problems).toEqual([{ path: `${tmp.dir}/nope.yaml`, message: 'cannot read the configuration file: no such file; check the --config argument' }]);
+    expect(missing.problems).toEqual([
+      {
+        path: `${tmp.dir}/nope.yaml`,
+        message: 'cannot read the configuration file: no such file; check the --config argument',
+      },
+    ]);
     const broken = yaml('http:\n  port: 8080\n   host: x\n');
     const [line] = problemLines(broken);
-    expect(line).toMatch(new RegExp(`^${broken.file}: not valid YAML at line 2, column 9: nested mappings are not allowed`));
+    expect(line).toMatch(
+      new RegExp(`^${broken.file}: not valid YAML at line 2, column 9: nested mappings are not allowed`),
+    );
     expect(problemLines(yaml('http:\n  port: 1\n  port: 2\n'))[0]).toContain('not valid YAML');
-    expect(problemLines(yaml('- http\n- sip2\n'))[0]).toContain('must be a mapping of sections (http, sip2, paia, auth, cache, metrics, log, demo), got a list');
+    expect(problemLines(yaml('- http\n- sip2\n'))[0]).toContain(
+      'must be a mapping of sections (http, sip2, paia, auth, cache, metrics, log, demo), got a list',
+    );
   });
 });
 
@@ -178,23 +271,39 @@ describe('unknown keys', () => {
   });
 
   it('explain dotted keys', () => {
-    expect(problemAt(yaml('sip2.host: ils.example.org\n'), 'sip2.host')).toContain('is not a setting: write it nested, "sip2:" with "host: ..." indented below it');
+    expect(problemAt(yaml('sip2.host: ils.example.org\n'), 'sip2.host')).toContain(
+      'is not a setting: write it nested, "sip2:" with "host: ..." indented below it',
+    );
   });
 
   it('inside TLS sections too', () => {
-    expect(problemAt(yaml('sip2:\n  tls:\n    verify: false\n'), 'sip2.tls.verify')).toContain('is not a known setting');
+    expect(problemAt(yaml('sip2:\n  tls:\n    verify: false\n'), 'sip2.tls.verify')).toContain(
+      'is not a known setting',
+    );
   });
 
   it('sections must be sections', () => {
-    expect(problemAt(yaml('sip2: ils.example.org\n'), 'sip2')).toContain('must be a section of settings (indented "key: value" lines) (got "ils.example.org"');
+    expect(problemAt(yaml('sip2: ils.example.org\n'), 'sip2')).toContain(
+      'must be a section of settings (indented "key: value" lines) (got "ils.example.org"',
+    );
   });
 });
 
 describe('every problem at once', () => {
   it('is listed in the message, in the order of the settings', () => {
-    const options = yaml('log:\n  level: loud\nhttp:\n  port: x\nsip2:\n  pool:\n    min: 9\n  currency: euro\n  typo: 1\n', { PAIA_AUTH_MAX_SESSIONS: '0' });
+    const options = yaml(
+      'log:\n  level: loud\nhttp:\n  port: x\nsip2:\n  pool:\n    min: 9\n  currency: euro\n  typo: 1\n',
+      { PAIA_AUTH_MAX_SESSIONS: '0' },
+    );
     const error = configError(options);
-    expect(error.problems.map((problem) => problem.path)).toEqual(['http.port', 'sip2.pool.min', 'sip2.currency', 'sip2.typo', 'auth.maxSessions', 'log.level']);
+    expect(error.problems.map((problem) => problem.path)).toEqual([
+      'http.port',
+      'sip2.pool.min',
+      'sip2.currency',
+      'sip2.typo',
+      'auth.maxSessions',
+      'log.level',
+    ]);
     expect(error.message.split('\n')[0]).toBe(`invalid configuration (${options.file}), 6 problems:`);
     for (const problem of error.problems) expect(error.message).toContain(`  ${problem.path}: ${problem.message}`);
   });
@@ -208,7 +317,9 @@ describe('cross-setting rules', () => {
   });
 
   it('still run when another section is wrong', () => {
-    const paths = configError({ env: { PAIA_LOG_LEVEL: 'loud', PAIA_SIP2_POOL_MIN: '5', PAIA_PAIA_PATRON_ID: 'opaque' } }).problems.map((problem) => problem.path);
+    const paths = configError({
+      env: { PAIA_LOG_LEVEL: 'loud', PAIA_SIP2_POOL_MIN: '5', PAIA_PAIA_PATRON_ID: 'opaque' },
+    }).problems.map((problem) => problem.path);
     expect(paths).toEqual(['sip2.pool.min', 'paia.patronIdSecret', 'log.level']);
   });
 });
@@ -216,7 +327,9 @@ describe('cross-setting rules', () => {
 describe('warnings with errors', () => {
   it('are part of the error, since a misspelt variable may be the cause', () => {
     const error = configError({ env: { PAIA_PAIA_PATRON_ID: 'opaque', PAIA_PAIA_PATRON_SECRET: 'x'.repeat(40) } });
-    expect(error.warnings).toEqual(['PAIA_PAIA_PATRON_SECRET is not a paia-sip2 setting and is ignored; did you mean PAIA_PAIA_PATRON_ID_SECRET?']);
+    expect(error.warnings).toEqual([
+      'PAIA_PAIA_PATRON_SECRET is not a paia-sip2 setting and is ignored; did you mean PAIA_PAIA_PATRON_ID_SECRET?',
+    ]);
     expect(error.message).toContain('\nwarnings:\n  PAIA_PAIA_PATRON_SECRET is not a paia-sip2 setting');
     expect(error.message).not.toContain('x'.repeat(40));
   });
@@ -228,7 +341,12 @@ describe('secrets', () => {
 
   it('never appear in errors or warnings', () => {
     const error = configError({
-      env: { PAIA_SIP2_TERMINAL_PASSWORD: terminal, PAIA_PAIA_PATRON_ID: 'opaque', PAIA_PAIA_PATRON_ID_SECRET: patronSecret, PAIA_SIP2_TERMINAL_PASSWORD_X: terminal },
+      env: {
+        PAIA_SIP2_TERMINAL_PASSWORD: terminal,
+        PAIA_PAIA_PATRON_ID: 'opaque',
+        PAIA_PAIA_PATRON_ID_SECRET: patronSecret,
+        PAIA_SIP2_TERMINAL_PASSWORD_X: terminal,
+      },
     });
     expect(error.problems.map((problem) => problem.path)).toEqual(['sip2.terminal.password', 'paia.patronIdSecret']);
     for (const problem of error.problems) expect(problem.message).toContain('value hidden');

@@ -2,7 +2,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll } from 'vitest';
-import { ConfigError, type ConfigProblem, loadConfigWithWarnings, type LoadOptions } from '../../../src/config/index.js';
+import {
+  ConfigError,
+  type ConfigProblem,
+  type LoadOptions,
+  loadConfigWithWarnings,
+} from '../../../src/config/index.js';
 
 /** A temporary directory for this test file, removed afterwards. */
 export function tempDir(): { dir: string; write(relative: string, text: string): string } {

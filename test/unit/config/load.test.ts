@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_DENY_LIST } from '../../../src/auth/password-policy.js';
 import {
   type Config,
   configSchema,
@@ -14,7 +15,6 @@ import {
   withoutSettings,
 } from '../../../src/config/index.js';
 import { problemAt, tempDir } from './helpers.js';
-import { DEFAULT_DENY_LIST } from '../../../src/auth/password-policy.js';
 
 const EXAMPLE_FILE = fileURLToPath(new URL('../../../config/example.yaml', import.meta.url));
 const tmp = tempDir();
@@ -26,13 +26,38 @@ describe('defaults', () => {
   it('load from config/default.yaml: the embedded demo on 127.0.0.1:8080', () => {
     const { config, warnings } = loadConfigWithWarnings({ env: {} });
     expect(warnings).toEqual([]);
-    expect(config.http).toEqual({ host: '127.0.0.1', port: 8080, basePath: '', publicUrl: null, tls: null, trustedProxy: false, corsOrigins: ['*'], maxBodyBytes: 65536, maxHeaderBytes: 16384, maxUrlBytes: 2048, shutdownTimeoutMs: 10000, requestTimeoutMs: 30000 });
+    expect(config.http).toEqual({
+      host: '127.0.0.1',
+      port: 8080,
+      basePath: '',
+      publicUrl: null,
+      tls: null,
+      trustedProxy: false,
+      corsOrigins: ['*'],
+      maxBodyBytes: 65536,
+      maxHeaderBytes: 16384,
+      maxUrlBytes: 2048,
+      shutdownTimeoutMs: 10000,
+      requestTimeoutMs: 30000,
+    });
     expect(config.sip2.host).toBeNull();
     expect(config.sip2.terminal).toEqual({ user: 'paia', password: 'paia-secret', location: 'MAIN' });
     expect(config.sip2.institution).toBe('DEMO');
-    expect(config.sip2.pool).toEqual({ min: 1, max: 4, acquireTimeoutMs: 5000, maxWaiting: 200, keepaliveSeconds: 20, maxLifetimeSeconds: 3600 });
+    expect(config.sip2.pool).toEqual({
+      min: 1,
+      max: 4,
+      acquireTimeoutMs: 5000,
+      maxWaiting: 200,
+      keepaliveSeconds: 20,
+      maxLifetimeSeconds: 3600,
+    });
     expect(config.sip2.maxListEntries).toBe(10000);
-    expect(config.paia).toMatchObject({ itemUri: 'http://127.0.0.1:8080/item/{barcode}', patronId: 'barcode', patronIdSecret: null, maxDocs: 50 });
+    expect(config.paia).toMatchObject({
+      itemUri: 'http://127.0.0.1:8080/item/{barcode}',
+      patronId: 'barcode',
+      patronIdSecret: null,
+      maxDocs: 50,
+    });
     expect(config.auth).toEqual({
       tokenLifetimeSeconds: 3600,
       maxSessions: 100000,
@@ -56,7 +81,9 @@ describe('defaults', () => {
     const defaults = configSchema.parse({});
     expect(loadConfig({ file: tmp.write('empty.yaml', ''), env: {} })).toEqual(defaults);
     expect(loadConfig({ file: tmp.write('comments.yaml', '# nothing here\n'), env: {} })).toEqual(defaults);
-    expect(loadConfig({ file: tmp.write('sections.yaml', 'http:\nsip2:\n  pool:\nlog:\n'), env: {} })).toEqual(defaults);
+    expect(loadConfig({ file: tmp.write('sections.yaml', 'http:\nsip2:\n  pool:\nlog:\n'), env: {} })).toEqual(
+      defaults,
+    );
   });
 
   it('are deeply frozen: assignment throws', () => {
@@ -96,16 +123,75 @@ describe('environment overrides', () => {
     const settings = configSettings();
     const leaves = settings.filter((setting) => setting.kind !== 'section').map((setting) => setting.path);
     expect(leaves).toEqual([
-      ...['host', 'port', 'basePath', 'publicUrl', 'tls.cert', 'tls.key', 'trustedProxy', 'corsOrigins', 'maxBodyBytes', 'maxHeaderBytes', 'maxUrlBytes', 'shutdownTimeoutMs', 'requestTimeoutMs'].map((key) => `http.${key}`),
-      ...['host', 'port', 'tls.ca', 'tls.cert', 'tls.key', 'tls.rejectUnauthorized', 'tls.servername', 'dialect', 'charset', 'errorDetection']
-        .concat(['terminal.user', 'terminal.password', 'terminal.location', 'institution', 'terminalPasswordInMessages'])
-        .concat(['pool.min', 'pool.max', 'pool.acquireTimeoutMs', 'pool.maxWaiting', 'pool.keepaliveSeconds', 'pool.maxLifetimeSeconds'])
-        .concat(['timeouts.connectMs', 'timeouts.responseMs', 'circuit.failureThreshold', 'circuit.coolDownMs', 'circuit.maxCoolDownMs'])
+      ...[
+        'host',
+        'port',
+        'basePath',
+        'publicUrl',
+        'tls.cert',
+        'tls.key',
+        'trustedProxy',
+        'corsOrigins',
+        'maxBodyBytes',
+        'maxHeaderBytes',
+        'maxUrlBytes',
+        'shutdownTimeoutMs',
+        'requestTimeoutMs',
+      ].map((key) => `http.${key}`),
+      ...[
+        'host',
+        'port',
+        'tls.ca',
+        'tls.cert',
+        'tls.key',
+        'tls.rejectUnauthorized',
+        'tls.servername',
+        'dialect',
+        'charset',
+        'errorDetection',
+      ]
+        .concat([
+          'terminal.user',
+          'terminal.password',
+          'terminal.location',
+          'institution',
+          'terminalPasswordInMessages',
+        ])
+        .concat([
+          'pool.min',
+          'pool.max',
+          'pool.acquireTimeoutMs',
+          'pool.maxWaiting',
+          'pool.keepaliveSeconds',
+          'pool.maxLifetimeSeconds',
+        ])
+        .concat([
+          'timeouts.connectMs',
+          'timeouts.responseMs',
+          'circuit.failureThreshold',
+          'circuit.coolDownMs',
+          'circuit.maxCoolDownMs',
+        ])
         .concat(['maxResends', 'pageSize', 'maxListEntries', 'currency'])
         .map((key) => `sip2.${key}`),
-      ...['itemUri', 'editionUri', 'storageUri', 'patronTypeUri', 'patronId', 'patronIdSecret', 'maxDocs'].map((key) => `paia.${key}`),
-      ...['tokenLifetimeSeconds', 'maxSessions', 'maxSessionsPerPatron', 'requestsPerMinute', 'logoutAllSessions', 'maxLoginsPerSecond', 'allowedClients']
-        .concat(['bruteForce.freeFailuresPerUser', 'bruteForce.freeFailuresPerAddress', 'bruteForce.lockoutBaseSeconds', 'bruteForce.lockoutMaxSeconds'])
+      ...['itemUri', 'editionUri', 'storageUri', 'patronTypeUri', 'patronId', 'patronIdSecret', 'maxDocs'].map(
+        (key) => `paia.${key}`,
+      ),
+      ...[
+        'tokenLifetimeSeconds',
+        'maxSessions',
+        'maxSessionsPerPatron',
+        'requestsPerMinute',
+        'logoutAllSessions',
+        'maxLoginsPerSecond',
+        'allowedClients',
+      ]
+        .concat([
+          'bruteForce.freeFailuresPerUser',
+          'bruteForce.freeFailuresPerAddress',
+          'bruteForce.lockoutBaseSeconds',
+          'bruteForce.lockoutMaxSeconds',
+        ])
         .concat(['passwordPolicy.minLength', 'passwordPolicy.denyList'])
         .map((key) => `auth.${key}`),
       'cache.items.enabled',
@@ -118,22 +204,33 @@ describe('environment overrides', () => {
       'demo.charset',
       'demo.sip2Port',
     ]);
-    expect(settings.filter((setting) => setting.kind === 'section').map((setting) => setting.env)).toEqual(['PAIA_HTTP_TLS', 'PAIA_SIP2_TLS']);
+    expect(settings.filter((setting) => setting.kind === 'section').map((setting) => setting.env)).toEqual([
+      'PAIA_HTTP_TLS',
+      'PAIA_SIP2_TLS',
+    ]);
     expect(new Set(settings.map((setting) => setting.env)).size).toBe(settings.length);
     for (const setting of settings) expect(setting.env).toBe(envNameOf(setting.path));
-    expect(settings.filter((setting) => setting.secret).map((setting) => setting.path)).toEqual(['sip2.terminal.password', 'paia.patronIdSecret']);
+    expect(settings.filter((setting) => setting.secret).map((setting) => setting.path)).toEqual([
+      'sip2.terminal.password',
+      'paia.patronIdSecret',
+    ]);
   });
 
   it('override the file', () => {
     const file = tmp.write('override.yaml', 'sip2:\n  host: file.example.org\n  pool:\n    max: 2\n');
-    const config = loadConfig({ file, env: { PAIA_SIP2_HOST: 'env.example.org', PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS: '1234' } });
+    const config = loadConfig({
+      file,
+      env: { PAIA_SIP2_HOST: 'env.example.org', PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS: '1234' },
+    });
     expect(config.sip2.host).toBe('env.example.org');
     expect(config.sip2.pool.max).toBe(2);
     expect(config.sip2.pool.acquireTimeoutMs).toBe(1234);
   });
 
   it('parse numbers', () => {
-    const config = loadConfig({ env: { PAIA_HTTP_PORT: '9090', PAIA_SIP2_POOL_MAX: ' 8 ', PAIA_DEMO_SIP2_PORT: '6001' } });
+    const config = loadConfig({
+      env: { PAIA_HTTP_PORT: '9090', PAIA_SIP2_POOL_MAX: ' 8 ', PAIA_DEMO_SIP2_PORT: '6001' },
+    });
     expect(config.http.port).toBe(9090);
     expect(config.sip2.pool.max).toBe(8);
     expect(config.demo.sip2Port).toBe(6001);
@@ -154,8 +251,14 @@ describe('environment overrides', () => {
   });
 
   it('parse null for nullable settings, and an empty value as null', () => {
-    const file = tmp.write('nullable.yaml', 'sip2:\n  host: ils.example.org\n  pageSize: 20\n  charset: latin1\nhttp:\n  publicUrl: https://lib.example.org/paia\n');
-    const config = loadConfig({ file, env: { PAIA_SIP2_HOST: 'null', PAIA_SIP2_PAGE_SIZE: 'NULL', PAIA_SIP2_CHARSET: 'null', PAIA_HTTP_PUBLIC_URL: '' } });
+    const file = tmp.write(
+      'nullable.yaml',
+      'sip2:\n  host: ils.example.org\n  pageSize: 20\n  charset: latin1\nhttp:\n  publicUrl: https://lib.example.org/paia\n',
+    );
+    const config = loadConfig({
+      file,
+      env: { PAIA_SIP2_HOST: 'null', PAIA_SIP2_PAGE_SIZE: 'NULL', PAIA_SIP2_CHARSET: 'null', PAIA_HTTP_PUBLIC_URL: '' },
+    });
     expect(config.sip2.host).toBeNull();
     expect(config.sip2.pageSize).toBeNull();
     expect(config.sip2.charset).toBeNull();
@@ -163,7 +266,13 @@ describe('environment overrides', () => {
   });
 
   it('set nullable settings to values', () => {
-    const config = loadConfig({ env: { PAIA_SIP2_PAGE_SIZE: '25', PAIA_SIP2_CHARSET: 'utf-8', PAIA_PAIA_STORAGE_URI: 'https://lib.example.org/location/{location}' } });
+    const config = loadConfig({
+      env: {
+        PAIA_SIP2_PAGE_SIZE: '25',
+        PAIA_SIP2_CHARSET: 'utf-8',
+        PAIA_PAIA_STORAGE_URI: 'https://lib.example.org/location/{location}',
+      },
+    });
     expect(config.sip2.pageSize).toBe(25);
     expect(config.sip2.charset).toBe('utf-8');
     expect(config.paia.storageUri).toBe('https://lib.example.org/location/{location}');
@@ -171,7 +280,12 @@ describe('environment overrides', () => {
 
   it('take enums and text; secrets exactly as given', () => {
     const config = loadConfig({
-      env: { PAIA_LOG_LEVEL: 'debug', PAIA_PAIA_PATRON_ID: 'barcode', PAIA_SIP2_INSTITUTION: ' CPL ', PAIA_SIP2_TERMINAL_PASSWORD: ' pass word ' },
+      env: {
+        PAIA_LOG_LEVEL: 'debug',
+        PAIA_PAIA_PATRON_ID: 'barcode',
+        PAIA_SIP2_INSTITUTION: ' CPL ',
+        PAIA_SIP2_TERMINAL_PASSWORD: ' pass word ',
+      },
     });
     expect(config.log.level).toBe('debug');
     expect(config.sip2.institution).toBe('CPL');
@@ -181,27 +295,42 @@ describe('environment overrides', () => {
   it('switch TLS sections on and off', () => {
     expect(loadConfig({ env: { PAIA_SIP2_TLS: 'true' } }).sip2.tls).toEqual({ rejectUnauthorized: true });
     expect(loadConfig({ env: { PAIA_SIP2_TLS_CA: CA } }).sip2.tls).toEqual({ ca: CA, rejectUnauthorized: true });
-    expect(loadConfig({ env: { PAIA_HTTP_TLS_CERT: CERT, PAIA_HTTP_TLS_KEY: KEY } }).http.tls).toEqual({ cert: CERT, key: KEY });
+    expect(loadConfig({ env: { PAIA_HTTP_TLS_CERT: CERT, PAIA_HTTP_TLS_KEY: KEY } }).http.tls).toEqual({
+      cert: CERT,
+      key: KEY,
+    });
     const off = tmp.write('tls-off.yaml', 'http:\n  tls: false\n');
-    expect(loadConfig({ file: off, env: { PAIA_HTTP_TLS_CERT: CERT, PAIA_HTTP_TLS_KEY: KEY } }).http.tls).toEqual({ cert: CERT, key: KEY });
+    expect(loadConfig({ file: off, env: { PAIA_HTTP_TLS_CERT: CERT, PAIA_HTTP_TLS_KEY: KEY } }).http.tls).toEqual({
+      cert: CERT,
+      key: KEY,
+    });
     const file = tmp.write('tls-on.yaml', `http:\n  tls:\n    cert: ${CERT}\n    key: ${KEY}\nsip2:\n  tls: {}\n`);
     expect(loadConfig({ file, env: {} }).http.tls).toEqual({ cert: CERT, key: KEY });
-    const { config, warnings } = loadConfigWithWarnings({ file, env: { PAIA_HTTP_TLS: 'null', PAIA_HTTP_TLS_CERT: CERT, PAIA_SIP2_TLS: 'false' } });
+    const { config, warnings } = loadConfigWithWarnings({
+      file,
+      env: { PAIA_HTTP_TLS: 'null', PAIA_HTTP_TLS_CERT: CERT, PAIA_SIP2_TLS: 'false' },
+    });
     expect(config.http.tls).toBeNull();
     expect(config.sip2.tls).toBeNull();
     expect(warnings).toEqual(['PAIA_HTTP_TLS_CERT is ignored because PAIA_HTTP_TLS switches http.tls off']);
   });
 
   it('report values that do not fit, naming the variable', () => {
-    expect(problemAt({ env: { PAIA_SIP2_PORT: 'abc' } }, 'sip2.port')).toBe('must be a TCP port between 1 and 65535 (got "abc", from PAIA_SIP2_PORT)');
+    expect(problemAt({ env: { PAIA_SIP2_PORT: 'abc' } }, 'sip2.port')).toBe(
+      'must be a TCP port between 1 and 65535 (got "abc", from PAIA_SIP2_PORT)',
+    );
     expect(problemAt({ env: { PAIA_HTTP_TRUSTED_PROXY: 'maybe' } }, 'http.trustedProxy')).toBe(
       'must be true or false (in the environment also yes/no, 1/0, on/off) (got "maybe", from PAIA_HTTP_TRUSTED_PROXY)',
     );
-    expect(problemAt({ env: { PAIA_SIP2_POOL_MAX: '' } }, 'sip2.pool.max')).toContain('(got "", from PAIA_SIP2_POOL_MAX)');
+    expect(problemAt({ env: { PAIA_SIP2_POOL_MAX: '' } }, 'sip2.pool.max')).toContain(
+      '(got "", from PAIA_SIP2_POOL_MAX)',
+    );
   });
 
   it('warn about unknown PAIA_* variables, with a suggestion, and ignore others', () => {
-    const { warnings } = loadConfigWithWarnings({ env: { PAIA_SIP2_HOTS: 'x', PAIA_WHATEVER: '1', HOME: '/root', PAIA: 'x' } });
+    const { warnings } = loadConfigWithWarnings({
+      env: { PAIA_SIP2_HOTS: 'x', PAIA_WHATEVER: '1', HOME: '/root', PAIA: 'x' },
+    });
     expect(warnings).toEqual([
       'PAIA_SIP2_HOTS is not a paia-sip2 setting and is ignored; did you mean PAIA_SIP2_HOST?',
       'PAIA_WHATEVER is not a paia-sip2 setting and is ignored',
@@ -248,7 +377,11 @@ describe('relative paths', () => {
 
   it('in environment variables and --config are read from the working directory', () => {
     const file = tmp.write('conf/relative.yaml', 'log:\n  level: warn\n');
-    const config = loadConfig({ file: 'conf/relative.yaml', cwd: tmp.dir, env: { PAIA_HTTP_TLS_CERT: 'tls/server.pem', PAIA_HTTP_TLS_KEY: 'tls/server.key' } });
+    const config = loadConfig({
+      file: 'conf/relative.yaml',
+      cwd: tmp.dir,
+      env: { PAIA_HTTP_TLS_CERT: 'tls/server.pem', PAIA_HTTP_TLS_KEY: 'tls/server.key' },
+    });
     expect(config.log.level).toBe('warn');
     expect(config.http.tls).toEqual({ cert: CERT, key: KEY });
     expect(file).toBe(join(tmp.dir, 'conf/relative.yaml'));
@@ -272,7 +405,12 @@ describe('config/example.yaml', () => {
     expect(config.sip2.host).toBe('koha-sip.lib.example.org');
     expect(config.sip2.dialect).toBe('koha');
     expect(config.sip2.tls).toEqual({ ca: CA, rejectUnauthorized: true });
-    expect(config.http).toMatchObject({ host: '0.0.0.0', port: 8443, basePath: '/paia', tls: { cert: CERT, key: KEY } });
+    expect(config.http).toMatchObject({
+      host: '0.0.0.0',
+      port: 8443,
+      basePath: '/paia',
+      tls: { cert: CERT, key: KEY },
+    });
     expect(config.paia.patronId).toBe('opaque');
     expect(config.paia.itemUri).toBe('https://lib.example.org/item/{barcode}');
     expect(config.sip2.terminal.password).toBe(secrets.PAIA_SIP2_TERMINAL_PASSWORD);
@@ -287,7 +425,13 @@ describe('config/example.yaml', () => {
       }
       throw new Error('loaded');
     })();
-    expect(error.problems.map((problem) => problem.path)).toEqual(['http.tls.cert', 'http.tls.key', 'sip2.tls.ca', 'sip2.terminal.password', 'paia.patronIdSecret']);
+    expect(error.problems.map((problem) => problem.path)).toEqual([
+      'http.tls.cert',
+      'http.tls.key',
+      'sip2.tls.ca',
+      'sip2.terminal.password',
+      'paia.patronIdSecret',
+    ]);
   });
 
   it('mentions every setting, with a comment', () => {
@@ -314,7 +458,12 @@ describe('describeConfig', () => {
     const summary = describeConfig(loadConfig({ env: {} }));
     expect(summary).toMatchObject({
       http: { listen: 'http://127.0.0.1:8080', tls: false },
-      sip2: { ils: expect.stringContaining('embedded demo simulator'), dialect: 'generic', charset: 'cp850', institution: 'DEMO' },
+      sip2: {
+        ils: expect.stringContaining('embedded demo simulator'),
+        dialect: 'generic',
+        charset: 'cp850',
+        institution: 'DEMO',
+      },
       log: 'info',
     });
   });
@@ -331,7 +480,10 @@ describe('describeConfig', () => {
     const text = JSON.stringify(describeConfig(config));
     expect(text).not.toContain('hunter2');
     expect(text).not.toContain('a-very-long-secret');
-    expect(JSON.parse(text)).toMatchObject({ sip2: { ils: 'ils.example.org:6001', dialect: 'koha', charset: 'utf-8' }, paia: { patronId: 'opaque' } });
+    expect(JSON.parse(text)).toMatchObject({
+      sip2: { ils: 'ils.example.org:6001', dialect: 'koha', charset: 'utf-8' },
+      paia: { patronId: 'opaque' },
+    });
   });
 });
 
@@ -359,25 +511,44 @@ describe('auth and input-limit settings (issue 5)', () => {
   });
 
   it('an empty deny list is allowed; wrong values say what they must be', () => {
-    expect(loadConfig({ file: tmp.write('deny.yaml', 'auth:\n  passwordPolicy:\n    denyList: []\n'), env: {} }).auth.passwordPolicy.denyList).toEqual([]);
+    expect(
+      loadConfig({ file: tmp.write('deny.yaml', 'auth:\n  passwordPolicy:\n    denyList: []\n'), env: {} }).auth
+        .passwordPolicy.denyList,
+    ).toEqual([]);
     const problems = (() => {
       try {
-        loadConfig({ file: tmp.write('bad-auth.yaml', 'auth:\n  requestsPerMinute: 0\n  passwordPolicy:\n    denyList: 5\n  bruteForce:\n    freeFailuresPerUser: x\n'), env: {} });
+        loadConfig({
+          file: tmp.write(
+            'bad-auth.yaml',
+            'auth:\n  requestsPerMinute: 0\n  passwordPolicy:\n    denyList: 5\n  bruteForce:\n    freeFailuresPerUser: x\n',
+          ),
+          env: {},
+        });
       } catch (e) {
         return (e as { problems: { path: string; message: string }[] }).problems;
       }
       throw new Error('loaded');
     })();
-    expect(problems.map((p) => p.path)).toEqual(['auth.requestsPerMinute', 'auth.bruteForce.freeFailuresPerUser', 'auth.passwordPolicy.denyList']);
+    expect(problems.map((p) => p.path)).toEqual([
+      'auth.requestsPerMinute',
+      'auth.bruteForce.freeFailuresPerUser',
+      'auth.passwordPolicy.denyList',
+    ]);
     expect(problems[2]!.message).toMatch(/must be a list of passwords/);
   });
 
   it('withoutSettings drops every PAIA_ variable and PORT, nothing else', () => {
-    expect(withoutSettings({ PAIA_SIP2_HOST: 'x', PORT: '1', PATH: '/bin', PAIA: 'kept', HOME: '/root' })).toEqual({ PATH: '/bin', PAIA: 'kept', HOME: '/root' });
+    expect(withoutSettings({ PAIA_SIP2_HOST: 'x', PORT: '1', PATH: '/bin', PAIA: 'kept', HOME: '/root' })).toEqual({
+      PATH: '/bin',
+      PAIA: 'kept',
+      HOME: '/root',
+    });
   });
 
   it('sip2.circuit: read from the environment; a first pause longer than the longest is refused', () => {
-    const config = loadConfig({ env: { PAIA_SIP2_CIRCUIT_FAILURE_THRESHOLD: '3', PAIA_SIP2_CIRCUIT_COOL_DOWN_MS: '2000' } });
+    const config = loadConfig({
+      env: { PAIA_SIP2_CIRCUIT_FAILURE_THRESHOLD: '3', PAIA_SIP2_CIRCUIT_COOL_DOWN_MS: '2000' },
+    });
     expect(config.sip2.circuit).toEqual({ failureThreshold: 3, coolDownMs: 2000, maxCoolDownMs: 30_000 });
     let problems: Array<{ path: string; message: string }> = [];
     try {
@@ -390,13 +561,14 @@ describe('auth and input-limit settings (issue 5)', () => {
   });
 
   it('auth.allowedClients: IPv4 and IPv6 addresses and CIDR blocks, comma-separated in the environment; a bad entry is named', () => {
-    expect(loadConfig({ env: { PAIA_AUTH_ALLOWED_CLIENTS: ' 10.0.0.0/8, 192.0.2.10 ,2001:db8::/32,::1,' } }).auth.allowedClients).toEqual([
-      '10.0.0.0/8',
-      '192.0.2.10',
-      '2001:db8::/32',
-      '::1',
-    ]);
-    expect(loadConfig({ file: tmp.write('clients.yaml', 'auth:\n  allowedClients: ["127.0.0.1/32"]\n'), env: {} }).auth.allowedClients).toEqual(['127.0.0.1/32']);
+    expect(
+      loadConfig({ env: { PAIA_AUTH_ALLOWED_CLIENTS: ' 10.0.0.0/8, 192.0.2.10 ,2001:db8::/32,::1,' } }).auth
+        .allowedClients,
+    ).toEqual(['10.0.0.0/8', '192.0.2.10', '2001:db8::/32', '::1']);
+    expect(
+      loadConfig({ file: tmp.write('clients.yaml', 'auth:\n  allowedClients: ["127.0.0.1/32"]\n'), env: {} }).auth
+        .allowedClients,
+    ).toEqual(['127.0.0.1/32']);
     for (const [value, pattern] of [
       ['10.0.0.0/8,intranet', /"intranet", which is not an IP address or CIDR block/],
       ['10.0.0.0/33', /"10\.0\.0\.0\/33", which has a prefix length that is not a whole number between 0 and 32/],
@@ -438,15 +610,31 @@ describe('http.corsOrigins (issue 5)', () => {
 
   it('defaults to ["*"] and takes a comma-separated list from the environment, normalised as browsers send origins', () => {
     expect(loadConfig({ env: {} }).http.corsOrigins).toEqual(['*']);
-    const config = loadConfig({ env: { PAIA_HTTP_CORS_ORIGINS: ' https://OPAC.Lib.example.org/ , http://localhost:3000,https://x.example.org:443,' } });
-    expect(config.http.corsOrigins).toEqual(['https://opac.lib.example.org', 'http://localhost:3000', 'https://x.example.org']);
+    const config = loadConfig({
+      env: {
+        PAIA_HTTP_CORS_ORIGINS: ' https://OPAC.Lib.example.org/ , http://localhost:3000,https://x.example.org:443,',
+      },
+    });
+    expect(config.http.corsOrigins).toEqual([
+      'https://opac.lib.example.org',
+      'http://localhost:3000',
+      'https://x.example.org',
+    ]);
     expect(describeConfig(config)).toMatchObject({ http: { corsOrigins: config.http.corsOrigins } });
   });
 
   it('takes a list from the file; [] allows no origin', () => {
-    const file = tmp.write('cors.yaml', 'http:\n  corsOrigins: ["https://opac.lib.example.org", "http://[::1]:8081"]\n');
-    expect(loadConfig({ file, env: {} }).http.corsOrigins).toEqual(['https://opac.lib.example.org', 'http://[::1]:8081']);
-    expect(loadConfig({ file: tmp.write('cors-none.yaml', 'http:\n  corsOrigins: []\n'), env: {} }).http.corsOrigins).toEqual([]);
+    const file = tmp.write(
+      'cors.yaml',
+      'http:\n  corsOrigins: ["https://opac.lib.example.org", "http://[::1]:8081"]\n',
+    );
+    expect(loadConfig({ file, env: {} }).http.corsOrigins).toEqual([
+      'https://opac.lib.example.org',
+      'http://[::1]:8081',
+    ]);
+    expect(
+      loadConfig({ file: tmp.write('cors-none.yaml', 'http:\n  corsOrigins: []\n'), env: {} }).http.corsOrigins,
+    ).toEqual([]);
   });
 
   it.each([
@@ -462,10 +650,17 @@ describe('http.corsOrigins (issue 5)', () => {
   });
 
   it('wants "*" alone, and a list (a single string is a list of one, as in the environment)', () => {
-    expect(loadConfig({ file: tmp.write('cors-one.yaml', 'http:\n  corsOrigins: https://opac.example.org\n'), env: {} }).http.corsOrigins).toEqual(['https://opac.example.org']);
-    expect(problemsOf({ env: { PAIA_HTTP_CORS_ORIGINS: '*,https://opac.example.org' } })[0]!.message).toContain('must be ["*"] alone (any origin) or a list of origins without "*"');
+    expect(
+      loadConfig({ file: tmp.write('cors-one.yaml', 'http:\n  corsOrigins: https://opac.example.org\n'), env: {} }).http
+        .corsOrigins,
+    ).toEqual(['https://opac.example.org']);
+    expect(problemsOf({ env: { PAIA_HTTP_CORS_ORIGINS: '*,https://opac.example.org' } })[0]!.message).toContain(
+      'must be ["*"] alone (any origin) or a list of origins without "*"',
+    );
     const problems = problemsOf({ file: tmp.write('cors-bad.yaml', 'http:\n  corsOrigins: 5\n'), env: {} });
     expect(problems.map((p) => p.path)).toEqual(['http.corsOrigins']);
-    expect(problems[0]!.message).toContain('must be ["*"] (any origin) or a list of origins, e.g. ["https://opac.lib.example.org"]');
+    expect(problems[0]!.message).toContain(
+      'must be ["*"] (any origin) or a list of origins, e.g. ["https://opac.lib.example.org"]',
+    );
   });
 });

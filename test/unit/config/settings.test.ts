@@ -27,12 +27,22 @@ const CA = tmp.write('tls/ca.pem', 'x');
 
 // `satisfies Required<...>`: a setting added to a TLS section fails type-checking here until it is given a value.
 const httpTls = { cert: CERT, key: KEY } satisfies Required<HttpTlsConfig>;
-const sip2Tls = { ca: CA, cert: CERT, key: KEY, rejectUnauthorized: false, servername: 'ils.example.org' } satisfies Required<Sip2TlsConfig>;
+const sip2Tls = {
+  ca: CA,
+  cert: CERT,
+  key: KEY,
+  rejectUnauthorized: false,
+  servername: 'ils.example.org',
+} satisfies Required<Sip2TlsConfig>;
 /** Values for the settings whose default is null. */
 const notNull = {
   http: { publicUrl: 'https://lib.example.org/paia', tls: httpTls },
   sip2: { host: 'ils.example.org', tls: sip2Tls, charset: 'latin1', pageSize: 20 },
-  paia: { storageUri: 'https://lib.example.org/location/{location}', patronTypeUri: 'https://lib.example.org/type/{class}', patronIdSecret: 'x'.repeat(40) },
+  paia: {
+    storageUri: 'https://lib.example.org/location/{location}',
+    patronTypeUri: 'https://lib.example.org/type/{class}',
+    patronIdSecret: 'x'.repeat(40),
+  },
 };
 
 const defaults: unknown = configSchema.parse({});
@@ -90,7 +100,7 @@ describe('the settings table and the schema', () => {
     expect(new Set(settings.map((setting) => setting.env)).size).toBe(settings.length);
   });
 
-  it("read each variable as the kind of value the schema produces there", () => {
+  it('read each variable as the kind of value the schema produces there', () => {
     const fits: Record<Setting['kind'], (value: unknown) => boolean> = {
       integer: (value) => Number.isInteger(value),
       boolean: (value) => typeof value === 'boolean',
@@ -99,7 +109,8 @@ describe('the settings table and the schema', () => {
       list: (value) => Array.isArray(value),
       section: isSection,
     };
-    for (const setting of settings) expect(fits[setting.kind](valueAt(full, setting.path)), `${setting.path} as ${setting.kind}`).toBe(true);
+    for (const setting of settings)
+      expect(fits[setting.kind](valueAt(full, setting.path)), `${setting.path} as ${setting.kind}`).toBe(true);
   });
 
   it('mark a setting nullable exactly when the schema accepts null for it', () => {
@@ -111,7 +122,10 @@ describe('the settings table and the schema', () => {
   });
 
   it('mark the secrets and the file paths', () => {
-    expect(settings.filter((setting) => setting.secret).map((setting) => setting.path)).toEqual(['sip2.terminal.password', 'paia.patronIdSecret']);
+    expect(settings.filter((setting) => setting.secret).map((setting) => setting.path)).toEqual([
+      'sip2.terminal.password',
+      'paia.patronIdSecret',
+    ]);
     expect(FILE_PATHS).toEqual(['http.tls.cert', 'http.tls.key', 'sip2.tls.ca', 'sip2.tls.cert', 'sip2.tls.key']);
   });
 });
@@ -124,25 +138,31 @@ describe('every variable of the table', () => {
     return String(value);
   }
 
-  it('written out from the schema\'s own values, loads back to the same configuration', () => {
+  it("written out from the schema's own values, loads back to the same configuration", () => {
     const env = Object.fromEntries(settings.map((setting) => [setting.env, asText(valueAt(full, setting.path))]));
     const { config, warnings } = loadConfigWithWarnings({ env });
     expect(config).toEqual(full);
     expect(warnings.filter((warning) => warning.includes('is ignored'))).toEqual([]);
   });
 
-  it.each(leafSettings.filter((setting) => setting.path !== 'auth.passwordPolicy.denyList').map((setting) => [setting.env, setting]))(
-    '%s reaches its setting: a value the schema refuses is reported there, naming the variable',
-    (_, setting) => {
-      // "|" fits no setting; a patron id secret is checked only with opaque ids.
-      const env = { [setting.env]: '|', ...(setting.path === 'paia.patronIdSecret' ? { PAIA_PAIA_PATRON_ID: 'opaque' } : {}) };
-      const problem = configError({ env }).problems.find((entry) => entry.path === setting.path);
-      expect(problem?.message).toMatch(new RegExp(`from ${setting.env}\\)$`));
-    },
-  );
+  it.each(
+    leafSettings
+      .filter((setting) => setting.path !== 'auth.passwordPolicy.denyList')
+      .map((setting) => [setting.env, setting]),
+  )('%s reaches its setting: a value the schema refuses is reported there, naming the variable', (_, setting) => {
+    // "|" fits no setting; a patron id secret is checked only with opaque ids.
+    const env = {
+      [setting.env]: '|',
+      ...(setting.path === 'paia.patronIdSecret' ? { PAIA_PAIA_PATRON_ID: 'opaque' } : {}),
+    };
+    const problem = configError({ env }).problems.find((entry) => entry.path === setting.path);
+    expect(problem?.message).toMatch(new RegExp(`from ${setting.env}\\)$`));
+  });
 
   it('PAIA_AUTH_PASSWORD_POLICY_DENY_LIST (any list of passwords is valid) reaches its setting', () => {
-    expect(loadConfig({ env: { PAIA_AUTH_PASSWORD_POLICY_DENY_LIST: 'hunter2, letmein2' } }).auth.passwordPolicy.denyList).toEqual(['hunter2', 'letmein2']);
+    expect(
+      loadConfig({ env: { PAIA_AUTH_PASSWORD_POLICY_DENY_LIST: 'hunter2, letmein2' } }).auth.passwordPolicy.denyList,
+    ).toEqual(['hunter2', 'letmein2']);
   });
 });
 

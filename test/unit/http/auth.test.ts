@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { LruSessionStore, type Session, type SessionStore } from '../../../src/auth/session-store.js';
-import { FakeBackend, bearer, json, jsonPost, login, makeApp } from './helpers.js';
+import { bearer, FakeBackend, json, jsonPost, login, makeApp } from './helpers.js';
 
-const LOGIN = (fields: Record<string, unknown>) => jsonPost({ username: 'alice', password: 'alice-pass', grant_type: 'password', ...fields });
+const LOGIN = (fields: Record<string, unknown>) =>
+  jsonPost({ username: 'alice', password: 'alice-pass', grant_type: 'password', ...fields });
 
 describe('login', () => {
   it('answers patron, token, type, scope and lifetime, not cacheable', async () => {
@@ -29,7 +30,12 @@ describe('login', () => {
     const response = await t.app.request('/auth/login', {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded; charset=UTF-8' },
-      body: new URLSearchParams({ username: 'emile', password: 'émile-pass', grant_type: 'password', scope: 'read_items' }).toString(),
+      body: new URLSearchParams({
+        username: 'emile',
+        password: 'émile-pass',
+        grant_type: 'password',
+        scope: 'read_items',
+      }).toString(),
     });
     expect(response.status).toBe(200);
     expect(await json(response)).toMatchObject({ patron: '2002', scope: 'read_items' });
@@ -37,7 +43,10 @@ describe('login', () => {
 
   it('grants requested ∩ allowed, never change_password (VuFind asks for it)', async () => {
     const t = makeApp();
-    const vufind = await t.app.request('/auth/login', LOGIN({ scope: 'read_patron read_fees read_items write_items change_password' }));
+    const vufind = await t.app.request(
+      '/auth/login',
+      LOGIN({ scope: 'read_patron read_fees read_items write_items change_password' }),
+    );
     expect(await json(vufind)).toMatchObject({ scope: 'read_patron read_fees read_items write_items' });
     const some = await t.app.request('/auth/login', LOGIN({ scope: 'write_items read_items unknown_scope' }));
     expect(await json(some)).toMatchObject({ scope: 'read_items write_items' });
@@ -61,14 +70,23 @@ describe('login', () => {
     const renew = await t.app.request(`/core/${patron}/renew`, jsonPost({ doc: [{ item: 'x' }] }, bearer(token)));
     expect(renew.status).toBe(403);
     expect(await json(renew)).toMatchObject({ error: 'insufficient_scope' });
-    const writeOnly = await t.app.request('/auth/login', jsonPost({ username: 'bob', password: 'bob-pass', grant_type: 'password', scope: 'write_items' }));
+    const writeOnly = await t.app.request(
+      '/auth/login',
+      jsonPost({ username: 'bob', password: 'bob-pass', grant_type: 'password', scope: 'write_items' }),
+    );
     expect(writeOnly.status).toBe(422);
   });
 
   it('rejects unknown user and wrong password identically: 403 access_denied with WWW-Authenticate, no code', async () => {
     const t = makeApp();
-    const unknown = await t.app.request('/auth/login', jsonPost({ username: 'nobody', password: 'wrong-guess', grant_type: 'password' }));
-    const wrong = await t.app.request('/auth/login', jsonPost({ username: 'alice', password: 'wrong-guess', grant_type: 'password' }));
+    const unknown = await t.app.request(
+      '/auth/login',
+      jsonPost({ username: 'nobody', password: 'wrong-guess', grant_type: 'password' }),
+    );
+    const wrong = await t.app.request(
+      '/auth/login',
+      jsonPost({ username: 'alice', password: 'wrong-guess', grant_type: 'password' }),
+    );
     for (const response of [unknown, wrong]) {
       expect(response.status).toBe(403);
       expect(response.headers.get('www-authenticate')).toBe('Bearer realm="PAIA"');
@@ -96,7 +114,7 @@ describe('login', () => {
       const body = await json(response);
       expect(body).toMatchObject({ error: 'invalid_request' });
       expect(body).not.toHaveProperty('code');
-      expect(body['error_description']).toMatch(description);
+      expect(body.error_description).toMatch(description);
       expect(t.backend.calls).toEqual([]);
     });
   }
@@ -124,7 +142,7 @@ describe('login', () => {
       body: '',
     });
     expect(query.status).toBe(400);
-    expect((await json(query))['error_description']).toMatch(/never accepted in the URL/);
+    expect((await json(query)).error_description).toMatch(/never accepted in the URL/);
     expect(t.backend.calls).toEqual([]);
     expect(t.rawLog()).not.toContain('alice-pass');
   });
@@ -146,8 +164,8 @@ describe('login', () => {
     };
     const t = makeApp({ sessions });
     const body = await json(await t.app.request('/auth/login', LOGIN({})));
-    expect(body['access_token']).not.toBe('alice-pass');
-    expect(body['access_token']).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(body.access_token).not.toBe('alice-pass');
+    expect(body.access_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
   it('throttles repeated failures: same 403 plus Retry-After, ILS not asked', async () => {
@@ -158,12 +176,18 @@ describe('login', () => {
     const locked = await t.app.request('/auth/login', LOGIN({}));
     expect(locked.status).toBe(403);
     expect(locked.headers.get('retry-after')).toBe('5');
-    expect(await json(locked)).toEqual({ error: 'access_denied', error_description: 'login failed: wrong username or password' });
+    expect(await json(locked)).toEqual({
+      error: 'access_denied',
+      error_description: 'login failed: wrong username or password',
+    });
     expect(t.backend.callsOf('login')).toHaveLength(2);
   });
 
   it('throttles by client address as given by the clientAddress option', async () => {
-    const t = makeApp({ throttle: { freeAttemptsPerUser: 100, freeAttemptsPerAddress: 2 }, clientAddress: () => '192.0.2.1' });
+    const t = makeApp({
+      throttle: { freeAttemptsPerUser: 100, freeAttemptsPerAddress: 2 },
+      clientAddress: () => '192.0.2.1',
+    });
     await t.app.request('/auth/login', jsonPost({ username: 'u1', password: 'wrong-guess', grant_type: 'password' }));
     await t.app.request('/auth/login', jsonPost({ username: 'u2', password: 'wrong-guess', grant_type: 'password' }));
     const locked = await t.app.request('/auth/login', LOGIN({}));
@@ -206,7 +230,7 @@ describe('logout', () => {
     expect((await t.app.request('/auth/logout', jsonPost({ patron: '1001' }))).status).toBe(401);
     const missing = await t.app.request('/auth/logout', jsonPost({}, bearer(token)));
     expect(missing.status).toBe(422);
-    expect((await json(missing))['error_description']).toBe('patron is missing');
+    expect((await json(missing)).error_description).toBe('patron is missing');
     const other = await t.app.request('/auth/logout', jsonPost({ patron: '2002' }, bearer(token)));
     expect(other.status).toBe(403);
     expect(await json(other)).toMatchObject({ error: 'access_denied' });
@@ -222,7 +246,7 @@ describe('logout', () => {
     const response = await t.app.request('/auth/logout', jsonPost({ patron }, bearer(token)));
     expect(response.status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(t.logs().some((line) => line['msg'] === 'backend logout failed')).toBe(true);
+    expect(t.logs().some((line) => line.msg === 'backend logout failed')).toBe(true);
   });
 });
 

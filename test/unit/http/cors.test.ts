@@ -6,7 +6,11 @@ import { bearer, jsonPost, login, makeApp, type TestApp } from './helpers.js';
 const daia = {
   service: {
     availability: (ids: string[]) =>
-      Promise.resolve({ version: '1.0.0', timestamp: '2026-01-01T00:00:00Z', document: ids.map((id) => ({ id, item: [] })) }),
+      Promise.resolve({
+        version: '1.0.0',
+        timestamp: '2026-01-01T00:00:00Z',
+        document: ids.map((id) => ({ id, item: [] })),
+      }),
   } as unknown as DaiaService,
 };
 
@@ -27,16 +31,29 @@ function expectSecure(response: Response): void {
 /** One request of each kind: success and error of core, auth and DAIA, and preflights. */
 async function samples(t: TestApp, headers: Record<string, string> = {}): Promise<Array<[string, Response, number]>> {
   const { token } = await login(t);
-  const req = (url: string, init: RequestInit = {}) => t.app.request(url, { ...init, headers: { ...headers, ...(init.headers as Record<string, string> | undefined) } });
+  const req = (url: string, init: RequestInit = {}) =>
+    t.app.request(url, { ...init, headers: { ...headers, ...(init.headers as Record<string, string> | undefined) } });
   return [
     ['core success', await req('/core/1001/items', { headers: bearer(token) }), 200],
     ['core error (no token)', await req('/core/1001/items'), 401],
-    ['core error (backend)', await (() => {
-      t.backend.failNext = new Error('boom');
-      return req('/core/1001/fees', { headers: bearer(token) });
-    })(), 500],
-    ['auth success', await req('/auth/login', jsonPost({ username: 'alice', password: 'alice-pass', grant_type: 'password' })), 200],
-    ['auth error', await req('/auth/login', jsonPost({ username: 'alice', password: 'wrong', grant_type: 'password' })), 403],
+    [
+      'core error (backend)',
+      await (() => {
+        t.backend.failNext = new Error('boom');
+        return req('/core/1001/fees', { headers: bearer(token) });
+      })(),
+      500,
+    ],
+    [
+      'auth success',
+      await req('/auth/login', jsonPost({ username: 'alice', password: 'alice-pass', grant_type: 'password' })),
+      200,
+    ],
+    [
+      'auth error',
+      await req('/auth/login', jsonPost({ username: 'alice', password: 'wrong', grant_type: 'password' })),
+      403,
+    ],
     ['daia success', await req('/daia?id=1&format=json'), 200],
     ['daia error', await req('/daia?id=1'), 422],
     ['daia jsonp', await req('/daia?id=1&format=json&callback=cb'), 200],
@@ -81,14 +98,24 @@ describe('CORS with a list of origins', () => {
   it('answers other origins normally but without any Access-Control-* header', async () => {
     for (const [name, response, status] of await samples(t(), { Origin: EVIL })) {
       expect(response.status, name).toBe(status);
-      expect([...response.headers.keys()].filter((key) => key.startsWith('access-control-')), name).toEqual([]);
+      expect(
+        [...response.headers.keys()].filter((key) => key.startsWith('access-control-')),
+        name,
+      ).toEqual([]);
       expect(response.headers.get('vary'), name).toMatch(/\bOrigin\b/);
     }
   });
 
   it('matches scheme, host and port exactly', async () => {
     const app = t().app;
-    for (const origin of ['http://opac.lib.example.org', `${OPAC}:8443`, 'https://opac.lib.example.org.evil.net', 'http://localhost:3001', 'null', `${OPAC}/`]) {
+    for (const origin of [
+      'http://opac.lib.example.org',
+      `${OPAC}:8443`,
+      'https://opac.lib.example.org.evil.net',
+      'http://localhost:3001',
+      'null',
+      `${OPAC}/`,
+    ]) {
       const response = await app.request('/daia?id=1&format=json', { headers: { Origin: origin } });
       expect(response.status, origin).toBe(200);
       expect(response.headers.get('access-control-allow-origin'), origin).toBeNull();
@@ -99,7 +126,10 @@ describe('CORS with a list of origins', () => {
 
   it('a preflight from an allowed origin gets methods, headers and max-age; one from another origin none', async () => {
     const app = t().app;
-    const preflight = { 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'Content-Type, Authorization' };
+    const preflight = {
+      'Access-Control-Request-Method': 'POST',
+      'Access-Control-Request-Headers': 'Content-Type, Authorization',
+    };
     for (const url of ['/core/1001/renew', '/auth/login', '/daia']) {
       const allowed = await app.request(url, { method: 'OPTIONS', headers: { Origin: OPAC, ...preflight } });
       expect(allowed.status, url).toBe(200);
@@ -112,7 +142,10 @@ describe('CORS with a list of origins', () => {
       const denied = await app.request(url, { method: 'OPTIONS', headers: { Origin: EVIL, ...preflight } });
       expect(denied.status, url).toBe(200);
       expect(denied.headers.get('allow'), url).toContain('OPTIONS');
-      expect([...denied.headers.keys()].filter((key) => key.startsWith('access-control-')), url).toEqual([]);
+      expect(
+        [...denied.headers.keys()].filter((key) => key.startsWith('access-control-')),
+        url,
+      ).toEqual([]);
     }
   });
 
@@ -124,7 +157,9 @@ describe('CORS with a list of origins', () => {
   });
 
   it('an empty list allows no origin', async () => {
-    const response = await makeApp({ daia, corsOrigins: [] }).app.request('/daia?id=1&format=json', { headers: { Origin: OPAC } });
+    const response = await makeApp({ daia, corsOrigins: [] }).app.request('/daia?id=1&format=json', {
+      headers: { Origin: OPAC },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('access-control-allow-origin')).toBeNull();
   });
@@ -153,11 +188,18 @@ describe('secure response headers', () => {
 
   it('HSTS only with the hsts option, and only over HTTPS (https URL or X-Forwarded-Proto: https)', async () => {
     const off = makeApp({ daia });
-    expect((await off.app.request('https://gw.example.org/daia?id=1&format=json')).headers.get('strict-transport-security')).toBeNull();
-    expect((await off.app.request('/daia?id=1&format=json', { headers: { 'X-Forwarded-Proto': 'https' } })).headers.get('strict-transport-security')).toBeNull();
+    expect(
+      (await off.app.request('https://gw.example.org/daia?id=1&format=json')).headers.get('strict-transport-security'),
+    ).toBeNull();
+    expect(
+      (await off.app.request('/daia?id=1&format=json', { headers: { 'X-Forwarded-Proto': 'https' } })).headers.get(
+        'strict-transport-security',
+      ),
+    ).toBeNull();
 
     const on = makeApp({ daia, hsts: true });
-    const hsts = async (url: string, headers: Record<string, string> = {}) => (await on.app.request(url, { headers })).headers.get('strict-transport-security');
+    const hsts = async (url: string, headers: Record<string, string> = {}) =>
+      (await on.app.request(url, { headers })).headers.get('strict-transport-security');
     expect(await hsts('https://gw.example.org/daia?id=1&format=json')).toBe('max-age=31536000');
     expect(await hsts('https://gw.example.org/core/1001/items')).toBe('max-age=31536000'); // errors too
     expect(await hsts('/daia?id=1&format=json', { 'X-Forwarded-Proto': 'https' })).toBe('max-age=31536000');

@@ -7,7 +7,11 @@ const daia = {
   maxIds: 2,
   service: {
     availability: (ids: string[]) =>
-      Promise.resolve({ version: '1.0.0', timestamp: '2026-01-01T00:00:00Z', document: ids.map((id) => ({ id, item: [] })) }),
+      Promise.resolve({
+        version: '1.0.0',
+        timestamp: '2026-01-01T00:00:00Z',
+        document: ids.map((id) => ({ id, item: [] })),
+      }),
   } as unknown as DaiaService,
 };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BackendFailure } from '../../../src/backend/errors.js';
-import { FakeBackend, bearer, json, jsonPost, login, makeApp } from './helpers.js';
+import { bearer, FakeBackend, json, jsonPost, login, makeApp } from './helpers.js';
 
 const INTERNAL = 'connect ECONNREFUSED 10.9.8.7:6001 secret-host';
 
@@ -14,11 +14,41 @@ async function setup() {
 describe('backend failures', () => {
   const cases: Array<[string, unknown, number, string, RegExp]> = [
     ['unavailable', new BackendFailure('unavailable', 'refused', INTERNAL), 502, 'bad_gateway', /cannot be reached/],
-    ['protocol error', new BackendFailure('protocol', 'unreadable', INTERNAL), 502, 'bad_gateway', /could not be understood/],
-    ['garbage frame', new BackendFailure('protocol', 'bad-checksum', INTERNAL), 502, 'bad_gateway', /could not be understood/],
-    ['timeout', new BackendFailure('timeout', 'response-timeout', INTERNAL), 504, 'gateway_timeout', /did not answer in time/],
-    ['busy', new BackendFailure('busy', 'circuit-open', INTERNAL, { retryAfterSeconds: 7 }), 503, 'service_unavailable', /try again in 7 seconds/],
-    ['cancelled at the deadline', new BackendFailure('cancelled', 'deadline', INTERNAL), 504, 'gateway_timeout', /did not finish this call in time/],
+    [
+      'protocol error',
+      new BackendFailure('protocol', 'unreadable', INTERNAL),
+      502,
+      'bad_gateway',
+      /could not be understood/,
+    ],
+    [
+      'garbage frame',
+      new BackendFailure('protocol', 'bad-checksum', INTERNAL),
+      502,
+      'bad_gateway',
+      /could not be understood/,
+    ],
+    [
+      'timeout',
+      new BackendFailure('timeout', 'response-timeout', INTERNAL),
+      504,
+      'gateway_timeout',
+      /did not answer in time/,
+    ],
+    [
+      'busy',
+      new BackendFailure('busy', 'circuit-open', INTERNAL, { retryAfterSeconds: 7 }),
+      503,
+      'service_unavailable',
+      /try again in 7 seconds/,
+    ],
+    [
+      'cancelled at the deadline',
+      new BackendFailure('cancelled', 'deadline', INTERNAL),
+      504,
+      'gateway_timeout',
+      /did not finish this call in time/,
+    ],
   ];
   for (const [name, failure, status, error, description] of cases) {
     it(`${name} -> ${status} ${error}, without internal detail`, async () => {
@@ -31,10 +61,10 @@ describe('backend failures', () => {
       expect(text).not.toContain('ECONNREFUSED');
       const body = JSON.parse(text) as Record<string, unknown>;
       expect(body).toMatchObject({ error, code: status });
-      expect(body['error_description']).toMatch(description);
+      expect(body.error_description).toMatch(description);
       expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm="PAIA"/);
       if (status === 503) expect(response.headers.get('retry-after')).toBe('7');
-      expect(t.logs().some((line) => line['msg'] === 'backend failure' && line['level'] === 40)).toBe(true);
+      expect(t.logs().some((line) => line.msg === 'backend failure' && line.level === 40)).toBe(true);
     });
   }
 
@@ -44,15 +74,18 @@ describe('backend failures', () => {
     const response = await t.app.request(`/core/${patron}/items`, { headers: bearer(token) });
     expect(response.status).toBe(504);
     const body = await json(response);
-    expect(body['error']).toBe('gateway_timeout');
-    expect(body['error_description']).toMatch(/did not answer in time/);
+    expect(body.error).toBe('gateway_timeout');
+    expect(body.error_description).toMatch(/did not answer in time/);
     expect(JSON.stringify(body)).not.toContain(INTERNAL);
   });
 
   it('a value the ILS cannot take is a 422', async () => {
     const { t, backend, token, patron } = await setup();
     backend.failNext = new BackendFailure('unencodable', 'AB', INTERNAL);
-    const response = await t.app.request(`/core/${patron}/request`, jsonPost({ doc: [{ item: 'a|b' }] }, bearer(token)));
+    const response = await t.app.request(
+      `/core/${patron}/request`,
+      jsonPost({ doc: [{ item: 'a|b' }] }, bearer(token)),
+    );
     expect(response.status).toBe(422);
     expect(await json(response)).toMatchObject({ error: 'invalid_request' });
   });
@@ -62,7 +95,10 @@ describe('backend failures', () => {
     const t = makeApp({ backend, throttle: { freeAttemptsPerUser: 1 } });
     for (let i = 0; i < 3; i++) {
       backend.failNext = new BackendFailure('unavailable', 'refused', INTERNAL);
-      const response = await t.app.request('/auth/login', jsonPost({ username: 'alice', password: 'alice-pass', grant_type: 'password' }));
+      const response = await t.app.request(
+        '/auth/login',
+        jsonPost({ username: 'alice', password: 'alice-pass', grant_type: 'password' }),
+      );
       expect(response.status).toBe(502);
       expect(await json(response)).not.toHaveProperty('code');
     }
@@ -90,7 +126,9 @@ describe('unexpected errors', () => {
       const { t, backend, token, patron } = await setup();
       backend.failNext = failure;
       backend.failSynchronously = synchronously;
-      const response = await t.app.request(`/core/${patron}/fees`, { headers: bearer(token, { 'X-Request-Id': 'req-500' }) });
+      const response = await t.app.request(`/core/${patron}/fees`, {
+        headers: bearer(token, { 'X-Request-Id': 'req-500' }),
+      });
       expect(response.status).toBe(500);
       const text = await response.text();
       expect(text).not.toContain('10.9.8.7');
@@ -101,7 +139,7 @@ describe('unexpected errors', () => {
         error_description: 'an unexpected error occurred in the server; it has been logged with request id req-500',
       });
       expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
-      const logged = t.logs().find((line) => line['msg'] === 'unexpected error');
+      const logged = t.logs().find((line) => line.msg === 'unexpected error');
       expect(logged).toMatchObject({ level: 50, reqId: 'req-500' });
     });
   }

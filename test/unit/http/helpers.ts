@@ -8,13 +8,13 @@ import { LruSessionStore } from '../../../src/auth/session-store.js';
 import type {
   AccountState,
   Backend,
+  CredentialCheck,
   DocumentRequest,
   FeeRecord,
-  CredentialCheck,
   PaiaDocument,
   PatronRecord,
 } from '../../../src/backend/types.js';
-import { createApp, type AppOptions } from '../../../src/http/app.js';
+import { type AppOptions, createApp } from '../../../src/http/app.js';
 import { createLogger } from '../../../src/log.js';
 
 export interface Call {
@@ -45,10 +45,20 @@ export class FakeBackend implements Backend {
       state: 0,
       record: { name: 'Alice Example', email: 'alice@example.org', expires: '2030-12-31', status: 0 },
       items: [
-        { status: 3, item: ITEM('it-1'), about: 'A book', duedate: '2026-12-01', endtime: '2026-12-01', canrenew: true },
+        {
+          status: 3,
+          item: ITEM('it-1'),
+          about: 'A book',
+          duedate: '2026-12-01',
+          endtime: '2026-12-01',
+          canrenew: true,
+        },
         { status: 1, item: ITEM('it-2'), queue: 2, cancancel: true },
       ],
-      fees: { amount: '2.50 EUR', fee: [{ amount: '2.50 EUR', about: 'overdue', item: ITEM('it-1'), date: '2026-11-01' }] },
+      fees: {
+        amount: '2.50 EUR',
+        fee: [{ amount: '2.50 EUR', about: 'overdue', item: ITEM('it-1'), date: '2026-11-01' }],
+      },
     },
     {
       username: 'emile',
@@ -112,7 +122,12 @@ export class FakeBackend implements Backend {
       docs.map((d) =>
         d.item === ITEM('it-1')
           ? { status: 3 as const, item: d.item, duedate: '2027-01-01', endtime: '2027-01-01' }
-          : { status: 0 as const, ...(d.item ? { item: d.item } : {}), ...(d.edition ? { edition: d.edition } : {}), error: 'unknown document' },
+          : {
+              status: 0 as const,
+              ...(d.item ? { item: d.item } : {}),
+              ...(d.edition ? { edition: d.edition } : {}),
+              error: 'unknown document',
+            },
       ),
     );
   }
@@ -157,13 +172,18 @@ export function makeApp(overrides: Partial<AppOptions> & LoginOverrides = {}): T
   const chunks: string[] = [];
   // pino writes each line synchronously to any object with write()
   const logger = createLogger({ level: 'debug', destination: { write: (line: string) => void chunks.push(line) } });
-  const { patronIds, throttle, loginThrottle, passwordPolicy, allowedClients, tokenLifetimeSeconds, ...rest } = overrides;
+  const { patronIds, throttle, loginThrottle, passwordPolicy, allowedClients, tokenLifetimeSeconds, ...rest } =
+    overrides;
   const login = new LoginService({
     backend,
     sessions,
     patronIds: patronIds ?? new PatronIds('barcode'),
     throttle:
-      loginThrottle ?? new LoginThrottle({ maxAttemptsPerSecond: 10_000, ...(throttle ?? { freeAttemptsPerUser: 1000, freeAttemptsPerAddress: 1000 }) }),
+      loginThrottle ??
+      new LoginThrottle({
+        maxAttemptsPerSecond: 10_000,
+        ...(throttle ?? { freeAttemptsPerUser: 1000, freeAttemptsPerAddress: 1000 }),
+      }),
     passwordPolicy: passwordPolicy ?? new PasswordPolicy({ minLength: 4, denyList: DEFAULT_DENY_LIST }),
     allowedClients,
     tokenLifetimeSeconds: tokenLifetimeSeconds ?? 3600,
@@ -183,7 +203,12 @@ export function makeApp(overrides: Partial<AppOptions> & LoginOverrides = {}): T
     backend,
     sessions,
     base: overrides.basePath ?? '',
-    logs: () => chunks.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
+    logs: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
     rawLog: () => chunks.join(''),
   };
 }
@@ -203,7 +228,10 @@ export async function login(
   password = 'alice-pass',
   scope?: string,
 ): Promise<{ token: string; patron: string; scope: string; response: Response }> {
-  const response = await t.app.request(`${t.base}/auth/login`, jsonPost({ username, password, grant_type: 'password', ...(scope !== undefined ? { scope } : {}) }));
+  const response = await t.app.request(
+    `${t.base}/auth/login`,
+    jsonPost({ username, password, grant_type: 'password', ...(scope !== undefined ? { scope } : {}) }),
+  );
   if (response.status !== 200) throw new Error(`login failed: ${response.status} ${await response.text()}`);
   const body = (await response.clone().json()) as { access_token: string; patron: string; scope: string };
   return { token: body.access_token, patron: body.patron, scope: body.scope, response };

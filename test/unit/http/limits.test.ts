@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LoginThrottle } from '../../../src/auth/login-throttle.js';
-import { LruSessionStore } from '../../../src/auth/session-store.js';
 import { WEAK_PASSWORD_MESSAGE } from '../../../src/auth/password-policy.js';
+import { LruSessionStore } from '../../../src/auth/session-store.js';
 import { bearer, json, jsonPost, login, makeApp } from './helpers.js';
 
 const LOGIN = (username: string, password: string) => jsonPost({ username, password, grant_type: 'password' });
@@ -10,7 +10,12 @@ describe('weak passwords', () => {
   it('get 403 access_denied telling the patron to change the password at the library, before the ILS is asked', async () => {
     const t = makeApp();
     t.backend.patrons[0]!.password = '123456'; // alice's real password is weak
-    for (const [username, password] of [['alice', '123456'], ['alice', 'Password'], ['nobody', '123456'], ['alice', 'abc']]) {
+    for (const [username, password] of [
+      ['alice', '123456'],
+      ['alice', 'Password'],
+      ['nobody', '123456'],
+      ['alice', 'abc'],
+    ]) {
       const response = await t.app.request('/auth/login', LOGIN(username!, password!));
       expect(response.status).toBe(403);
       expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
@@ -40,7 +45,14 @@ describe('brute force: lockout log line, global ceiling', () => {
     for (let i = 0; i < 5; i++) await t.app.request('/auth/login', LOGIN('alice', 'secret-guess-1'));
     const lines = t.logs().filter((line) => line.level === 40 && String(line.msg).startsWith('login lockout'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ lockout: { kind: 'username', subject: expect.stringMatching(/^[0-9a-f]{12}$/), failures: 2, retryAfterSeconds: 5 } });
+    expect(lines[0]).toMatchObject({
+      lockout: {
+        kind: 'username',
+        subject: expect.stringMatching(/^[0-9a-f]{12}$/),
+        failures: 2,
+        retryAfterSeconds: 5,
+      },
+    });
     expect(typeof lines[0]!.reqId).toBe('string');
     expect(t.rawLog()).not.toContain('secret-guess-1');
     expect(t.rawLog()).not.toMatch(/"alice"/);
@@ -49,13 +61,24 @@ describe('brute force: lockout log line, global ceiling', () => {
   });
 
   it('beyond maxLoginsPerSecond: 503 service_unavailable with Retry-After 1, ILS not asked', async () => {
-    const t = makeApp({ loginThrottle: new LoginThrottle({ maxAttemptsPerSecond: 2, freeAttemptsPerUser: 100, freeAttemptsPerAddress: 100 }) });
-    const replies = await Promise.all(Array.from({ length: 4 }, () => t.app.request('/auth/login', LOGIN('alice', 'wrong-guess'))));
+    const t = makeApp({
+      loginThrottle: new LoginThrottle({
+        maxAttemptsPerSecond: 2,
+        freeAttemptsPerUser: 100,
+        freeAttemptsPerAddress: 100,
+      }),
+    });
+    const replies = await Promise.all(
+      Array.from({ length: 4 }, () => t.app.request('/auth/login', LOGIN('alice', 'wrong-guess'))),
+    );
     const statuses = replies.map((r) => r.status).sort();
     expect(statuses).toEqual([403, 403, 503, 503]);
     const busy = replies.find((r) => r.status === 503)!;
     expect(busy.headers.get('retry-after')).toBe('1');
-    expect(await json(busy)).toMatchObject({ error: 'service_unavailable', error_description: expect.stringMatching(/too many logins/) });
+    expect(await json(busy)).toMatchObject({
+      error: 'service_unavailable',
+      error_description: expect.stringMatching(/too many logins/),
+    });
     expect(t.backend.callsOf('login')).toHaveLength(2);
   });
 });
@@ -64,13 +87,18 @@ describe('tokens: requests per minute, sessions per patron, logout', () => {
   it('429 (error service_unavailable) with Retry-After once a token used up its requests for the minute; other tokens unaffected', async () => {
     const t = makeApp({ requestsPerMinute: 3 });
     const { token, patron } = await login(t);
-    for (let i = 0; i < 3; i++) expect((await t.app.request(`/core/${patron}`, { headers: bearer(token) })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await t.app.request(`/core/${patron}`, { headers: bearer(token) })).status).toBe(200);
     const limited = await t.app.request(`/core/${patron}/items?access_token=${token}`);
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
     expect(limited.headers.get('www-authenticate')).toMatch(/^Bearer/);
-    expect(await json(limited)).toMatchObject({ error: 'service_unavailable', code: 429, error_description: expect.stringMatching(/at most 3 per minute/) });
+    expect(await json(limited)).toMatchObject({
+      error: 'service_unavailable',
+      code: 429,
+      error_description: expect.stringMatching(/at most 3 per minute/),
+    });
     const other = await login(t);
     expect((await t.app.request(`/core/${patron}`, { headers: bearer(other.token) })).status).toBe(200);
     // invalid tokens are not counted (and still get 401)
@@ -115,7 +143,11 @@ describe('input limits', () => {
     const long = await t.app.request(`/core/alice?x=${'a'.repeat(300)}`);
     expect(long.status).toBe(414);
     expect(long.headers.get('www-authenticate')).toMatch(/^Bearer/);
-    expect(await json(long)).toMatchObject({ error: 'invalid_request', code: 414, error_description: expect.stringMatching(/at most 300 bytes/) });
+    expect(await json(long)).toMatchObject({
+      error: 'invalid_request',
+      code: 414,
+      error_description: expect.stringMatching(/at most 300 bytes/),
+    });
     const path = await t.app.request(`/core/${'b'.repeat(400)}`);
     expect(path.status).toBe(414);
     expect((await t.app.request('/core/alice')).status).toBe(401); // short ones go on as before
@@ -127,11 +159,17 @@ describe('input limits', () => {
     const nest = (depth: number) => `{"doc":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
     const deep = await t.app.request(`/core/${patron}/renew`, jsonPost(nest(17), bearer(token)));
     expect(deep.status).toBe(400);
-    expect(await json(deep)).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/too deeply: at most 16 levels/) });
+    expect(await json(deep)).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringMatching(/too deeply: at most 16 levels/),
+    });
     const ok = await t.app.request(`/core/${patron}/renew`, jsonPost(nest(16), bearer(token)));
     expect(ok.status).toBe(422);
     // brackets inside strings do not count
-    const inString = await t.app.request(`/core/${patron}/renew`, jsonPost({ doc: [{ item: `${'['.repeat(100)}\\"[[` }] }, bearer(token)));
+    const inString = await t.app.request(
+      `/core/${patron}/renew`,
+      jsonPost({ doc: [{ item: `${'['.repeat(100)}\\"[[` }] }, bearer(token)),
+    );
     expect(inString.status).toBe(200);
     // the login form is guarded too
     const deepLogin = await t.app.request('/auth/login', jsonPost(`{"username":${'['.repeat(40)}${']'.repeat(40)}}`));

@@ -32,7 +32,14 @@ function route(overrides: Partial<MetricsRouteOptions> = {}) {
 describe('the /metrics route', () => {
   it('answers only /metrics at the root', async () => {
     const { handle } = route();
-    for (const url of ['http://h/', 'http://h/core/metrics', 'http://h/metrics/x', 'http://h/paia/metrics', 'http://h/metricsx', 'http://h/healthz']) {
+    for (const url of [
+      'http://h/',
+      'http://h/core/metrics',
+      'http://h/metrics/x',
+      'http://h/paia/metrics',
+      'http://h/metricsx',
+      'http://h/healthz',
+    ]) {
       expect((await handle(url)).status, url).toBe(404);
     }
     expect((await handle('http://h/metrics?name[]=x')).status).toBe(200);
@@ -72,7 +79,9 @@ describe('the /metrics route', () => {
 
   it('an empty allowlist lets any client read', async () => {
     const { handle } = route({ allowedClients: new ClientAllowlist([]) });
-    expect((await handle('http://h/metrics', {}, { incoming: { socket: { remoteAddress: '203.0.113.9' } } })).status).toBe(200);
+    expect(
+      (await handle('http://h/metrics', {}, { incoming: { socket: { remoteAddress: '203.0.113.9' } } })).status,
+    ).toBe(200);
   });
 
   it('503, never 500, when collection fails or the address cannot be read', async () => {

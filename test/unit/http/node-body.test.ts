@@ -34,7 +34,9 @@ describe('readBody from a Node request stream', () => {
 
   it('refuses a declared length over the bound without reading', async () => {
     const incoming = Readable.from([Buffer.from('{}')]);
-    await expect(readBody(contextOf(incoming, { ...JSON_TYPE, 'Content-Length': '65' }), options)).rejects.toMatchObject({
+    await expect(
+      readBody(contextOf(incoming, { ...JSON_TYPE, 'Content-Length': '65' }), options),
+    ).rejects.toMatchObject({
       status: 400,
       description: expect.stringMatching(/too large: at most 64 bytes/),
     });
@@ -50,7 +52,10 @@ describe('readBody from a Node request stream', () => {
         if (produced > 100) this.push(null);
       },
     });
-    await expect(readBody(contextOf(incoming, JSON_TYPE), options)).rejects.toMatchObject({ status: 400, description: expect.stringMatching(/too large/) });
+    await expect(readBody(contextOf(incoming, JSON_TYPE), options)).rejects.toMatchObject({
+      status: 400,
+      description: expect.stringMatching(/too large/),
+    });
     expect(produced).toBeLessThan(10);
     expect(incoming.destroyed).toBe(true);
   });
@@ -61,12 +66,17 @@ describe('readBody from a Node request stream', () => {
         this.destroy(new Error('socket hang up'));
       },
     });
-    await expect(readBody(contextOf(incoming, JSON_TYPE), options)).rejects.toMatchObject({ status: 400, description: 'the request body could not be read' });
+    await expect(readBody(contextOf(incoming, JSON_TYPE), options)).rejects.toMatchObject({
+      status: 400,
+      description: 'the request body could not be read',
+    });
   });
 
   it('a stream someone already read falls back to the web Request', async () => {
     const incoming = Readable.from([Buffer.from('{}')]);
     incoming.read();
-    await expect(readBody(contextOf(incoming, JSON_TYPE), options)).rejects.toThrow('the web Request must not be built');
+    await expect(readBody(contextOf(incoming, JSON_TYPE), options)).rejects.toThrow(
+      'the web Request must not be built',
+    );
   });
 });

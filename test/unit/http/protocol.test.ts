@@ -66,23 +66,34 @@ describe('charset', () => {
   it('answers in ISO-8859-1 when Accept-Charset asks, losslessly as \\u escapes', async () => {
     const t = makeApp();
     const { token, patron } = await login(t, 'emile', 'émile-pass');
-    const variants: Array<Record<string, string>> = [{ 'Accept-Charset': 'iso-8859-1' }, { Accept: 'application/json; charset=ISO-8859-1' }];
+    const variants: Array<Record<string, string>> = [
+      { 'Accept-Charset': 'iso-8859-1' },
+      { Accept: 'application/json; charset=ISO-8859-1' },
+    ];
     for (const headers of variants) {
       const response = await t.app.request(`/core/${patron}/items`, { headers: bearer(token, headers) });
       expect(response.headers.get('content-type')).toBe('application/json; charset=iso-8859-1');
       const bytes = Buffer.from(await response.arrayBuffer());
       expect([...bytes].every((b) => b < 0x80)).toBe(true);
-      expect(JSON.parse(bytes.toString('latin1'))).toEqual({ doc: [{ status: 3, item: 'https://lib.example.org/item/it-3', about: 'L’Assommoir – 😀' }] });
+      expect(JSON.parse(bytes.toString('latin1'))).toEqual({
+        doc: [{ status: 3, item: 'https://lib.example.org/item/it-3', about: 'L’Assommoir – 😀' }],
+      });
     }
-    const patronResponse = await t.app.request(`/core/${patron}`, { headers: bearer(token, { 'Accept-Charset': 'ISO-8859-1' }) });
+    const patronResponse = await t.app.request(`/core/${patron}`, {
+      headers: bearer(token, { 'Accept-Charset': 'ISO-8859-1' }),
+    });
     expect(Buffer.from(await patronResponse.arrayBuffer()).toString('latin1')).toContain('"\\u00c9mile Zola"');
   });
 
   it('prefers Accept-Charset over Accept', async () => {
     const t = makeApp();
-    const response = await t.app.request('/nowhere', { headers: { 'Accept-Charset': 'utf-8', Accept: 'application/json; charset=iso-8859-1' } });
+    const response = await t.app.request('/nowhere', {
+      headers: { 'Accept-Charset': 'utf-8', Accept: 'application/json; charset=iso-8859-1' },
+    });
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    const other = await t.app.request('/nowhere', { headers: { 'Accept-Charset': 'koi8-r', Accept: 'application/json; charset=iso-8859-1' } });
+    const other = await t.app.request('/nowhere', {
+      headers: { 'Accept-Charset': 'koi8-r', Accept: 'application/json; charset=iso-8859-1' },
+    });
     expect(other.headers.get('content-type')).toBe('application/json; charset=iso-8859-1');
   });
 });
@@ -143,7 +154,10 @@ describe('suppress_response_codes', () => {
     const t = makeApp();
     expect(await json(await t.app.request('/core/1001'))).toHaveProperty('code', 401);
     for (const url of ['/auth/login', '/auth/login?suppress_response_codes']) {
-      const response = await t.app.request(url, jsonPost({ username: 'alice', password: 'nope', grant_type: 'password' }));
+      const response = await t.app.request(
+        url,
+        jsonPost({ username: 'alice', password: 'nope', grant_type: 'password' }),
+      );
       expect(response.status).toBe(url.includes('suppress') ? 200 : 403);
       const body = await json(response);
       expect(body).toMatchObject({ error: 'access_denied' });
@@ -164,12 +178,22 @@ describe('suppress_response_codes', () => {
 
 describe('verbs and URLs', () => {
   const GET_URLS = ['/core/1001', '/core/1001/items', '/core/1001/fees'];
-  const POST_URLS = ['/core/1001/renew', '/core/1001/request', '/core/1001/cancel', '/auth/login', '/auth/logout', '/auth/change'];
+  const POST_URLS = [
+    '/core/1001/renew',
+    '/core/1001/request',
+    '/core/1001/cancel',
+    '/auth/login',
+    '/auth/logout',
+    '/auth/change',
+  ];
 
   it('answers OPTIONS on every method URL without a token', async () => {
     const t = makeApp();
     for (const url of [...GET_URLS, ...POST_URLS]) {
-      const response = await t.app.request(url, { method: 'OPTIONS', headers: { Origin: 'https://opac.example.org', 'Access-Control-Request-Method': 'GET' } });
+      const response = await t.app.request(url, {
+        method: 'OPTIONS',
+        headers: { Origin: 'https://opac.example.org', 'Access-Control-Request-Method': 'GET' },
+      });
       expect(response.status).toBe(200);
       const allow = GET_URLS.includes(url) ? 'GET, HEAD, OPTIONS' : 'POST, OPTIONS';
       expect(response.headers.get('allow')).toBe(allow);
@@ -228,7 +252,20 @@ describe('verbs and URLs', () => {
   it('answers unknown URLs with 404 not_found, also under the bases', async () => {
     const t = makeApp();
     const { token } = await login(t);
-    for (const url of ['/', '/core', '/core/', '/core/1001/', '/core/1001/bogus', '/core/1001/items/x', '/auth', '/auth/', '/auth/reset', '/auth/login/x', '/daia', '/paia/core/1001']) {
+    for (const url of [
+      '/',
+      '/core',
+      '/core/',
+      '/core/1001/',
+      '/core/1001/bogus',
+      '/core/1001/items/x',
+      '/auth',
+      '/auth/',
+      '/auth/reset',
+      '/auth/login/x',
+      '/daia',
+      '/paia/core/1001',
+    ]) {
       const response = await t.app.request(url, { headers: bearer(token) });
       expect(response.status, url).toBe(404);
       expect(await json(response)).toMatchObject({ error: 'not_found' });
@@ -266,11 +303,14 @@ describe('request ids and logging', () => {
     const { token, patron } = await login(t);
     await t.app.request(`/core/${patron}/items?access_token=${token}&x=1`, { headers: { 'X-Request-Id': 'req-42' } });
     await t.app.request(`/core/${patron}`, { headers: bearer(token) });
-    await t.app.request('/auth/login', jsonPost({ username: 'alice', password: 'wrong-secret-pw', grant_type: 'password' }));
-    const lines = t.logs().filter((line) => line['msg'] === 'request');
+    await t.app.request(
+      '/auth/login',
+      jsonPost({ username: 'alice', password: 'wrong-secret-pw', grant_type: 'password' }),
+    );
+    const lines = t.logs().filter((line) => line.msg === 'request');
     expect(lines).toHaveLength(4);
     expect(lines[1]).toMatchObject({ reqId: 'req-42', method: 'GET', path: `/core/${patron}/items`, status: 200 });
-    expect(typeof lines[1]!['ms']).toBe('number');
+    expect(typeof lines[1]!.ms).toBe('number');
     expect(lines[3]).toMatchObject({ path: '/auth/login', status: 403, error: 'access_denied' });
     const raw = t.rawLog();
     expect(raw).not.toContain(token);

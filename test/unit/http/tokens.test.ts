@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PatronIds } from '../../../src/auth/patron-ids.js';
 import { LruSessionStore } from '../../../src/auth/session-store.js';
-import { FakeBackend, bearer, json, jsonPost, login, makeApp } from './helpers.js';
+import { bearer, FakeBackend, json, jsonPost, login, makeApp } from './helpers.js';
 
 describe('access tokens', () => {
   it('are accepted in the Authorization header, the access_token parameter, or both when equal', async () => {
@@ -45,7 +45,9 @@ describe('access tokens', () => {
     expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="PAIA"');
     expect(await json(missing)).toMatchObject({ error: 'invalid_grant', code: 401 });
 
-    const basic = await t.app.request(`/core/${patron}`, { headers: { Authorization: 'Basic YWxpY2U6YWxpY2UtcGFzcw==' } });
+    const basic = await t.app.request(`/core/${patron}`, {
+      headers: { Authorization: 'Basic YWxpY2U6YWxpY2UtcGFzcw==' },
+    });
     expect(basic.status).toBe(401);
 
     const unknown = await t.app.request(`/core/${patron}`, { headers: bearer('A'.repeat(43)) });
@@ -91,7 +93,9 @@ describe('access tokens', () => {
     expect(await json(items)).toMatchObject({ error: 'insufficient_scope', code: 403 });
     expect(items.headers.get('x-oauth-scopes')).toBe('read_patron');
     expect(items.headers.get('x-accepted-oauth-scopes')).toBe('read_items');
-    expect(items.headers.get('www-authenticate')).toBe('Bearer realm="PAIA", error="insufficient_scope", scope="read_items"');
+    expect(items.headers.get('www-authenticate')).toBe(
+      'Bearer realm="PAIA", error="insufficient_scope", scope="read_items"',
+    );
     const renew = await t.app.request(`/core/${patron}/renew`, jsonPost({ doc: [{ item: 'x' }] }, bearer(token)));
     expect(renew.status).toBe(403);
     expect(t.backend.callsOf('items')).toHaveLength(0);
@@ -100,7 +104,12 @@ describe('access tokens', () => {
 
   it('find the patron by the URI-decoded path segment (escaped or not)', async () => {
     const backend = new FakeBackend();
-    backend.patrons.push({ ...backend.patrons[0]!, username: 'spacey', barcode: 'Zoë 7', record: { name: 'Zoë', status: 0 } });
+    backend.patrons.push({
+      ...backend.patrons[0]!,
+      username: 'spacey',
+      barcode: 'Zoë 7',
+      record: { name: 'Zoë', status: 0 },
+    });
     const t = makeApp({ backend });
     const { token, patron } = await login(t, 'spacey', 'alice-pass');
     expect(patron).toBe('Zoë 7');

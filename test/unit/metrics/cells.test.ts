@@ -9,7 +9,13 @@ const BUCKETS = [0.001, 0.01, 0.1, 1, 10];
 describe('HistogramFamily', () => {
   it('counts each cell into its own buckets, sum and count', async () => {
     const registry = new Registry();
-    const family = new HistogramFamily({ registry, name: 'x_seconds', help: 'x', labelNames: ['route'], buckets: BUCKETS });
+    const family = new HistogramFamily({
+      registry,
+      name: 'x_seconds',
+      help: 'x',
+      labelNames: ['route'],
+      buckets: BUCKETS,
+    });
     const a = family.cell({ route: 'a' });
     for (const value of [0, 0.001, 0.0011, 0.5, 10, 11]) a.observe(value);
     family.cell({ route: 'b' }).observe(0.02);
@@ -24,7 +30,9 @@ describe('HistogramFamily', () => {
 
   it('shows no series before the first observation', async () => {
     const registry = new Registry();
-    new HistogramFamily({ registry, name: 'z_seconds', help: 'z', labelNames: ['a'], buckets: BUCKETS }).cell({ a: '1' });
+    new HistogramFamily({ registry, name: 'z_seconds', help: 'z', labelNames: ['a'], buckets: BUCKETS }).cell({
+      a: '1',
+    });
     expect(parseExposition(await registry.metrics()).samples).toEqual([]);
   });
 });

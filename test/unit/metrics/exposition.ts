@@ -65,13 +65,14 @@ export function samplesOf(exposition: Exposition, name: string, labels: Record<s
 }
 
 /** The sum of the matching samples; 0 when there are none (a series not yet created counts as 0). */
-export function valueOf(exposition: Exposition, name: string, labels: Record<string, string> = {}): number {
+export function sumOf(exposition: Exposition, name: string, labels: Record<string, string> = {}): number {
   return samplesOf(exposition, name, labels).reduce((sum, sample) => sum + sample.value, 0);
 }
 
 /** The one matching sample's value; throws unless exactly one matches. */
 export function single(exposition: Exposition, name: string, labels: Record<string, string> = {}): number {
   const found = samplesOf(exposition, name, labels);
-  if (found.length !== 1) throw new Error(`expected one sample ${name}${JSON.stringify(labels)}, found ${found.length}`);
+  if (found.length !== 1)
+    throw new Error(`expected one sample ${name}${JSON.stringify(labels)}, found ${found.length}`);
   return found[0]!.value;
 }

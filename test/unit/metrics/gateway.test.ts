@@ -69,8 +69,14 @@ describe('GatewayMetrics', () => {
 
   it('maps the circuit state to 0 closed, 1 half-open, 2 open', async () => {
     const metrics = new GatewayMetrics({ defaultMetrics: false });
-    for (const [circuit, value] of [['closed', 0], ['half-open', 1], ['open', 2]] as const) {
-      metrics.watch({ pool: () => ({ connections: 0, busy: 0, waiting: 0, circuit, connectFailures: 0, sessionLimit: null }) });
+    for (const [circuit, value] of [
+      ['closed', 0],
+      ['half-open', 1],
+      ['open', 2],
+    ] as const) {
+      metrics.watch({
+        pool: () => ({ connections: 0, busy: 0, waiting: 0, circuit, connectFailures: 0, sessionLimit: null }),
+      });
       expect(single(await scrape(metrics), 'paia_sip2_circuit_state'), circuit).toBe(value);
     }
   });
@@ -79,14 +85,26 @@ describe('GatewayMetrics', () => {
     const metrics = new GatewayMetrics({ defaultMetrics: false });
     metrics.watch({ itemCache: () => null });
     const text = await scrape(metrics);
-    for (const name of ['paia_sip2_connections', 'paia_sip2_circuit_state', 'paia_auth_sessions', 'paia_auth_logins_failed_total', 'paia_item_cache_hits_total', 'paia_item_cache_misses_total', 'paia_item_cache_entries']) {
+    for (const name of [
+      'paia_sip2_connections',
+      'paia_sip2_circuit_state',
+      'paia_auth_sessions',
+      'paia_auth_logins_failed_total',
+      'paia_item_cache_hits_total',
+      'paia_item_cache_misses_total',
+      'paia_item_cache_entries',
+    ]) {
       expect(single(text, name), name).toBe(0);
     }
   });
 
   it('rejects the scrape when a source throws (the handler turns that into 503)', async () => {
     const metrics = new GatewayMetrics({ defaultMetrics: false });
-    metrics.watch({ sessions: () => { throw new Error('store gone'); } });
+    metrics.watch({
+      sessions: () => {
+        throw new Error('store gone');
+      },
+    });
     await expect(metrics.scrape()).rejects.toThrow(/store gone/);
   });
 
@@ -102,13 +120,26 @@ describe('GatewayMetrics', () => {
     expect(single(text, 'paia_http_requests_total', { method: 'POST', route: 'login', status: '403' })).toBe(1);
     expect(samplesOf(text, 'paia_http_requests_total')).toHaveLength(3);
     expect(single(text, 'paia_http_request_duration_seconds_count', { method: 'GET', route: 'patron' })).toBe(3);
-    expect(single(text, 'paia_http_request_duration_seconds_sum', { method: 'GET', route: 'patron' })).toBeCloseTo(0.0245, 10);
-    expect(single(text, 'paia_http_request_duration_seconds_bucket', { method: 'GET', route: 'patron', le: '0.001' })).toBe(1);
-    expect(single(text, 'paia_http_request_duration_seconds_bucket', { method: 'GET', route: 'patron', le: '0.005' })).toBe(2);
-    expect(single(text, 'paia_http_request_duration_seconds_bucket', { method: 'POST', route: 'login', le: '2.5' })).toBe(0);
-    expect(single(text, 'paia_http_request_duration_seconds_bucket', { method: 'POST', route: 'login', le: '5' })).toBe(1);
+    expect(single(text, 'paia_http_request_duration_seconds_sum', { method: 'GET', route: 'patron' })).toBeCloseTo(
+      0.0245,
+      10,
+    );
+    expect(
+      single(text, 'paia_http_request_duration_seconds_bucket', { method: 'GET', route: 'patron', le: '0.001' }),
+    ).toBe(1);
+    expect(
+      single(text, 'paia_http_request_duration_seconds_bucket', { method: 'GET', route: 'patron', le: '0.005' }),
+    ).toBe(2);
+    expect(
+      single(text, 'paia_http_request_duration_seconds_bucket', { method: 'POST', route: 'login', le: '2.5' }),
+    ).toBe(0);
+    expect(single(text, 'paia_http_request_duration_seconds_bucket', { method: 'POST', route: 'login', le: '5' })).toBe(
+      1,
+    );
     // Buckets from 1 ms to 10 s.
-    const bounds = samplesOf(text, 'paia_http_request_duration_seconds_bucket', { method: 'POST', route: 'login' }).map((s) => s.labels.le);
+    const bounds = samplesOf(text, 'paia_http_request_duration_seconds_bucket', { method: 'POST', route: 'login' }).map(
+      (s) => s.labels.le,
+    );
     expect(bounds[0]).toBe('0.001');
     expect(bounds.at(-2)).toBe('10');
     expect(bounds.at(-1)).toBe('+Inf');
@@ -124,7 +155,8 @@ describe('GatewayMetrics', () => {
     expect(single(text, 'paia_http_requests_total', { method: 'other', route: 'patron', status: '405' })).toBe(2);
     expect(single(text, 'paia_http_requests_total', { method: 'GET', route: 'other', status: '200' })).toBe(1);
     expect(single(text, 'paia_http_requests_total', { method: 'GET', route: 'other', status: 'other' })).toBe(1);
-    for (const sample of samplesOf(text, 'paia_http_requests_total')) expect(ROUTE_LABELS).toContain(sample.labels.route);
+    for (const sample of samplesOf(text, 'paia_http_requests_total'))
+      expect(ROUTE_LABELS).toContain(sample.labels.route);
     expect(await metrics.scrape()).not.toContain('alice');
   });
 
@@ -164,7 +196,12 @@ describe('GatewayMetrics', () => {
 
   it("includes prom-client's default process metrics unless switched off, and names its content type", async () => {
     const withDefaults = await scrape(new GatewayMetrics());
-    for (const name of ['process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
+    for (const name of [
+      'process_resident_memory_bytes',
+      'process_cpu_seconds_total',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_heap_size_used_bytes',
+    ]) {
       expect(withDefaults.types.has(name), name).toBe(true);
     }
     expect(single(withDefaults, 'process_resident_memory_bytes')).toBeGreaterThan(0);

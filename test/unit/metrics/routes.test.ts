@@ -4,8 +4,8 @@
  * sample per request through the real app (in-process).
  */
 import { describe, expect, it } from 'vitest';
-import { compileUriTemplates } from '../../../src/backend/uris.js';
 import { DaiaService } from '../../../src/backend/daia/service.js';
+import { compileUriTemplates } from '../../../src/backend/uris.js';
 import { classifyRoute, ROUTE_LABELS, type RouteLabel, routeTable } from '../../../src/metrics/routes.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
 import { loadDialect } from '../../../src/sip2/dialect.js';
@@ -22,17 +22,42 @@ interface Recorded {
 
 function recorder() {
   const recorded: Recorded[] = [];
-  return { recorded, metrics: { record: (method: string, route: RouteLabel, status: number, seconds: number) => void recorded.push({ method, route, status, seconds }) } };
+  return {
+    recorded,
+    metrics: {
+      record: (method: string, route: RouteLabel, status: number, seconds: number) =>
+        void recorded.push({ method, route, status, seconds }),
+    },
+  };
 }
 
 const daia = (() => {
-  const uris = compileUriTemplates({ item: 'https://lib.example.org/item/{barcode}', edition: 'https://lib.example.org/title/{title}', storage: null, patronType: null });
+  const uris = compileUriTemplates({
+    item: 'https://lib.example.org/item/{barcode}',
+    edition: 'https://lib.example.org/title/{title}',
+    storage: null,
+    patronType: null,
+  });
   const answer = (message: ItemInformation): Promise<ItemInformationResponse> =>
     Promise.resolve({
-      code: '18', circulationStatus: 3, securityMarker: 2, feeType: 1, transactionDate: sip2DateFrom(new Date(2026, 0, 1)),
-      itemIdentifier: message.itemIdentifier, titleIdentifier: 'Faust', extra: [],
+      code: '18',
+      circulationStatus: 3,
+      securityMarker: 2,
+      feeType: 1,
+      transactionDate: sip2DateFrom(new Date(2026, 0, 1)),
+      itemIdentifier: message.itemIdentifier,
+      titleIdentifier: 'Faust',
+      extra: [],
     } as ItemInformationResponse);
-  return { service: new DaiaService({ send: answer, messages: new Sip2Messages({ institutionId: 'DEMO' }), dialect: loadDialect('generic'), uris, institution: 'DEMO' }) };
+  return {
+    service: new DaiaService({
+      send: answer,
+      messages: new Sip2Messages({ institutionId: 'DEMO' }),
+      dialect: loadDialect('generic'),
+      uris,
+      institution: 'DEMO',
+    }),
+  };
 })();
 
 describe('routeTable / classifyRoute', () => {
@@ -69,7 +94,11 @@ describe('routeTable / classifyRoute', () => {
     for (const basePath of ['', '/paia']) {
       const { app } = makeApp({ basePath, daia });
       const patterns = new Set(app.routes.map((route) => route.path).filter((path) => path !== '*' && path !== '/*'));
-      const table = routeTable({ corePrefix: `${basePath}/core`, authPrefix: `${basePath}/auth`, daiaPath: `${basePath}/daia` });
+      const table = routeTable({
+        corePrefix: `${basePath}/core`,
+        authPrefix: `${basePath}/auth`,
+        daiaPath: `${basePath}/daia`,
+      });
       expect(patterns.size).toBe(table.size);
       for (const path of patterns) expect(classifyRoute(table, path), path).not.toBe('other');
     }

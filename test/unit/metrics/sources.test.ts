@@ -38,7 +38,11 @@ describe('LoginThrottle.stats().failed', () => {
   });
 
   it('the login route reports wrong credentials, but not weak passwords, bad requests or good logins', async () => {
-    const throttle = new LoginThrottle({ freeAttemptsPerUser: 1000, freeAttemptsPerAddress: 1000, maxAttemptsPerSecond: 10_000 });
+    const throttle = new LoginThrottle({
+      freeAttemptsPerUser: 1000,
+      freeAttemptsPerAddress: 1000,
+      maxAttemptsPerSecond: 10_000,
+    });
     const t = makeApp({ loginThrottle: throttle });
     const post = (body: unknown) => t.app.request('/auth/login', jsonPost(body));
     expect((await post({ username: 'alice', password: 'wrong-pass', grant_type: 'password' })).status).toBe(403);

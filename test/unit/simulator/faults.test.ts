@@ -1,22 +1,22 @@
 import { describe, expect, it } from 'vitest';
+import { parseCli, USAGE, UsageError } from '../../../sip2-simulator/src/cli.js';
+import { DATA_FIELDS } from '../../../sip2-simulator/src/data.js';
+import { corruptChecksum, Faults, garbageBytes, parseFaultPatch } from '../../../sip2-simulator/src/faults.js';
 import { decodeFrame, encodeMessage } from '../../../src/sip2/codec.js';
 import { Sip2DecodeError } from '../../../src/sip2/errors.js';
 import { FrameDecoder } from '../../../src/sip2/framer.js';
 import { RESPONSE_CODE } from '../../../src/sip2/spec.js';
-import { parseCli, USAGE, UsageError } from '../../../sip2-simulator/src/cli.js';
-import { DATA_FIELDS } from '../../../sip2-simulator/src/data.js';
-import { Faults, corruptChecksum, garbageBytes, parseFaultPatch } from '../../../sip2-simulator/src/faults.js';
 
 describe('Faults', () => {
   it('uses up counted faults one response at a time and keeps boolean ones', () => {
     const faults = new Faults();
     faults.apply({ hang: 2, garbage: true });
-    expect([faults.takeReplyFault(), faults.takeReplyFault(), faults.takeReplyFault(), faults.takeReplyFault()]).toEqual([
-      'hang',
-      'hang',
-      'garbage',
-      'garbage',
-    ]);
+    expect([
+      faults.takeReplyFault(),
+      faults.takeReplyFault(),
+      faults.takeReplyFault(),
+      faults.takeReplyFault(),
+    ]).toEqual(['hang', 'hang', 'garbage', 'garbage']);
     expect(faults.state.hang).toBe(false);
     faults.apply({ garbage: 0, corruptChecksums: 1 });
     expect(faults.state.garbage).toBe(false);
@@ -32,7 +32,14 @@ describe('Faults', () => {
     expect(faults.rejects('63')).toBe(false);
     faults.clear();
     expect(faults.state).toEqual({
-      latencyMs: 0, jitterMs: 0, refuseConnections: false, dropMidReply: false, hang: false, corruptChecksums: false, garbage: false, rejectMessage: null,
+      latencyMs: 0,
+      jitterMs: 0,
+      refuseConnections: false,
+      dropMidReply: false,
+      hang: false,
+      corruptChecksums: false,
+      garbage: false,
+      rejectMessage: null,
       listCount: false,
     });
   });
@@ -77,7 +84,9 @@ describe('fault bytes', () => {
       const good = encodeMessage({ code: '94', ok: true }, { ...wire, sequence: 4, terminator });
       const bad = corruptChecksum(good);
       expect(bad.length).toBe(good.length);
-      expect(bad.subarray(0, bad.length - 4 - terminator.length)).toEqual(good.subarray(0, good.length - 4 - terminator.length));
+      expect(bad.subarray(0, bad.length - 4 - terminator.length)).toEqual(
+        good.subarray(0, good.length - 4 - terminator.length),
+      );
       expect(bad.equals(good)).toBe(false);
       const frame = new FrameDecoder().push(bad)[0]!;
       expect(() => decodeFrame(frame, wire)).toThrow(expect.objectContaining({ reason: 'bad-checksum' }));
@@ -100,28 +109,63 @@ describe('CLI flags', () => {
   it('reads every flag', () => {
     expect(
       parseCli([
-        '--host', '0.0.0.0', '--port', '0', '--dialect', 'koha', '--data', 'x.json', '--charset', 'latin1', '--latency-ms', '20',
-        '--jitter-ms', '5', '--idle-timeout-s', '0.5', '--error-detection', 'off', '--control-port', '0', '--log-level', 'debug',
+        '--host',
+        '0.0.0.0',
+        '--port',
+        '0',
+        '--dialect',
+        'koha',
+        '--data',
+        'x.json',
+        '--charset',
+        'latin1',
+        '--latency-ms',
+        '20',
+        '--jitter-ms',
+        '5',
+        '--idle-timeout-s',
+        '0.5',
+        '--error-detection',
+        'off',
+        '--control-port',
+        '0',
+        '--log-level',
+        'debug',
       ]),
     ).toEqual({
-      host: '0.0.0.0', port: 0, dialect: 'koha', dataFile: 'x.json', charset: 'latin1', latencyMs: 20, jitterMs: 5, idleTimeoutS: 0.5,
-      errorDetection: false, controlPort: 0, logLevel: 'debug',
+      host: '0.0.0.0',
+      port: 0,
+      dialect: 'koha',
+      dataFile: 'x.json',
+      charset: 'latin1',
+      latencyMs: 20,
+      jitterMs: 5,
+      idleTimeoutS: 0.5,
+      errorDetection: false,
+      controlPort: 0,
+      logLevel: 'debug',
     });
     expect(parseCli([])).toEqual({});
     expect(parseCli(['-h'])).toBe('help');
     expect(parseCli(['--strict-checksums'])).toEqual({ strictChecksums: true });
-    expect(parseCli(['--error-detection', 'on', '--strict-checksums'])).toEqual({ errorDetection: true, strictChecksums: true });
+    expect(parseCli(['--error-detection', 'on', '--strict-checksums'])).toEqual({
+      errorDetection: true,
+      strictChecksums: true,
+    });
   });
 
   it('--help lists every message the simulator answers and every field of the data file', () => {
-    for (const [request, response] of Object.entries(RESPONSE_CODE)) expect(USAGE).toMatch(new RegExp(`^  ${request} .+ -> ${response} `, 'm'));
+    for (const [request, response] of Object.entries(RESPONSE_CODE))
+      expect(USAGE).toMatch(new RegExp(`^  ${request} .+ -> ${response} `, 'm'));
     expect(USAGE).toContain('any other command id -> 96');
     for (const [record, fields] of Object.entries(DATA_FIELDS)) {
       const line = USAGE.split('\n').find((text) => text.startsWith(`  ${record}: `));
       expect(line, record).toBeDefined();
       for (const field of fields) expect(line).toMatch(new RegExp(`[ ,]${field}(,|$)`));
     }
-    expect(DATA_FIELDS['patrons[]']).toEqual(expect.arrayContaining(['birthDate', 'internetProfile', 'homeLibrary', 'holdItemsLimit', 'blocked']));
+    expect(DATA_FIELDS['patrons[]']).toEqual(
+      expect.arrayContaining(['birthDate', 'internetProfile', 'homeLibrary', 'holdItemsLimit', 'blocked']),
+    );
   });
 
   it('rejects bad values and unknown flags with a clear reason', () => {

@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { addDays, dayFrom, formatCents, loadLibraryData, parseCents, parseLibraryData } from '../../../sip2-simulator/src/data.js';
+import {
+  addDays,
+  dayFrom,
+  formatCents,
+  loadLibraryData,
+  parseCents,
+  parseLibraryData,
+} from '../../../sip2-simulator/src/data.js';
 import { Library, pageSlice } from '../../../sip2-simulator/src/library.js';
 import { CIRCULATION_STATUS } from '../../../src/sip2/spec.js';
 
 // A fixed local "now": 15 March 2026, noon.
 const NOW = new Date(2026, 2, 15, 12, 0, 0);
 const demo = () => new Library(loadLibraryData(), { now: () => NOW });
-const ymd = (d: Date) => `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+const ymd = (d: Date) =>
+  `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
 
 describe('relative dates', () => {
   it('resolves day offsets to the end of local calendar days', () => {
@@ -72,7 +80,10 @@ describe('renew rules', () => {
     expect(library.renew('frank', 'it-0020')).toMatchObject({ ok: false, reason: 'Item has holds queued' });
     // a title-level hold blocks too
     expect(library.renew('carol', 'it-0070')).toMatchObject({ ok: false, reason: 'Item has holds queued' });
-    expect(library.renew('alice', 'it-0020')).toMatchObject({ ok: false, reason: 'Item not checked out to this patron' });
+    expect(library.renew('alice', 'it-0020')).toMatchObject({
+      ok: false,
+      reason: 'Item not checked out to this patron',
+    });
     expect(library.renew('alice', 'nope')).toMatchObject({ ok: false, reason: 'Item not found' });
     expect(library.renew('nobody', 'it-0002')).toMatchObject({ ok: false, reason: 'Patron not found' });
   });
@@ -88,7 +99,9 @@ describe('renew rules', () => {
     const result = library.renewAll('alice');
     expect(result.ok).toBe(true);
     expect(result.renewed.map((item) => item.barcode)).toEqual(['it-0001', 'it-0002']);
-    expect(result.unrenewed.map(({ item, reason }) => [item.barcode, reason])).toEqual([['it-0003', 'Renewal limit reached']]);
+    expect(result.unrenewed.map(({ item, reason }) => [item.barcode, reason])).toEqual([
+      ['it-0003', 'Renewal limit reached'],
+    ]);
     expect(library.renewAll('bob')).toMatchObject({ ok: false, renewed: [] });
   });
 });
@@ -109,18 +122,39 @@ describe('hold rules', () => {
     const library = demo();
     const result = library.placeHold('emile', { title: 'Die Verwandlung', pickupLocation: 'MAIN' });
     expect(result).toMatchObject({ ok: true, queuePosition: 1, available: true, titleId: 't-verwandlung' });
-    expect(library.placeHold('emile', { title: 't-verwandlung' })).toMatchObject({ ok: false, reason: 'Patron already has a hold on this item or title' });
-    expect(library.placeHold('emile', { item: 'it-0032' })).toMatchObject({ ok: false, reason: 'Patron already has a hold on this item or title' });
-    expect(library.placeHold('emile', { title: 'no such title' })).toMatchObject({ ok: false, reason: 'Title not found' });
+    expect(library.placeHold('emile', { title: 't-verwandlung' })).toMatchObject({
+      ok: false,
+      reason: 'Patron already has a hold on this item or title',
+    });
+    expect(library.placeHold('emile', { item: 'it-0032' })).toMatchObject({
+      ok: false,
+      reason: 'Patron already has a hold on this item or title',
+    });
+    expect(library.placeHold('emile', { title: 'no such title' })).toMatchObject({
+      ok: false,
+      reason: 'Title not found',
+    });
   });
 
   it('refuses duplicates, own loans, blocked patrons, unknown and lost items', () => {
     const library = demo();
-    expect(library.placeHold('alice', { item: 'it-0020' })).toMatchObject({ ok: false, reason: 'Patron already has a hold on this item or title' });
-    expect(library.placeHold('alice', { item: 'it-0002' })).toMatchObject({ ok: false, reason: 'Item is checked out to this patron' });
-    expect(library.placeHold('bob', { item: 'it-0030' })).toMatchObject({ ok: false, reason: 'Hold privileges denied' });
+    expect(library.placeHold('alice', { item: 'it-0020' })).toMatchObject({
+      ok: false,
+      reason: 'Patron already has a hold on this item or title',
+    });
+    expect(library.placeHold('alice', { item: 'it-0002' })).toMatchObject({
+      ok: false,
+      reason: 'Item is checked out to this patron',
+    });
+    expect(library.placeHold('bob', { item: 'it-0030' })).toMatchObject({
+      ok: false,
+      reason: 'Hold privileges denied',
+    });
     expect(library.placeHold('alice', { item: 'xx-9999' })).toMatchObject({ ok: false, reason: 'Item not found' });
-    expect(library.placeHold('alice', { item: 'it-0050' })).toMatchObject({ ok: false, reason: 'Item is lost and cannot be held' });
+    expect(library.placeHold('alice', { item: 'it-0050' })).toMatchObject({
+      ok: false,
+      reason: 'Item is lost and cannot be held',
+    });
     expect(library.placeHold('alice', {})).toMatchObject({ ok: false, reason: 'No item or title given' });
     expect(library.holds()).toHaveLength(5);
   });
@@ -128,7 +162,9 @@ describe('hold rules', () => {
   it('cancels a hold, moving the queue up; a cancelled waiting hold frees the item', () => {
     const library = demo();
     expect(library.cancelHold('gina', { item: 'it-0020' }).ok).toBe(true);
-    const alicesHold = library.holdsOf('alice').find((hold) => hold.target.kind === 'item' && hold.target.barcode === 'it-0020')!;
+    const alicesHold = library
+      .holdsOf('alice')
+      .find((hold) => hold.target.kind === 'item' && hold.target.barcode === 'it-0020')!;
     expect(library.queuePosition(alicesHold)).toBe(1);
     expect(library.cancelHold('gina', { item: 'it-0020' })).toMatchObject({ ok: false, reason: 'No such hold' });
     expect(library.circulationStatus(library.item('it-0010')!)).toBe(CIRCULATION_STATUS.holdShelf);
@@ -143,16 +179,27 @@ describe('hold rules', () => {
     expect(library.changePickup('alice', { item: 'it-0020', pickupLocation: 'MAIN' })).toMatchObject({ ok: true });
     expect(library.findHold('alice', { item: 'it-0020' })!.pickupLocation).toBe('MAIN');
     expect(library.changePickup('alice', { item: 'it-0010', pickupLocation: 'BRANCH' })).toMatchObject({ ok: false });
-    expect(library.changePickup('alice', { item: 'it-0020' })).toMatchObject({ ok: false, reason: 'No pickup location given' });
+    expect(library.changePickup('alice', { item: 'it-0020' })).toMatchObject({
+      ok: false,
+      reason: 'No pickup location given',
+    });
   });
 });
 
 describe('account state', () => {
   it('derives status flags from expiry, fees and the data', () => {
     const library = demo();
-    const flagsOf = (barcode: string) => Object.entries(library.flagsOf(library.patron(barcode)!)).filter(([, v]) => v).map(([k]) => k);
+    const flagsOf = (barcode: string) =>
+      Object.entries(library.flagsOf(library.patron(barcode)!))
+        .filter(([, v]) => v)
+        .map(([k]) => k);
     expect(flagsOf('alice')).toEqual([]);
-    expect(flagsOf('bob')).toEqual(['chargePrivilegesDenied', 'renewalPrivilegesDenied', 'recallPrivilegesDenied', 'holdPrivilegesDenied']);
+    expect(flagsOf('bob')).toEqual([
+      'chargePrivilegesDenied',
+      'renewalPrivilegesDenied',
+      'recallPrivilegesDenied',
+      'holdPrivilegesDenied',
+    ]);
     expect(flagsOf('carol')).toEqual(['chargePrivilegesDenied', 'excessiveOutstandingFines']);
     expect(flagsOf('gina')).toEqual(['cardReportedLost']);
     expect(library.totalFinesCents('carol')).toBe(1200);
@@ -164,11 +211,17 @@ describe('account state', () => {
     expect(library.payFee('carol', '2.00')).toEqual({ ok: true, paidCents: 200 });
     expect(library.totalFinesCents('carol')).toBe(1000);
     // the oldest fine (lost, 9.00) was reduced; at the limit, no longer blocked
-    expect(library.finesOf('carol').map((fine) => [fine.id, fine.amountCents])).toEqual([['f-0003', 700], ['f-0004', 300]]);
+    expect(library.finesOf('carol').map((fine) => [fine.id, fine.amountCents])).toEqual([
+      ['f-0003', 700],
+      ['f-0004', 300],
+    ]);
     expect(library.flagsOf(library.patron('carol')!).chargePrivilegesDenied).toBe(false);
     expect(library.payFee('alice', '2.50', { feeId: 'f-0001' })).toMatchObject({ ok: true });
     expect(library.finesOf('alice').map((fine) => fine.id)).toEqual(['f-0002']);
-    expect(library.payFee('alice', '5.00')).toMatchObject({ ok: false, reason: 'Amount exceeds the outstanding balance' });
+    expect(library.payFee('alice', '5.00')).toMatchObject({
+      ok: false,
+      reason: 'Amount exceeds the outstanding balance',
+    });
     expect(library.payFee('alice', '1.00', { feeId: 'f-0001' })).toMatchObject({ ok: false, reason: 'No such fee' });
     expect(library.payFee('alice', '0.00')).toMatchObject({ ok: false, reason: 'Invalid amount' });
     expect(library.payFee('alice', '1.00', { currency: 'USD' })).toMatchObject({ ok: false });
@@ -198,11 +251,15 @@ describe('checkout', () => {
 
   it('refuses unknown patrons and items, loans of others, blocked, expired and fee-blocked patrons, and items not on the shelf', () => {
     const library = demo();
-    const out = (patron: string, item: string) => library.checkout(patron, item, { scRenewalPolicy: true, noBlock: false });
+    const out = (patron: string, item: string) =>
+      library.checkout(patron, item, { scRenewalPolicy: true, noBlock: false });
     expect(out('nobody', 'sc-0001')).toMatchObject({ ok: false, reason: 'Patron not found' });
     expect(out('hanna', 'xx-9999')).toMatchObject({ ok: false, reason: 'Item not found' });
     expect(out('hanna', 'it-0020')).toMatchObject({ ok: false, reason: 'Item is checked out to another patron' });
-    expect(out('jonas', 'sc-0001')).toMatchObject({ ok: false, reason: 'Card retained at self-check: please see the front desk' });
+    expect(out('jonas', 'sc-0001')).toMatchObject({
+      ok: false,
+      reason: 'Card retained at self-check: please see the front desk',
+    });
     expect(out('bob', 'sc-0001')).toMatchObject({ ok: false, reason: 'Charge privileges denied' });
     expect(out('carol', 'sc-0001')).toMatchObject({ ok: false, reason: 'Charge privileges denied' });
     expect(out('hanna', 'it-0050')).toMatchObject({ ok: false, reason: 'Item is lost' });
@@ -210,9 +267,10 @@ describe('checkout', () => {
     expect(library.item('sc-0001')!.loan).toBeNull();
   });
 
-  it('refuses an item held for another patron, and fills the patron\'s own hold', () => {
+  it("refuses an item held for another patron, and fills the patron's own hold", () => {
     const library = demo();
-    const out = (patron: string, item: string) => library.checkout(patron, item, { scRenewalPolicy: true, noBlock: false });
+    const out = (patron: string, item: string) =>
+      library.checkout(patron, item, { scRenewalPolicy: true, noBlock: false });
     // it-0010 waits on the hold shelf for alice
     expect(out('hanna', 'it-0010')).toMatchObject({ ok: false, reason: 'Item is on hold for another patron' });
     expect(out('alice', 'it-0010')).toMatchObject({ ok: true });
@@ -223,29 +281,43 @@ describe('checkout', () => {
   it('renews an item the patron already has when the SC allows renewals (renewal ok), refuses otherwise', () => {
     const library = demo();
     expect(library.checkout('alice', 'it-0002', { scRenewalPolicy: false, noBlock: false })).toMatchObject({
-      ok: false, reason: 'Item is already checked out to this patron',
+      ok: false,
+      reason: 'Item is already checked out to this patron',
     });
     const renewed = library.checkout('alice', 'it-0002', { scRenewalPolicy: true, noBlock: false });
     expect(renewed).toMatchObject({ ok: true, renewal: true });
     expect(library.item('it-0002')!.loan!.renewals).toBe(1);
-    expect(library.checkout('alice', 'it-0003', { scRenewalPolicy: true, noBlock: false })).toMatchObject({ ok: false, reason: 'Renewal limit reached' });
+    expect(library.checkout('alice', 'it-0003', { scRenewalPolicy: true, noBlock: false })).toMatchObject({
+      ok: false,
+      reason: 'Renewal limit reached',
+    });
   });
 
   it('stops at the charged items limit and flags it', () => {
     const data = parseLibraryData({
-      institution: 'X', libraryName: 'X', currency: 'EUR', defaultLocation: 'MAIN', terminals: [{ login: 'a', password: 'b' }],
+      institution: 'X',
+      libraryName: 'X',
+      currency: 'EUR',
+      defaultLocation: 'MAIN',
+      terminals: [{ login: 'a', password: 'b' }],
       patrons: [{ barcode: 'p1', password: 'pw', name: 'P', chargedItemsLimit: 1, holdItemsLimit: 0 }],
-      items: [{ barcode: 'i1', title: 'T1', callNumber: 'C1' }, { barcode: 'i2', title: 'T2', callNumber: 'C2' }],
+      items: [
+        { barcode: 'i1', title: 'T1', callNumber: 'C1' },
+        { barcode: 'i2', title: 'T2', callNumber: 'C2' },
+      ],
     });
     const library = new Library(data, { now: () => NOW });
     expect(library.flagsOf(library.patron('p1')!).tooManyItemsCharged).toBe(false);
     expect(library.checkout('p1', 'i1', { scRenewalPolicy: true, noBlock: false }).ok).toBe(true);
     expect(library.flagsOf(library.patron('p1')!).tooManyItemsCharged).toBe(true);
-    expect(library.checkout('p1', 'i2', { scRenewalPolicy: true, noBlock: false })).toMatchObject({ ok: false, reason: 'Charged items limit reached' });
+    expect(library.checkout('p1', 'i2', { scRenewalPolicy: true, noBlock: false })).toMatchObject({
+      ok: false,
+      reason: 'Charged items limit reached',
+    });
     expect(library.placeHold('p1', { item: 'i2' })).toMatchObject({ ok: false, reason: 'Hold limit reached' });
   });
 
-  it('records a no-block checkout (done off-line) whatever blocks the patron, with the SC\'s due date', () => {
+  it("records a no-block checkout (done off-line) whatever blocks the patron, with the SC's due date", () => {
     const library = demo();
     const nbDue = new Date(2026, 2, 29, 23, 59, 59);
     const result = library.checkout('jonas', 'sc-0001', { scRenewalPolicy: false, noBlock: true, nbDueDate: nbDue });
@@ -258,7 +330,11 @@ describe('checkin', () => {
   it('ends the loan; the first pending hold for this location puts the item on the hold shelf', () => {
     const library = demo();
     const result = library.checkin('it-0020', 'MAIN');
-    expect(result).toMatchObject({ ok: true, returnedBy: { barcode: 'frank' }, route: { kind: 'hold-shelf', hold: { id: 'h-0002', patron: 'gina' } } });
+    expect(result).toMatchObject({
+      ok: true,
+      returnedBy: { barcode: 'frank' },
+      route: { kind: 'hold-shelf', hold: { id: 'h-0002', patron: 'gina' } },
+    });
     const item = library.item('it-0020')!;
     expect(item.loan).toBeNull();
     expect(library.loansOf('frank')).toEqual([]);
@@ -271,24 +347,41 @@ describe('checkin', () => {
 
   it('sends an item held for another location in transit, and onto that hold shelf when it arrives', () => {
     const library = demo();
-    expect(library.checkin('sc-0002', 'MAIN')).toMatchObject({ ok: true, route: { kind: 'hold-transit', to: 'BRANCH', hold: { patron: 'ida' } } });
+    expect(library.checkin('sc-0002', 'MAIN')).toMatchObject({
+      ok: true,
+      route: { kind: 'hold-transit', to: 'BRANCH', hold: { patron: 'ida' } },
+    });
     expect(library.circulationStatus(library.item('sc-0002')!)).toBe(CIRCULATION_STATUS.inTransit);
     expect(library.item('sc-0002')!.currentLocation).toBe('MAIN');
-    expect(library.checkin('sc-0002', 'BRANCH')).toMatchObject({ ok: true, returnedBy: undefined, route: { kind: 'hold-shelf', hold: { patron: 'ida' } } });
+    expect(library.checkin('sc-0002', 'BRANCH')).toMatchObject({
+      ok: true,
+      returnedBy: undefined,
+      route: { kind: 'hold-shelf', hold: { patron: 'ida' } },
+    });
     expect(library.circulationStatus(library.item('sc-0002')!)).toBe(CIRCULATION_STATUS.holdShelf);
   });
 
   it('fills a title-level hold with the returned copy', () => {
     const library = demo();
     // emile's hold on t-vorleser picks up at emile's home library, BRANCH
-    expect(library.checkin('it-0070', 'BRANCH')).toMatchObject({ ok: true, route: { kind: 'hold-shelf', hold: { id: 'h-0004', patron: 'emile' } } });
+    expect(library.checkin('it-0070', 'BRANCH')).toMatchObject({
+      ok: true,
+      route: { kind: 'hold-shelf', hold: { id: 'h-0004', patron: 'emile' } },
+    });
     expect(library.waitingHoldOn(library.item('it-0070')!)!.id).toBe('h-0004');
   });
 
   it('sends an item of another location home, and shelves the others', () => {
     const library = demo();
-    expect(library.checkin('sc-0003', 'MAIN')).toMatchObject({ ok: true, route: { kind: 'home-transit', to: 'BRANCH' } });
-    expect(library.checkin('it-0002', 'MAIN')).toMatchObject({ ok: true, returnedBy: { barcode: 'alice' }, route: { kind: 'shelf' } });
+    expect(library.checkin('sc-0003', 'MAIN')).toMatchObject({
+      ok: true,
+      route: { kind: 'home-transit', to: 'BRANCH' },
+    });
+    expect(library.checkin('it-0002', 'MAIN')).toMatchObject({
+      ok: true,
+      returnedBy: { barcode: 'alice' },
+      route: { kind: 'shelf' },
+    });
     expect(library.circulationStatus(library.item('it-0002')!)).toBe(CIRCULATION_STATUS.available);
   });
 
@@ -303,9 +396,18 @@ describe('checkin', () => {
 describe('block, enable, item status update', () => {
   it('a block denies every privilege until an enable lifts it; flags from the data stay', () => {
     const library = demo();
-    const on = (barcode: string) => Object.entries(library.flagsOf(library.patron(barcode)!)).filter(([, v]) => v).map(([k]) => k);
+    const on = (barcode: string) =>
+      Object.entries(library.flagsOf(library.patron(barcode)!))
+        .filter(([, v]) => v)
+        .map(([k]) => k);
     library.block('gina', 'card left behind');
-    expect(on('gina')).toEqual(['chargePrivilegesDenied', 'renewalPrivilegesDenied', 'recallPrivilegesDenied', 'holdPrivilegesDenied', 'cardReportedLost']);
+    expect(on('gina')).toEqual([
+      'chargePrivilegesDenied',
+      'renewalPrivilegesDenied',
+      'recallPrivilegesDenied',
+      'holdPrivilegesDenied',
+      'cardReportedLost',
+    ]);
     expect(library.patron('gina')!.blocked).toEqual({ reason: 'card left behind' });
     expect(library.enable('gina')).toBe(true);
     expect(on('gina')).toEqual(['cardReportedLost']);
@@ -313,7 +415,12 @@ describe('block, enable, item status update', () => {
     library.block('alice', '   ');
     expect(library.patron('alice')!.blocked!.reason).toBe('Card blocked: please contact library staff');
     expect(library.block('nobody', 'x')).toBeUndefined();
-    expect(on('jonas')).toEqual(['chargePrivilegesDenied', 'renewalPrivilegesDenied', 'recallPrivilegesDenied', 'holdPrivilegesDenied']);
+    expect(on('jonas')).toEqual([
+      'chargePrivilegesDenied',
+      'renewalPrivilegesDenied',
+      'recallPrivilegesDenied',
+      'holdPrivilegesDenied',
+    ]);
   });
 
   it('stores item properties', () => {
@@ -393,31 +500,67 @@ describe('data file', () => {
     expect(() => parseLibraryData(tooLong)).toThrow(/items\[0\] \(barcode "i1"\)\.title: must be at most 255/);
     const dangling = minimal();
     dangling.items[0]!.loan.patron = 'ghost';
-    expect(() => parseLibraryData(dangling)).toThrow(/items\[0\] \(barcode "i1"\)\.loan\.patron: unknown patron "ghost"/);
-    expect(() => parseLibraryData({ ...minimal(), holds: [{ patron: 'p1', item: 'i1', title: 't-i1' }] })).toThrow(/exactly one of/);
+    expect(() => parseLibraryData(dangling)).toThrow(
+      /items\[0\] \(barcode "i1"\)\.loan\.patron: unknown patron "ghost"/,
+    );
+    expect(() => parseLibraryData({ ...minimal(), holds: [{ patron: 'p1', item: 'i1', title: 't-i1' }] })).toThrow(
+      /exactly one of/,
+    );
     expect(() => parseLibraryData({ ...minimal(), surprise: 1 })).toThrow(/surprise/);
   });
 
   it('checks the patron fields of the 64 (birth date, limits, block) and names the record', () => {
     const withPatron = (fields: Record<string, unknown>) => ({
       ...minimal(),
-      patrons: [{ barcode: 'p1', password: 'pw', name: 'P One' }, { barcode: 'emile', password: 'pw', name: 'E', ...fields }],
+      patrons: [
+        { barcode: 'p1', password: 'pw', name: 'P One' },
+        { barcode: 'emile', password: 'pw', name: 'E', ...fields },
+      ],
     });
-    expect(() => parseLibraryData(withPatron({ birthDate: '30.06.1985' }))).toThrow('patrons[1] (barcode "emile").birthDate: must be YYYY-MM-DD');
-    expect(() => parseLibraryData(withPatron({ birthDate: '1985-02-30' }))).toThrow('patrons[1] (barcode "emile").birthDate: must be YYYY-MM-DD');
-    expect(() => parseLibraryData(withPatron({ chargedItemsLimit: 10000 }))).toThrow(/patrons\[1\] \(barcode "emile"\)\.chargedItemsLimit: .*9999/);
-    expect(() => parseLibraryData(withPatron({ blocked: 3 }))).toThrow('patrons[1] (barcode "emile").blocked: must be true, false or the reason as text');
-    expect(() => parseLibraryData(withPatron({ blocked: 'lost|found' }))).toThrow('patrons[1] (barcode "emile").blocked: must be at most 255 characters without "|", CR, LF or NUL');
-    expect(() => parseLibraryData(withPatron({ internetProfile: 'a|b' }))).toThrow(/patrons\[1\] \(barcode "emile"\)\.internetProfile: must not contain/);
-    expect(() => parseLibraryData(withPatron({ fines: [{ id: 'f-1', amount: '2,50', type: 'overdue', dateInDays: -1 }] }))).toThrow(
-      /patrons\[1\] \(barcode "emile"\)\.fines\[0\] \(id "f-1"\)\.amount: must be an amount like "2\.50"/,
+    expect(() => parseLibraryData(withPatron({ birthDate: '30.06.1985' }))).toThrow(
+      'patrons[1] (barcode "emile").birthDate: must be YYYY-MM-DD',
     );
-    expect(() => parseLibraryData({ ...minimal(), holds: [{ patron: 'ghost', item: 'i1' }] })).toThrow('holds[0] (patron "ghost").patron: unknown patron "ghost"');
+    expect(() => parseLibraryData(withPatron({ birthDate: '1985-02-30' }))).toThrow(
+      'patrons[1] (barcode "emile").birthDate: must be YYYY-MM-DD',
+    );
+    expect(() => parseLibraryData(withPatron({ chargedItemsLimit: 10000 }))).toThrow(
+      /patrons\[1\] \(barcode "emile"\)\.chargedItemsLimit: .*9999/,
+    );
+    expect(() => parseLibraryData(withPatron({ blocked: 3 }))).toThrow(
+      'patrons[1] (barcode "emile").blocked: must be true, false or the reason as text',
+    );
+    expect(() => parseLibraryData(withPatron({ blocked: 'lost|found' }))).toThrow(
+      'patrons[1] (barcode "emile").blocked: must be at most 255 characters without "|", CR, LF or NUL',
+    );
+    expect(() => parseLibraryData(withPatron({ internetProfile: 'a|b' }))).toThrow(
+      /patrons\[1\] \(barcode "emile"\)\.internetProfile: must not contain/,
+    );
+    expect(() =>
+      parseLibraryData(withPatron({ fines: [{ id: 'f-1', amount: '2,50', type: 'overdue', dateInDays: -1 }] })),
+    ).toThrow(/patrons\[1\] \(barcode "emile"\)\.fines\[0\] \(id "f-1"\)\.amount: must be an amount like "2\.50"/);
+    expect(() => parseLibraryData({ ...minimal(), holds: [{ patron: 'ghost', item: 'i1' }] })).toThrow(
+      'holds[0] (patron "ghost").patron: unknown patron "ghost"',
+    );
     const data = parseLibraryData(
-      withPatron({ birthDate: '1985-06-30', internetProfile: 'Y', holdItemsLimit: 2, overdueItemsLimit: 1, chargedItemsLimit: 3, screenMessage: 'Hi', printLine: 'Thanks', blocked: 'Lost card' }),
+      withPatron({
+        birthDate: '1985-06-30',
+        internetProfile: 'Y',
+        holdItemsLimit: 2,
+        overdueItemsLimit: 1,
+        chargedItemsLimit: 3,
+        screenMessage: 'Hi',
+        printLine: 'Thanks',
+        blocked: 'Lost card',
+      }),
     );
     const patron = new Library(data, { now: () => NOW }).patron('emile')!;
-    expect(patron).toMatchObject({ birthDate: '1985-06-30', internetProfile: 'Y', holdItemsLimit: 2, chargedItemsLimit: 3, blocked: { reason: 'Lost card' } });
+    expect(patron).toMatchObject({
+      birthDate: '1985-06-30',
+      internetProfile: 'Y',
+      holdItemsLimit: 2,
+      chargedItemsLimit: 3,
+      blocked: { reason: 'Lost card' },
+    });
   });
 
   it('ships demo data with the documented patrons', () => {

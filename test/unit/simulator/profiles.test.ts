@@ -1,24 +1,60 @@
 import { describe, expect, it } from 'vitest';
 import { parseCli, UsageError } from '../../../sip2-simulator/src/cli.js';
-import { type Fine } from '../../../sip2-simulator/src/library.js';
+import type { Fine } from '../../../sip2-simulator/src/library.js';
 import {
-  accountFields, fineList, fineText, inflateList, javaFloat, listPage, perlNumber, syntheticEntry,
+  accountFields,
+  fineList,
+  fineText,
+  inflateList,
+  javaFloat,
+  listPage,
+  perlNumber,
+  syntheticEntry,
 } from '../../../sip2-simulator/src/profile-responses.js';
-import { FINE_FORMATS, PRESETS, ProfileError, defaultProfile, describeProfile, parseProfile } from '../../../sip2-simulator/src/profiles.js';
+import {
+  defaultProfile,
+  describeProfile,
+  FINE_FORMATS,
+  PRESETS,
+  ProfileError,
+  parseProfile,
+} from '../../../sip2-simulator/src/profiles.js';
 
 const fine = (over: Partial<Fine> = {}): Fine => ({
-  id: 'f-1', patron: 'p', amountCents: 250, type: 'overdue', date: new Date(2026, 0, 5), item: '30002', about: 'Overdue fine 30002', ...over,
+  id: 'f-1',
+  patron: 'p',
+  amountCents: 250,
+  type: 'overdue',
+  date: new Date(2026, 0, 5),
+  item: '30002',
+  about: 'Overdue fine 30002',
+  ...over,
 });
 
 describe('parseProfile', () => {
   it('reads presets and knobs left to right, later terms winning', () => {
     expect(parseProfile(['koha'])).toEqual({ ...defaultProfile(), workers: 1, idleTimeoutS: 600, fines: 'koha' });
-    expect(parseProfile(['koha,workers=3', 'idle-timeout=2.5'])).toMatchObject({ workers: 3, idleTimeoutS: 2.5, fines: 'koha' });
+    expect(parseProfile(['koha,workers=3', 'idle-timeout=2.5'])).toMatchObject({
+      workers: 3,
+      idleTimeoutS: 2.5,
+      fines: 'koha',
+    });
     expect(parseProfile(['workers=3,koha'])).toMatchObject({ workers: 1 });
     expect(parseProfile(['sipserver'])).toEqual({
-      workers: 50, idleTimeoutS: 0, fines: 'sipserver', bv: null, bh: null, pad: true, scStatusFirst: true,
+      workers: 50,
+      idleTimeoutS: 0,
+      fines: 'sipserver',
+      bv: null,
+      bh: null,
+      pad: true,
+      scStatusFirst: true,
     });
-    expect(parseProfile(['fines=eg-3m, bv=off ,bh=on,pad=on'])).toMatchObject({ fines: 'eg-3m', bv: false, bh: true, pad: true });
+    expect(parseProfile(['fines=eg-3m, bv=off ,bh=on,pad=on'])).toMatchObject({
+      fines: 'eg-3m',
+      bv: false,
+      bh: true,
+      pad: true,
+    });
     expect(parseProfile(['koha,none,pad=on'])).toEqual({ ...defaultProfile(), pad: true });
     expect(parseProfile([''])).toEqual(defaultProfile());
   });
@@ -31,7 +67,10 @@ describe('parseProfile', () => {
       ['workers', /profile knob "workers" needs a value, e.g. workers=1/],
       ['idle-timeout=-1', /idle-timeout must be seconds 0-86400/],
       ['idle-timeout=90000', /idle-timeout must be seconds/],
-      ['fines=sierra', /fines must be one of dialect, sipserver, koha, eg-legacy, eg-3m, eg-swyer-b, folio \(got "sierra"\)/],
+      [
+        'fines=sierra',
+        /fines must be one of dialect, sipserver, koha, eg-legacy, eg-3m, eg-swyer-b, folio \(got "sierra"\)/,
+      ],
       ['pad=yes', /pad must be on or off/],
       ['bv=', /bv must be on or off/],
     ];
@@ -58,23 +97,37 @@ describe('--profile on the command line', () => {
 
   it('is a usage error for unknown names and bad values', () => {
     expect(() => parseCli(['--profile', 'evergreen,wokers=1'])).toThrow(UsageError);
-    expect(() => parseCli(['--profile', 'evergreen,wokers=1'])).toThrow(/--profile: unknown profile "wokers=1" \(presets: /);
+    expect(() => parseCli(['--profile', 'evergreen,wokers=1'])).toThrow(
+      /--profile: unknown profile "wokers=1" \(presets: /,
+    );
     expect(() => parseCli(['--profile', 'fines=x'])).toThrow(/--profile: fines must be one of/);
   });
 });
 
 describe('fine texts per format', () => {
-  it('writes each system\'s AV shape', () => {
+  it("writes each system's AV shape", () => {
     const overdue = fine();
     const fee = fine({ id: 'f-2', amountCents: 100, type: 'processing', item: undefined, about: 'Processing fee' });
     const lost = fine({ id: 'f-3', amountCents: 1200, type: 'lost', item: '30003', about: 'Faust' });
-    expect([overdue, fee, lost].map((f) => fineText(f, 'sipserver'))).toEqual(['Overdue fine 30002', 'Processing fee', 'Faust']);
-    expect([overdue, fee, lost].map((f) => fineText(f, 'koha'))).toEqual(['Overdue fine 30002 2.50', 'Processing fee 1.00', 'Faust 12.00']);
+    expect([overdue, fee, lost].map((f) => fineText(f, 'sipserver'))).toEqual([
+      'Overdue fine 30002',
+      'Processing fee',
+      'Faust',
+    ]);
+    expect([overdue, fee, lost].map((f) => fineText(f, 'koha'))).toEqual([
+      'Overdue fine 30002 2.50',
+      'Processing fee 1.00',
+      'Faust 12.00',
+    ]);
     expect([overdue, fee, lost].map((f) => fineText(f, 'eg-legacy'))).toEqual([
-      '2.50 Overdue materials Overdue fine 30002 / ', '1.00 processing Processing fee', '12.00 Lost Materials Faust / ',
+      '2.50 Overdue materials Overdue fine 30002 / ',
+      '1.00 processing Processing fee',
+      '12.00 Lost Materials Faust / ',
     ]);
     expect([overdue, fee, lost].map((f) => fineText(f, 'eg-3m'))).toEqual([
-      'f-1 $2.50 "FINE" Overdue fine 30002', 'f-2 $1.00 "FEE" Processing fee', 'f-3 $12.00 "LOST" Faust',
+      'f-1 $2.50 "FINE" Overdue fine 30002',
+      'f-2 $1.00 "FEE" Processing fee',
+      'f-3 $12.00 "LOST" Faust',
     ]);
     expect(fineText(lost, 'eg-swyer-b')).toBe('Charge-Number: f-3, Amount-Due: 12.00, Fine-Type: LOST, Title: Faust');
     expect([overdue, fee, lost].map((f) => fineText(f, 'folio'))).toEqual(['30002', null, '30003']);

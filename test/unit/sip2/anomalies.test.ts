@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AnomalyLog, type AnomalyKind } from '../../../src/sip2/anomalies.js';
+import { type AnomalyKind, AnomalyLog } from '../../../src/sip2/anomalies.js';
 
 function collecting() {
   const lines: Array<{ level: number; msg: string; anomaly?: string; count?: number }> = [];
@@ -32,7 +32,11 @@ describe('AnomalyLog', () => {
     log.report('unsolicited-frame');
     expect(lines.map((line) => line.anomaly)).toEqual(['stale-sequence', 'unsolicited-frame']);
     vi.advanceTimersByTime(1000);
-    expect(lines.map((line) => [line.anomaly, line.count])).toEqual([['stale-sequence', undefined], ['unsolicited-frame', undefined], ['unsolicited-frame', 1]]);
+    expect(lines.map((line) => [line.anomaly, line.count])).toEqual([
+      ['stale-sequence', undefined],
+      ['unsolicited-frame', undefined],
+      ['unsolicited-frame', 1],
+    ]);
     vi.advanceTimersByTime(5000);
     expect(lines).toHaveLength(3);
     log.report('stale-sequence');

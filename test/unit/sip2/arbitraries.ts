@@ -8,8 +8,8 @@ import {
   type MessageCode,
   type MessageSpec,
   PATRON_STATUS_FLAGS,
-  SUMMARY_LISTS,
   type Sip2Message,
+  SUMMARY_LISTS,
 } from '../../../src/sip2/spec.js';
 
 /**
@@ -24,9 +24,13 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 const FORBIDDEN = new Set([0x00, 0x0a, 0x0d, 0x7c]); // NUL, LF, CR, |
 
 /** Printable ASCII without the delimiter: what fixed text fields may hold. */
-const PRINTABLE = range(0x20, 0x7e).filter((c) => c !== 0x7c).map((c) => String.fromCharCode(c));
+const PRINTABLE = range(0x20, 0x7e)
+  .filter((c) => c !== 0x7c)
+  .map((c) => String.fromCharCode(c));
 /** Every ASCII character a variable-length value may hold, control characters included. */
-const ASCII = range(0x01, 0x7f).filter((c) => !FORBIDDEN.has(c)).map((c) => String.fromCharCode(c));
+const ASCII = range(0x01, 0x7f)
+  .filter((c) => !FORBIDDEN.has(c))
+  .map((c) => String.fromCharCode(c));
 const LATIN1_HIGH = range(0x80, 0xff).map((c) => String.fromCharCode(c));
 /** The upper half of code page 850 (ü é â ... ░ ▒ ▓ ... ß ...), as iconv-lite maps it. */
 const CP850_HIGH = [...iconv.decode(Buffer.from(range(0x80, 0xff)), 'cp850')];
@@ -35,10 +39,14 @@ const LATIN1_LETTERS = [...'ÄÖÜäöüßéèêëáàâíìîóòôúùûñÑç
 const codePoint = (min: number, max: number) => fc.integer({ min, max }).map((c) => String.fromCodePoint(c));
 
 /** One character that the charset can carry in a variable-length field. */
-export function charArb(charset: Charset): fc.Arbitrary<string> {
+function charArb(charset: Charset): fc.Arbitrary<string> {
   switch (charset) {
     case 'cp850':
-      return fc.oneof({ arbitrary: fc.constantFrom(...PRINTABLE), weight: 4 }, fc.constantFrom(...ASCII), fc.constantFrom(...CP850_HIGH));
+      return fc.oneof(
+        { arbitrary: fc.constantFrom(...PRINTABLE), weight: 4 },
+        fc.constantFrom(...ASCII),
+        fc.constantFrom(...CP850_HIGH),
+      );
     case 'latin1':
       return fc.oneof(
         { arbitrary: fc.constantFrom(...PRINTABLE), weight: 4 },
@@ -73,7 +81,7 @@ function capUnits(chars: string[], max: number): string {
 }
 
 /** A variable-length value: 0-255 characters the charset can carry, never |, CR, LF or NUL. */
-export function valueArb(charset: Charset): fc.Arbitrary<string> {
+function valueArb(charset: Charset): fc.Arbitrary<string> {
   const ch = charArb(charset);
   const short = fc.array(ch, { maxLength: 24 }).map((chars) => capUnits(chars, 255));
   // long values near the limit, built from a repeated random run (cheaper than 255 random picks)
@@ -125,7 +133,7 @@ function fixedArb(field: FixedSpec): fc.Arbitrary<unknown> {
 const ALNUM = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'];
 
 /** Two-character field ids the message's spec does not use (nor AY/AZ). */
-export function extraTagArb(spec: MessageSpec): fc.Arbitrary<string> {
+function extraTagArb(spec: MessageSpec): fc.Arbitrary<string> {
   const used = new Set(spec.fields.map((field) => field.tag));
   return fc
     .tuple(fc.constantFrom(...ALNUM), fc.constantFrom(...ALNUM))

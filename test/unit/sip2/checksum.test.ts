@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { Charset } from '../../../src/sip2/charset.js';
 import { checksum } from '../../../src/sip2/checksum.js';
 import { decodeFrame, encodeMessage } from '../../../src/sip2/codec.js';
-import type { Charset } from '../../../src/sip2/charset.js';
 import type { ItemInformationResponse, Login, ScStatus } from '../../../src/sip2/spec.js';
 import { expectDecodeError } from './expect-error.js';
 
@@ -106,12 +106,12 @@ describe('encodeMessage produces the vector bytes', () => {
   });
 
   it('97 and 96 never carry a sequence number, even if one is given', () => {
-    expect(encodeMessage({ code: '97' }, { charset: 'cp850', errorDetection: true, sequence: 7 }).toString('latin1')).toBe(
-      '97AZFEF5\r',
-    );
-    expect(encodeMessage({ code: '96' }, { charset: 'cp850', errorDetection: true, sequence: 3 }).toString('latin1')).toBe(
-      '96AZFEF6\r',
-    );
+    expect(
+      encodeMessage({ code: '97' }, { charset: 'cp850', errorDetection: true, sequence: 7 }).toString('latin1'),
+    ).toBe('97AZFEF5\r');
+    expect(
+      encodeMessage({ code: '96' }, { charset: 'cp850', errorDetection: true, sequence: 3 }).toString('latin1'),
+    ).toBe('96AZFEF6\r');
   });
 
   it('without error detection there is no trailer at all', () => {
@@ -200,7 +200,7 @@ describe('decodeFrame verifies the vectors', () => {
     ['utf-8', 'EB23'],
     ['latin1', 'EB64'],
     ['cp850', 'EAA0'],
-  ] as const)('rejects the 18 vector in %s carrying another charset\'s checksum %s', (charset, sum) => {
+  ] as const)("rejects the 18 vector in %s carrying another charset's checksum %s", (charset, sum) => {
     expectDecodeError(
       () => decodeFrame(Buffer.concat([itemBytes(charset), ascii(sum)]), { charset, errorDetection: true }),
       'bad-checksum',

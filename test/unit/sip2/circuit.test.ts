@@ -5,7 +5,10 @@ function breaker(options: { threshold?: number; initial?: number; max?: number; 
   let now = 1_000_000;
   const transitions: CircuitTransition[] = [];
   const circuit = new CircuitBreaker(
-    { failureThreshold: options.threshold ?? 3, coolDownMs: { initial: options.initial ?? 1000, max: options.max ?? 8000 } },
+    {
+      failureThreshold: options.threshold ?? 3,
+      coolDownMs: { initial: options.initial ?? 1000, max: options.max ?? 8000 },
+    },
     { now: () => now, random: () => options.random ?? 1, onTransition: (t) => transitions.push(t) },
   );
   return {

@@ -5,7 +5,7 @@ import { checksum } from '../../../src/sip2/checksum.js';
 import { type Decoded, decodeFrame, encodeMessage } from '../../../src/sip2/codec.js';
 import { Sip2DecodeError } from '../../../src/sip2/errors.js';
 import { FrameDecoder } from '../../../src/sip2/framer.js';
-import { CHARSETS, MESSAGE_CODES, anyMessageArb, inChunks } from './arbitraries.js';
+import { anyMessageArb, CHARSETS, inChunks, MESSAGE_CODES } from './arbitraries.js';
 
 /**
  * Whatever bytes arrive, the framer and the decoder either return a result or
@@ -61,9 +61,15 @@ const interestingByte = fc.oneof(
 describe('FrameDecoder + decodeFrame never throw anything but Sip2DecodeError', () => {
   it('on random bytes', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 400 }), chunksArb, optionsArb, maxFrameArb, (bytes, chunks, options, max) => {
-        run(bytes, chunks, options, max);
-      }),
+      fc.property(
+        fc.uint8Array({ maxLength: 400 }),
+        chunksArb,
+        optionsArb,
+        maxFrameArb,
+        (bytes, chunks, options, max) => {
+          run(bytes, chunks, options, max);
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -108,7 +114,11 @@ describe('FrameDecoder + decodeFrame never throw anything but Sip2DecodeError', 
     fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), xor: fc.integer({ min: 1, max: 255 }) }),
     fc.record({ kind: fc.constant('set' as const), at: fc.nat(), byte: interestingByte }),
     fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
-    fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), bytes: fc.array(interestingByte, { minLength: 1, maxLength: 4 }) }),
+    fc.record({
+      kind: fc.constant('insert' as const),
+      at: fc.nat(),
+      bytes: fc.array(interestingByte, { minLength: 1, maxLength: 4 }),
+    }),
     fc.record({ kind: fc.constant('bar' as const), at: fc.nat() }),
     fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), count: fc.integer({ min: 1, max: 8 }) }),
   );

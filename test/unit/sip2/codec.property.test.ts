@@ -4,7 +4,7 @@ import type { Charset } from '../../../src/sip2/charset.js';
 import { decodeFrame, encodeMessage } from '../../../src/sip2/codec.js';
 import { FrameDecoder } from '../../../src/sip2/framer.js';
 import type { MessageCode } from '../../../src/sip2/spec.js';
-import { CHARSETS, MESSAGE_CODES, inChunks, messageArb } from './arbitraries.js';
+import { CHARSETS, inChunks, MESSAGE_CODES, messageArb } from './arbitraries.js';
 
 /**
  * encode . decode = id for every message of the catalogue, in every charset,
@@ -48,10 +48,13 @@ function roundTrip(code: MessageCode, charset: Charset, errorDetection: boolean,
   );
 }
 
-const VARIANTS = CHARSETS.flatMap((charset) => [
-  [charset, true],
-  [charset, false],
-] as const);
+const VARIANTS = CHARSETS.flatMap(
+  (charset) =>
+    [
+      [charset, true],
+      [charset, false],
+    ] as const,
+);
 
 describe.each(MESSAGE_CODES)('message %s: encode then decode gives the same typed message', (code) => {
   it.each(VARIANTS)('in %s, error detection %s', (charset, errorDetection) => {

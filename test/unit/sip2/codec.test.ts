@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  type EncodeOptions,
-  MAX_FIELD_LENGTH,
   decodeFrame,
+  type EncodeOptions,
   encodeMessage,
   extraField,
+  MAX_FIELD_LENGTH,
   noPatronFlags,
   redactSecrets,
   splitFields,
@@ -31,23 +31,40 @@ describe('the AY/AZ trailer', () => {
 
   it('accepts lower-case hex digits', () => {
     expect(decodeFrame(ascii('941AY0AZfdfd'), ON)).toStrictEqual({
-      kind: 'message', message: { code: '94', ok: true }, sequence: 0, checksummed: true,
+      kind: 'message',
+      message: { code: '94', ok: true },
+      sequence: 0,
+      checksummed: true,
     });
     expect(decodeFrame(ascii('97AZfef5'), ON)).toMatchObject({ kind: 'message', message: { code: '97' } });
   });
 
   it.each([
-    [0, 'FDFD'], [1, 'FDFC'], [2, 'FDFB'], [3, 'FDFA'], [4, 'FDF9'],
-    [5, 'FDF8'], [6, 'FDF7'], [7, 'FDF6'], [8, 'FDF5'], [9, 'FDF4'],
+    [0, 'FDFD'],
+    [1, 'FDFC'],
+    [2, 'FDFB'],
+    [3, 'FDFA'],
+    [4, 'FDF9'],
+    [5, 'FDF8'],
+    [6, 'FDF7'],
+    [7, 'FDF6'],
+    [8, 'FDF5'],
+    [9, 'FDF4'],
   ])('extracts sequence number %i (941AY%iAZ%s)', (seq, sum) => {
     expect(decodeFrame(ascii(`941AY${seq}AZ${sum}`), ON)).toStrictEqual({
-      kind: 'message', message: { code: '94', ok: true }, sequence: seq, checksummed: true,
+      kind: 'message',
+      message: { code: '94', ok: true },
+      sequence: seq,
+      checksummed: true,
     });
   });
 
   it('accepts a checksum without a sequence number', () => {
     expect(decodeFrame(ascii('941AZFEC7'), ON)).toStrictEqual({
-      kind: 'message', message: { code: '94', ok: true }, sequence: null, checksummed: true,
+      kind: 'message',
+      message: { code: '94', ok: true },
+      sequence: null,
+      checksummed: true,
     });
   });
 
@@ -62,22 +79,34 @@ describe('the AY/AZ trailer', () => {
 
   it('accepts 96 and 97 without a checksum even when error detection is on', () => {
     expect(decodeFrame(ascii('96'), ON)).toStrictEqual({
-      kind: 'message', message: { code: '96' }, sequence: null, checksummed: false,
+      kind: 'message',
+      message: { code: '96' },
+      sequence: null,
+      checksummed: false,
     });
     expect(decodeFrame(ascii('97'), ON)).toStrictEqual({
-      kind: 'message', message: { code: '97' }, sequence: null, checksummed: false,
+      kind: 'message',
+      message: { code: '97' },
+      sequence: null,
+      checksummed: false,
     });
   });
 
   it('accepts messages without a trailer when error detection is off', () => {
     expect(decodeFrame(ascii('941'), OFF)).toStrictEqual({
-      kind: 'message', message: { code: '94', ok: true }, sequence: null, checksummed: false,
+      kind: 'message',
+      message: { code: '94', ok: true },
+      sequence: null,
+      checksummed: false,
     });
   });
 
   it('still reads and strips a valid trailer when error detection is off', () => {
     expect(decodeFrame(ascii('941AY0AZFDFD'), OFF)).toStrictEqual({
-      kind: 'message', message: { code: '94', ok: true }, sequence: 0, checksummed: true,
+      kind: 'message',
+      message: { code: '94', ok: true },
+      sequence: 0,
+      checksummed: true,
     });
   });
 
@@ -87,7 +116,11 @@ describe('the AY/AZ trailer', () => {
     expect(decodeFrame(ascii(wire), OFF)).toStrictEqual({
       kind: 'message',
       message: {
-        code: '36', endSession: true, transactionDate: DATE, institutionId: 'inst', patronIdentifier: '2000001',
+        code: '36',
+        endSession: true,
+        transactionDate: DATE,
+        institutionId: 'inst',
+        patronIdentifier: '2000001',
         screenMessage: ['ticket AZ12AB'],
       },
       sequence: null,
@@ -130,7 +163,11 @@ describe('the AY/AZ trailer', () => {
     });
     // "50" (no SIP2 message) with a checksum: sum("500AY4AZ") = 0x1FE
     expect(decodeFrame(ascii('500AY4AZFE02'), ON)).toStrictEqual({
-      kind: 'unknown', code: '50', body: '0', sequence: 4, checksummed: true,
+      kind: 'unknown',
+      code: '50',
+      body: '0',
+      sequence: 4,
+      checksummed: true,
     });
     expect(decodeFrame(ascii('00'), OFF)).toMatchObject({ kind: 'unknown', code: '00', body: '' });
   });
@@ -146,7 +183,10 @@ describe('checksumOptional (how an ACS reads requests)', () => {
 
   it('accepts a frame without AY/AZ as not checksummed', () => {
     expect(decodeFrame(ascii('9900802.00'), LENIENT)).toStrictEqual({
-      kind: 'message', message: { code: '99', statusCode: 0, maxPrintWidth: 80, protocolVersion: '2.00' }, sequence: null, checksummed: false,
+      kind: 'message',
+      message: { code: '99', statusCode: 0, maxPrintWidth: 80, protocolVersion: '2.00' },
+      sequence: null,
+      checksummed: false,
     });
   });
 
@@ -160,9 +200,12 @@ describe('checksumOptional (how an ACS reads requests)', () => {
 
   it('changes nothing with error detection off', () => {
     // off: a wrong "checksum" is message text, as before
-    expect(decodeFrame(ascii('36Y20261121    172931AOi|AAp|AZ0000'), { ...OFF, checksumOptional: true })).toMatchObject({
-      checksummed: false, message: { code: '36', extra: [['AZ', '0000']] },
-    });
+    expect(decodeFrame(ascii('36Y20261121    172931AOi|AAp|AZ0000'), { ...OFF, checksumOptional: true })).toMatchObject(
+      {
+        checksummed: false,
+        message: { code: '36', extra: [['AZ', '0000']] },
+      },
+    );
   });
 });
 
@@ -250,7 +293,13 @@ describe('splitFields', () => {
 
 describe('helpers', () => {
   it('extraField returns the first value of an unmodelled field', () => {
-    const message = { extra: [['PA', '20271231'], ['PB', '19800101'], ['PA', 'second']] as [string, string][] };
+    const message = {
+      extra: [
+        ['PA', '20271231'],
+        ['PB', '19800101'],
+        ['PA', 'second'],
+      ] as [string, string][],
+    };
     expect(extraField(message, 'PA')).toBe('20271231');
     expect(extraField(message, 'PB')).toBe('19800101');
     expect(extraField(message, 'PX')).toBeUndefined();
@@ -262,8 +311,13 @@ describe('helpers', () => {
     expect(Object.keys(flags)).toHaveLength(14);
     expect(Object.values(flags).every((v) => v === false)).toBe(true);
     const response: PatronStatusResponse = {
-      code: '24', patronStatus: flags, language: '000', transactionDate: DATE, institutionId: 'i',
-      patronIdentifier: 'p', personalName: 'n',
+      code: '24',
+      patronStatus: flags,
+      language: '000',
+      transactionDate: DATE,
+      institutionId: 'i',
+      patronIdentifier: 'p',
+      personalName: 'n',
     };
     expect(encodeMessage(response, OFF).toString('latin1')).toBe(`24${' '.repeat(14)}000${D}AOi|AAp|AEn|\r`);
   });
@@ -271,7 +325,11 @@ describe('helpers', () => {
 
 describe('encodeMessage refuses what SIP2 cannot carry', () => {
   const login = (password: string): Login => ({
-    code: '93', uidAlgorithm: '0', pwdAlgorithm: '0', loginUserId: 'scclient', loginPassword: password,
+    code: '93',
+    uidAlgorithm: '0',
+    pwdAlgorithm: '0',
+    loginUserId: 'scclient',
+    loginPassword: password,
   });
 
   it.each([
@@ -290,14 +348,27 @@ describe('encodeMessage refuses what SIP2 cannot carry', () => {
 
   it('checks every value of repeated fields and unknown fields too', () => {
     const patron: PatronInformation = {
-      code: '63', language: '000', transactionDate: DATE, summary: null, institutionId: 'i', patronIdentifier: 'p',
+      code: '63',
+      language: '000',
+      transactionDate: DATE,
+      summary: null,
+      institutionId: 'i',
+      patronIdentifier: 'p',
     };
+    expectEncodeError(() => encodeMessage({ ...patron, patronPassword: 'Ge|heim' }, OFF), 'patronPassword');
     expectEncodeError(
-      () => encodeMessage({ ...patron, patronPassword: 'Ge|heim' }, OFF),
-      'patronPassword',
-    );
-    expectEncodeError(
-      () => encodeMessage({ code: '36', endSession: true, transactionDate: DATE, institutionId: 'i', patronIdentifier: 'p', screenMessage: ['ok', 'b|ad'] }, OFF),
+      () =>
+        encodeMessage(
+          {
+            code: '36',
+            endSession: true,
+            transactionDate: DATE,
+            institutionId: 'i',
+            patronIdentifier: 'p',
+            screenMessage: ['ok', 'b|ad'],
+          },
+          OFF,
+        ),
       'screenMessage',
     );
     const error = expectEncodeError(() => encodeMessage({ ...patron, extra: [['PX', 'sec|ret']] }, OFF), 'PX');
@@ -327,7 +398,10 @@ describe('encodeMessage refuses what SIP2 cannot carry', () => {
 
   it('in latin1, characters above U+00FF are refused, not aliased onto their low byte', () => {
     // U+0141 would become 0x41 'A' if only the low byte were kept
-    expectEncodeError(() => encodeMessage(login('Łódź'), { charset: 'latin1', errorDetection: false }), 'loginPassword');
+    expectEncodeError(
+      () => encodeMessage(login('Łódź'), { charset: 'latin1', errorDetection: false }),
+      'loginPassword',
+    );
     expectEncodeError(() => encodeMessage(login('€'), { charset: 'latin1', errorDetection: false }), 'loginPassword');
     expect(encodeMessage(login('ÿé'), { charset: 'latin1', errorDetection: false })).toEqual(
       Buffer.concat([ascii('9300CNscclient|CO'), Buffer.from([0xff, 0xe9]), ascii('|\r')]),
@@ -335,8 +409,14 @@ describe('encodeMessage refuses what SIP2 cannot carry', () => {
   });
 
   it('in utf-8, lone surrogates are refused and everything else is carried', () => {
-    expectEncodeError(() => encodeMessage(login('a\ud800b'), { charset: 'utf-8', errorDetection: false }), 'loginPassword');
-    expectEncodeError(() => encodeMessage(login('\udc00'), { charset: 'utf-8', errorDetection: false }), 'loginPassword');
+    expectEncodeError(
+      () => encodeMessage(login('a\ud800b'), { charset: 'utf-8', errorDetection: false }),
+      'loginPassword',
+    );
+    expectEncodeError(
+      () => encodeMessage(login('\udc00'), { charset: 'utf-8', errorDetection: false }),
+      'loginPassword',
+    );
     expect(encodeMessage(login('山田🦊'), { charset: 'utf-8', errorDetection: false })).toEqual(
       Buffer.from('9300CNscclient|CO山田🦊|\r', 'utf8'),
     );
@@ -345,14 +425,23 @@ describe('encodeMessage refuses what SIP2 cannot carry', () => {
   it('with unencodable: "replace", writes ? for each character the charset lacks', () => {
     const replace: EncodeOptions = { charset: 'cp850', errorDetection: false, unencodable: 'replace' };
     const response: Sip2Message = {
-      code: '36', endSession: true, transactionDate: DATE, institutionId: 'i', patronIdentifier: 'p',
+      code: '36',
+      endSession: true,
+      transactionDate: DATE,
+      institutionId: 'i',
+      patronIdentifier: 'p',
       screenMessage: ['山田 Müller 🦊'],
     };
     expect(encodeMessage(response, replace)).toEqual(
       Buffer.concat([ascii(`36Y${D}AOi|AAp|AF?? M`), Buffer.from([0x81]), ascii('ller ?|\r')]),
     );
     expect(
-      encodeMessage(response, { charset: 'latin1', errorDetection: true, sequence: 0, unencodable: 'replace' }).toString('latin1'),
+      encodeMessage(response, {
+        charset: 'latin1',
+        errorDetection: true,
+        sequence: 0,
+        unencodable: 'replace',
+      }).toString('latin1'),
     ).toMatch(new RegExp(`^36Y${D}AOi\\|AAp\\|AF\\?\\? Müller \\?\\|AY0AZ[0-9A-F]{4}\\r$`));
   });
 
@@ -364,16 +453,30 @@ describe('encodeMessage refuses what SIP2 cannot carry', () => {
 
   it('fixed fields of the wrong length or form', () => {
     const base: PatronInformation = {
-      code: '63', language: '001', transactionDate: DATE, summary: null, institutionId: 'i', patronIdentifier: 'p',
+      code: '63',
+      language: '001',
+      transactionDate: DATE,
+      summary: null,
+      institutionId: 'i',
+      patronIdentifier: 'p',
     };
     expectEncodeError(() => encodeMessage({ ...base, language: 'en' }, OFF), 'language');
     expectEncodeError(() => encodeMessage({ ...base, language: '0001' }, OFF), 'language');
     expectEncodeError(() => encodeMessage({ ...base, language: '0|1' }, OFF), 'language');
     expectEncodeError(() => encodeMessage({ ...base, language: 'dé1' }, OFF), 'language');
     expectEncodeError(() => encodeMessage({ ...base, language: '00\r' }, OFF), 'language');
-    expectEncodeError(() => encodeMessage({ ...base, transactionDate: { ...DATE, year: 12026 } }, OFF), 'transactionDate');
-    expectEncodeError(() => encodeMessage({ ...base, transactionDate: { ...DATE, zone: 'Z' } }, OFF), 'transactionDate');
-    expectEncodeError(() => encodeMessage({ ...base, transactionDate: { ...DATE, zone: '  |Z' } }, OFF), 'transactionDate');
+    expectEncodeError(
+      () => encodeMessage({ ...base, transactionDate: { ...DATE, year: 12026 } }, OFF),
+      'transactionDate',
+    );
+    expectEncodeError(
+      () => encodeMessage({ ...base, transactionDate: { ...DATE, zone: 'Z' } }, OFF),
+      'transactionDate',
+    );
+    expectEncodeError(
+      () => encodeMessage({ ...base, transactionDate: { ...DATE, zone: '  |Z' } }, OFF),
+      'transactionDate',
+    );
 
     const status = { code: '99', statusCode: 0, maxPrintWidth: 40, protocolVersion: '2.00' } as const;
     expectEncodeError(() => encodeMessage({ ...status, maxPrintWidth: 1000 }, OFF), 'maxPrintWidth');
@@ -386,16 +489,31 @@ describe('encodeMessage refuses what SIP2 cannot carry', () => {
     expect(encodeMessage({ ...status, maxPrintWidth: 0 }, OFF).toString('latin1')).toBe('9900002.00\r');
 
     const fee = {
-      code: '37', transactionDate: DATE, feeType: 1, paymentType: 0, currencyType: 'EUR', feeAmount: '1.00',
-      institutionId: 'i', patronIdentifier: 'p',
+      code: '37',
+      transactionDate: DATE,
+      feeType: 1,
+      paymentType: 0,
+      currencyType: 'EUR',
+      feeAmount: '1.00',
+      institutionId: 'i',
+      patronIdentifier: 'p',
     } as const;
     expectEncodeError(() => encodeMessage({ ...fee, currencyType: 'EU' }, OFF), 'currencyType');
     expectEncodeError(() => encodeMessage({ ...fee, feeType: 100 }, OFF), 'feeType');
     expect(encodeMessage(fee, OFF).toString('latin1')).toBe(`37${D}0100EURBV1.00|AOi|AAp|\r`);
 
     const renewed = {
-      code: '30', ok: true, renewalOk: true, magneticMedia: 'YN', desensitize: 'N', transactionDate: DATE,
-      institutionId: 'i', patronIdentifier: 'p', itemIdentifier: 'b', titleIdentifier: 't', dueDate: 'd',
+      code: '30',
+      ok: true,
+      renewalOk: true,
+      magneticMedia: 'YN',
+      desensitize: 'N',
+      transactionDate: DATE,
+      institutionId: 'i',
+      patronIdentifier: 'p',
+      itemIdentifier: 'b',
+      titleIdentifier: 't',
+      dueDate: 'd',
     } as const;
     expectEncodeError(() => encodeMessage(renewed, OFF), 'magneticMedia');
   });
@@ -421,7 +539,13 @@ describe('encodeMessage refuses what SIP2 cannot carry', () => {
 
 describe('encodeMessage, field forms', () => {
   it('writes a required field that is missing (untyped callers) as an empty field', () => {
-    const untyped = { code: '24', patronStatus: noPatronFlags(), language: '000', transactionDate: DATE, institutionId: 'i' };
+    const untyped = {
+      code: '24',
+      patronStatus: noPatronFlags(),
+      language: '000',
+      transactionDate: DATE,
+      institutionId: 'i',
+    };
     expect(encodeMessage(untyped as unknown as Sip2Message, OFF).toString('latin1')).toBe(
       `24${' '.repeat(14)}000${D}AOi|AA|AE|\r`,
     );
@@ -436,7 +560,10 @@ describe('encodeMessage, field forms', () => {
 
   it('writes tagged Y/N fields as Y and N', () => {
     const base = {
-      code: '65', transactionDate: DATE, institutionId: 'i', patronIdentifier: 'p',
+      code: '65',
+      transactionDate: DATE,
+      institutionId: 'i',
+      patronIdentifier: 'p',
     } as const;
     expect(encodeMessage({ ...base, feeAcknowledged: true }, OFF).toString('latin1')).toBe(`65${D}AOi|AAp|BOY|\r`);
     expect(encodeMessage({ ...base, feeAcknowledged: false }, OFF).toString('latin1')).toBe(`65${D}AOi|AAp|BON|\r`);
@@ -445,7 +572,10 @@ describe('encodeMessage, field forms', () => {
 
   it('writes fields in catalogue order whatever the object key order, unknown fields last', () => {
     const message = {
-      extra: [['ZZ', 'z'], ['PA', 'a']],
+      extra: [
+        ['ZZ', 'z'],
+        ['PA', 'a'],
+      ],
       patronIdentifier: 'p',
       screenMessage: ['m1', 'm2'],
       institutionId: 'i',
@@ -458,7 +588,9 @@ describe('encodeMessage, field forms', () => {
 
   it('writes CRLF when asked, with or without error detection', () => {
     expect(encodeMessage({ code: '94', ok: true }, { ...OFF, terminator: '\r\n' }).toString('latin1')).toBe('941\r\n');
-    expect(encodeMessage({ code: '94', ok: true }, { ...ON, terminator: '\r\n' }).toString('latin1')).toBe('941AY0AZFDFD\r\n');
+    expect(encodeMessage({ code: '94', ok: true }, { ...ON, terminator: '\r\n' }).toString('latin1')).toBe(
+      '941AY0AZFDFD\r\n',
+    );
   });
 });
 
@@ -468,7 +600,9 @@ describe('redactSecrets', () => {
     expect(redactSecrets('63001' + '20260315    120000' + '  Y       AODEMO|AAalice|ADalice-pass|BP1|AY2AZ0000')).toBe(
       '63001' + '20260315    120000' + '  Y       AODEMO|AAalice|AD***|BP1|AY2AZ0000',
     );
-    expect(redactSecrets('1720260315    120000AODEMO|ABit-1|ACterminal-secret|')).toBe('1720260315    120000AODEMO|ABit-1|AC***|');
+    expect(redactSecrets('1720260315    120000AODEMO|ABit-1|ACterminal-secret|')).toBe(
+      '1720260315    120000AODEMO|ABit-1|AC***|',
+    );
     // a secret as the first tagged field, right after the fixed part
     expect(redactSecrets('3520260315    120000ADpatron-pw|AODEMO|AAx|')).toBe('3520260315    120000AD***|AODEMO|AAx|');
     // a name containing "AD" is left alone, and an unknown message still has its fields after "|" masked

@@ -1,19 +1,25 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  LOCAL_ZONE,
-  UNSUPPORTED_DATE,
-  UTC_ZONE,
   formatSip2Date,
   isoDateOf,
+  LOCAL_ZONE,
   parseSip2Date,
+  type Sip2DateTime,
   sip2DateFrom,
   toDate,
-  type Sip2DateTime,
+  UNSUPPORTED_DATE,
+  UTC_ZONE,
 } from '../../../src/sip2/date.js';
 
 const at = (zone: string, year = 2026, month = 11, day = 21, hour = 17, minute = 29, second = 31): Sip2DateTime => ({
-  year, month, day, hour, minute, second, zone,
+  year,
+  month,
+  day,
+  hour,
+  minute,
+  second,
+  zone,
 });
 
 describe('parseSip2Date', () => {
@@ -157,12 +163,17 @@ describe('toDate', () => {
     expect(toDate(at('   Q', 2026, 11, 21, 12, 0, 0)).toISOString()).toBe('2026-11-21T17:00:00.000Z');
   });
 
-  it('reads four blanks as the process\'s local time', () => {
+  it("reads four blanks as the process's local time", () => {
     expect(toDate(at('    ', 2026, 11, 21, 12, 0, 0)).toISOString()).toBe('2026-11-21T17:00:00.000Z');
     const date = toDate(at('    '));
-    expect([date.getFullYear(), date.getMonth(), date.getDate(), date.getHours(), date.getMinutes(), date.getSeconds()]).toEqual([
-      2026, 10, 21, 17, 29, 31,
-    ]);
+    expect([
+      date.getFullYear(),
+      date.getMonth(),
+      date.getDate(),
+      date.getHours(),
+      date.getMinutes(),
+      date.getSeconds(),
+    ]).toEqual([2026, 10, 21, 17, 29, 31]);
   });
 
   it('applies the process time zone to local dates (Europe/Berlin, winter and summer)', () => {

@@ -34,11 +34,25 @@ describe('built-in dialects', () => {
 
   it('carry the settings of their ILS', () => {
     const generic = loadDialect('generic');
-    expect(generic).toMatchObject({ charset: 'cp850', terminator: 'CR', holdLists: 'all-in-AS', dueDateFormat: 'sip2' });
+    expect(generic).toMatchObject({
+      charset: 'cp850',
+      terminator: 'CR',
+      holdLists: 'all-in-AS',
+      dueDateFormat: 'sip2',
+    });
     expect(generic.expiry).toEqual({ field: 'PA', format: 'YYYYMMDD' });
     expect(loadDialect('koha')).toMatchObject({ charset: 'utf-8', holdLists: 'ready-in-AS', dueDateFormat: 'sip2' });
-    expect(loadDialect('evergreen')).toMatchObject({ charset: 'utf-8', holdLists: 'all-in-AS', dueDateFormat: 'YYYY-MM-DD HH:MM:SS' });
-    expect(loadDialect('folio')).toMatchObject({ charset: 'utf-8', terminator: 'CRLF', expiry: null, dueDateFormat: 'sip2-utc' });
+    expect(loadDialect('evergreen')).toMatchObject({
+      charset: 'utf-8',
+      holdLists: 'all-in-AS',
+      dueDateFormat: 'YYYY-MM-DD HH:MM:SS',
+    });
+    expect(loadDialect('folio')).toMatchObject({
+      charset: 'utf-8',
+      terminator: 'CRLF',
+      expiry: null,
+      dueDateFormat: 'sip2-utc',
+    });
   });
 
   it('terminatorOf maps CR and CRLF', () => {
@@ -53,8 +67,16 @@ describe('built-in dialects', () => {
 
 describe('fine items (AV)', () => {
   it.each([
-    ['generic', '2.50 EUR overdue 20261101 it-0001 Der Zauberberg', { amount: '2.50', currency: 'EUR', type: 'overdue', date: '20261101', item: 'it-0001', about: 'Der Zauberberg' }],
-    ['koha', 'overdue 20261101 it-0001 Der Zauberberg 2.50', { type: 'overdue', date: '20261101', item: 'it-0001', about: 'Der Zauberberg', amount: '2.50' }],
+    [
+      'generic',
+      '2.50 EUR overdue 20261101 it-0001 Der Zauberberg',
+      { amount: '2.50', currency: 'EUR', type: 'overdue', date: '20261101', item: 'it-0001', about: 'Der Zauberberg' },
+    ],
+    [
+      'koha',
+      'overdue 20261101 it-0001 Der Zauberberg 2.50',
+      { type: 'overdue', date: '20261101', item: 'it-0001', about: 'Der Zauberberg', amount: '2.50' },
+    ],
     ['evergreen', '17 $2.50 "Der Zauberberg"', { id: '17', amount: '2.50', about: 'Der Zauberberg' }],
     ['folio', '2.50 overdue Der Zauberberg', { amount: '2.50', type: 'overdue', about: 'Der Zauberberg' }],
   ] as const)('%s reads %j', (name, text, parts) => {
@@ -73,7 +95,10 @@ describe('fine items (AV)', () => {
   });
 
   it('negative amounts (credits) are read too', () => {
-    expect(parseFineItem('-1.00 credit Refund', loadDialect('folio'))).toMatchObject({ amount: '-1.00', type: 'credit' });
+    expect(parseFineItem('-1.00 credit Refund', loadDialect('folio'))).toMatchObject({
+      amount: '-1.00',
+      type: 'credit',
+    });
   });
 
   const token = fc.stringMatching(/^[A-Za-z0-9-]{1,12}$/);
@@ -81,9 +106,9 @@ describe('fine items (AV)', () => {
     .array(fc.constantFrom(...[...'abcXYZ äöüßé 東京 🦊-.,:"']), { maxLength: 40 })
     .map((chars) => chars.join(''));
   const partsArb: fc.Arbitrary<FineItemParts> = fc.record({
-    amount: fc.tuple(fc.boolean(), fc.nat({ max: 99999 }), fc.nat({ max: 99 })).map(
-      ([negative, units, cents]) => `${negative ? '-' : ''}${units}.${String(cents).padStart(2, '0')}`,
-    ),
+    amount: fc
+      .tuple(fc.boolean(), fc.nat({ max: 99999 }), fc.nat({ max: 99 }))
+      .map(([negative, units, cents]) => `${negative ? '-' : ''}${units}.${String(cents).padStart(2, '0')}`),
     currency: fc.constantFrom('EUR', 'USD', 'GBP'),
     type: token,
     date: fc.integer({ min: 19000101, max: 20991231 }).map(String),
@@ -176,26 +201,29 @@ describe('dialect dates', () => {
     expect(parseDialectDate(text, format)).toBeNull();
   });
 
-  it.each(DATE_FORMATS)('%s: parseDialectDate(formatDialectDate(d)) is the calendar date of d', (format: DateFormat) => {
-    // sip2-utc converts local times to UTC, which may change the calendar date: give it UTC dates here
-    const dates = sip2DateArb
-      // 9999-12-31T23:00Z is already year 10000 in Berlin, which no 4-digit date format can state
-      .filter((d) => d.year >= 1000 && d.year <= 9998)
-      .map((d) => (format === 'sip2-utc' ? { ...d, zone: '   Z' } : d));
-    fc.assert(
-      fc.property(dates, (d) => {
-        const stated = `${String(d.year).padStart(4, '0')}-${String(d.month).padStart(2, '0')}-${String(d.day).padStart(2, '0')}`;
-        // UTC instants become Berlin calendar dates (oracle: Intl, not our code); other zones keep the date as stated
-        const utc = d.zone === '   Z' || d.zone === '0000';
-        const text = formatDialectDate(d, format);
-        const written = format === 'sip2-utc' || (format === 'sip2' && utc);
-        const instant = new Date(Date.UTC(d.year, d.month - 1, d.day, d.hour, d.minute, d.second));
-        const expected = written && utc ? instant.toLocaleDateString('sv-SE', { timeZone: 'Europe/Berlin' }) : stated;
-        expect(parseDialectDate(text, format)).toBe(expected);
-      }),
-      { numRuns: 300 },
-    );
-  });
+  it.each(DATE_FORMATS)(
+    '%s: parseDialectDate(formatDialectDate(d)) is the calendar date of d',
+    (format: DateFormat) => {
+      // sip2-utc converts local times to UTC, which may change the calendar date: give it UTC dates here
+      const dates = sip2DateArb
+        // 9999-12-31T23:00Z is already year 10000 in Berlin, which no 4-digit date format can state
+        .filter((d) => d.year >= 1000 && d.year <= 9998)
+        .map((d) => (format === 'sip2-utc' ? { ...d, zone: '   Z' } : d));
+      fc.assert(
+        fc.property(dates, (d) => {
+          const stated = `${String(d.year).padStart(4, '0')}-${String(d.month).padStart(2, '0')}-${String(d.day).padStart(2, '0')}`;
+          // UTC instants become Berlin calendar dates (oracle: Intl, not our code); other zones keep the date as stated
+          const utc = d.zone === '   Z' || d.zone === '0000';
+          const text = formatDialectDate(d, format);
+          const written = format === 'sip2-utc' || (format === 'sip2' && utc);
+          const instant = new Date(Date.UTC(d.year, d.month - 1, d.day, d.hour, d.minute, d.second));
+          const expected = written && utc ? instant.toLocaleDateString('sv-SE', { timeZone: 'Europe/Berlin' }) : stated;
+          expect(parseDialectDate(text, format)).toBe(expected);
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
 });
 
 describe('invalid dialect files', () => {
@@ -245,14 +273,38 @@ describe('invalid dialect files', () => {
     ['charset', { ...valid, charset: 'ebcdic' }, /charset/],
     ['terminator', { ...valid, terminator: 'LF' }, /terminator/],
     ['holdLists', { ...valid, holdLists: 'some' }, /holdLists/],
-    ['expiry.field', { ...valid, expiry: { field: 'P', format: 'YYYYMMDD' } }, /expiry\.field must be a two-character SIP2 field id/],
-    ['expiry.field (a field the 64 models)', { ...valid, expiry: { field: 'PB', format: 'YYYYMMDD' } }, /expiry\.field must not be a field the 64 already uses/],
+    [
+      'expiry.field',
+      { ...valid, expiry: { field: 'P', format: 'YYYYMMDD' } },
+      /expiry\.field must be a two-character SIP2 field id/,
+    ],
+    [
+      'expiry.field (a field the 64 models)',
+      { ...valid, expiry: { field: 'PB', format: 'YYYYMMDD' } },
+      /expiry\.field must not be a field the 64 already uses/,
+    ],
     ['expiry.format', { ...valid, expiry: { field: 'PA', format: 'DD.MM.YYYY' } }, /expiry\.format/],
     ['dueDateFormat', { ...valid, dueDateFormat: 'whenever' }, /dueDateFormat/],
-    ['fineItems.pattern (no amount group)', { ...valid, fineItems: { pattern: '^(?<about>.*)$', template: '{about}' } }, /fineItems\.pattern must capture the fine amount/],
-    ['fineItems.pattern (not a regex)', { ...valid, fineItems: { pattern: '^(?<amount>[0-9', template: '{amount}' } }, /fineItems\.pattern is not a valid regular expression/],
-    ['fineItems.template', { ...valid, fineItems: { pattern: valid.fineItems.pattern, template: '' } }, /fineItems\.template/],
-    ['fineItems.pattern (an empty list)', { ...valid, fineItems: { pattern: [], template: '{amount}' } }, /fineItems\.pattern must list at least one pattern/],
+    [
+      'fineItems.pattern (no amount group)',
+      { ...valid, fineItems: { pattern: '^(?<about>.*)$', template: '{about}' } },
+      /fineItems\.pattern must capture the fine amount/,
+    ],
+    [
+      'fineItems.pattern (not a regex)',
+      { ...valid, fineItems: { pattern: '^(?<amount>[0-9', template: '{amount}' } },
+      /fineItems\.pattern is not a valid regular expression/,
+    ],
+    [
+      'fineItems.template',
+      { ...valid, fineItems: { pattern: valid.fineItems.pattern, template: '' } },
+      /fineItems\.template/,
+    ],
+    [
+      'fineItems.pattern (an empty list)',
+      { ...valid, fineItems: { pattern: [], template: '{amount}' } },
+      /fineItems\.pattern must list at least one pattern/,
+    ],
     [
       'fineItems.pattern (the second of a list)',
       { ...valid, fineItems: { pattern: [valid.fineItems.pattern, '^(?<about>.*)$'], template: '{amount}' } },
@@ -268,7 +320,13 @@ describe('invalid dialect files', () => {
 
   it('tries a list of fine-item patterns in order, the first match winning', () => {
     const dialect = loadDialect(
-      write({ ...valid, fineItems: { pattern: ['^(?<amount>\\d+\\.\\d{2}) EUR (?<about>.*)$', '^(?<about>.*) (?<amount>\\d+\\.\\d{2})$'], template: '{amount} EUR {about}' } }),
+      write({
+        ...valid,
+        fineItems: {
+          pattern: ['^(?<amount>\\d+\\.\\d{2}) EUR (?<about>.*)$', '^(?<about>.*) (?<amount>\\d+\\.\\d{2})$'],
+          template: '{amount} EUR {about}',
+        },
+      }),
     );
     expect(parseFineItem('1.50 EUR Faust 2.00', dialect)).toEqual({ amount: '1.50', about: 'Faust 2.00' });
     expect(parseFineItem('Faust 2.00', dialect)).toEqual({ amount: '2.00', about: 'Faust' });

@@ -50,7 +50,7 @@ describe('FrameDecoder', () => {
     expect(feed(decoder, '\n\n', '\n96', 'AZFEF6\r')).toEqual(['96AZFEF6']);
   });
 
-  it('keeps a LF inside a frame (it is the message\'s byte, not a terminator)', () => {
+  it("keeps a LF inside a frame (it is the message's byte, not a terminator)", () => {
     const decoder = new FrameDecoder();
     expect(feed(decoder, '64 \nX\r')).toEqual(['64 \nX']);
     expect(feed(decoder, '24', '\nX\r')).toEqual(['24\nX']);

@@ -47,7 +47,6 @@ const DATE: Sip2DateTime = { year: 2026, month: 11, day: 21, hour: 17, minute: 2
 const DUE = '20261205    235900';
 const DUE_DATE: Sip2DateTime = { year: 2026, month: 12, day: 5, hour: 23, minute: 59, second: 0, zone: '    ' };
 const HOLD_EXPIRY = '20261231   Z235959';
-const HOLD_EXPIRY_DATE: Sip2DateTime = { year: 2026, month: 12, day: 31, hour: 23, minute: 59, second: 59, zone: '   Z' };
 
 const NO_FLAGS: PatronStatusFlags = {
   chargePrivilegesDenied: false,
@@ -104,7 +103,11 @@ describe('93 Login / 94 Login Response', () => {
 
   it('93 without the optional CP, and an empty password', () => {
     bothWays('9300CNscclient|CO|', {
-      code: '93', uidAlgorithm: '0', pwdAlgorithm: '0', loginUserId: 'scclient', loginPassword: '',
+      code: '93',
+      uidAlgorithm: '0',
+      pwdAlgorithm: '0',
+      loginUserId: 'scclient',
+      loginPassword: '',
     } satisfies Login);
   });
 
@@ -120,12 +123,27 @@ describe('93 Login / 94 Login Response', () => {
 
 describe('99 SC Status / 98 ACS Status', () => {
   it('99<status code><max print width><protocol version>', () => {
-    bothWays('9900402.00', { code: '99', statusCode: 0, maxPrintWidth: 40, protocolVersion: '2.00' } satisfies ScStatus);
-    bothWays('992999' + '1.00', { code: '99', statusCode: 2, maxPrintWidth: 999, protocolVersion: '1.00' } satisfies ScStatus);
+    bothWays('9900402.00', {
+      code: '99',
+      statusCode: 0,
+      maxPrintWidth: 40,
+      protocolVersion: '2.00',
+    } satisfies ScStatus);
+    bothWays('992999' + '1.00', {
+      code: '99',
+      statusCode: 2,
+      maxPrintWidth: 999,
+      protocolVersion: '1.00',
+    } satisfies ScStatus);
   });
 
   it('99 with a blank print width reads it as not available', () => {
-    expect(decodeMessage('990   2.00')).toStrictEqual({ code: '99', statusCode: 0, maxPrintWidth: null, protocolVersion: '2.00' });
+    expect(decodeMessage('990   2.00')).toStrictEqual({
+      code: '99',
+      statusCode: 0,
+      maxPrintWidth: null,
+      protocolVersion: '2.00',
+    });
     expect(encode({ code: '99', statusCode: 0, maxPrintWidth: null, protocolVersion: '2.00' })).toBe('990   2.00\r');
   });
 
@@ -159,16 +177,29 @@ describe('99 SC Status / 98 ACS Status', () => {
       `${acsWire}AY1AZDEC6\r`,
     );
     expect(decodeFrame(Buffer.from(`${acsWire}AY1AZDEC6`), { charset: 'cp850', errorDetection: true })).toStrictEqual({
-      kind: 'message', message: acs, sequence: 1, checksummed: true,
+      kind: 'message',
+      message: acs,
+      sequence: 1,
+      checksummed: true,
     });
   });
 
   it('98 date/time sync "unsupported" (all zeros) reads as null and is written back as zeros', () => {
     const wire = '98NNNNNN000999000000000000000000' + '2.00AOinst|BXNNNNNNNNNNNNNNNN|';
     const message: AcsStatus = {
-      code: '98', onlineStatus: false, checkinOk: false, checkoutOk: false, acsRenewalPolicy: false,
-      statusUpdateOk: false, offlineOk: false, timeoutPeriod: 0, retriesAllowed: 999, dateTimeSync: null,
-      protocolVersion: '2.00', institutionId: 'inst', supportedMessages: 'NNNNNNNNNNNNNNNN',
+      code: '98',
+      onlineStatus: false,
+      checkinOk: false,
+      checkoutOk: false,
+      acsRenewalPolicy: false,
+      statusUpdateOk: false,
+      offlineOk: false,
+      timeoutPeriod: 0,
+      retriesAllowed: 999,
+      dateTimeSync: null,
+      protocolVersion: '2.00',
+      institutionId: 'inst',
+      supportedMessages: 'NNNNNNNNNNNNNNNN',
     };
     bothWays(wire, message);
   });
@@ -177,16 +208,26 @@ describe('99 SC Status / 98 ACS Status', () => {
 describe('23 Patron Status Request / 24 Patron Status Response', () => {
   it('23<language><transaction date>AO AA AC AD', () => {
     bothWays(`23001${D}AOinst|AA2000001|ACterm|ADpin|`, {
-      code: '23', language: '001', transactionDate: DATE, institutionId: 'inst', patronIdentifier: '2000001',
-      terminalPassword: 'term', patronPassword: 'pin',
+      code: '23',
+      language: '001',
+      transactionDate: DATE,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      terminalPassword: 'term',
+      patronPassword: 'pin',
     } satisfies PatronStatusRequest);
   });
 
   it('23 always writes its required fields, empty when not given', () => {
     expect(
       encode({
-        code: '23', language: '000', transactionDate: DATE, institutionId: 'inst', patronIdentifier: '2000001',
-        terminalPassword: '', patronPassword: '',
+        code: '23',
+        language: '000',
+        transactionDate: DATE,
+        institutionId: 'inst',
+        patronIdentifier: '2000001',
+        terminalPassword: '',
+        patronPassword: '',
       }),
     ).toBe(`23000${D}AOinst|AA2000001|AC|AD|\r`);
   });
@@ -213,14 +254,27 @@ describe('23 Patron Status Request / 24 Patron Status Response', () => {
 describe('01 Block Patron (answered with a 24)', () => {
   it('01<card retained><transaction date>AO AL AA AC', () => {
     bothWays(`01Y${D}AOinst|ALcard left in the machine|AA2000001|ACterm|`, {
-      code: '01', cardRetained: true, transactionDate: DATE, institutionId: 'inst', blockedCardMessage: 'card left in the machine',
-      patronIdentifier: '2000001', terminalPassword: 'term',
+      code: '01',
+      cardRetained: true,
+      transactionDate: DATE,
+      institutionId: 'inst',
+      blockedCardMessage: 'card left in the machine',
+      patronIdentifier: '2000001',
+      terminalPassword: 'term',
     } satisfies BlockPatron);
   });
 
   it('01 always writes its four required fields, empty when not given', () => {
     expect(
-      encode({ code: '01', cardRetained: false, transactionDate: DATE, institutionId: 'inst', blockedCardMessage: '', patronIdentifier: 'p', terminalPassword: '' }),
+      encode({
+        code: '01',
+        cardRetained: false,
+        transactionDate: DATE,
+        institutionId: 'inst',
+        blockedCardMessage: '',
+        patronIdentifier: 'p',
+        terminalPassword: '',
+      }),
     ).toBe(`01N${D}AOinst|AL|AAp|AC|\r`);
   });
 });
@@ -228,27 +282,59 @@ describe('01 Block Patron (answered with a 24)', () => {
 describe('11 Checkout / 12 Checkout Response', () => {
   it('11<SC renewal policy><no block><transaction date><nb due date>AO AA AB AC CH AD BO BI', () => {
     bothWays(`11YN${D}${DUE}AOinst|AA2000001|ABit-0001|ACterm|CHprops|ADpin|BON|BIN|`, {
-      code: '11', scRenewalPolicy: true, noBlock: false, transactionDate: DATE, nbDueDate: DUE_DATE, institutionId: 'inst',
-      patronIdentifier: '2000001', itemIdentifier: 'it-0001', terminalPassword: 'term', itemProperties: 'props',
-      patronPassword: 'pin', feeAcknowledged: false, cancel: false,
+      code: '11',
+      scRenewalPolicy: true,
+      noBlock: false,
+      transactionDate: DATE,
+      nbDueDate: DUE_DATE,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      itemIdentifier: 'it-0001',
+      terminalPassword: 'term',
+      itemProperties: 'props',
+      patronPassword: 'pin',
+      feeAcknowledged: false,
+      cancel: false,
     } satisfies Checkout);
   });
 
   it('11 as self-check machines send it: blank nb due date, empty AC, nothing optional', () => {
     expect(decodeMessage(`11NN${D}${' '.repeat(18)}AOinst|AA2000001|ABit-1|AC|`)).toStrictEqual({
-      code: '11', scRenewalPolicy: false, noBlock: false, transactionDate: DATE, nbDueDate: null, institutionId: 'inst',
-      patronIdentifier: '2000001', itemIdentifier: 'it-1', terminalPassword: '',
+      code: '11',
+      scRenewalPolicy: false,
+      noBlock: false,
+      transactionDate: DATE,
+      nbDueDate: null,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      itemIdentifier: 'it-1',
+      terminalPassword: '',
     } satisfies Checkout);
   });
 
   const lent: CheckoutResponse = {
-    code: '12', ok: true, renewalOk: false, magneticMedia: 'N', desensitize: 'Y', transactionDate: DATE,
-    institutionId: 'inst', patronIdentifier: '2000001', itemIdentifier: 'it-0001', titleIdentifier: 'Der Zauberberg',
-    dueDate: DUE, feeType: '06', securityInhibit: false, currencyType: 'EUR', feeAmount: '1.00', mediaType: '001',
-    itemProperties: 'props', transactionId: 'tx-2', screenMessage: ['Checked out'], printLine: ['slip'],
+    code: '12',
+    ok: true,
+    renewalOk: false,
+    magneticMedia: 'N',
+    desensitize: 'Y',
+    transactionDate: DATE,
+    institutionId: 'inst',
+    patronIdentifier: '2000001',
+    itemIdentifier: 'it-0001',
+    titleIdentifier: 'Der Zauberberg',
+    dueDate: DUE,
+    feeType: '06',
+    securityInhibit: false,
+    currencyType: 'EUR',
+    feeAmount: '1.00',
+    mediaType: '001',
+    itemProperties: 'props',
+    transactionId: 'tx-2',
+    screenMessage: ['Checked out'],
+    printLine: ['slip'],
   };
-  const lentWire =
-    `121NNY${D}AOinst|AA2000001|ABit-0001|AJDer Zauberberg|AH${DUE}|BT06|CIN|BHEUR|BV1.00|CK001|CHprops|BKtx-2|AFChecked out|AGslip|`;
+  const lentWire = `121NNY${D}AOinst|AA2000001|ABit-0001|AJDer Zauberberg|AH${DUE}|BT06|CIN|BHEUR|BV1.00|CK001|CHprops|BKtx-2|AFChecked out|AGslip|`;
 
   it('12<ok><renewal ok><magnetic media><desensitize><transaction date> and every tagged field', () => {
     bothWays(lentWire, lent);
@@ -256,13 +342,24 @@ describe('11 Checkout / 12 Checkout Response', () => {
 
   it('12 with error detection: AY3AZ checksums the whole text', () => {
     // the bytes of lentWire + "AY3AZ" sum to 0x2E4C (computed apart from the codec): checksum D1B4
-    expect(encodeMessage(lent, { charset: 'latin1', errorDetection: true, sequence: 3 }).toString('latin1')).toBe(`${lentWire}AY3AZD1B4\r`);
+    expect(encodeMessage(lent, { charset: 'latin1', errorDetection: true, sequence: 3 }).toString('latin1')).toBe(
+      `${lentWire}AY3AZD1B4\r`,
+    );
   });
 
   it('12 refused as the Perl SIPServer writes it: 0NUN, empty AJ and AH, the reason in AF', () => {
     bothWays(`120NUN${D}AOinst|AA2000001|ABnope|AJ|AH|AFItem not found|`, {
-      code: '12', ok: false, renewalOk: false, magneticMedia: 'U', desensitize: 'N', transactionDate: DATE,
-      institutionId: 'inst', patronIdentifier: '2000001', itemIdentifier: 'nope', titleIdentifier: '', dueDate: '',
+      code: '12',
+      ok: false,
+      renewalOk: false,
+      magneticMedia: 'U',
+      desensitize: 'N',
+      transactionDate: DATE,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      itemIdentifier: 'nope',
+      titleIdentifier: '',
+      dueDate: '',
       screenMessage: ['Item not found'],
     } satisfies CheckoutResponse);
   });
@@ -271,8 +368,16 @@ describe('11 Checkout / 12 Checkout Response', () => {
 describe('09 Checkin / 10 Checkin Response', () => {
   it('09<no block><transaction date><return date>AP AO AB AC CH BI', () => {
     bothWays(`09N${D}${DUE}APMAIN|AOinst|ABit-0001|ACterm|CHprops|BIN|`, {
-      code: '09', noBlock: false, transactionDate: DATE, returnDate: DUE_DATE, currentLocation: 'MAIN', institutionId: 'inst',
-      itemIdentifier: 'it-0001', terminalPassword: 'term', itemProperties: 'props', cancel: false,
+      code: '09',
+      noBlock: false,
+      transactionDate: DATE,
+      returnDate: DUE_DATE,
+      currentLocation: 'MAIN',
+      institutionId: 'inst',
+      itemIdentifier: 'it-0001',
+      terminalPassword: 'term',
+      itemProperties: 'props',
+      cancel: false,
     } satisfies Checkin);
   });
 
@@ -280,10 +385,26 @@ describe('09 Checkin / 10 Checkin Response', () => {
     bothWays(
       `101YNY${D}AOinst|ABit-0020|AQMAIN|AJBuddenbrooks|CL2|AAfrank|CK001|CHprops|CV01|CTMAIN|CYgina|DAGina Lostcard|AFon hold|AGslip|`,
       {
-        code: '10', ok: true, resensitize: true, magneticMedia: 'N', alert: true, transactionDate: DATE, institutionId: 'inst',
-        itemIdentifier: 'it-0020', permanentLocation: 'MAIN', titleIdentifier: 'Buddenbrooks', sortBin: '2', patronIdentifier: 'frank',
-        mediaType: '001', itemProperties: 'props', alertType: '01', destinationLocation: 'MAIN', holdPatronIdentifier: 'gina',
-        holdPatronName: 'Gina Lostcard', screenMessage: ['on hold'], printLine: ['slip'],
+        code: '10',
+        ok: true,
+        resensitize: true,
+        magneticMedia: 'N',
+        alert: true,
+        transactionDate: DATE,
+        institutionId: 'inst',
+        itemIdentifier: 'it-0020',
+        permanentLocation: 'MAIN',
+        titleIdentifier: 'Buddenbrooks',
+        sortBin: '2',
+        patronIdentifier: 'frank',
+        mediaType: '001',
+        itemProperties: 'props',
+        alertType: '01',
+        destinationLocation: 'MAIN',
+        holdPatronIdentifier: 'gina',
+        holdPatronName: 'Gina Lostcard',
+        screenMessage: ['on hold'],
+        printLine: ['slip'],
       } satisfies CheckinResponse,
     );
   });
@@ -291,8 +412,15 @@ describe('09 Checkin / 10 Checkin Response', () => {
   it('10 refused: ok 0, the required AQ written empty', () => {
     expect(
       encode({
-        code: '10', ok: false, resensitize: false, magneticMedia: 'U', alert: true, transactionDate: DATE, institutionId: 'inst',
-        itemIdentifier: 'x', alertType: '99',
+        code: '10',
+        ok: false,
+        resensitize: false,
+        magneticMedia: 'U',
+        alert: true,
+        transactionDate: DATE,
+        institutionId: 'inst',
+        itemIdentifier: 'x',
+        alertType: '99',
       } as CheckinResponse),
     ).toBe(`100NUY${D}AOinst|ABx|AQ|CV99|\r`);
   });
@@ -301,15 +429,25 @@ describe('09 Checkin / 10 Checkin Response', () => {
 describe('19 Item Status Update / 20 Item Status Update Response', () => {
   it('19<transaction date>AO AB AC CH', () => {
     bothWays(`19${D}AOinst|ABit-0001|ACterm|CHweight 300 g|`, {
-      code: '19', transactionDate: DATE, institutionId: 'inst', itemIdentifier: 'it-0001', terminalPassword: 'term',
+      code: '19',
+      transactionDate: DATE,
+      institutionId: 'inst',
+      itemIdentifier: 'it-0001',
+      terminalPassword: 'term',
       itemProperties: 'weight 300 g',
     } satisfies ItemStatusUpdate);
   });
 
   it('20<item properties ok><transaction date>AB AJ CH AF AG, and no AO (the 3M layout has none)', () => {
     bothWays(`201${D}ABit-0001|AJDer Zauberberg|CHweight 300 g|AFstored|AGline|`, {
-      code: '20', itemPropertiesOk: true, transactionDate: DATE, itemIdentifier: 'it-0001', titleIdentifier: 'Der Zauberberg',
-      itemProperties: 'weight 300 g', screenMessage: ['stored'], printLine: ['line'],
+      code: '20',
+      itemPropertiesOk: true,
+      transactionDate: DATE,
+      itemIdentifier: 'it-0001',
+      titleIdentifier: 'Der Zauberberg',
+      itemProperties: 'weight 300 g',
+      screenMessage: ['stored'],
+      printLine: ['line'],
     } satisfies ItemStatusUpdateResponse);
     expect(decodeMessage(`200${D}ABx|AOinst|`)).toMatchObject({ itemPropertiesOk: false, extra: [['AO', 'inst']] });
   });
@@ -318,15 +456,28 @@ describe('19 Item Status Update / 20 Item Status Update Response', () => {
 describe('25 Patron Enable / 26 Patron Enable Response', () => {
   it('25<transaction date>AO AA AC AD', () => {
     bothWays(`25${D}AOinst|AA2000001|ACterm|ADpin|`, {
-      code: '25', transactionDate: DATE, institutionId: 'inst', patronIdentifier: '2000001', terminalPassword: 'term', patronPassword: 'pin',
+      code: '25',
+      transactionDate: DATE,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      terminalPassword: 'term',
+      patronPassword: 'pin',
     } satisfies PatronEnable);
   });
 
   it('26<patron status><language><transaction date>AO AA AE BL CQ AF AG', () => {
     bothWays(`26    Y         000${D}AOinst|AA2000001|AEJane Doe|BLY|CQY|AFenabled|AGline|`, {
-      code: '26', patronStatus: { ...NO_FLAGS, cardReportedLost: true }, language: '000', transactionDate: DATE,
-      institutionId: 'inst', patronIdentifier: '2000001', personalName: 'Jane Doe', validPatron: true, validPatronPassword: true,
-      screenMessage: ['enabled'], printLine: ['line'],
+      code: '26',
+      patronStatus: { ...NO_FLAGS, cardReportedLost: true },
+      language: '000',
+      transactionDate: DATE,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      personalName: 'Jane Doe',
+      validPatron: true,
+      validPatronPassword: true,
+      screenMessage: ['enabled'],
+      printLine: ['line'],
     } satisfies PatronEnableResponse);
   });
 });
@@ -334,15 +485,28 @@ describe('25 Patron Enable / 26 Patron Enable Response', () => {
 describe('63 Patron Information', () => {
   it('63<language><transaction date><summary>AO AA AC AD BP BQ', () => {
     bothWays(`63001${D}  Y       AOinst|AA2000001|ACterm|ADpin|BP1|BQ10|`, {
-      code: '63', language: '001', transactionDate: DATE, summary: 'charged', institutionId: 'inst',
-      patronIdentifier: '2000001', terminalPassword: 'term', patronPassword: 'pin', startItem: '1', endItem: '10',
+      code: '63',
+      language: '001',
+      transactionDate: DATE,
+      summary: 'charged',
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      terminalPassword: 'term',
+      patronPassword: 'pin',
+      startItem: '1',
+      endItem: '10',
     } satisfies PatronInformation);
   });
 
   it('a blank summary asks for no list', () => {
     bothWays(`63001${D}          AOinst|AA2000001|ADpin|`, {
-      code: '63', language: '001', transactionDate: DATE, summary: null, institutionId: 'inst',
-      patronIdentifier: '2000001', patronPassword: 'pin',
+      code: '63',
+      language: '001',
+      transactionDate: DATE,
+      summary: null,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      patronPassword: 'pin',
     } satisfies PatronInformation);
   });
 
@@ -356,8 +520,14 @@ describe('63 Patron Information', () => {
   ] as const)('summary %j is the %s list', (summary, list) => {
     const wire = `63000${D}${summary}AOinst|AA2000001|BP11|BQ20|`;
     const message: PatronInformation = {
-      code: '63', language: '000', transactionDate: DATE, summary: list, institutionId: 'inst',
-      patronIdentifier: '2000001', startItem: '11', endItem: '20',
+      code: '63',
+      language: '000',
+      transactionDate: DATE,
+      summary: list,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      startItem: '11',
+      endItem: '20',
     };
     bothWays(wire, message);
   });
@@ -449,15 +619,20 @@ describe('64 Patron Information Response', () => {
     ['utf-8', '80EA'],
     ['latin1', '81F0'],
     ['cp850', '82E6'],
-  ] as const)('with error detection in %s: AY2AZ%s over the charset\'s bytes', (charset, sum) => {
+  ] as const)("with error detection in %s: AY2AZ%s over the charset's bytes", (charset, sum) => {
     const bytes = encodeMessage(full, { charset, errorDetection: true, sequence: 2 });
     // the text is ASCII apart from ü (utf-8 C3 BC, latin1 FC, cp850 81)
     const u = { 'utf-8': [0xc3, 0xbc], latin1: [0xfc], cp850: [0x81] }[charset];
     const parts = `${fullWire}AY2AZ${sum}\r`.split('ü');
-    const expected = Buffer.concat(parts.flatMap((part, i) => (i === 0 ? [Buffer.from(part)] : [Buffer.from(u), Buffer.from(part)])));
+    const expected = Buffer.concat(
+      parts.flatMap((part, i) => (i === 0 ? [Buffer.from(part)] : [Buffer.from(u), Buffer.from(part)])),
+    );
     expect(bytes).toEqual(expected);
     expect(decodeFrame(bytes.subarray(0, -1), { charset, errorDetection: true })).toStrictEqual({
-      kind: 'message', message: full, sequence: 2, checksummed: true,
+      kind: 'message',
+      message: full,
+      sequence: 2,
+      checksummed: true,
     });
   });
 
@@ -467,9 +642,19 @@ describe('64 Patron Information Response', () => {
       const status = `${' '.repeat(position)}Y${' '.repeat(13 - position)}`;
       const wire = `64${status}000${D}${'0000'.repeat(6)}AOinst|AA2000001|AEJane|`;
       const message: PatronInformationResponse = {
-        code: '64', patronStatus: { ...NO_FLAGS, [flag]: true }, language: '000', transactionDate: DATE,
-        holdItemsCount: 0, overdueItemsCount: 0, chargedItemsCount: 0, fineItemsCount: 0, recallItemsCount: 0,
-        unavailableHoldsCount: 0, institutionId: 'inst', patronIdentifier: '2000001', personalName: 'Jane',
+        code: '64',
+        patronStatus: { ...NO_FLAGS, [flag]: true },
+        language: '000',
+        transactionDate: DATE,
+        holdItemsCount: 0,
+        overdueItemsCount: 0,
+        chargedItemsCount: 0,
+        fineItemsCount: 0,
+        recallItemsCount: 0,
+        unavailableHoldsCount: 0,
+        institutionId: 'inst',
+        patronIdentifier: '2000001',
+        personalName: 'Jane',
       };
       bothWays(wire, message);
     },
@@ -479,9 +664,19 @@ describe('64 Patron Information Response', () => {
     const all = Object.fromEntries(FLAG_ORDER.map((flag) => [flag, true])) as PatronStatusFlags;
     const counts = '000000000000000000000000';
     bothWays(`64YYYYYYYYYYYYYY000${D}${counts}AOi|AAp|AEn|`, {
-      code: '64', patronStatus: all, language: '000', transactionDate: DATE, holdItemsCount: 0, overdueItemsCount: 0,
-      chargedItemsCount: 0, fineItemsCount: 0, recallItemsCount: 0, unavailableHoldsCount: 0, institutionId: 'i',
-      patronIdentifier: 'p', personalName: 'n',
+      code: '64',
+      patronStatus: all,
+      language: '000',
+      transactionDate: DATE,
+      holdItemsCount: 0,
+      overdueItemsCount: 0,
+      chargedItemsCount: 0,
+      fineItemsCount: 0,
+      recallItemsCount: 0,
+      unavailableHoldsCount: 0,
+      institutionId: 'i',
+      patronIdentifier: 'p',
+      personalName: 'n',
     });
     expect(decodeMessage(`64              000${D}${counts}AOi|AAp|AEn|`)).toMatchObject({ patronStatus: NO_FLAGS });
   });
@@ -505,16 +700,30 @@ describe('64 Patron Information Response', () => {
     });
     const blank = decodeMessage(`64              000${D}${' '.repeat(24)}AOi|AAp|AEn|`);
     expect(blank).toMatchObject({
-      holdItemsCount: null, overdueItemsCount: null, chargedItemsCount: null,
-      fineItemsCount: null, recallItemsCount: null, unavailableHoldsCount: null,
+      holdItemsCount: null,
+      overdueItemsCount: null,
+      chargedItemsCount: null,
+      fineItemsCount: null,
+      recallItemsCount: null,
+      unavailableHoldsCount: null,
     });
   });
 
   it('writes a null count as four blanks', () => {
     const wire = encode({
-      code: '64', patronStatus: NO_FLAGS, language: '000', transactionDate: DATE, holdItemsCount: null,
-      overdueItemsCount: 7, chargedItemsCount: null, fineItemsCount: 12, recallItemsCount: null,
-      unavailableHoldsCount: 123, institutionId: 'i', patronIdentifier: 'p', personalName: 'n',
+      code: '64',
+      patronStatus: NO_FLAGS,
+      language: '000',
+      transactionDate: DATE,
+      holdItemsCount: null,
+      overdueItemsCount: 7,
+      chargedItemsCount: null,
+      fineItemsCount: 12,
+      recallItemsCount: null,
+      unavailableHoldsCount: 123,
+      institutionId: 'i',
+      patronIdentifier: 'p',
+      personalName: 'n',
     });
     expect(wire).toBe(`64              000${D}    0007    0012    0123AOi|AAp|AEn|\r`);
   });
@@ -524,10 +733,22 @@ describe('64 Patron Information Response', () => {
       `64              001${D}0000000000030000    0000` +
       'AUit-3|AEJane|ZZfoo|AUit-1|BLN|AOinst|PA20261231|AUit-2|CQY|AA2000001|';
     expect(decodeMessage(wire)).toStrictEqual({
-      code: '64', patronStatus: NO_FLAGS, language: '001', transactionDate: DATE, holdItemsCount: 0,
-      overdueItemsCount: 0, chargedItemsCount: 3, fineItemsCount: 0, recallItemsCount: null, unavailableHoldsCount: 0,
-      institutionId: 'inst', patronIdentifier: '2000001', personalName: 'Jane', validPatron: false,
-      validPatronPassword: true, chargedItems: ['it-3', 'it-1', 'it-2'],
+      code: '64',
+      patronStatus: NO_FLAGS,
+      language: '001',
+      transactionDate: DATE,
+      holdItemsCount: 0,
+      overdueItemsCount: 0,
+      chargedItemsCount: 3,
+      fineItemsCount: 0,
+      recallItemsCount: null,
+      unavailableHoldsCount: 0,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      personalName: 'Jane',
+      validPatron: false,
+      validPatronPassword: true,
+      chargedItems: ['it-3', 'it-1', 'it-2'],
       extra: [
         ['ZZ', 'foo'],
         ['PA', '20261231'],
@@ -551,7 +772,11 @@ describe('64 Patron Information Response', () => {
 describe('17 Item Information / 18 Item Information Response', () => {
   it('17<transaction date>AO AB AC', () => {
     bothWays(`17${D}AOinst|ABit-0001|ACterm|`, {
-      code: '17', transactionDate: DATE, institutionId: 'inst', itemIdentifier: 'it-0001', terminalPassword: 'term',
+      code: '17',
+      transactionDate: DATE,
+      institutionId: 'inst',
+      itemIdentifier: 'it-0001',
+      terminalPassword: 'term',
     } satisfies ItemInformation);
   });
 
@@ -560,18 +785,43 @@ describe('17 Item Information / 18 Item Information Response', () => {
       `18080201${D}CF2|AH${DUE}|CJ${D}|CM${HOLD_EXPIRY}|ABit-0001|AJDer Zauberberg|BGMain|BHEUR|BV1.00|CK001|` +
         'AQstacks|APdesk|CHweight=300g|AFon hold|AGline|',
       {
-        code: '18', circulationStatus: 8, securityMarker: 2, feeType: 1, transactionDate: DATE, holdQueueLength: '2',
-        dueDate: DUE, recallDate: D, holdPickupDate: HOLD_EXPIRY, itemIdentifier: 'it-0001', titleIdentifier: 'Der Zauberberg',
-        owner: 'Main', currencyType: 'EUR', feeAmount: '1.00', mediaType: '001', permanentLocation: 'stacks',
-        currentLocation: 'desk', itemProperties: 'weight=300g', screenMessage: ['on hold'], printLine: ['line'],
+        code: '18',
+        circulationStatus: 8,
+        securityMarker: 2,
+        feeType: 1,
+        transactionDate: DATE,
+        holdQueueLength: '2',
+        dueDate: DUE,
+        recallDate: D,
+        holdPickupDate: HOLD_EXPIRY,
+        itemIdentifier: 'it-0001',
+        titleIdentifier: 'Der Zauberberg',
+        owner: 'Main',
+        currencyType: 'EUR',
+        feeAmount: '1.00',
+        mediaType: '001',
+        permanentLocation: 'stacks',
+        currentLocation: 'desk',
+        itemProperties: 'weight=300g',
+        screenMessage: ['on hold'],
+        printLine: ['line'],
       } satisfies ItemInformationResponse,
     );
   });
 
   it('18 circulation status 13 (missing) and unknown fields', () => {
     bothWays(`18130001${D}ABit-9|AJ|CSQA 76.73|ZZ1|`, {
-      code: '18', circulationStatus: 13, securityMarker: 0, feeType: 1, transactionDate: DATE, itemIdentifier: 'it-9',
-      titleIdentifier: '', extra: [['CS', 'QA 76.73'], ['ZZ', '1']],
+      code: '18',
+      circulationStatus: 13,
+      securityMarker: 0,
+      feeType: 1,
+      transactionDate: DATE,
+      itemIdentifier: 'it-9',
+      titleIdentifier: '',
+      extra: [
+        ['CS', 'QA 76.73'],
+        ['ZZ', '1'],
+      ],
     } satisfies ItemInformationResponse);
   });
 });
@@ -579,29 +829,61 @@ describe('17 Item Information / 18 Item Information Response', () => {
 describe('29 Renew / 30 Renew Response', () => {
   it('29<third party allowed><no block><transaction date><nb due date>AO AA AD AB AJ AC CH BO', () => {
     bothWays(`29YN${D}${DUE}AOinst|AA2000001|ADpin|ABit-0001|AJtitle|ACterm|CHprops|BON|`, {
-      code: '29', thirdPartyAllowed: true, noBlock: false, transactionDate: DATE, nbDueDate: DUE_DATE, institutionId: 'inst',
-      patronIdentifier: '2000001', patronPassword: 'pin', itemIdentifier: 'it-0001', titleIdentifier: 'title',
-      terminalPassword: 'term', itemProperties: 'props', feeAcknowledged: false,
+      code: '29',
+      thirdPartyAllowed: true,
+      noBlock: false,
+      transactionDate: DATE,
+      nbDueDate: DUE_DATE,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      patronPassword: 'pin',
+      itemIdentifier: 'it-0001',
+      titleIdentifier: 'title',
+      terminalPassword: 'term',
+      itemProperties: 'props',
+      feeAcknowledged: false,
     } satisfies Renew);
   });
 
   it('29 without an nb due date writes the 18 zeros, and reads 18 blanks as none', () => {
     const message: Renew = {
-      code: '29', thirdPartyAllowed: false, noBlock: false, transactionDate: DATE, nbDueDate: null,
-      institutionId: 'inst', patronIdentifier: '2000001', itemIdentifier: 'it-1', feeAcknowledged: true,
+      code: '29',
+      thirdPartyAllowed: false,
+      noBlock: false,
+      transactionDate: DATE,
+      nbDueDate: null,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      itemIdentifier: 'it-1',
+      feeAcknowledged: true,
     };
     bothWays(`29NN${D}000000000000000000AOinst|AA2000001|ABit-1|BOY|`, message);
     expect(decodeMessage(`29NN${D}${' '.repeat(18)}AOinst|AA2000001|ABit-1|BOY|`)).toStrictEqual(message);
   });
 
   const renewed: RenewResponse = {
-    code: '30', ok: true, renewalOk: true, magneticMedia: 'U', desensitize: 'N', transactionDate: DATE,
-    institutionId: 'inst', patronIdentifier: '2000001', itemIdentifier: 'it-0001', titleIdentifier: 'Der Zauberberg',
-    dueDate: DUE, feeType: '04', securityInhibit: false, currencyType: 'EUR', feeAmount: '0.50', mediaType: '001',
-    itemProperties: 'props', transactionId: 'tx-1', screenMessage: ['Renewed'], printLine: ['line'],
+    code: '30',
+    ok: true,
+    renewalOk: true,
+    magneticMedia: 'U',
+    desensitize: 'N',
+    transactionDate: DATE,
+    institutionId: 'inst',
+    patronIdentifier: '2000001',
+    itemIdentifier: 'it-0001',
+    titleIdentifier: 'Der Zauberberg',
+    dueDate: DUE,
+    feeType: '04',
+    securityInhibit: false,
+    currencyType: 'EUR',
+    feeAmount: '0.50',
+    mediaType: '001',
+    itemProperties: 'props',
+    transactionId: 'tx-1',
+    screenMessage: ['Renewed'],
+    printLine: ['line'],
   };
-  const renewedWire =
-    `301YUN${D}AOinst|AA2000001|ABit-0001|AJDer Zauberberg|AH${DUE}|BT04|CIN|BHEUR|BV0.50|CK001|CHprops|BKtx-1|AFRenewed|AGline|`;
+  const renewedWire = `301YUN${D}AOinst|AA2000001|ABit-0001|AJDer Zauberberg|AH${DUE}|BT04|CIN|BHEUR|BV0.50|CK001|CHprops|BKtx-1|AFRenewed|AGline|`;
 
   it('30<ok><renewal ok><magnetic media><desensitize><transaction date> and every tagged field', () => {
     bothWays(renewedWire, renewed);
@@ -615,8 +897,17 @@ describe('29 Renew / 30 Renew Response', () => {
 
   it('30 refused: ok 0, renewal N, magnetic media Y, the reason in AF', () => {
     bothWays(`300NYU${D}AOinst|AA2000001|ABit-0001|AJ|AH|AFItem has holds|`, {
-      code: '30', ok: false, renewalOk: false, magneticMedia: 'Y', desensitize: 'U', transactionDate: DATE,
-      institutionId: 'inst', patronIdentifier: '2000001', itemIdentifier: 'it-0001', titleIdentifier: '', dueDate: '',
+      code: '30',
+      ok: false,
+      renewalOk: false,
+      magneticMedia: 'Y',
+      desensitize: 'U',
+      transactionDate: DATE,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      itemIdentifier: 'it-0001',
+      titleIdentifier: '',
+      dueDate: '',
       screenMessage: ['Item has holds'],
     } satisfies RenewResponse);
   });
@@ -625,15 +916,28 @@ describe('29 Renew / 30 Renew Response', () => {
 describe('65 Renew All / 66 Renew All Response', () => {
   it('65<transaction date>AO AA AD AC BO', () => {
     bothWays(`65${D}AOinst|AA2000001|ADpin|ACterm|BOY|`, {
-      code: '65', transactionDate: DATE, institutionId: 'inst', patronIdentifier: '2000001', patronPassword: 'pin',
-      terminalPassword: 'term', feeAcknowledged: true,
+      code: '65',
+      transactionDate: DATE,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      patronPassword: 'pin',
+      terminalPassword: 'term',
+      feeAcknowledged: true,
     } satisfies RenewAll);
   });
 
   it('66<ok><renewed count><unrenewed count><transaction date>AO BM BN AF AG', () => {
     bothWays(`66100020001${D}AOinst|BMit-1|BMit-2|BNit-3|AFdone|AGline|`, {
-      code: '66', ok: true, renewedCount: 2, unrenewedCount: 1, transactionDate: DATE, institutionId: 'inst',
-      renewedItems: ['it-1', 'it-2'], unrenewedItems: ['it-3'], screenMessage: ['done'], printLine: ['line'],
+      code: '66',
+      ok: true,
+      renewedCount: 2,
+      unrenewedCount: 1,
+      transactionDate: DATE,
+      institutionId: 'inst',
+      renewedItems: ['it-1', 'it-2'],
+      unrenewedItems: ['it-3'],
+      screenMessage: ['done'],
+      printLine: ['line'],
     } satisfies RenewAllResponse);
   });
 });
@@ -641,24 +945,49 @@ describe('65 Renew All / 66 Renew All Response', () => {
 describe('15 Hold / 16 Hold Response', () => {
   it('15<hold mode><transaction date>BW BS BY AO AA AD AB AJ AC BO', () => {
     bothWays(`15+${D}BW${HOLD_EXPIRY}|BSbranch-1|BY3|AOinst|AA2000001|ADpin|ABit-0001|AJtitle|ACterm|BON|`, {
-      code: '15', holdMode: '+', transactionDate: DATE, expirationDate: HOLD_EXPIRY, pickupLocation: 'branch-1',
-      holdType: '3', institutionId: 'inst', patronIdentifier: '2000001', patronPassword: 'pin', itemIdentifier: 'it-0001',
-      titleIdentifier: 'title', terminalPassword: 'term', feeAcknowledged: false,
+      code: '15',
+      holdMode: '+',
+      transactionDate: DATE,
+      expirationDate: HOLD_EXPIRY,
+      pickupLocation: 'branch-1',
+      holdType: '3',
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      patronPassword: 'pin',
+      itemIdentifier: 'it-0001',
+      titleIdentifier: 'title',
+      terminalPassword: 'term',
+      feeAcknowledged: false,
     } satisfies Hold);
   });
 
   it('15 delete (-) of a title hold', () => {
     bothWays(`15-${D}BY2|AOinst|AA2000001|AJed-77|`, {
-      code: '15', holdMode: '-', transactionDate: DATE, holdType: '2', institutionId: 'inst', patronIdentifier: '2000001',
+      code: '15',
+      holdMode: '-',
+      transactionDate: DATE,
+      holdType: '2',
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
       titleIdentifier: 'ed-77',
     } satisfies Hold);
   });
 
   it('16<ok><available><transaction date>BW BR BS AO AA AB AJ AF AG', () => {
     bothWays(`161N${D}BW${HOLD_EXPIRY}|BR3|BSbranch-1|AOinst|AA2000001|ABit-0001|AJtitle|AFHold placed|AGline|`, {
-      code: '16', ok: true, available: false, transactionDate: DATE, expirationDate: HOLD_EXPIRY, queuePosition: '3',
-      pickupLocation: 'branch-1', institutionId: 'inst', patronIdentifier: '2000001', itemIdentifier: 'it-0001',
-      titleIdentifier: 'title', screenMessage: ['Hold placed'], printLine: ['line'],
+      code: '16',
+      ok: true,
+      available: false,
+      transactionDate: DATE,
+      expirationDate: HOLD_EXPIRY,
+      queuePosition: '3',
+      pickupLocation: 'branch-1',
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      itemIdentifier: 'it-0001',
+      titleIdentifier: 'title',
+      screenMessage: ['Hold placed'],
+      printLine: ['line'],
     } satisfies HoldResponse);
   });
 });
@@ -666,15 +995,24 @@ describe('15 Hold / 16 Hold Response', () => {
 describe('35 End Patron Session / 36 End Session Response', () => {
   it('35<transaction date>AO AA AC AD', () => {
     bothWays(`35${D}AOinst|AA2000001|ACterm|ADpin|`, {
-      code: '35', transactionDate: DATE, institutionId: 'inst', patronIdentifier: '2000001', terminalPassword: 'term',
+      code: '35',
+      transactionDate: DATE,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      terminalPassword: 'term',
       patronPassword: 'pin',
     } satisfies EndPatronSession);
   });
 
   it('36<end session><transaction date>AO AA AF AG', () => {
     bothWays(`36Y${D}AOinst|AA2000001|AFbye|AGline|`, {
-      code: '36', endSession: true, transactionDate: DATE, institutionId: 'inst', patronIdentifier: '2000001',
-      screenMessage: ['bye'], printLine: ['line'],
+      code: '36',
+      endSession: true,
+      transactionDate: DATE,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      screenMessage: ['bye'],
+      printLine: ['line'],
     } satisfies EndSessionResponse);
   });
 });
@@ -682,16 +1020,31 @@ describe('35 End Patron Session / 36 End Session Response', () => {
 describe('37 Fee Paid / 38 Fee Paid Response', () => {
   it('37<transaction date><fee type><payment type><currency type>BV AO AA AC AD CG BK', () => {
     bothWays(`37${D}0400EURBV2.50|AOinst|AA2000001|ACterm|ADpin|CGfee-17|BKtx-9|`, {
-      code: '37', transactionDate: DATE, feeType: 4, paymentType: 0, currencyType: 'EUR', feeAmount: '2.50',
-      institutionId: 'inst', patronIdentifier: '2000001', terminalPassword: 'term', patronPassword: 'pin',
-      feeIdentifier: 'fee-17', transactionId: 'tx-9',
+      code: '37',
+      transactionDate: DATE,
+      feeType: 4,
+      paymentType: 0,
+      currencyType: 'EUR',
+      feeAmount: '2.50',
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      terminalPassword: 'term',
+      patronPassword: 'pin',
+      feeIdentifier: 'fee-17',
+      transactionId: 'tx-9',
     } satisfies FeePaid);
   });
 
   it('38<payment accepted><transaction date>AO AA BK AF AG', () => {
     bothWays(`38Y${D}AOinst|AA2000001|BKtx-9|AFthanks|AGline|`, {
-      code: '38', paymentAccepted: true, transactionDate: DATE, institutionId: 'inst', patronIdentifier: '2000001',
-      transactionId: 'tx-9', screenMessage: ['thanks'], printLine: ['line'],
+      code: '38',
+      paymentAccepted: true,
+      transactionDate: DATE,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
+      transactionId: 'tx-9',
+      screenMessage: ['thanks'],
+      printLine: ['line'],
     } satisfies FeePaidResponse);
   });
 });
@@ -708,17 +1061,33 @@ describe('unknown fields', () => {
     const wire = `36Y${D}PAx|AOinst|CSQA 76.73|AA2000001|ZZ|PB19800101|AFbye|`;
     const message = decodeMessage(wire);
     expect(message).toStrictEqual({
-      code: '36', endSession: true, transactionDate: DATE, institutionId: 'inst', patronIdentifier: '2000001',
+      code: '36',
+      endSession: true,
+      transactionDate: DATE,
+      institutionId: 'inst',
+      patronIdentifier: '2000001',
       screenMessage: ['bye'],
-      extra: [['PA', 'x'], ['CS', 'QA 76.73'], ['ZZ', ''], ['PB', '19800101']],
+      extra: [
+        ['PA', 'x'],
+        ['CS', 'QA 76.73'],
+        ['ZZ', ''],
+        ['PB', '19800101'],
+      ],
     } satisfies EndSessionResponse);
     expect(encode(message)).toBe(`36Y${D}AOinst|AA2000001|AFbye|PAx|CSQA 76.73|ZZ|PB19800101|\r`);
   });
 
   it('keeps a second copy of a single-valued field in extra instead of overwriting the first', () => {
     expect(decodeMessage(`36Y${D}AOfirst|AOsecond|AA2000001|AAother|`)).toStrictEqual({
-      code: '36', endSession: true, transactionDate: DATE, institutionId: 'first', patronIdentifier: '2000001',
-      extra: [['AO', 'second'], ['AA', 'other']],
+      code: '36',
+      endSession: true,
+      transactionDate: DATE,
+      institutionId: 'first',
+      patronIdentifier: '2000001',
+      extra: [
+        ['AO', 'second'],
+        ['AA', 'other'],
+      ],
     });
     const twice = decodeMessage(`24              001${D}AOi|AAp|AEn|BLY|BLN|`);
     expect(twice).toMatchObject({ validPatron: true, extra: [['BL', 'N']] });
@@ -730,8 +1099,13 @@ describe('unknown fields', () => {
 
   it('fills required fields the ILS left out with empty values', () => {
     expect(decodeMessage(`24              001${D}AOinst|`)).toStrictEqual({
-      code: '24', patronStatus: NO_FLAGS, language: '001', transactionDate: DATE, institutionId: 'inst',
-      patronIdentifier: '', personalName: '',
+      code: '24',
+      patronStatus: NO_FLAGS,
+      language: '001',
+      transactionDate: DATE,
+      institutionId: 'inst',
+      patronIdentifier: '',
+      personalName: '',
     });
   });
 });

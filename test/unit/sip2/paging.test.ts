@@ -3,15 +3,21 @@
  * for what the 64s announce, honest or not.
  */
 import { describe, expect, it } from 'vitest';
-import { fetchPatronList } from '../../../src/sip2/paging.js';
 import { Sip2Messages } from '../../../src/sip2/messages.js';
+import { fetchPatronList } from '../../../src/sip2/paging.js';
 import type { PatronInformation, PatronInformationResponse } from '../../../src/sip2/spec.js';
 
 const requests = new Sip2Messages({ institutionId: 'DEMO' });
 const build = (start: number, end: number) => requests.patronInformation('dave', { list: 'charged', start, end });
 
 /** An ILS with `entries` loans that returns at most `perPage` per 64 and announces `announced` (default: the truth). */
-function ils(options: { entries: number; perPage: number; announced?: number; ignoresPaging?: boolean; shortPageAt?: number }) {
+function ils(options: {
+  entries: number;
+  perPage: number;
+  announced?: number;
+  ignoresPaging?: boolean;
+  shortPageAt?: number;
+}) {
   const sent: Array<[number, number]> = [];
   const send = async (request: PatronInformation): Promise<PatronInformationResponse> => {
     const start = Number(request.startItem);
@@ -23,9 +29,19 @@ function ils(options: { entries: number; perPage: number; announced?: number; ig
     const chargedItems: string[] = [];
     for (let n = from; n < from + take && n <= options.entries; n++) chargedItems.push(`it-${n}`);
     return {
-      code: '64', patronStatus: {} as PatronInformationResponse['patronStatus'], language: '000', transactionDate: null,
-      holdItemsCount: 0, overdueItemsCount: 0, chargedItemsCount: options.announced ?? options.entries, fineItemsCount: 0,
-      recallItemsCount: 0, unavailableHoldsCount: 0, institutionId: 'DEMO', patronIdentifier: 'dave', personalName: 'Dave',
+      code: '64',
+      patronStatus: {} as PatronInformationResponse['patronStatus'],
+      language: '000',
+      transactionDate: null,
+      holdItemsCount: 0,
+      overdueItemsCount: 0,
+      chargedItemsCount: options.announced ?? options.entries,
+      fineItemsCount: 0,
+      recallItemsCount: 0,
+      unavailableHoldsCount: 0,
+      institutionId: 'DEMO',
+      patronIdentifier: 'dave',
+      personalName: 'Dave',
       chargedItems,
     };
   };

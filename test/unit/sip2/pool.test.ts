@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ConnectionClose } from '../../../src/sip2/connection.js';
-import { PoolRefused, IlsTimeout, IlsUnavailable, CallCancelled } from '../../../src/sip2/errors.js';
+import { CallCancelled, IlsTimeout, IlsUnavailable, PoolRefused } from '../../../src/sip2/errors.js';
 import { type PoolConnection, type PoolOptions, Sip2Pool } from '../../../src/sip2/pool.js';
 import type { RequestMessage, ResponseOf } from '../../../src/sip2/spec.js';
 
@@ -17,8 +17,14 @@ const ANSWER_MS = 100;
 
 const ITEM: RequestMessage = { code: '17', transactionDate: null, institutionId: 'DEMO', itemIdentifier: 'it-0010' };
 const RENEW: RequestMessage = {
-  code: '29', thirdPartyAllowed: false, noBlock: false, transactionDate: null, nbDueDate: null,
-  institutionId: 'DEMO', patronIdentifier: 'alice', itemIdentifier: 'it-0002',
+  code: '29',
+  thirdPartyAllowed: false,
+  noBlock: false,
+  transactionDate: null,
+  nbDueDate: null,
+  institutionId: 'DEMO',
+  patronIdentifier: 'alice',
+  itemIdentifier: 'it-0002',
 };
 
 class FakeConnection extends EventEmitter<{ close: [ConnectionClose] }> implements PoolConnection {
@@ -46,7 +52,10 @@ class FakeConnection extends EventEmitter<{ close: [ConnectionClose] }> implemen
   }
 
   send<M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> {
-    if (this.state !== 'ready') throw new Error(`fake connection ${this.id} is ${this.state}: the pool handed out a connection that was not free`);
+    if (this.state !== 'ready')
+      throw new Error(
+        `fake connection ${this.id} is ${this.state}: the pool handed out a connection that was not free`,
+      );
     this.state = 'busy';
     if (message.code !== '99') this.servedRequest = true;
     this.sent.push(message.code);
@@ -113,7 +122,8 @@ class FakeIls {
 
   readonly connect = (id: number): Promise<PoolConnection> => {
     this.connects++;
-    if (this.mode === 'refuse') return Promise.reject(new IlsUnavailable('refused', 'cannot connect to the ILS (ECONNREFUSED)'));
+    if (this.mode === 'refuse')
+      return Promise.reject(new IlsUnavailable('refused', 'cannot connect to the ILS (ECONNREFUSED)'));
     return new Promise((resolve, reject) => {
       const serve = () => {
         clearTimeout(timer);
@@ -125,7 +135,9 @@ class FakeIls {
       const timer = setTimeout(() => {
         const index = this.waitingLogins.indexOf(serve);
         if (index !== -1) this.waitingLogins.splice(index, 1);
-        reject(new IlsTimeout('login-timeout', 'the ILS did not answer the 93 of a new SIP2 session', { requestSent: true }));
+        reject(
+          new IlsTimeout('login-timeout', 'the ILS did not answer the 93 of a new SIP2 session', { requestSent: true }),
+        );
       }, LOGIN_TIMEOUT_MS);
       if (this.mode === 'serve' && this.sessions.size + this.starting < this.workers) {
         this.starting++;
@@ -205,7 +217,13 @@ describe('the pool queue with a worker-limited ILS', () => {
     expect(ils.sent.filter((code) => code === '17')).toHaveLength(6);
     expect(ils.connects).toBe(4); // the first, plus three opened beside the queue whose logins hang
     await vi.advanceTimersByTimeAsync(LOGIN_TIMEOUT_MS);
-    expect(pool.stats()).toMatchObject({ connections: 1, sessionLimit: 1, consecutiveFailures: 0, connectFailures: 0, circuit: 'closed' });
+    expect(pool.stats()).toMatchObject({
+      connections: 1,
+      sessionLimit: 1,
+      consecutiveFailures: 0,
+      connectFailures: 0,
+      circuit: 'closed',
+    });
   });
 
   it('learns how many sessions the ILS serves, stops growing past it and says so once with advice', async () => {
@@ -288,10 +306,13 @@ describe('the pool queue', () => {
     const refused = settle(pool.send(ITEM));
     await vi.advanceTimersByTimeAsync(0);
     expect((await refused).status).toBe('rejected');
-    expect((await refused as PromiseRejectedResult).reason).toMatchObject({ reason: 'queue-full' });
+    expect(((await refused) as PromiseRejectedResult).reason).toMatchObject({ reason: 'queue-full' });
     await vi.advanceTimersByTimeAsync(150);
-    expect((await waiting as PromiseRejectedResult).reason).toBeInstanceOf(PoolRefused);
-    expect((await waiting as PromiseRejectedResult).reason).toMatchObject({ reason: 'acquire-timeout', requestSent: false });
+    expect(((await waiting) as PromiseRejectedResult).reason).toBeInstanceOf(PoolRefused);
+    expect(((await waiting) as PromiseRejectedResult).reason).toMatchObject({
+      reason: 'acquire-timeout',
+      requestSent: false,
+    });
     await vi.advanceTimersByTimeAsync(400);
     expect((await running).status).toBe('fulfilled');
     expect(ils.sent.filter((code) => code === '17')).toHaveLength(1);
@@ -350,7 +371,10 @@ describe('idle closes and the circuit', () => {
     expect(second!.isClosed).toBe(true);
     expect(second!.sent).toEqual([]);
     expect(first!.sent).toEqual(['17']);
-    expect(ils.sent.filter((code) => code === '17'), 'sent once, retried once on a session opened after the failure').toHaveLength(2);
+    expect(
+      ils.sent.filter((code) => code === '17'),
+      'sent once, retried once on a session opened after the failure',
+    ).toHaveLength(2);
     expect(ils.connects).toBeGreaterThanOrEqual(3);
   });
 
@@ -417,10 +441,18 @@ describe('callers that stop waiting', () => {
     await vi.advanceTimersByTimeAsync(10);
     controller.abort('deadline');
     const result = await call;
-    expect((result as PromiseRejectedResult).reason).toMatchObject({ code: 'CALL_CANCELLED', reason: 'deadline', requestSent: true });
+    expect((result as PromiseRejectedResult).reason).toMatchObject({
+      code: 'CALL_CANCELLED',
+      reason: 'deadline',
+      requestSent: true,
+    });
     expect(pool.stats().running).toBe(1); // the renew still holds its connection
     await vi.advanceTimersByTimeAsync(ANSWER_MS);
-    expect(log.warnings().some((line) => line.code === '29' && /finished after its caller had stopped waiting/.test(line.msg))).toBe(true);
+    expect(
+      log
+        .warnings()
+        .some((line) => line.code === '29' && /finished after its caller had stopped waiting/.test(line.msg)),
+    ).toBe(true);
     const next = settle(pool.send(ITEM));
     await vi.advanceTimersByTimeAsync(ANSWER_MS);
     expect((await next).status).toBe('fulfilled');

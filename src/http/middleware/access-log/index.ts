@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../../../log.js';
 
 /** What the access line reads besides the request id: set by the renderer on error responses. */
-export interface AccessLogVariables {
+interface AccessLogVariables {
   /** The PAIA error code of an error response. */
   errorCode: string;
 }

@@ -11,7 +11,7 @@ import type { MiddlewareHandler } from 'hono';
  */
 
 /** What this middleware hands to the handlers after it. */
-export interface DeadlineVariables {
+interface DeadlineVariables {
   /** Aborts when the call's time is up ('deadline'), its client went away ('client-gone'), or it was answered ('call-over'). */
   callSignal: AbortSignal;
 }
@@ -26,7 +26,8 @@ export interface DeadlineOptions {
 }
 
 export function deadline(options: DeadlineOptions): MiddlewareHandler {
-  if (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1) throw new RangeError('timeoutMs must be a positive integer');
+  if (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1)
+    throw new RangeError('timeoutMs must be a positive integer');
   return async (c, next) => {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort('deadline'), options.timeoutMs);

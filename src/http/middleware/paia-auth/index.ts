@@ -7,13 +7,13 @@ import { guarded } from '../../guard.js';
 import { urlOf } from '../request-url/index.js';
 
 /** A request that passed the bearer-token check. The token is kept for logout only and never logged. */
-export interface Authenticated {
+interface Authenticated {
   session: Session;
   token: string;
 }
 
 /** What this middleware hands to the handlers and the renderer after it. */
-export interface PaiaAuthVariables {
+interface PaiaAuthVariables {
   auth: Authenticated;
   /** The value of X-OAuth-Scopes (the login route sets it too, for the token it issues). */
   tokenScopes: readonly string[];
@@ -56,7 +56,10 @@ export function paiaAuth(options: PaiaAuthOptions): MiddlewareHandler {
   return async function paiaAuthMiddleware(c, next) {
     const token = bearerToken(c.req.header('authorization'), urlOf(c).searchParams.getAll('access_token'));
     if (token === undefined) {
-      throw invalidGrant('an access token is required: send it as "Authorization: Bearer <token>" or as the access_token parameter', false);
+      throw invalidGrant(
+        'an access token is required: send it as "Authorization: Bearer <token>" or as the access_token parameter',
+        false,
+      );
     }
     const session = token.length > MAX_TOKEN_CHARS ? null : await guarded('session store', () => sessions.get(token));
     if (session === null) throw invalidGrant('the access token is invalid or has expired; log in again', true);
@@ -76,9 +79,10 @@ export function paiaAuth(options: PaiaAuthOptions): MiddlewareHandler {
 }
 
 /** The token of a request, or undefined when none is given. Throws 400 when header and query disagree. */
-export function bearerToken(authorization: string | undefined, queryValues: readonly string[]): string | undefined {
+function bearerToken(authorization: string | undefined, queryValues: readonly string[]): string | undefined {
   const fromQuery = [...new Set(queryValues.filter((value) => value !== ''))];
-  if (fromQuery.length > 1) throw malformed('the access_token parameter is given more than once, with different values');
+  if (fromQuery.length > 1)
+    throw malformed('the access_token parameter is given more than once, with different values');
   let fromHeader: string | undefined;
   if (authorization !== undefined) {
     const match = /^[ \t]*Bearer[ \t]+([^ \t]+)[ \t]*$/i.exec(authorization);
@@ -86,7 +90,9 @@ export function bearerToken(authorization: string | undefined, queryValues: read
   }
   const queryToken = fromQuery[0];
   if (fromHeader !== undefined && queryToken !== undefined && fromHeader !== queryToken) {
-    throw malformed('the access token is given both in the Authorization header and as access_token parameter, with different values');
+    throw malformed(
+      'the access token is given both in the Authorization header and as access_token parameter, with different values',
+    );
   }
   return fromHeader ?? queryToken;
 }

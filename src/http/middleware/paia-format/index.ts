@@ -4,7 +4,7 @@ import { negotiateCharset, type ResponseCharset } from '../../response-charset.j
 import { urlOf } from '../request-url/index.js';
 
 /** What this middleware hands to the handlers and the renderer after it. */
-export interface PaiaFormatVariables {
+interface PaiaFormatVariables {
   /** How to render the response. */
   format: ResponseFormat;
 }
@@ -57,7 +57,12 @@ export function paiaFormat(options: PaiaFormatOptions): MiddlewareHandler {
     const format: ResponseFormat = {
       charset: negotiateCharset(c.req.header('accept-charset'), c.req.header('accept')),
       suppressResponseCodes: query.has('suppress_response_codes'),
-      api: path === authPrefix || path.startsWith(`${authPrefix}/`) ? 'auth' : daiaPath !== undefined && path === daiaPath ? 'daia' : 'core',
+      api:
+        path === authPrefix || path.startsWith(`${authPrefix}/`)
+          ? 'auth'
+          : daiaPath !== undefined && path === daiaPath
+            ? 'daia'
+            : 'core',
     };
     c.set('format', format);
     const callback = query.get('callback');

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 
 /** What this middleware hands to the renderer. */
-export interface PaiaMethodVariables {
+interface PaiaMethodVariables {
   /** The value of X-Accepted-OAuth-Scopes. */
   acceptedScopes: string;
 }

@@ -3,7 +3,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from '../../../log.js';
 
 /** What this middleware hands to the handlers after it. */
-export interface RequestIdVariables {
+interface RequestIdVariables {
   /** The id echoed in X-Request-Id and bound to every log line of the request. */
   requestId: string;
   /** The app's logger, from which requestLog(c) makes the request's child on first use. */

@@ -7,7 +7,7 @@ import type { Context, MiddlewareHandler } from 'hono';
  */
 
 /** What this middleware hands to the handlers after it. */
-export interface RequestUrlVariables {
+interface RequestUrlVariables {
   /** The request URL, parsed. */
   url: URL;
 }

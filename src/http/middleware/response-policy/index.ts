@@ -4,14 +4,13 @@ import { lastForwardedHop } from '../../forwarded.js';
 import { urlOf } from '../request-url/index.js';
 
 /** What this middleware hands to the renderer. */
-export interface ResponsePolicyVariables {
+interface ResponsePolicyVariables {
   responsePolicy: ResponsePolicy;
 }
 
 declare module 'hono' {
   interface ContextVariableMap extends ResponsePolicyVariables {}
 }
-
 
 /** How responses are guarded: which origins may read them cross-site, and whether HSTS is sent. */
 export interface ResponsePolicy {
@@ -22,29 +21,32 @@ export interface ResponsePolicy {
 }
 
 /** What a response looks like when no policy was set: today's public CORS, no HSTS. */
-export const DEFAULT_RESPONSE_POLICY: ResponsePolicy = { corsOrigins: '*', hsts: false };
+const DEFAULT_RESPONSE_POLICY: ResponsePolicy = { corsOrigins: '*', hsts: false };
 
 /** The headers every response carries: a JSON API serves no documents to frame, embed or refer from. */
-export const SECURE_HEADERS: Readonly<Record<string, string>> = {
+const SECURE_HEADERS: Readonly<Record<string, string>> = {
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'X-Frame-Options': 'DENY',
   'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
 };
 
-export const HSTS_VALUE = 'max-age=31536000';
-
+const HSTS_VALUE = 'max-age=31536000';
 
 /**
  * Turns the corsOrigins setting into a policy: ["*"] (the default) or a list
  * of origins. Throws on "*" mixed with origins; the config loader reports
  * malformed entries before this.
  */
-export function responsePolicy(options: { corsOrigins?: readonly string[] | undefined; hsts?: boolean | undefined }): ResponsePolicy {
+export function responsePolicy(options: {
+  corsOrigins?: readonly string[] | undefined;
+  hsts?: boolean | undefined;
+}): ResponsePolicy {
   const origins = options.corsOrigins ?? DEFAULT_CORS_ORIGINS;
   const hsts = options.hsts ?? false;
   if (origins.includes('*')) {
-    if (origins.length !== 1) throw new Error('corsOrigins: "*" must stand alone (any origin), or list origins without it');
+    if (origins.length !== 1)
+      throw new Error('corsOrigins: "*" must stand alone (any origin), or list origins without it');
     return { corsOrigins: '*', hsts };
   }
   return { corsOrigins: new Set(origins), hsts };
@@ -81,7 +83,7 @@ export function applyResponsePolicy(c: Context, h: Record<string, string>): void
     h['Access-Control-Allow-Origin'] = '*';
     return;
   }
-  h['Vary'] = 'Origin';
+  h.Vary = 'Origin';
   const origin = c.req.header('origin');
   if (origin !== undefined && applied.corsOrigins.has(origin)) {
     h['Access-Control-Allow-Origin'] = origin;

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { compileUriTemplates } from '../../../../src/backend/uris.js';
 import { availabilityOf, daiaDocument, daiaItem } from '../../../../src/backend/daia/mapping.js';
-import { CIRCULATION_STATUS } from '../../../../src/sip2/spec.js';
 import { DaiaService, splitQueryId } from '../../../../src/backend/daia/service.js';
+import { compileUriTemplates } from '../../../../src/backend/uris.js';
 import { sip2DateFrom } from '../../../../src/sip2/date.js';
 import { loadDialect } from '../../../../src/sip2/dialect.js';
 import { IlsTimeout, Sip2EncodeError } from '../../../../src/sip2/errors.js';
 import { Sip2Messages } from '../../../../src/sip2/messages.js';
 import type { ItemInformation, ItemInformationResponse } from '../../../../src/sip2/spec.js';
+import { CIRCULATION_STATUS } from '../../../../src/sip2/spec.js';
 import { daiaSchemaErrors } from '../../../helpers/daia-schema.js';
 
 const NOW = new Date(2025, 2, 10, 12, 0, 0);
@@ -22,33 +22,81 @@ const ctx = { dialect: loadDialect('generic'), uris, institution: 'DEMO' };
 
 function info(fields: Partial<ItemInformationResponse> = {}): ItemInformationResponse {
   return {
-    code: '18', circulationStatus: 3, securityMarker: 2, feeType: 1, transactionDate: date,
-    itemIdentifier: 'it-1', titleIdentifier: 'Faust', holdQueueLength: '0',
-    permanentLocation: 'MAIN', currentLocation: 'MAIN', owner: 'DEMO', extra: [['CS', 'GK 8000 G599 F3']],
+    code: '18',
+    circulationStatus: 3,
+    securityMarker: 2,
+    feeType: 1,
+    transactionDate: date,
+    itemIdentifier: 'it-1',
+    titleIdentifier: 'Faust',
+    holdQueueLength: '0',
+    permanentLocation: 'MAIN',
+    currentLocation: 'MAIN',
+    owner: 'DEMO',
+    extra: [['CS', 'GK 8000 G599 F3']],
     ...fields,
   };
 }
 
 /** A whole response around one item, for the schema. */
 function wrap(fields: Partial<ItemInformationResponse>) {
-  return { document: [daiaDocument('it-1', 'it-1', info(fields), ctx)], institution: { content: 'DEMO' }, timestamp: NOW.toISOString() };
+  return {
+    document: [daiaDocument('it-1', 'it-1', info(fields), ctx)],
+    institution: { content: 'DEMO' },
+    timestamp: NOW.toISOString(),
+  };
 }
 
-const both = <T extends object>(extra: T) => [{ service: 'loan', ...extra }, { service: 'presentation', ...extra }];
+const both = <T extends object>(extra: T) => [
+  { service: 'loan', ...extra },
+  { service: 'presentation', ...extra },
+];
 
 describe('DAIA mapping of 18 circulation status', () => {
   const cases: Array<[string, Partial<ItemInformationResponse>, object]> = [
-    ['03 available: loan and presentation available', { circulationStatus: CIRCULATION_STATUS.available }, { available: both({}) }],
-    ['04 charged: unavailable until the due date, with the queue', { circulationStatus: 4, dueDate: '20250320    120000', holdQueueLength: '2' }, { unavailable: both({ expected: '2025-03-20', queue: 2 }) }],
-    ['04 charged without a queue', { circulationStatus: 4, dueDate: '20250320    120000', holdQueueLength: '0' }, { unavailable: both({ expected: '2025-03-20' }) }],
-    ['04 charged, unreadable due date: expected unknown', { circulationStatus: 4, dueDate: 'soon' }, { unavailable: both({ expected: 'unknown' }) }],
-    ['05 charged, no recall yet', { circulationStatus: 5, dueDate: '20250320    120000' }, { unavailable: both({ expected: '2025-03-20' }) }],
-    ['07 recalled', { circulationStatus: 7, dueDate: '20250315    120000', holdQueueLength: '1' }, { unavailable: both({ expected: '2025-03-15', queue: 1 }) }],
-    ['08 on the hold shelf: unavailable with the queue, no expected date', { circulationStatus: 8, holdQueueLength: '1' }, { unavailable: both({ queue: 1 }) }],
+    [
+      '03 available: loan and presentation available',
+      { circulationStatus: CIRCULATION_STATUS.available },
+      { available: both({}) },
+    ],
+    [
+      '04 charged: unavailable until the due date, with the queue',
+      { circulationStatus: 4, dueDate: '20250320    120000', holdQueueLength: '2' },
+      { unavailable: both({ expected: '2025-03-20', queue: 2 }) },
+    ],
+    [
+      '04 charged without a queue',
+      { circulationStatus: 4, dueDate: '20250320    120000', holdQueueLength: '0' },
+      { unavailable: both({ expected: '2025-03-20' }) },
+    ],
+    [
+      '04 charged, unreadable due date: expected unknown',
+      { circulationStatus: 4, dueDate: 'soon' },
+      { unavailable: both({ expected: 'unknown' }) },
+    ],
+    [
+      '05 charged, no recall yet',
+      { circulationStatus: 5, dueDate: '20250320    120000' },
+      { unavailable: both({ expected: '2025-03-20' }) },
+    ],
+    [
+      '07 recalled',
+      { circulationStatus: 7, dueDate: '20250315    120000', holdQueueLength: '1' },
+      { unavailable: both({ expected: '2025-03-15', queue: 1 }) },
+    ],
+    [
+      '08 on the hold shelf: unavailable with the queue, no expected date',
+      { circulationStatus: 8, holdQueueLength: '1' },
+      { unavailable: both({ queue: 1 }) },
+    ],
     ['10 in transit: expected unknown', { circulationStatus: 10 }, { unavailable: both({ expected: 'unknown' }) }],
     ['02 on order: expected unknown', { circulationStatus: 2 }, { unavailable: both({ expected: 'unknown' }) }],
     ['06 in process: expected unknown', { circulationStatus: 6 }, { unavailable: both({ expected: 'unknown' }) }],
-    ['09 waiting to be re-shelved: available after an unknown delay', { circulationStatus: 9 }, { available: both({ delay: 'unknown' }) }],
+    [
+      '09 waiting to be re-shelved: available after an unknown delay',
+      { circulationStatus: 9 },
+      { available: both({ delay: 'unknown' }) },
+    ],
     ['11 claimed returned: unavailable, no expected date', { circulationStatus: 11 }, { unavailable: both({}) }],
     ['12 lost: unavailable, no expected date', { circulationStatus: 12 }, { unavailable: both({}) }],
     ['13 missing: unavailable, no expected date', { circulationStatus: 13 }, { unavailable: both({}) }],
@@ -64,7 +112,9 @@ describe('DAIA mapping of 18 circulation status', () => {
 
   it('reads due dates in the dialect format (evergreen YYYY-MM-DD HH:MM:SS)', () => {
     const evergreen = { ...ctx, dialect: loadDialect('evergreen') };
-    expect(availabilityOf(info({ circulationStatus: 4, dueDate: '2025-04-01 23:59:59' }), evergreen)).toEqual({ unavailable: both({ expected: '2025-04-01' }) });
+    expect(availabilityOf(info({ circulationStatus: 4, dueDate: '2025-04-01 23:59:59' }), evergreen)).toEqual({
+      unavailable: both({ expected: '2025-04-01' }),
+    });
   });
 
   it('item: id is the item URI, label the call number, storage the permanent location with its URI', () => {
@@ -78,14 +128,31 @@ describe('DAIA mapping of 18 circulation status', () => {
 
   it('storage falls back to the current location; no storage id without a template; department is a foreign owner', () => {
     const noStorage = { ...ctx, uris: { ...uris, storage: null } };
-    const item = daiaItem('it-1', info({ permanentLocation: undefined, currentLocation: 'BRANCH', owner: 'OTHER', extra: [] }), noStorage);
-    expect(item).toEqual({ id: 'https://lib.example.org/item/it-1', storage: { content: 'BRANCH' }, department: { content: 'OTHER' }, available: both({}) });
+    const item = daiaItem(
+      'it-1',
+      info({ permanentLocation: undefined, currentLocation: 'BRANCH', owner: 'OTHER', extra: [] }),
+      noStorage,
+    );
+    expect(item).toEqual({
+      id: 'https://lib.example.org/item/it-1',
+      storage: { content: 'BRANCH' },
+      department: { content: 'OTHER' },
+      available: both({}),
+    });
   });
 
   it('an item the ILS does not know: a document with the id and no items', () => {
-    const unknown = info({ circulationStatus: 1, titleIdentifier: '', permanentLocation: undefined, currentLocation: undefined });
+    const unknown = info({
+      circulationStatus: 1,
+      titleIdentifier: '',
+      permanentLocation: undefined,
+      currentLocation: undefined,
+    });
     expect(daiaItem('nope', unknown, ctx)).toBeNull();
-    expect(daiaDocument('nope', 'nope', unknown, ctx)).toEqual({ id: 'https://lib.example.org/item/nope', requested: 'nope' });
+    expect(daiaDocument('nope', 'nope', unknown, ctx)).toEqual({
+      id: 'https://lib.example.org/item/nope',
+      requested: 'nope',
+    });
   });
 
   it('document: the requested URI is the id, the title its about', () => {

@@ -5,7 +5,9 @@ import { DAIA_FIXTURES, daiaSchemaErrors } from '../../../helpers/daia-schema.js
 const read = (name: string): unknown => JSON.parse(readFileSync(`${DAIA_FIXTURES}${name}`, 'utf8'));
 
 describe('the official DAIA schema and examples (gbv/daia)', () => {
-  const responses = readdirSync(DAIA_FIXTURES).filter((name) => /^response-\d+\.json$/.test(name)).sort();
+  const responses = readdirSync(DAIA_FIXTURES)
+    .filter((name) => /^response-\d+\.json$/.test(name))
+    .sort();
 
   it('has the examples', () => {
     expect(responses.length).toBeGreaterThanOrEqual(7);
@@ -19,10 +21,14 @@ describe('the official DAIA schema and examples (gbv/daia)', () => {
 
   it('response-7.json fails only the strict uri format (a URN with an en dash), as the reference README says', () => {
     const errors = daiaSchemaErrors(read('response-7.json'));
-    expect(errors.map((e) => [e.instancePath, e.keyword, e.params.format])).toEqual([['/document/0/id', 'format', 'uri']]);
+    expect(errors.map((e) => [e.instancePath, e.keyword, e.params.format])).toEqual([
+      ['/document/0/id', 'format', 'uri'],
+    ]);
   });
 
-  const invalid = readFileSync(`${DAIA_FIXTURES}invalid.ldjson`, 'utf8').split('\n').filter((line) => line.trim() !== '');
+  const invalid = readFileSync(`${DAIA_FIXTURES}invalid.ldjson`, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '');
   it('invalid.ldjson has lines', () => {
     expect(invalid.length).toBeGreaterThan(0);
   });
