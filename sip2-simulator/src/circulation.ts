@@ -9,7 +9,7 @@ import type {
   ItemStatusUpdateResponse,
 } from '../../src/sip2/spec.js';
 import type { CheckinRoute, Item } from './library.js';
-import type { ResponseContext } from './responses.js';
+import type { ResponseContext } from './response-context.js';
 
 /**
  * The messages a self-check machine sends to lend and return items: 11
@@ -21,7 +21,7 @@ import type { ResponseContext } from './responses.js';
 /** Media types that are magnetic (3M media type table): audio tape, video tape, diskette, and books with either. */
 const MAGNETIC_MEDIA = new Set(['004', '005', '007', '008', '010']);
 
-export function isMagneticMedia(item: Item): boolean {
+function isMagneticMedia(item: Item): boolean {
   return MAGNETIC_MEDIA.has(item.mediaType);
 }
 
@@ -134,7 +134,11 @@ function routeFields(route: CheckinRoute, location: string, ctx: ResponseContext
         screenMessage: [`Item on hold for ${route.hold.patron} at ${route.to}: send it there`],
       };
     case 'home-transit':
-      return { alertType: '04', destinationLocation: route.to, screenMessage: [`Item belongs to ${route.to}: send it there`] };
+      return {
+        alertType: '04',
+        destinationLocation: route.to,
+        screenMessage: [`Item belongs to ${route.to}: send it there`],
+      };
   }
 }
 
@@ -172,8 +176,18 @@ export function itemStatusUpdate(request: ItemStatusUpdate, ctx: ResponseContext
   };
 }
 
-export function itemStatusUpdateRefused(request: ItemStatusUpdate, ctx: ResponseContext, reason: string): ItemStatusUpdateResponse {
-  return { code: '20', itemPropertiesOk: false, transactionDate: now(ctx), itemIdentifier: request.itemIdentifier, screenMessage: [reason] };
+export function itemStatusUpdateRefused(
+  request: ItemStatusUpdate,
+  ctx: ResponseContext,
+  reason: string,
+): ItemStatusUpdateResponse {
+  return {
+    code: '20',
+    itemPropertiesOk: false,
+    transactionDate: now(ctx),
+    itemIdentifier: request.itemIdentifier,
+    screenMessage: [reason],
+  };
 }
 
 // ------------------------------------------------------------ helpers

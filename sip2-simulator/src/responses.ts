@@ -1,7 +1,7 @@
 import { noPatronFlags } from '../../src/sip2/codec.js';
+import { formatSip2Date, type Sip2DateTime, sip2DateFrom } from '../../src/sip2/date.js';
+import { type DateFormat, formatDialectDate, formatFineItem } from '../../src/sip2/dialect.js';
 import { LIST_FIELD } from '../../src/sip2/paging.js';
-import { type Sip2DateTime, formatSip2Date, sip2DateFrom } from '../../src/sip2/date.js';
-import { type DateFormat, type Dialect, formatDialectDate, formatFineItem } from '../../src/sip2/dialect.js';
 import type {
   AcsStatus,
   BlockPatron,
@@ -14,9 +14,9 @@ import type {
   ItemInformation,
   ItemInformationResponse,
   LoginResponse,
-  PatronInformation,
   PatronEnable,
   PatronEnableResponse,
+  PatronInformation,
   PatronInformationResponse,
   PatronStatusFlags,
   PatronStatusRequest,
@@ -30,11 +30,19 @@ import type {
   Sip2Message,
 } from '../../src/sip2/spec.js';
 import { CIRCULATION_STATUS } from '../../src/sip2/spec.js';
-import { checkin, checkinRefused, checkout, checkoutRefused, itemStatusUpdate, itemStatusUpdateRefused } from './circulation.js';
+import {
+  checkin,
+  checkinRefused,
+  checkout,
+  checkoutRefused,
+  itemStatusUpdate,
+  itemStatusUpdateRefused,
+} from './circulation.js';
 import { formatCents } from './data.js';
-import { type Fine, type Hold as LibraryHold, type Item, type Library, type Patron } from './library.js';
-import { MAX_LIST_COUNT, accountFields, fineList, inflateList, listPage } from './profile-responses.js';
-import { type Profile, defaultProfile } from './profiles.js';
+import type { Fine, Item, Hold as LibraryHold, Patron } from './library.js';
+import { accountFields, fineList, inflateList, listPage, MAX_LIST_COUNT } from './profile-responses.js';
+import { defaultProfile } from './profiles.js';
+import type { ResponseContext } from './response-context.js';
 
 /**
  * Builds the typed response for each request, the way the configured
@@ -46,17 +54,6 @@ import { type Profile, defaultProfile } from './profiles.js';
 export const REJECTED_BY_FAULT = 'rejected by fault injection';
 /** 98 BX: every one of the 16 message pairs is supported. */
 export const SUPPORTED_MESSAGES_BX = 'YYYYYYYYYYYYYYYY';
-
-export interface ResponseContext {
-  readonly library: Library;
-  readonly dialect: Dialect;
-  /** Location of the logged-in terminal account, for 98 AN. */
-  readonly terminalLocation?: string | undefined;
-  /** The server profile (fine formats, BV/BH, padding); default none. */
-  readonly profile?: Profile | undefined;
-  /** The listCount fault: every 64 list announces and serves this many entries; 0 = off. */
-  readonly listCount?: number | undefined;
-}
 
 /** The requests the simulator answers (93, 97 and 96 are handled by the session). */
 export type HandledRequest = Extract<Sip2Message, { code: Exclude<RequestCode, '93'> }>;
@@ -107,7 +104,10 @@ export function rejectedResponse(request: HandledRequest, ctx: ResponseContext):
     case '99':
       return { ...acsStatus(request, ctx, false), screenMessage: af };
     case '23':
-      return { ...unknownPatronStatus(request.patronIdentifier, request.language, request.patronPassword, ctx), screenMessage: af };
+      return {
+        ...unknownPatronStatus(request.patronIdentifier, request.language, request.patronPassword, ctx),
+        screenMessage: af,
+      };
     case '63':
       return { ...unknownPatronInformation(request, ctx), screenMessage: af };
     case '17':
@@ -116,8 +116,13 @@ export function rejectedResponse(request: HandledRequest, ctx: ResponseContext):
       return renewRefused(request, ctx, undefined, REJECTED_BY_FAULT);
     case '65':
       return {
-        code: '66', ok: false, renewedCount: 0, unrenewedCount: 0, transactionDate: now,
-        institutionId: ctx.library.institution, screenMessage: af,
+        code: '66',
+        ok: false,
+        renewedCount: 0,
+        unrenewedCount: 0,
+        transactionDate: now,
+        institutionId: ctx.library.institution,
+        screenMessage: af,
       };
     case '15':
       return holdResponse(request, ctx, { ok: false, reason: REJECTED_BY_FAULT });
@@ -125,8 +130,12 @@ export function rejectedResponse(request: HandledRequest, ctx: ResponseContext):
       return { ...endSession(request, ctx, false), screenMessage: af };
     case '37':
       return {
-        code: '38', paymentAccepted: false, transactionDate: now, institutionId: ctx.library.institution,
-        patronIdentifier: request.patronIdentifier, ...(request.transactionId ? { transactionId: request.transactionId } : {}),
+        code: '38',
+        paymentAccepted: false,
+        transactionDate: now,
+        institutionId: ctx.library.institution,
+        patronIdentifier: request.patronIdentifier,
+        ...(request.transactionId ? { transactionId: request.transactionId } : {}),
         screenMessage: af,
       };
     case '11':
@@ -172,7 +181,12 @@ function patronStatus(request: PatronStatusRequest, ctx: ResponseContext): Patro
 }
 
 /** A 24 for the patron as the library sees them now (also the answer to 01 Block Patron). */
-function patronStatusOf(barcode: string, requestedLanguage: string, patronPassword: string | undefined, ctx: ResponseContext): PatronStatusResponse {
+function patronStatusOf(
+  barcode: string,
+  requestedLanguage: string,
+  patronPassword: string | undefined,
+  ctx: ResponseContext,
+): PatronStatusResponse {
   const summary = ctx.library.summary(barcode);
   if (!summary) return unknownPatronStatus(barcode, requestedLanguage, patronPassword, ctx);
   return {
@@ -191,7 +205,12 @@ function patronStatusOf(barcode: string, requestedLanguage: string, patronPasswo
   };
 }
 
-function unknownPatronStatus(barcode: string, requestedLanguage: string, patronPassword: string | undefined, ctx: ResponseContext): PatronStatusResponse {
+function unknownPatronStatus(
+  barcode: string,
+  requestedLanguage: string,
+  patronPassword: string | undefined,
+  ctx: ResponseContext,
+): PatronStatusResponse {
   return {
     code: '24',
     patronStatus: invalidPatronFlags(),
@@ -228,7 +247,11 @@ function patronEnable(request: PatronEnable, ctx: ResponseContext): PatronEnable
   const patron = library.patron(request.patronIdentifier);
   if (!patron) return unknownPatronEnable(request, ctx);
   const passwordOk = request.patronPassword === undefined || request.patronPassword === patron.password;
-  const outcome = !passwordOk ? 'Invalid patron password' : library.enable(patron.barcode) ? 'Card block lifted' : 'Card was not blocked';
+  const outcome = !passwordOk
+    ? 'Invalid patron password'
+    : library.enable(patron.barcode)
+      ? 'Card block lifted'
+      : 'Card was not blocked';
   const messages = patronMessages(patron);
   return {
     code: '26',
@@ -267,7 +290,8 @@ function patronInformation(request: PatronInformation, ctx: ResponseContext): Pa
   const summary = library.summary(request.patronIdentifier);
   if (!summary) return unknownPatronInformation(request, ctx);
   const { patron } = summary;
-  const holdEntry = (hold: LibraryHold): string => (hold.target.kind === 'item' ? hold.target.barcode : hold.target.titleId);
+  const holdEntry = (hold: LibraryHold): string =>
+    hold.target.kind === 'item' ? hold.target.barcode : hold.target.titleId;
   const asHolds = dialect.holdLists === 'ready-in-AS' ? summary.readyHolds : summary.holds;
   const profile = ctx.profile ?? defaultProfile();
   const fines = fineList(summary.fines, profile.fines, (fine) => fineEntry(fine, ctx));
@@ -279,7 +303,9 @@ function patronInformation(request: PatronInformation, ctx: ResponseContext): Pa
     recall: [],
     unavailableHold: summary.pendingHolds.map(holdEntry),
   };
-  const counts: Record<string, number> = Object.fromEntries(Object.entries(lists).map(([name, list]) => [name, list.length]));
+  const counts: Record<string, number> = Object.fromEntries(
+    Object.entries(lists).map(([name, list]) => [name, list.length]),
+  );
   counts.fine = fines.count;
   const inflated = Math.min(ctx.listCount ?? 0, MAX_LIST_COUNT);
   if (inflated > 0) {
@@ -309,7 +335,13 @@ function patronInformation(request: PatronInformation, ctx: ResponseContext): Pa
     ...(patron.chargedItemsLimit !== undefined ? { chargedItemsLimit: fourDigits(patron.chargedItemsLimit) } : {}),
   };
   if (request.summary !== null) {
-    const page = listPage(lists[request.summary] ?? [], request.startItem, request.endItem, dialect.listLimit, profile.pad);
+    const page = listPage(
+      lists[request.summary] ?? [],
+      request.startItem,
+      request.endItem,
+      dialect.listLimit,
+      profile.pad,
+    );
     const field = LIST_FIELD[request.summary];
     (response as Record<string, unknown>)[field] = page;
   }
@@ -328,8 +360,6 @@ function patronInformation(request: PatronInformation, ctx: ResponseContext): Pa
   if (extra.length > 0) response.extra = extra;
   return response;
 }
-
-
 
 function unknownPatronInformation(request: PatronInformation, ctx: ResponseContext): PatronInformationResponse {
   return {
@@ -352,7 +382,7 @@ function unknownPatronInformation(request: PatronInformation, ctx: ResponseConte
 }
 
 /** One AV entry, written with the dialect's template. */
-export function fineEntry(fine: Fine, ctx: ResponseContext): string {
+function fineEntry(fine: Fine, ctx: ResponseContext): string {
   return formatFineItem(
     {
       amount: formatCents(fine.amountCents),
@@ -384,7 +414,9 @@ function itemInformation(request: ItemInformation, ctx: ResponseContext): ItemIn
     transactionDate: now,
     holdQueueLength: String(library.holdsOnItem(item).length),
     ...(item.loan ? { dueDate: dialectDate(item.loan.due, dialect.dueDateFormat) } : {}),
-    ...(status === CIRCULATION_STATUS.holdShelf && waiting?.waiting ? { holdPickupDate: formatSip2Date(sip2DateFrom(waiting.waiting.pickupBy)) } : {}),
+    ...(status === CIRCULATION_STATUS.holdShelf && waiting?.waiting
+      ? { holdPickupDate: formatSip2Date(sip2DateFrom(waiting.waiting.pickupBy)) }
+      : {}),
     itemIdentifier: item.barcode,
     titleIdentifier: item.title,
     owner: item.owner,
@@ -470,7 +502,15 @@ function renewAll(request: RenewAll, ctx: ResponseContext): RenewAllResponse {
   const patron = library.patron(request.patronIdentifier);
   const now = txDate(ctx);
   if (patron && badPassword(request.patronPassword, patron.password)) {
-    return { code: '66', ok: false, renewedCount: 0, unrenewedCount: 0, transactionDate: now, institutionId: library.institution, screenMessage: ['Invalid patron password'] };
+    return {
+      code: '66',
+      ok: false,
+      renewedCount: 0,
+      unrenewedCount: 0,
+      transactionDate: now,
+      institutionId: library.institution,
+      screenMessage: ['Invalid patron password'],
+    };
   }
   const result = library.renewAll(request.patronIdentifier);
   const renewed = result.renewed.map((item) => item.barcode);
@@ -523,10 +563,17 @@ function hold(request: Hold, ctx: ResponseContext): HoldResponse {
         : holdResponse(request, ctx, { ok: false, reason: result.reason });
     }
     case '*': {
-      const result = library.changePickup(request.patronIdentifier, { ...target, pickupLocation: request.pickupLocation });
+      const result = library.changePickup(request.patronIdentifier, {
+        ...target,
+        pickupLocation: request.pickupLocation,
+      });
       return result.ok
         ? holdResponse(request, ctx, {
-            ok: true, available: false, hold: result.hold, queuePosition: library.queuePosition(result.hold), message: 'Pickup location changed',
+            ok: true,
+            available: false,
+            hold: result.hold,
+            queuePosition: library.queuePosition(result.hold),
+            message: 'Pickup location changed',
           })
         : holdResponse(request, ctx, { ok: false, reason: result.reason });
     }
@@ -590,7 +637,10 @@ function feePaid(request: FeePaid, ctx: ResponseContext): FeePaidResponse {
   const result =
     patron && badPassword(request.patronPassword, patron.password)
       ? { ok: false as const, reason: 'Invalid patron password' }
-      : library.payFee(request.patronIdentifier, request.feeAmount, { feeId: request.feeIdentifier, currency: request.currencyType });
+      : library.payFee(request.patronIdentifier, request.feeAmount, {
+          feeId: request.feeIdentifier,
+          currency: request.currencyType,
+        });
   return {
     code: '38',
     paymentAccepted: result.ok,
@@ -609,7 +659,7 @@ function txDate(ctx: ResponseContext): Sip2DateTime {
 }
 
 /** A date the way the dialect writes it. */
-export function dialectDate(date: Date, format: DateFormat): string {
+function dialectDate(date: Date, format: DateFormat): string {
   return formatDialectDate(sip2DateFrom(date), format);
 }
 

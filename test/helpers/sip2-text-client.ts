@@ -14,10 +14,10 @@ import { FrameSocket, openSocket } from './frame-socket.js';
 export const INSTITUTION = 'DEMO';
 
 /** 3M SIP2 "Checksum": add the bytes up to and including "AZ", keep 16 bits, two's complement, 4 hex digits. */
-export function sip2Checksum(text: string): string {
+function sip2Checksum(text: string): string {
   let sum = 0;
   for (const byte of Buffer.from(text, 'latin1')) sum = (sum + byte) & 0xffff;
-  return ((-sum) & 0xffff).toString(16).toUpperCase().padStart(4, '0');
+  return (-sum & 0xffff).toString(16).toUpperCase().padStart(4, '0');
 }
 
 /** An 18-character SIP2 date: YYYYMMDD, 4 blanks for the local zone, HHMMSS. */
@@ -47,25 +47,44 @@ export const text = {
   patronStatus: (patron: string, pin = '') => `23001${sip2Date()}AO${INSTITUTION}|AA${patron}|AC|AD${pin}|`,
   /** list: the one summary list wanted (a Y at its position), or none; BP/BQ when a range is given. */
   patronInformation: (patron: string, list: SummaryList | null = null, startItem?: number, endItem?: number) => {
-    const summary = SUMMARY.map((name) => (name === list ? 'Y' : ' ')).join('').padEnd(10, ' ');
+    const summary = SUMMARY.map((name) => (name === list ? 'Y' : ' '))
+      .join('')
+      .padEnd(10, ' ');
     const range = `${startItem !== undefined ? `BP${startItem}|` : ''}${endItem !== undefined ? `BQ${endItem}|` : ''}`;
     return `63001${sip2Date()}${summary}AO${INSTITUTION}|AA${patron}|AC|${range}`;
   },
   checkout: (patron: string, item: string) => `11YN${sip2Date()}${NO_DATE}AO${INSTITUTION}|AA${patron}|AB${item}|AC|`,
-  checkin: (item: string, location = 'MAIN') => `09N${sip2Date()}${sip2Date()}AP${location}|AO${INSTITUTION}|AB${item}|AC|`,
+  checkin: (item: string, location = 'MAIN') =>
+    `09N${sip2Date()}${sip2Date()}AP${location}|AO${INSTITUTION}|AB${item}|AC|`,
   itemInformation: (item: string) => `17${sip2Date()}AO${INSTITUTION}|AB${item}|AC|`,
-  itemStatusUpdate: (item: string, properties: string) => `19${sip2Date()}AO${INSTITUTION}|AB${item}|AC|CH${properties}|`,
+  itemStatusUpdate: (item: string, properties: string) =>
+    `19${sip2Date()}AO${INSTITUTION}|AB${item}|AC|CH${properties}|`,
   renew: (patron: string, item: string) => `29NN${sip2Date()}${NO_DATE}AO${INSTITUTION}|AA${patron}|AB${item}|AC|`,
   renewAll: (patron: string) => `65${sip2Date()}AO${INSTITUTION}|AA${patron}|AC|`,
   blockPatron: (patron: string, why: string) => `01N${sip2Date()}AO${INSTITUTION}|AL${why}|AA${patron}|AC|`,
   patronEnable: (patron: string) => `25${sip2Date()}AO${INSTITUTION}|AA${patron}|AC|`,
-  hold: (patron: string, item: string, pickup: string) => `15+${sip2Date()}BS${pickup}|AO${INSTITUTION}|AA${patron}|AB${item}|AC|`,
+  hold: (patron: string, item: string, pickup: string) =>
+    `15+${sip2Date()}BS${pickup}|AO${INSTITUTION}|AA${patron}|AB${item}|AC|`,
   endPatronSession: (patron: string) => `35${sip2Date()}AO${INSTITUTION}|AA${patron}|AC|`,
 };
 
 /** Length of the fixed fields after the command id of each answer, from the 3M layouts. */
 const FIXED_LENGTH: Record<string, number> = {
-  '94': 1, '98': 34, '24': 35, '26': 35, '64': 59, '18': 24, '12': 22, '10': 22, '30': 22, '66': 27, '16': 20, '20': 19, '36': 19, '38': 19, '96': 0,
+  '94': 1,
+  '98': 34,
+  '24': 35,
+  '26': 35,
+  '64': 59,
+  '18': 24,
+  '12': 22,
+  '10': 22,
+  '30': 22,
+  '66': 27,
+  '16': 20,
+  '20': 19,
+  '36': 19,
+  '38': 19,
+  '96': 0,
 };
 
 export interface Answer {
@@ -82,13 +101,14 @@ export interface Answer {
 }
 
 /** Reads an answer by the 3M layout; throws on an unknown command id or a wrong checksum. */
-export function readAnswer(text: string): Answer {
+function readAnswer(text: string): Answer {
   let body = text;
   let sequence: string | null = null;
   let checksummed = false;
   const trailer = /(?:AY(\d))?AZ([0-9A-Fa-f]{4})$/.exec(text);
   if (trailer) {
-    if (sip2Checksum(text.slice(0, -4)) !== trailer[2]!.toUpperCase()) throw new Error(`bad checksum on ${JSON.stringify(text)}`);
+    if (sip2Checksum(text.slice(0, -4)) !== trailer[2]!.toUpperCase())
+      throw new Error(`bad checksum on ${JSON.stringify(text)}`);
     checksummed = true;
     sequence = trailer[1] ?? null;
     body = text.slice(0, trailer.index);
@@ -109,7 +129,10 @@ export function readAnswer(text: string): Answer {
 export function summaryCounts(answer: Answer): Record<SummaryList, number> {
   if (answer.code !== '64') throw new Error(`not a 64: ${answer.text}`);
   const counts = answer.fixed.slice(35, 59);
-  return Object.fromEntries(SUMMARY.map((name, i) => [name, Number(counts.slice(i * 4, i * 4 + 4))])) as Record<SummaryList, number>;
+  return Object.fromEntries(SUMMARY.map((name, i) => [name, Number(counts.slice(i * 4, i * 4 + 4))])) as Record<
+    SummaryList,
+    number
+  >;
 }
 
 /**
@@ -132,7 +155,7 @@ export class TextSip2Client extends FrameSocket {
   }
 
   /** Writes the message, ended by CR; returns the AY it was signed with, or null when unsigned. */
-  send(message: string): number | null {
+  write(message: string): number | null {
     if (!this.signing) {
       this.writeRaw(`${message}\r`);
       return null;
@@ -148,8 +171,9 @@ export class TextSip2Client extends FrameSocket {
     return readAnswer((await this.nextFrame(timeoutMs)).frame.toString('latin1'));
   }
 
-  async request(message: string, timeoutMs = 5000): Promise<Answer> {
-    this.send(message);
+  /** Writes a message and reads its answer: one round trip. */
+  async send(message: string, timeoutMs = 5000): Promise<Answer> {
+    this.write(message);
     return this.next(timeoutMs);
   }
 
@@ -166,9 +190,9 @@ export class TextSip2Client extends FrameSocket {
 
   /** Login (941 expected) and SC Status, as a self-check terminal starts a session. */
   async start(): Promise<void> {
-    const login = await this.request(text.login());
+    const login = await this.send(text.login());
     if (!login.text.startsWith('941')) throw new Error(`login refused: ${login.text}`);
-    const status = await this.request(text.scStatus());
+    const status = await this.send(text.scStatus());
     if (status.code !== '98') throw new Error(`expected 98, got ${status.text}`);
   }
 }

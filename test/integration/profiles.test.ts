@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
-import { TextSip2Client, summaryCounts, text } from '../helpers/sip2-text-client.js';
+import { summaryCounts, TextSip2Client, text } from '../helpers/sip2-text-client.js';
 
 /**
  * Server profiles, end to end: the simulator CLI as a process with
@@ -41,7 +41,7 @@ describe('workers=N', () => {
     const first = await client(sim);
     await first.start();
     const second = await client(sim); // the TCP connect succeeds: the kernel accepted it
-    second.send(text.login());
+    second.write(text.login());
     expect(await second.silentFor(800)).toBe(true);
     const state = await sim.state();
     expect(state.connections).toBe(1);
@@ -57,9 +57,9 @@ describe('workers=N', () => {
     const first = await client(sim);
     await first.start();
     const quitter = await client(sim);
-    quitter.send(text.login());
+    quitter.write(text.login());
     const patient = await client(sim);
-    patient.send(text.login());
+    patient.write(text.login());
     await expect.poll(async () => (await sim.state()).waiting, { timeout: 3000 }).toBe(2);
     quitter.close();
     await quitter.closed;
@@ -74,7 +74,7 @@ describe('workers=N', () => {
     const first = await client(sim);
     await first.start();
     const second = await client(sim);
-    second.send(text.login());
+    second.write(text.login());
     expect(await second.silentFor(500)).toBe(true);
 
     const profile = await sim.setProfile('workers=2');
@@ -90,9 +90,9 @@ describe('workers=N', () => {
     const b = await client(sim);
     await b.start();
     await sim.setProfile('workers=1');
-    expect((await a.request(text.scStatus())).text).toMatch(/^98/);
+    expect((await a.send(text.scStatus())).text).toMatch(/^98/);
     const c = await client(sim);
-    c.send(text.login());
+    c.write(text.login());
     a.close();
     // One session (b) still fills the single worker.
     expect(await c.silentFor(800)).toBe(true);
@@ -126,11 +126,11 @@ describe('idle-timeout=S', () => {
     const first = await client(sim);
     await first.start();
     const waiting = await client(sim);
-    waiting.send(text.login());
+    waiting.write(text.login());
     // The first session times out after 2 s of silence; the waiting one, though connected as long, is then served.
     await first.closed;
     expect((await waiting.next(3000)).text).toMatch(/^941/);
-    expect((await waiting.request(text.scStatus())).text).toMatch(/^98/);
+    expect((await waiting.send(text.scStatus())).text).toMatch(/^98/);
     expect(waiting.isClosed).toBe(false);
   });
 });
@@ -147,13 +147,15 @@ describe('fine item profiles (AV, BV, BH)', () => {
   async function fines(startItem?: number, endItem?: number) {
     const c = await client(sim);
     await c.start();
-    const reply = await c.request(text.patronInformation('dora', 'fine', startItem, endItem));
+    const reply = await c.send(text.patronInformation('dora', 'fine', startItem, endItem));
     c.close();
     return { counts: summaryCounts(reply), fields: reply.fields };
   }
 
   it('sipserver (preset from the command line): plain texts, no BV, no BH, pages padded with empty AV up to BQ', async () => {
-    expect((await sim.state()).profile.profile).toBe('workers=50,idle-timeout=0,fines=sipserver,pad=on,sc-status-first=on');
+    expect((await sim.state()).profile.profile).toBe(
+      'workers=50,idle-timeout=0,fines=sipserver,pad=on,sc-status-first=on',
+    );
     const page = await fines(1, 5);
     expect(page.counts.fine).toBe(3);
     expect(page.fields.get('AV')).toEqual(['Overdue fine 30002', 'Processing fee', 'Lost item Faust', '', '']);
@@ -186,14 +188,22 @@ describe('fine item profiles (AV, BV, BH)', () => {
   it('eg-3m: \'<id> $<balance> "<FINE|LOST|FEE>" <title>\'', async () => {
     await sim.setProfile('fines=eg-3m');
     const page = await fines();
-    expect(page.fields.get('AV')).toEqual(['f-101 $2.50 "FINE" Overdue fine 30002', 'f-102 $1.00 "FEE" Processing fee', 'f-103 $12.00 "LOST" Lost item Faust']);
+    expect(page.fields.get('AV')).toEqual([
+      'f-101 $2.50 "FINE" Overdue fine 30002',
+      'f-102 $1.00 "FEE" Processing fee',
+      'f-103 $12.00 "LOST" Lost item Faust',
+    ]);
   });
 
   it('eg-swyer-b: "Charge-Number: <id>, Amount-Due: <balance>, Fine-Type: <type>, Title: <title>"', async () => {
     await sim.setProfile('fines=eg-swyer-b');
     const page = await fines();
-    expect(page.fields.get('AV')![0]).toBe('Charge-Number: f-101, Amount-Due: 2.50, Fine-Type: FINE, Title: Overdue fine 30002');
-    expect(page.fields.get('AV')![2]).toBe('Charge-Number: f-103, Amount-Due: 12.00, Fine-Type: LOST, Title: Lost item Faust');
+    expect(page.fields.get('AV')![0]).toBe(
+      'Charge-Number: f-101, Amount-Due: 2.50, Fine-Type: FINE, Title: Overdue fine 30002',
+    );
+    expect(page.fields.get('AV')![2]).toBe(
+      'Charge-Number: f-103, Amount-Due: 12.00, Fine-Type: LOST, Title: Lost item Faust',
+    );
   });
 
   it('folio: item barcodes of the open accounts only (the fine without an item is counted, not listed), BV as a Java float', async () => {
@@ -208,7 +218,13 @@ describe('fine item profiles (AV, BV, BH)', () => {
   it('bv=off and bh=off drop the fields whatever the format, and pad=on pads any format', async () => {
     await sim.setProfile('fines=eg-3m,bv=off,bh=off,pad=on');
     const page = await fines(2, 6);
-    expect(page.fields.get('AV')).toEqual(['f-102 $1.00 "FEE" Processing fee', 'f-103 $12.00 "LOST" Lost item Faust', '', '', '']);
+    expect(page.fields.get('AV')).toEqual([
+      'f-102 $1.00 "FEE" Processing fee',
+      'f-103 $12.00 "LOST" Lost item Faust',
+      '',
+      '',
+      '',
+    ]);
     expect(page.fields.has('BV')).toBe(false);
     expect(page.fields.has('BH')).toBe(false);
   });
@@ -225,14 +241,14 @@ describe('sc-status-first', () => {
 
   it('closes a session whose first message after login is not 99, and serves one that starts with 99', async () => {
     const rude = await client(sim);
-    expect((await rude.request(text.login())).text).toMatch(/^941/);
-    rude.send(text.patronInformation('alice', null));
+    expect((await rude.send(text.login())).text).toMatch(/^941/);
+    rude.write(text.patronInformation('alice', null));
     await rude.closed;
     expect((await sim.state()).counters.executed['63'] ?? 0).toBe(0);
 
     const polite = await client(sim);
     await polite.start();
-    expect((await polite.request(text.patronInformation('alice', null))).text).toMatch(/^64/);
+    expect((await polite.send(text.patronInformation('alice', null))).text).toMatch(/^64/);
   });
 });
 
@@ -251,22 +267,29 @@ describe('the listCount fault', () => {
     const c = await client(sim);
     // folio is CRLF and UTF-8; the requests here are ASCII.
     await c.start();
-    const first = await c.request(text.patronInformation('alice', 'charged', 1, 9999));
-    expect(summaryCounts(first)).toEqual({ hold: 500, overdue: 500, charged: 500, fine: 500, recall: 500, unavailable: 500 });
+    const first = await c.send(text.patronInformation('alice', 'charged', 1, 9999));
+    expect(summaryCounts(first)).toEqual({
+      hold: 500,
+      overdue: 500,
+      charged: 500,
+      fine: 500,
+      recall: 500,
+      unavailable: 500,
+    });
     const page = first.fields.get('AU')!;
     expect(page).toHaveLength(20); // folio's listLimit
-    const late = (await c.request(text.patronInformation('alice', 'charged', 481, 520))).fields.get('AU')!;
+    const late = (await c.send(text.patronInformation('alice', 'charged', 481, 520))).fields.get('AU')!;
     expect(late).toHaveLength(20);
     expect(late[0]).toBe('x-charged-0481');
     expect(late.at(-1)).toBe('x-charged-0500');
     expect(new Set([...page, ...late]).size).toBe(40);
 
-    const item = await c.request(text.itemInformation('x-charged-0481'));
+    const item = await c.send(text.itemInformation('x-charged-0481'));
     expect(item.text.slice(0, 4)).toBe('1801'); // circulation status 01: other (unknown item)
     expect(item.fields.get('AF')).toEqual(['Item not found']);
 
     await sim.setFaults({ listCount: 0 });
-    const real = await c.request(text.patronInformation('alice', 'charged', 1, 9999));
+    const real = await c.send(text.patronInformation('alice', 'charged', 1, 9999));
     expect(summaryCounts(real).charged).toBeLessThan(500);
     expect(real.fields.get('AU')!.every((barcode) => !barcode.startsWith('x-'))).toBe(true);
   });
@@ -277,7 +300,9 @@ describe('bad profiles', () => {
     const sim = await startSimulatorProcess({ profile: 'workers=3' });
     try {
       await expect(sim.setProfile('workers=0')).rejects.toThrow(/400 workers must be a whole number 1-1000/);
-      await expect(sim.setProfile('kohha')).rejects.toThrow(/400 unknown profile "kohha" \(presets: koha, sipserver, evergreen, folio; knobs: workers=N/);
+      await expect(sim.setProfile('kohha')).rejects.toThrow(
+        /400 unknown profile "kohha" \(presets: koha, sipserver, evergreen, folio; knobs: workers=N/,
+      );
       expect((await sim.state()).profile.workers).toBe(3);
       expect((await sim.setProfile('')).profile).toBe('');
     } finally {

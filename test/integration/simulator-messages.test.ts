@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { trackChild } from '../helpers/children.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
-import { type Answer, INSTITUTION, TextSip2Client, sign, sip2Date, text } from '../helpers/sip2-text-client.js';
+import { type Answer, INSTITUTION, sign, sip2Date, TextSip2Client, text } from '../helpers/sip2-text-client.js';
 
 /**
  * Every message a self-check terminal or an ILS client sends, and the three
@@ -27,7 +27,7 @@ const BLANK_FLAGS = ' '.repeat(14);
 /** A terminal's request: answered within 1 s, checksummed exactly when it was signed, and with the AY it was signed with. */
 async function ask(t: TextSip2Client, message: string): Promise<Answer> {
   const started = performance.now();
-  const sequence = t.send(message);
+  const sequence = t.write(message);
   const answer = await t.next(1000);
   expect(performance.now() - started).toBeLessThan(1000);
   expect(answer.checksummed).toBe(sequence !== null);
@@ -79,83 +79,97 @@ describe('a client test suite written for a real ACS', () => {
   it.each([
     ['with AY/AZ, as the Perl SIPServer test suite sends them', true],
     ['without AY/AZ, as pysip2-style clients send them', false],
-  ])('runs on one connection %s: every request answered within 1 s, circulation state as the 3M text says', async (_, signing) => {
-    const t = await terminal(signing);
+  ])(
+    'runs on one connection %s: every request answered within 1 s, circulation state as the 3M text says',
+    async (_, signing) => {
+      const t = await terminal(signing);
 
-    const acs = await ask(t, text.scStatus());
-    expect(acs.code).toBe('98');
-    expect(acs.fixed.slice(0, 6)).toBe('YYYYYN'); // on-line, checkin ok, checkout ok, renewal policy, status update ok, off-line N
-    expect(field(acs, 'BX')).toBe('YYYYYYYYYYYYYYYY');
+      const acs = await ask(t, text.scStatus());
+      expect(acs.code).toBe('98');
+      expect(acs.fixed.slice(0, 6)).toBe('YYYYYN'); // on-line, checkin ok, checkout ok, renewal policy, status update ok, off-line N
+      expect(field(acs, 'BX')).toBe('YYYYYYYYYYYYYYYY');
 
-    const status = await ask(t, text.patronStatus('hanna', 'hanna-pass'));
-    expect(status.code).toBe('24');
-    expect(status.fixed.slice(0, 14)).toBe(BLANK_FLAGS);
-    expect([field(status, 'AE'), field(status, 'BL'), field(status, 'CQ')]).toEqual(['Hanna Selfcheck', 'Y', 'Y']);
+      const status = await ask(t, text.patronStatus('hanna', 'hanna-pass'));
+      expect(status.code).toBe('24');
+      expect(status.fixed.slice(0, 14)).toBe(BLANK_FLAGS);
+      expect([field(status, 'AE'), field(status, 'BL'), field(status, 'CQ')]).toEqual(['Hanna Selfcheck', 'Y', 'Y']);
 
-    const before = await ask(t, text.patronInformation('hanna'));
-    expect(before.code).toBe('64');
-    expect(before.fixed.slice(43, 47)).toBe('0002'); // charged items count
+      const before = await ask(t, text.patronInformation('hanna'));
+      expect(before.code).toBe('64');
+      expect(before.fixed.slice(43, 47)).toBe('0002'); // charged items count
 
-    const lent = await ask(t, text.checkout('hanna', 'sc-0001'));
-    expect(lent.code).toBe('12');
-    expect(lent.fixed.slice(0, 4)).toBe('1NNY'); // ok, not a renewal, not magnetic, desensitize
-    expect(field(lent, 'AJ')).toBe('Der Schimmelreiter');
-    const due = field(lent, 'AH')!;
-    expect(due).toMatch(/^\d{8} {4}\d{6}$/);
+      const lent = await ask(t, text.checkout('hanna', 'sc-0001'));
+      expect(lent.code).toBe('12');
+      expect(lent.fixed.slice(0, 4)).toBe('1NNY'); // ok, not a renewal, not magnetic, desensitize
+      expect(field(lent, 'AJ')).toBe('Der Schimmelreiter');
+      const due = field(lent, 'AH')!;
+      expect(due).toMatch(/^\d{8} {4}\d{6}$/);
 
-    const item = await ask(t, text.itemInformation('sc-0001'));
-    expect(item.fixed.slice(0, 2)).toBe('04'); // charged
-    expect(field(item, 'AH')).toBe(due);
+      const item = await ask(t, text.itemInformation('sc-0001'));
+      expect(item.fixed.slice(0, 2)).toBe('04'); // charged
+      expect(field(item, 'AH')).toBe(due);
 
-    const loans = await ask(t, text.patronInformation('hanna', 'charged'));
-    expect(loans.fixed.slice(43, 47)).toBe('0003');
-    expect(loans.fields.get('AU')).toEqual(['sc-0001', 'sc-0002', 'sc-0003']);
+      const loans = await ask(t, text.patronInformation('hanna', 'charged'));
+      expect(loans.fixed.slice(43, 47)).toBe('0003');
+      expect(loans.fields.get('AU')).toEqual(['sc-0001', 'sc-0002', 'sc-0003']);
 
-    const renewed = await ask(t, text.renew('hanna', 'sc-0001'));
-    expect(renewed.code).toBe('30');
-    expect(renewed.fixed.slice(0, 2)).toBe('1Y');
-    expect(field(renewed, 'AH')! > due).toBe(true);
-    expect(field(await ask(t, text.itemInformation('sc-0001')), 'AH')).toBe(field(renewed, 'AH'));
+      const renewed = await ask(t, text.renew('hanna', 'sc-0001'));
+      expect(renewed.code).toBe('30');
+      expect(renewed.fixed.slice(0, 2)).toBe('1Y');
+      expect(field(renewed, 'AH')! > due).toBe(true);
+      expect(field(await ask(t, text.itemInformation('sc-0001')), 'AH')).toBe(field(renewed, 'AH'));
 
-    const all = await ask(t, text.renewAll('hanna'));
-    expect(all.code).toBe('66');
-    expect(all.fixed.slice(0, 9)).toBe('100020001');
-    expect(all.fields.get('BM')).toEqual(['sc-0001', 'sc-0003']);
-    expect(all.fields.get('BN')).toEqual(['sc-0002']); // ida's hold
+      const all = await ask(t, text.renewAll('hanna'));
+      expect(all.code).toBe('66');
+      expect(all.fixed.slice(0, 9)).toBe('100020001');
+      expect(all.fields.get('BM')).toEqual(['sc-0001', 'sc-0003']);
+      expect(all.fields.get('BN')).toEqual(['sc-0002']); // ida's hold
 
-    const blocked = await ask(t, text.blockPatron('hanna', 'Card left in the machine'));
-    expect(blocked.code).toBe('24');
-    expect(blocked.fixed.slice(0, 4)).toBe('YYYY');
-    expect(blocked.fixed.slice(14, 17)).toBe('000');
-    expect(blocked.fields.get('AF')).toContain('Card left in the machine');
-    expect((await ask(t, text.patronStatus('hanna'))).fixed.slice(0, 4)).toBe('YYYY');
+      const blocked = await ask(t, text.blockPatron('hanna', 'Card left in the machine'));
+      expect(blocked.code).toBe('24');
+      expect(blocked.fixed.slice(0, 4)).toBe('YYYY');
+      expect(blocked.fixed.slice(14, 17)).toBe('000');
+      expect(blocked.fields.get('AF')).toContain('Card left in the machine');
+      expect((await ask(t, text.patronStatus('hanna'))).fixed.slice(0, 4)).toBe('YYYY');
 
-    const enabled = await ask(t, text.patronEnable('hanna'));
-    expect(enabled.code).toBe('26');
-    expect(enabled.fixed.slice(0, 14)).toBe(BLANK_FLAGS);
-    expect(field(enabled, 'AF')).toBe('Card block lifted');
-    expect((await ask(t, text.patronStatus('hanna'))).fixed.slice(0, 14)).toBe(BLANK_FLAGS);
+      const enabled = await ask(t, text.patronEnable('hanna'));
+      expect(enabled.code).toBe('26');
+      expect(enabled.fixed.slice(0, 14)).toBe(BLANK_FLAGS);
+      expect(field(enabled, 'AF')).toBe('Card block lifted');
+      expect((await ask(t, text.patronStatus('hanna'))).fixed.slice(0, 14)).toBe(BLANK_FLAGS);
 
-    // another patron's hold waits for the item when it comes back
-    const held = await ask(t, text.hold('alice', 'sc-0001', 'MAIN'));
-    expect(held.code).toBe('16');
-    expect(held.fixed[0]).toBe('1');
+      // another patron's hold waits for the item when it comes back
+      const held = await ask(t, text.hold('alice', 'sc-0001', 'MAIN'));
+      expect(held.code).toBe('16');
+      expect(held.fixed[0]).toBe('1');
 
-    const returned = await ask(t, text.checkin('sc-0001'));
-    expect(returned.code).toBe('10');
-    expect(returned.fixed.slice(0, 4)).toBe('1YNY'); // ok, resensitize, not magnetic, alert
-    expect(Object.fromEntries(['AB', 'AQ', 'AA', 'CV', 'CT', 'CY', 'DA'].map((id) => [id, field(returned, id)]))).toEqual({
-      AB: 'sc-0001', AQ: 'MAIN', AA: 'hanna', CV: '01', CT: 'MAIN', CY: 'alice', DA: 'Alice Example',
-    });
-    expect(field(returned, 'AF')).toMatch(/^Item on hold for alice: put it on the hold shelf/);
+      const returned = await ask(t, text.checkin('sc-0001'));
+      expect(returned.code).toBe('10');
+      expect(returned.fixed.slice(0, 4)).toBe('1YNY'); // ok, resensitize, not magnetic, alert
+      expect(
+        Object.fromEntries(['AB', 'AQ', 'AA', 'CV', 'CT', 'CY', 'DA'].map((id) => [id, field(returned, id)])),
+      ).toEqual({
+        AB: 'sc-0001',
+        AQ: 'MAIN',
+        AA: 'hanna',
+        CV: '01',
+        CT: 'MAIN',
+        CY: 'alice',
+        DA: 'Alice Example',
+      });
+      expect(field(returned, 'AF')).toMatch(/^Item on hold for alice: put it on the hold shelf/);
 
-    const shelved = await ask(t, text.itemInformation('sc-0001'));
-    expect(shelved.fixed.slice(0, 2)).toBe('08'); // waiting on hold shelf
-    expect(field(shelved, 'CM')).toMatch(/^\d{8} {4}\d{6}$/);
-    expect((await ask(t, text.patronInformation('hanna', 'charged'))).fields.get('AU')).toEqual(['sc-0002', 'sc-0003']);
+      const shelved = await ask(t, text.itemInformation('sc-0001'));
+      expect(shelved.fixed.slice(0, 2)).toBe('08'); // waiting on hold shelf
+      expect(field(shelved, 'CM')).toMatch(/^\d{8} {4}\d{6}$/);
+      expect((await ask(t, text.patronInformation('hanna', 'charged'))).fields.get('AU')).toEqual([
+        'sc-0002',
+        'sc-0003',
+      ]);
 
-    expect((await ask(t, text.endPatronSession('hanna'))).fixed[0]).toBe('Y');
-  });
+      expect((await ask(t, text.endPatronSession('hanna'))).fixed[0]).toBe('Y');
+    },
+  );
 });
 
 describe('11 Checkout -> 12', () => {
@@ -165,7 +179,11 @@ describe('11 Checkout -> 12', () => {
     expect(refused.text).toMatch(/^120NUN\d{8} {4}\d{6}AODEMO\|AAhanna\|ABit-0020\|AJBuddenbrooks\|AH\|/);
     expect(field(refused, 'AF')).toBe('Item is checked out to another patron');
     const unknown = await ask(t, text.checkout('hanna', 'zz-404'));
-    expect([unknown.fixed.slice(0, 4), field(unknown, 'AJ'), field(unknown, 'AF')]).toEqual(['0NUN', '', 'Item not found']);
+    expect([unknown.fixed.slice(0, 4), field(unknown, 'AJ'), field(unknown, 'AF')]).toEqual([
+      '0NUN',
+      '',
+      'Item not found',
+    ]);
     const lent = await ask(t, text.checkout('hanna', 'sc-0004'));
     expect(lent.fixed.slice(0, 4)).toBe('1NYN'); // an audio tape: magnetic media, not desensitized
     expect(field(lent, 'CK')).toBe('004');
@@ -179,7 +197,13 @@ describe('09 Checkin -> 10', () => {
     const t = await terminal();
     const toShelf = await ask(t, text.checkin('it-0020'));
     expect(toShelf.fixed.slice(0, 4)).toBe('1YNY');
-    expect([field(toShelf, 'AA'), field(toShelf, 'CV'), field(toShelf, 'CY'), field(toShelf, 'DA'), field(toShelf, 'CT')]).toEqual(['frank', '01', 'gina', 'Gina Lostcard', 'MAIN']);
+    expect([
+      field(toShelf, 'AA'),
+      field(toShelf, 'CV'),
+      field(toShelf, 'CY'),
+      field(toShelf, 'DA'),
+      field(toShelf, 'CT'),
+    ]).toEqual(['frank', '01', 'gina', 'Gina Lostcard', 'MAIN']);
     const toHold = await ask(t, text.checkin('sc-0002'));
     expect([field(toHold, 'CV'), field(toHold, 'CT'), field(toHold, 'CY')]).toEqual(['02', 'BRANCH', 'ida']);
     expect((await ask(t, text.itemInformation('sc-0002'))).fixed.slice(0, 2)).toBe('10'); // in transit
@@ -199,7 +223,12 @@ describe('09 Checkin -> 10', () => {
     const t = await terminal();
     await ask(t, text.checkin('sc-0002', 'MAIN'));
     const arrived = await ask(t, text.checkin('sc-0002', 'BRANCH'));
-    expect([arrived.fixed[0], field(arrived, 'CV'), field(arrived, 'CT'), field(arrived, 'CY')]).toEqual(['1', '01', 'BRANCH', 'ida']);
+    expect([arrived.fixed[0], field(arrived, 'CV'), field(arrived, 'CT'), field(arrived, 'CY')]).toEqual([
+      '1',
+      '01',
+      'BRANCH',
+      'ida',
+    ]);
     expect((await ask(t, text.itemInformation('sc-0002'))).fixed.slice(0, 2)).toBe('08');
   });
 });
@@ -216,9 +245,13 @@ describe('01 Block Patron -> 24, 25 Patron Enable -> 26', () => {
     const refused = await ask(t, text.checkout('alice', 'sc-0001'));
     expect([refused.fixed[0], field(refused, 'AF')]).toEqual(['0', 'Tampering with the machine']);
     const enabled = await ask(t, text.patronEnable('alice'));
-    expect([enabled.code, enabled.fixed.slice(0, 14), enabled.fixed.slice(14, 17), field(enabled, 'AE'), field(enabled, 'BL')]).toEqual([
-      '26', BLANK_FLAGS, '000', 'Alice Example', 'Y',
-    ]);
+    expect([
+      enabled.code,
+      enabled.fixed.slice(0, 14),
+      enabled.fixed.slice(14, 17),
+      field(enabled, 'AE'),
+      field(enabled, 'BL'),
+    ]).toEqual(['26', BLANK_FLAGS, '000', 'Alice Example', 'Y']);
     expect((await ask(t, text.patronInformation('alice'))).fixed.slice(0, 14)).toBe(BLANK_FLAGS);
     const stranger = await ask(t, text.patronEnable('nobody'));
     expect([stranger.fixed.slice(0, 4), field(stranger, 'BL'), field(stranger, 'CQ')]).toEqual(['YYYY', 'N', 'N']);
@@ -239,12 +272,30 @@ describe('63 -> 64 patron data', () => {
   it('carries BZ CA CB, AQ home library, PB birth date, PI internet profile, AF and AG when the data has them', async () => {
     const t = await terminal();
     const info = await ask(t, text.patronInformation('hanna'));
-    expect(Object.fromEntries(['BZ', 'CA', 'CB', 'AQ', 'PB', 'PI', 'BD', 'BE', 'BF', 'AF', 'AG'].map((id) => [id, field(info, id)]))).toEqual({
-      BZ: '0005', CA: '0003', CB: '0010', AQ: 'MAIN', PB: '19900412', PI: 'Y', BD: 'Lindenweg 7, 12345 Demostadt', BE: 'hanna@example.org',
-      BF: '+49 30 7654321', AF: 'Welcome back, Hanna', AG: 'Demo Public Library - thank you',
+    expect(
+      Object.fromEntries(
+        ['BZ', 'CA', 'CB', 'AQ', 'PB', 'PI', 'BD', 'BE', 'BF', 'AF', 'AG'].map((id) => [id, field(info, id)]),
+      ),
+    ).toEqual({
+      BZ: '0005',
+      CA: '0003',
+      CB: '0010',
+      AQ: 'MAIN',
+      PB: '19900412',
+      PI: 'Y',
+      BD: 'Lindenweg 7, 12345 Demostadt',
+      BE: 'hanna@example.org',
+      BF: '+49 30 7654321',
+      AF: 'Welcome back, Hanna',
+      AG: 'Demo Public Library - thank you',
     });
     const ida = await ask(t, text.patronInformation('ida'));
-    expect([field(ida, 'AQ'), field(ida, 'PI'), ida.fields.has('PB'), ida.fields.has('BZ')]).toEqual(['BRANCH', 'N', false, false]);
+    expect([field(ida, 'AQ'), field(ida, 'PI'), ida.fields.has('PB'), ida.fields.has('BZ')]).toEqual([
+      'BRANCH',
+      'N',
+      false,
+      false,
+    ]);
   });
 });
 
@@ -280,7 +331,8 @@ describe('counters and the control endpoint', () => {
     expect([rejected.fixed[0], field(rejected, 'AF')]).toEqual(['0', 'rejected by fault injection']);
     const state = await sim.state();
     expect(state).toMatchObject({ errorDetection: true, strictChecksums: false });
-    for (const code of ['01', '25', '09', '19']) expect([code, state.counters.received[code], state.counters.executed[code]]).toEqual([code, 1, 1]);
+    for (const code of ['01', '25', '09', '19'])
+      expect([code, state.counters.received[code], state.counters.executed[code]]).toEqual([code, 1, 1]);
     expect([state.counters.received['11'], state.counters.executed['11']]).toEqual([2, 1]);
     expect((await strict.state()).strictChecksums).toBe(true);
   });
@@ -299,7 +351,7 @@ describe('error detection on (default): checksums as real ACSs treat them', () =
 
   it('checks a request that carries AY/AZ: echoes AY and checksums the answer; a wrong AZ gets 96 and nothing runs', async () => {
     const t = await terminal(true);
-    const bad = sign(text.checkout('hanna', 'sc-0001'), 5).slice(0, -4) + '0000';
+    const bad = `${sign(text.checkout('hanna', 'sc-0001'), 5).slice(0, -4)}0000`;
     expect((await t.exchange(bad, 1000)).text).toBe('96AZFEF6');
     expect((await ask(t, text.itemInformation('sc-0001'))).fixed.slice(0, 2)).toBe('03'); // still available
     expect((await sim.counters()).executed['11']).toBeUndefined();
@@ -354,12 +406,18 @@ describe('--data FILE', () => {
     const root = fileURLToPath(new URL('../../', import.meta.url));
     const dir = await mkdtemp(join(tmpdir(), 'sip2-data-'));
     try {
-      const data = JSON.parse(await readFile(join(root, 'sip2-simulator/data/demo.json'), 'utf8')) as { patrons: Array<Record<string, unknown>> };
+      const data = JSON.parse(await readFile(join(root, 'sip2-simulator/data/demo.json'), 'utf8')) as {
+        patrons: Array<Record<string, unknown>>;
+      };
       data.patrons[4]!.birthDate = '14.09.2001';
       data.patrons[7]!.holdItemsLimit = -1;
       const file = join(dir, 'my-library.json');
       await writeFile(file, JSON.stringify(data));
-      const child = spawn(process.execPath, ['--import', 'tsx', 'sip2-simulator/src/main.ts', '--port', '0', '--data', file], { cwd: root });
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'sip2-simulator/src/main.ts', '--port', '0', '--data', file],
+        { cwd: root },
+      );
       trackChild(child);
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -1,14 +1,17 @@
 /**
  * The layering of src/, read from the import statements themselves: which
  * folder may import which (ARCHITECTURE.md draws the same picture), no import
- * loops, and Config read only where the configuration is turned into parts.
+ * loops (in src/ and in the simulator), and Config read only where the
+ * configuration is turned into parts.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SRC = join(ROOT, 'src');
+const SIMULATOR = join(ROOT, 'sip2-simulator', 'src');
 
 /**
  * Folder -> the folders it may import from (besides itself and the log
@@ -44,18 +47,20 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const IMPORT = /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
+const IMPORT =
+  /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
 
-function modules(): Module[] {
-  return sourceFiles(SRC).map((path) => {
+/** Every .ts file under `dir`, with its relative imports resolved to paths relative to `base`. */
+function importsOf(dir: string, base: string): Module[] {
+  return sourceFiles(dir).map((path) => {
     const text = readFileSync(path, 'utf8');
     const imports: string[] = [];
     for (const match of text.matchAll(IMPORT)) {
       const target = match[1] ?? match[2] ?? match[3]!;
       if (!target.startsWith('.')) continue;
-      imports.push(relative(SRC, resolve(dirname(path), target)).replace(/\.js$/, '.ts'));
+      imports.push(relative(base, resolve(dirname(path), target)).replace(/\.js$/, '.ts'));
     }
-    const file = relative(SRC, path);
+    const file = relative(base, path);
     return { file, folder: file.includes('/') ? file.split('/')[0]! : '.', imports };
   });
 }
@@ -63,7 +68,7 @@ function modules(): Module[] {
 const folderOf = (file: string) => (file.includes('/') ? file.split('/')[0]! : file);
 
 describe('architecture', () => {
-  const all = modules();
+  const all = importsOf(SRC, SRC);
 
   it('every folder imports only the folders below it', () => {
     const broken: string[] = [];
@@ -74,18 +79,23 @@ describe('architecture', () => {
         const folder = folderOf(target);
         if (folder === module.folder || target === 'log.ts') continue;
         if (folder.startsWith('..')) {
-          // Only the command line may reach the simulator (demo mode), and only the gateway starts it.
-          if (!(module.folder === 'gateway' && target.startsWith('../sip2-simulator/'))) broken.push(`${module.file} -> ${target}`);
+          // Only the gateway reaches the simulator: it starts one in demo mode.
+          if (!(module.folder === 'gateway' && target.startsWith('../sip2-simulator/')))
+            broken.push(`${module.file} -> ${target}`);
           continue;
         }
-        if (!allowed.includes(folder) && !(ALSO_ALLOWED[module.folder] ?? []).includes(target)) broken.push(`${module.file} -> ${target}`);
+        if (!allowed.includes(folder) && !(ALSO_ALLOWED[module.folder] ?? []).includes(target))
+          broken.push(`${module.file} -> ${target}`);
       }
     }
     expect(broken).toEqual([]);
   });
 
-  it('has no import loops', () => {
-    const graph = new Map(all.map((module) => [module.file, module.imports.filter((target) => target.endsWith('.ts'))]));
+  it('has no import loops, in the gateway or the simulator', () => {
+    const everything = [...importsOf(SRC, ROOT), ...importsOf(SIMULATOR, ROOT)];
+    const graph = new Map(
+      everything.map((module) => [module.file, module.imports.filter((target) => target.endsWith('.ts'))]),
+    );
     const loops: string[] = [];
     const state = new Map<string, 'visiting' | 'done'>();
     const visit = (file: string, path: string[]) => {

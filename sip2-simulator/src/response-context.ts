@@ -1,0 +1,15 @@
+import type { Dialect } from '../../src/sip2/dialect.js';
+import type { Library } from './library.js';
+import type { Profile } from './profiles.js';
+
+/** What answering one request needs besides the request: the library, how this server speaks, the faults in force. */
+export interface ResponseContext {
+  readonly library: Library;
+  readonly dialect: Dialect;
+  /** Location of the logged-in terminal account, for 98 AN. */
+  readonly terminalLocation?: string | undefined;
+  /** The server profile (fine formats, BV/BH, padding); default none. */
+  readonly profile?: Profile | undefined;
+  /** The listCount fault: every 64 list announces and serves this many entries; 0 = off. */
+  readonly listCount?: number | undefined;
+}
