@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { connect as netConnect } from 'node:net';
-import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestCerts, type TestCerts } from '../helpers/certs.js';
 import { runDoctorProcess as doctor, explainRun as explain, warningBlock } from '../helpers/doctor.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
+import { startTlsProxy, type TlsProxy } from '../helpers/tls-proxy.js';
 
 /**
  * The doctor against what broke with real SIP2 servers, as the simulator's
@@ -253,30 +251,17 @@ describe('a one-worker ILS (profile workers=1, pool.max 1)', () => {
 describe('TLS in front of the ILS', () => {
   let sim: SimulatorProcess;
   let certs: TestCerts;
-  let proxy: tls.Server;
+  let proxy: TlsProxy | undefined;
   let proxyPort: number;
 
   beforeAll(async () => {
     sim = await startSimulatorProcess();
     certs = makeTestCerts();
-    // A TLS-terminating proxy in front of the simulator, as stunnel would be in front of an ILS.
-    proxy = tls.createServer(
-      { cert: readFileSync(certs.server.cert), key: readFileSync(certs.server.key) },
-      (client) => {
-        const upstream = netConnect({ host: '127.0.0.1', port: sim.port });
-        client.pipe(upstream).pipe(client);
-        client.on('error', () => upstream.destroy());
-        upstream.on('error', () => client.destroy());
-        client.on('close', () => upstream.destroy());
-        upstream.on('close', () => client.destroy());
-      },
-    );
-    proxy.on('tlsClientError', () => {});
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    proxyPort = (proxy.address() as { port: number }).port;
+    proxy = await startTlsProxy(certs.server, sim.port);
+    proxyPort = proxy.port;
   });
   afterAll(async () => {
-    await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
+    await proxy?.close();
     certs?.cleanup();
     await sim?.stop();
   });

@@ -12,13 +12,13 @@
  */
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
-import { type Server as NetServer, connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import tls, { type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestCerts, type TestCerts } from '../helpers/certs.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
+import { startTlsProxy, type TlsProxy } from '../helpers/tls-proxy.js';
 
 const LOGIN_BODY = JSON.stringify({ username: 'alice', password: 'alice-pass', grant_type: 'password' });
 
@@ -269,29 +269,16 @@ describe('behind a trusted proxy (http.trustedProxy)', () => {
 });
 
 describe('TLS towards the ILS (sip2.tls)', () => {
-  let proxy: tls.Server;
+  let proxy: TlsProxy | undefined;
   let proxyPort: number;
 
   beforeAll(async () => {
-    // A TLS-terminating proxy in front of the simulator, as stunnel would be in front of an ILS.
-    proxy = tls.createServer(
-      { cert: readFileSync(certs.server.cert), key: readFileSync(certs.server.key) },
-      (client) => {
-        const upstream = netConnect({ host: '127.0.0.1', port: sim.port });
-        client.pipe(upstream).pipe(client);
-        client.on('error', () => upstream.destroy());
-        upstream.on('error', () => client.destroy());
-        client.on('close', () => upstream.destroy());
-        upstream.on('close', () => client.destroy());
-      },
-    );
-    proxy.on('tlsClientError', () => {});
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    proxyPort = (proxy.address() as ReturnType<NetServer['address']> & { port: number }).port;
+    proxy = await startTlsProxy(certs.server, sim.port);
+    proxyPort = proxy.port;
   });
 
   afterAll(async () => {
-    await new Promise<void>((resolve) => proxy?.close(() => resolve()));
+    await proxy?.close();
   });
 
   const login = (gateway: GatewayProcess) =>

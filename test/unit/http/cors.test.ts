@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { DaiaService } from '../../../src/backend/daia/service.js';
-import { bearer, jsonPost, login, makeApp, type TestApp } from './helpers.js';
+import { bearer, fakeDaia, jsonPost, login, makeApp, type TestApp } from './helpers.js';
 
-/** A DAIA service that answers without an ILS: only availability() is called by the route. */
-const daia = {
-  service: {
-    availability: (ids: string[]) =>
-      Promise.resolve({
-        version: '1.0.0',
-        timestamp: '2026-01-01T00:00:00Z',
-        document: ids.map((id) => ({ id, item: [] })),
-      }),
-  } as unknown as DaiaService,
-};
+const daia = fakeDaia();
 
 const OPAC = 'https://opac.lib.example.org';
 const EVIL = 'https://evil.example.net';

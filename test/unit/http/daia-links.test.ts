@@ -1,19 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { DaiaService } from '../../../src/backend/daia/service.js';
-import { makeApp } from './helpers.js';
+import { fakeDaia, makeApp } from './helpers.js';
 
-/** A DAIA service that answers without an ILS: only availability() is called by the route. */
-const daia = {
-  maxIds: 2,
-  service: {
-    availability: (ids: string[]) =>
-      Promise.resolve({
-        version: '1.0.0',
-        timestamp: '2026-01-01T00:00:00Z',
-        document: ids.map((id) => ({ id, item: [] })),
-      }),
-  } as unknown as DaiaService,
-};
+const daia = fakeDaia(2);
 
 /** The URL of a response's Link rel="next" header. */
 function nextLink(response: Response): URL {

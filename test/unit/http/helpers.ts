@@ -5,6 +5,7 @@ import { LoginThrottle, type LoginThrottleOptions } from '../../../src/auth/logi
 import { DEFAULT_DENY_LIST, PasswordPolicy } from '../../../src/auth/password-policy.js';
 import { PatronIds } from '../../../src/auth/patron-ids.js';
 import { LruSessionStore } from '../../../src/auth/session-store.js';
+import type { DaiaService } from '../../../src/backend/daia/service.js';
 import type {
   AccountState,
   Backend,
@@ -243,4 +244,17 @@ export function bearer(token: string, extra: Record<string, string> = {}): Recor
 
 export async function json(response: Response): Promise<Record<string, unknown>> {
   return (await response.json()) as Record<string, unknown>;
+}
+
+/** The app's DAIA option with a service that answers without an ILS (the routes call only availability()). */
+export function fakeDaia(maxIds?: number): NonNullable<AppOptions['daia']> {
+  const service = {
+    availability: (ids: string[]) =>
+      Promise.resolve({
+        version: '1.0.0',
+        timestamp: '2026-01-01T00:00:00Z',
+        document: ids.map((id) => ({ id, item: [] })),
+      }),
+  } as unknown as DaiaService;
+  return maxIds === undefined ? { service } : { service, maxIds };
 }
