@@ -9,6 +9,11 @@
  *
  * With no `sip2.host` configured, `serve` embeds the SIP2 simulator with the
  * demo library, so `npm start` works on a fresh clone.
+ *
+ * Exit codes: 0 done (serve: stopped cleanly); 1 the gateway could not start
+ * or did not drain within http.shutdownTimeoutMs (serve), a check failed
+ * (doctor); 2 a usage or configuration problem; 128 + the signal's number
+ * when a second signal cut the drain short (serve.ts).
  */
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, describeConfig, loadConfigWithWarnings } from '../config/index.js';

@@ -265,6 +265,11 @@ function collectWarnings(config: Config, warnings: string[]): void {
       `sip2.pool.acquireTimeoutMs is ${config.sip2.pool.acquireTimeoutMs} ms; it is in milliseconds, not seconds`,
     );
   }
+  if (config.http.trustedProxy && config.http.publicUrl === null) {
+    warnings.push(
+      'http.trustedProxy is true but http.publicUrl is not set: links the gateway writes (DAIA\'s Link rel="next") would name the address the proxy forwards to; set http.publicUrl to the https URL clients use',
+    );
+  }
   if (config.sip2.host === null && config.sip2.tls !== null) {
     warnings.push('sip2.host is not set, so the embedded demo simulator is used and sip2.tls is ignored');
   }

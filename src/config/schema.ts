@@ -196,7 +196,8 @@ const httpSection = section({
   /**
    * The base URL clients reach the gateway at (base path included): links the
    * gateway writes (DAIA's Link rel="next") start with it. null derives them
-   * from each request, which is right unless a proxy rewrites the host or path.
+   * from each request's own URL, which is right only when clients reach the
+   * gateway directly: behind a proxy, set it.
    */
   publicUrl: z
     .string(
@@ -209,14 +210,14 @@ const httpSection = section({
       if (
         !url ||
         (url.protocol !== 'http:' && url.protocol !== 'https:') ||
-        url.search ||
-        url.hash ||
-        /\s/.test(value)
+        url.username ||
+        url.password ||
+        /[\s?#]/.test(value)
       ) {
         ctx.addIssue({
           code: 'custom',
           message:
-            'must be an absolute http(s) URL without query or fragment, e.g. "https://lib.example.org/paia", or null',
+            'must be an absolute http(s) URL without user name, password, query ("?") or fragment ("#"), e.g. "https://lib.example.org/paia", or null',
         });
       }
     })

@@ -38,7 +38,8 @@ export interface AppOptions {
   /**
    * The base URL clients use, base path included ("https://lib.example.org/paia"):
    * links the gateway writes (DAIA's Link rel="next") start with it. Default:
-   * each request's own URL, which is wrong when a proxy rewrites host or path.
+   * each request's own URL, which is right only when clients reach the gateway
+   * directly (behind a proxy it names the address the proxy forwards to).
    */
   publicUrl?: string | null;
   /** Most documents in one renew, request or cancel. */
@@ -97,6 +98,16 @@ export function socketAddressOf(env: unknown): string | undefined {
 
 export { lastForwardedHop } from './forwarded.js';
 
+/** An endpoint's absolute URL below `publicUrl` (its query and fragment dropped); null without one. Throws on a URL that does not parse. */
+function publicEndpoint(publicUrl: string | null | undefined, path: string): URL | null {
+  if (!publicUrl) return null;
+  const url = new URL(publicUrl);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
+  url.search = '';
+  url.hash = '';
+  return url;
+}
+
 /** The socket address under @hono/node-server, if any. */
 function socketAddress(c: Context): string | undefined {
   return socketAddressOf(c.env);
@@ -120,6 +131,7 @@ export function createApp(options: AppOptions): Hono {
   const corePrefix = `${basePath}/core`;
   const authPrefix = `${basePath}/auth`;
   const daiaPath = `${basePath}/daia`;
+  const daiaPublicUrl = publicEndpoint(options.publicUrl, '/daia');
   const maxIds = options.daia?.maxIds ?? options.maxDocs;
   if (!Number.isInteger(maxIds) || maxIds < 1) throw new Error(`daia.maxIds must be a positive integer, got ${maxIds}`);
 
@@ -180,13 +192,7 @@ export function createApp(options: AppOptions): Hono {
     rateLimit,
   });
 
-  if (options.daia)
-    mountDaia(app, {
-      service: options.daia.service,
-      path: daiaPath,
-      publicPath: options.publicUrl ? `${options.publicUrl.replace(/\/+$/, '')}/daia` : null,
-      maxIds,
-    });
+  if (options.daia) mountDaia(app, { service: options.daia.service, path: daiaPath, publicUrl: daiaPublicUrl, maxIds });
 
   const unknownUrl = () => notFound('unknown URL: no PAIA method here');
   app.all('*', () => {

@@ -103,5 +103,6 @@ function challenge(realm: string, error: PaiaError): string {
 
 /** A quoted-string value without quotes, backslashes or control characters. */
 function quote(value: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters must not reach a header value
   return value.replace(/["\\\u0000-\u001f\u007f-\uffff]/g, '');
 }

@@ -1,23 +1,20 @@
-import type { RequestCode } from '../sip2/spec.js';
+import { messageName, RESPONSE_CODE, type RequestCode } from '../sip2/spec.js';
 
-/** The `message` label of a SIP2 round trip, by request code. */
-export const SIP2_MESSAGE_NAMES: Readonly<Record<RequestCode, string>> = {
-  '01': 'block_patron',
-  '11': 'checkout',
-  '09': 'checkin',
-  '19': 'item_status_update',
-  '25': 'patron_enable',
-  '93': 'login',
-  '99': 'sc_status',
-  '23': 'patron_status',
-  '63': 'patron_information',
-  '17': 'item_information',
-  '29': 'renew',
-  '65': 'renew_all',
-  '15': 'hold',
-  '35': 'end_patron_session',
-  '37': 'fee_paid',
-};
+/**
+ * The `message` label of a SIP2 round trip, by request code: the message's
+ * name in the 3M text in snake case, without a trailing "Request" (63
+ * patron_information, 99 sc_status, 23 patron_status). The labels are part
+ * of every dashboard built on them: a rename here breaks those.
+ */
+export const SIP2_MESSAGE_NAMES: Readonly<Record<RequestCode, string>> = Object.fromEntries(
+  (Object.keys(RESPONSE_CODE) as RequestCode[]).map((code) => [
+    code,
+    messageName(code)
+      .replace(/ Request$/, '')
+      .toLowerCase()
+      .replaceAll(' ', '_'),
+  ]),
+) as Record<RequestCode, string>;
 
 /** The `outcome` label: ok, or the stable code of the Sip2Error the exchange failed with. */
 export const SIP2_OUTCOMES = [

@@ -121,7 +121,7 @@ export const SUPPORTED_MESSAGES = [
 export type SupportedMessage = (typeof SUPPORTED_MESSAGES)[number];
 
 /** The message each BX position stands for. */
-export const SUPPORTED_MESSAGE_CODE: Readonly<Record<SupportedMessage, string>> = {
+export const SUPPORTED_MESSAGE_CODE: Readonly<Record<SupportedMessage, MessageCode>> = {
   patronStatus: '23',
   checkout: '11',
   checkin: '09',
@@ -682,7 +682,7 @@ export function isMessageCode(code: string): code is MessageCode {
   return Object.hasOwn(MESSAGE_SPECS, code);
 }
 
-/** A message's name as the 3M text gives it ("Patron Information"); undefined for a code it does not list. */
-export function messageName(code: string): string | undefined {
-  return isMessageCode(code) ? MESSAGE_SPECS[code].name : undefined;
+/** A message's name as the 3M text gives it ("Patron Information"). */
+export function messageName(code: MessageCode): string {
+  return MESSAGE_SPECS[code].name;
 }

@@ -91,6 +91,15 @@ describe('architecture', () => {
     expect(broken).toEqual([]);
   });
 
+  it('lets the simulator reach into src/sip2/ only (the codec and message types), never the gateway', () => {
+    const reaching = importsOf(SIMULATOR, ROOT).flatMap((module) =>
+      module.imports
+        .filter((target) => target.startsWith('src/') && !target.startsWith('src/sip2/'))
+        .map((target) => `${module.file} -> ${target}`),
+    );
+    expect(reaching).toEqual([]);
+  });
+
   it('has no import loops, in the gateway or the simulator', () => {
     const everything = [...importsOf(SRC, ROOT), ...importsOf(SIMULATOR, ROOT)];
     const graph = new Map(

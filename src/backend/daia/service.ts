@@ -37,6 +37,7 @@ export type ResolvedId = { kind: 'barcode'; barcode: string; id: string } | { ki
 
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 /** What a barcode may look like before it is sent in a 17 (AB): SIP2 field text. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters cannot travel in a SIP2 field
 const BARCODE = /^[^\u0000-\u001f\u007f|]{1,255}$/;
 
 /** Splits a DAIA query id at vertical bars; empty identifiers are dropped, repeated ones kept once (first wins). */

@@ -11,13 +11,7 @@ import { IlsTimeout, IlsUnavailable } from '../../sip2/errors.js';
 import { SC_STATUS } from '../../sip2/messages.js';
 import { fetchPatronList } from '../../sip2/paging.js';
 import type { Sip2Pool } from '../../sip2/pool.js';
-import {
-  type AcsStatus,
-  messageName,
-  SUPPORTED_MESSAGE_CODE,
-  SUPPORTED_MESSAGES,
-  type SupportedMessage,
-} from '../../sip2/spec.js';
+import type { AcsStatus } from '../../sip2/spec.js';
 import {
   type AdviceContext,
   charsetAdvice,
@@ -30,7 +24,7 @@ import {
   messageOf,
   sessionLimitAdvice,
 } from './advice.js';
-import { type CharsetFinding, charsetFinding, fineFindings } from './findings.js';
+import { type CharsetFinding, charsetFinding, fineFindings, supportedMessages } from './findings.js';
 import type { TestPatron } from './input.js';
 import { CheckFailed, formatMs, type Report } from './report.js';
 
@@ -57,26 +51,6 @@ const SHOWN_DOCUMENTS = 5;
 const CLEANUP_MS = 5_000;
 /** A 98 date/time sync further off than this is worth a warning. */
 const CLOCK_SKEW_MS = 5 * 60_000;
-
-/** What the gateway uses each BX position's message for (the others it never sends). */
-const USED_FOR: Partial<Record<SupportedMessage, string>> = {
-  scAcsStatus: 'status, keepalive',
-  requestResend: 'garbled replies',
-  login: 'every connection',
-  patronInformation: 'PAIA login, patron, items, fees',
-  endPatronSession: 'PAIA logout',
-  itemInformation: 'PAIA items',
-  hold: 'PAIA request, cancel',
-  renew: 'PAIA renew',
-};
-
-/** A BX position as the doctor prints it: the message's code, its name in the 3M text, what the gateway uses it for. */
-function bxMessage(message: SupportedMessage): { code: string; name: string; usedFor: string | undefined } {
-  const code = SUPPORTED_MESSAGE_CODE[message];
-  return { code, name: messageName(code) ?? message, usedFor: USED_FOR[message] };
-}
-/** Messages without which a PAIA method cannot work. */
-const NEEDED: readonly SupportedMessage[] = ['patronInformation', 'itemInformation', 'renew', 'hold'];
 
 const ACCOUNT_STATES: Record<AccountState, string> = {
   0: 'active',
@@ -172,15 +146,9 @@ function describeAcs(status: AcsStatus, ctx: CheckContext): void {
   report.detail(`library name: ${status.libraryName?.trim() || '(not given)'}`);
   if (status.terminalLocation) report.detail(`terminal location: ${status.terminalLocation}`);
   for (const line of status.screenMessage ?? []) report.detail(`screen message: ${line}`);
-  const bx = status.supportedMessages;
-  report.detail(`supported messages (BX ${bx || '(empty)'}):`);
-  const width = Math.max(...SUPPORTED_MESSAGES.map((m) => bxMessage(m).name.length));
-  SUPPORTED_MESSAGES.forEach((message, index) => {
-    const { code, name, usedFor } = bxMessage(message);
-    const flag = bx[index];
-    const answer = flag === 'Y' ? 'yes' : flag === 'N' ? 'no ' : '?  ';
-    report.detail(`  ${answer}  ${code} ${name.padEnd(width)}${usedFor ? `  used for ${usedFor}` : ''}`);
-  });
+  const bx = supportedMessages(status.supportedMessages);
+  report.detail(`supported messages (BX ${status.supportedMessages || '(empty)'}):`);
+  for (const row of bx.rows) report.detail(`  ${row}`);
 
   if (!status.onlineStatus) {
     report.fail(
@@ -188,17 +156,7 @@ function describeAcs(status: AcsStatus, ctx: CheckContext): void {
       'the ILS says its SIP2 service is off-line (98 on-line status N); PAIA requests will fail until it is on-line again',
     );
   }
-  for (const message of NEEDED) {
-    if (bx[SUPPORTED_MESSAGES.indexOf(message)] === 'N') {
-      const { code, name, usedFor } = bxMessage(message);
-      report.warn(`the ILS says it does not support ${code} ${name}, which the gateway needs for ${usedFor}`);
-    }
-  }
-  if (bx.length < SUPPORTED_MESSAGES.length) {
-    report.warn(
-      `BX has ${bx.length} of ${SUPPORTED_MESSAGES.length} positions: the ILS may speak an older SIP2 version`,
-    );
-  }
+  for (const warning of bx.warnings) report.warn(warning);
   if (status.institutionId && status.institutionId !== settings.institution) {
     report.warn(
       `sip2.institution is "${settings.institution}" but the ILS calls itself "${status.institutionId}" (98 AO); many ILSs need them to match`,

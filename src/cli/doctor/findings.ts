@@ -2,11 +2,12 @@ import { textShape } from '../../backend/fees.js';
 import { parseAmount, readAmountInText } from '../../backend/money.js';
 import { type Charset, encodeText } from '../../sip2/charset.js';
 import { BUILTIN_DIALECTS, type Dialect, loadDialect, parseFineItem } from '../../sip2/dialect.js';
+import { messageName, SUPPORTED_MESSAGE_CODE, SUPPORTED_MESSAGES, type SupportedMessage } from '../../sip2/spec.js';
 
 /**
- * What the ILS's texts say about the configuration, without a network: a
- * charset other than the configured one, and fine items (AV) the dialect's
- * patterns do not read. Only shapes of fine items leave this module, never
+ * What the ILS's texts say about the configuration, without a network: the
+ * messages its 98 says it supports, a charset other than the configured one,
+ * and fine items (AV) the dialect's patterns do not read. Only shapes of fine items leave this module, never
  * their text: it is patron data.
  */
 
@@ -21,6 +22,7 @@ export type CharsetFinding = 'single-byte-read-as-utf-8' | 'utf-8-read-as-single
 export function charsetFinding(text: string, charset: Charset): CharsetFinding | null {
   if (charset === 'utf-8') return text.includes('\uFFFD') ? 'single-byte-read-as-utf-8' : null;
   // Only ASCII: the same in every charset.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range, NUL included
   if (!/[^\x00-\x7f]/.test(text)) return null;
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(encodeText(text, charset));
@@ -151,4 +153,50 @@ function readsAmount(entry: string, pattern: string, dialect: Dialect): boolean 
 
 function amountOf(text: string | undefined): bigint | null {
   return text === undefined ? null : parseAmount(text);
+}
+
+/** What the gateway uses each BX position's message for (the others it never sends). */
+const USED_FOR: Partial<Record<SupportedMessage, string>> = {
+  scAcsStatus: 'status, keepalive',
+  requestResend: 'garbled replies',
+  login: 'every connection',
+  patronInformation: 'PAIA login, patron, items, fees',
+  endPatronSession: 'PAIA logout',
+  itemInformation: 'PAIA items',
+  hold: 'PAIA request, cancel',
+  renew: 'PAIA renew',
+};
+
+/** Messages without which a PAIA method cannot work. */
+const NEEDED: readonly SupportedMessage[] = ['patronInformation', 'itemInformation', 'renew', 'hold'];
+
+/**
+ * The 98's BX read position by position: one row per message (yes, no or ?
+ * for a position the ILS left out, its code and 3M name, what the gateway
+ * uses it for), and warnings for a message the gateway needs that the ILS
+ * says it does not support, or a BX shorter than SIP2 2.00's.
+ */
+export function supportedMessages(bx: string): { rows: string[]; warnings: string[] } {
+  const named = SUPPORTED_MESSAGES.map((message) => {
+    const code = SUPPORTED_MESSAGE_CODE[message];
+    return { message, code, name: messageName(code), usedFor: USED_FOR[message] };
+  });
+  const width = Math.max(...named.map((m) => m.name.length));
+  const rows = named.map(({ code, name, usedFor }, index) => {
+    const flag = bx[index];
+    const answer = flag === 'Y' ? 'yes' : flag === 'N' ? 'no ' : '?  ';
+    return `${answer}  ${code} ${name.padEnd(width)}${usedFor ? `  used for ${usedFor}` : ''}`;
+  });
+  const warnings = named
+    .filter(({ message }, index) => NEEDED.includes(message) && bx[index] === 'N')
+    .map(
+      ({ code, name, usedFor }) =>
+        `the ILS says it does not support ${code} ${name}, which the gateway needs for ${usedFor}`,
+    );
+  if (bx.length < SUPPORTED_MESSAGES.length) {
+    warnings.push(
+      `BX has ${bx.length} of ${SUPPORTED_MESSAGES.length} positions: the ILS may speak an older SIP2 version`,
+    );
+  }
+  return { rows, warnings };
 }

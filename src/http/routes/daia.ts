@@ -10,7 +10,7 @@ export interface DaiaRouteOptions {
   /** URL of the endpoint, for example `/daia` or `/paia/daia`. */
   path: string;
   /** The endpoint's absolute URL as clients reach it (links start with it); null: the request's own URL. */
-  publicPath: string | null;
+  publicUrl: URL | null;
   /** Most request identifiers answered per request; the rest goes into a Link rel="next" URL. */
   maxIds: number;
 }
@@ -23,7 +23,7 @@ const ALLOW = ['GET', 'HEAD', 'OPTIONS'];
  * paia-format, rendering by respond(), errors by the app's onError.
  */
 export function mountDaia(app: Hono, options: DaiaRouteOptions): void {
-  const { service, path, publicPath, maxIds } = options;
+  const { service, path, publicUrl, maxIds } = options;
 
   app.get(path, async (c) => {
     const query = c.get('url').searchParams;
@@ -42,8 +42,8 @@ export function mountDaia(app: Hono, options: DaiaRouteOptions): void {
     const headers: Record<string, string> = {};
     if (ids.length > maxIds) {
       // DAIA: process a subset and link to a request with the remaining identifiers.
-      const url = c.get('url');
-      const next = new URL(publicPath === null ? url : `${publicPath}${url.search}`);
+      const next = new URL(publicUrl ?? c.get('url'));
+      next.search = c.get('url').search;
       next.searchParams.set('id', ids.slice(maxIds).join('|'));
       headers.Link = `<${next.href}>; rel="next"`;
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { explainOpen, idleCloseAdvice, sessionLimitAdvice } from '../../../src/cli/doctor/advice.js';
-import { charsetFinding, fineFindings, patternForShape } from '../../../src/cli/doctor/findings.js';
+import { charsetFinding, fineFindings, patternForShape, supportedMessages } from '../../../src/cli/doctor/findings.js';
 import { Abort, Report } from '../../../src/cli/doctor/report.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { sip2Setup } from '../../../src/gateway/index.js';
@@ -102,6 +102,32 @@ describe('fineFindings', () => {
 
   it('finds nothing when the dialect reads every entry', () => {
     expect(fineFindings(['2.50 EUR overdue 20260313 it-0001 Der Zauberberg'], generic).unmatched).toEqual([]);
+  });
+});
+
+describe('supportedMessages', () => {
+  it('lists every BX position by code and 3M name, and what the gateway uses it for', () => {
+    const { rows, warnings } = supportedMessages('YYYYYYYYYYYYYYYY');
+    expect(rows).toHaveLength(16);
+    expect(rows[0]).toBe('yes  23 Patron Status Request');
+    expect(rows[7]).toMatch(/^yes {2}63 Patron Information +used for PAIA login, patron, items, fees$/);
+    expect(warnings).toEqual([]);
+  });
+
+  it('warns for each message a PAIA method needs that the ILS says it does not support', () => {
+    // 63 (position 7) and 29 (position 14) off, the rest on.
+    const { rows, warnings } = supportedMessages('YYYYYYYNYYYYYYNY');
+    expect(rows[7]).toMatch(/^no {3}63 /);
+    expect(warnings).toEqual([
+      'the ILS says it does not support 63 Patron Information, which the gateway needs for PAIA login, patron, items, fees',
+      'the ILS says it does not support 29 Renew, which the gateway needs for PAIA renew',
+    ]);
+  });
+
+  it('marks the positions a short BX leaves out with ? and says the ILS may speak an older SIP2', () => {
+    const { rows, warnings } = supportedMessages('YYYYYYYYYY');
+    expect(rows[10]).toMatch(/^\? {4}17 Item Information +used for PAIA items$/);
+    expect(warnings).toEqual(['BX has 10 of 16 positions: the ILS may speak an older SIP2 version']);
   });
 });
 

@@ -35,6 +35,13 @@ describe('values from the file', () => {
     ['http:\n  basePath: paia', 'http.basePath', 'must be empty or a URL path starting with "/", e.g. "/paia"'],
     ['http:\n  publicUrl: ftp://lib.example.org/paia', 'http.publicUrl', 'must be an absolute http(s) URL'],
     ['http:\n  publicUrl: /paia', 'http.publicUrl', 'e.g. "https://lib.example.org/paia", or null'],
+    [
+      'http:\n  publicUrl: "https://lib.example.org/paia?"',
+      'http.publicUrl',
+      'without user name, password, query ("?")',
+    ],
+    ['http:\n  publicUrl: "https://lib.example.org/paia#"', 'http.publicUrl', 'or fragment ("#")'],
+    ['http:\n  publicUrl: "https://user:pw@lib.example.org/paia"', 'http.publicUrl', 'without user name, password'],
     ['http:\n  trustedProxy: yes', 'http.trustedProxy', 'must be true or false (got "yes"'],
     ['http:\n  maxBodyBytes: 10', 'http.maxBodyBytes', 'must be a size in bytes between 1024 and 16777216 (got 10'],
     ['sip2:\n  host: tcp://ils.example.org', 'sip2.host', 'without a scheme'],

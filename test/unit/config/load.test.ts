@@ -327,6 +327,17 @@ describe('environment overrides', () => {
     );
   });
 
+  it('warn behind a trusted proxy without http.publicUrl, whose links would name the forwarded-to address', () => {
+    const { warnings } = loadConfigWithWarnings({ env: { PAIA_HTTP_TRUSTED_PROXY: 'true' } });
+    expect(warnings).toEqual([
+      expect.stringMatching(/^http\.trustedProxy is true but http\.publicUrl is not set: .*set http\.publicUrl/),
+    ]);
+    const withUrl = loadConfigWithWarnings({
+      env: { PAIA_HTTP_TRUSTED_PROXY: 'true', PAIA_HTTP_PUBLIC_URL: 'https://lib.example.org/paia' },
+    });
+    expect(withUrl.warnings).toEqual([]);
+  });
+
   it('warn about unknown PAIA_* variables, with a suggestion, and ignore others', () => {
     const { warnings } = loadConfigWithWarnings({
       env: { PAIA_SIP2_HOTS: 'x', PAIA_WHATEVER: '1', HOME: '/root', PAIA: 'x' },

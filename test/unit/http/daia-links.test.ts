@@ -28,4 +28,15 @@ describe('DAIA next links', () => {
     expect(link.searchParams.get('id')).toBe('c');
     expect(link.searchParams.get('callback')).toBe('cb');
   });
+
+  it('with an http.publicUrl at the root of its host, the link is {publicUrl}/daia', async () => {
+    const { app } = makeApp({ publicUrl: 'https://daia.example.org', daia });
+    const link = nextLink(await app.request('http://127.0.0.1:8080/daia?format=json&id=a|b|c'));
+    expect(link.origin + link.pathname).toBe('https://daia.example.org/daia');
+    expect(link.searchParams.get('id')).toBe('c');
+  });
+
+  it('refuses to start with an http.publicUrl that is not a URL', () => {
+    expect(() => makeApp({ publicUrl: 'lib.example.org/paia', daia })).toThrow();
+  });
 });
