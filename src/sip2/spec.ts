@@ -171,6 +171,32 @@ const many = <N extends string>(tag: string, name: N) =>
 const date = <N extends string>(name: N) => f(name, 18, 'date');
 const screen = [many('AF', 'screenMessage'), many('AG', 'printLine')] as const;
 
+/** 12 Checkout Response and 30 Renew Response: the 3M text gives both this one layout. */
+const loanResponse = {
+  fixed: [
+    f('ok', 1, 'bit'),
+    f('renewalOk', 1, 'yn'),
+    f('magneticMedia', 1, 'ynu'),
+    f('desensitize', 1, 'ynu'),
+    date('transactionDate'),
+  ],
+  fields: [
+    req('AO', 'institutionId'),
+    req('AA', 'patronIdentifier'),
+    req('AB', 'itemIdentifier'),
+    req('AJ', 'titleIdentifier'),
+    req('AH', 'dueDate'),
+    t('BT', 'feeType'),
+    yn('CI', 'securityInhibit'),
+    t('BH', 'currencyType'),
+    t('BV', 'feeAmount'),
+    t('CK', 'mediaType'),
+    t('CH', 'itemProperties'),
+    t('BK', 'transactionId'),
+    ...screen,
+  ],
+} as const;
+
 export const MESSAGE_SPECS = {
   '01': {
     code: '01',
@@ -201,28 +227,7 @@ export const MESSAGE_SPECS = {
   '12': {
     code: '12',
     name: 'Checkout Response',
-    fixed: [
-      f('ok', 1, 'bit'),
-      f('renewalOk', 1, 'yn'),
-      f('magneticMedia', 1, 'ynu'),
-      f('desensitize', 1, 'ynu'),
-      date('transactionDate'),
-    ],
-    fields: [
-      req('AO', 'institutionId'),
-      req('AA', 'patronIdentifier'),
-      req('AB', 'itemIdentifier'),
-      req('AJ', 'titleIdentifier'),
-      req('AH', 'dueDate'),
-      t('BT', 'feeType'),
-      yn('CI', 'securityInhibit'),
-      t('BH', 'currencyType'),
-      t('BV', 'feeAmount'),
-      t('CK', 'mediaType'),
-      t('CH', 'itemProperties'),
-      t('BK', 'transactionId'),
-      ...screen,
-    ],
+    ...loanResponse,
   },
   '09': {
     code: '09',
@@ -475,28 +480,7 @@ export const MESSAGE_SPECS = {
   '30': {
     code: '30',
     name: 'Renew Response',
-    fixed: [
-      f('ok', 1, 'bit'),
-      f('renewalOk', 1, 'yn'),
-      f('magneticMedia', 1, 'ynu'),
-      f('desensitize', 1, 'ynu'),
-      date('transactionDate'),
-    ],
-    fields: [
-      req('AO', 'institutionId'),
-      req('AA', 'patronIdentifier'),
-      req('AB', 'itemIdentifier'),
-      req('AJ', 'titleIdentifier'),
-      req('AH', 'dueDate'),
-      t('BT', 'feeType'),
-      yn('CI', 'securityInhibit'),
-      t('BH', 'currencyType'),
-      t('BV', 'feeAmount'),
-      t('CK', 'mediaType'),
-      t('CH', 'itemProperties'),
-      t('BK', 'transactionId'),
-      ...screen,
-    ],
+    ...loanResponse,
   },
   '65': {
     code: '65',
