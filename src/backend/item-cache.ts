@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { cancelled, type ItemInformation, type ItemInformationResponse, type Sip2Messages } from '../sip2/index.js';
+import { abortable } from './abortable.js';
 
 /** Asks the ILS about one item (one 17 through the pool); `signal` is the asking call's (deadline, client gone). */
 export type ItemLookup = (item: string, signal?: AbortSignal) => Promise<ItemInformationResponse>;
@@ -114,23 +115,10 @@ export class ItemInfoCache {
     }
     if (signal.aborted) return Promise.reject(cancelled(signal, false));
     pending.waiters += 1;
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        pending.waiters -= 1;
-        if (pending.waiters <= 0) pending.controller.abort(signal.reason);
-        reject(cancelled(signal, false));
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      pending.promise.then(
-        (response) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(response);
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      );
+    return abortable(pending.promise, signal, () => {
+      pending.waiters -= 1;
+      if (pending.waiters <= 0) pending.controller.abort(signal.reason);
+      return cancelled(signal, false);
     });
   }
 

@@ -1,3 +1,4 @@
+import { abortable } from '../backend/abortable.js';
 import { cancelledCall } from '../backend/errors.js';
 
 /**
@@ -20,18 +21,5 @@ export async function guarded<T>(what: string, call: () => Promise<T>): Promise<
  */
 export function readUntil<T>(signal: AbortSignal, what: string, call: () => Promise<T>): Promise<T> {
   if (signal.aborted) return Promise.reject(cancelledCall(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(cancelledCall(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    guarded(what, call).then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
+  return abortable(guarded(what, call), signal, () => cancelledCall(signal));
 }
