@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type { Backend } from '../backend/types.js';
+import type { Session, SessionStore } from '../state/sessions.js';
 import type { ClientAllowlist } from './client-allowlist.js';
 import type { LockoutEvent, LoginThrottle } from './login-throttle.js';
 import type { PasswordPolicy } from './password-policy.js';
 import type { PatronIds } from './patron-ids.js';
 import { allowedScopes, DEFAULT_LOGIN_SCOPES, grantScopes, type Scope } from './scopes.js';
-import type { Session, SessionStore } from './session-store.js';
 
 /**
  * PAIA login as a service: client allowlist, password policy, brute-force

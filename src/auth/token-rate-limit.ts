@@ -1,59 +1,41 @@
-import { LRUCache } from 'lru-cache';
+import type { StateStore } from '../state/index.js';
+import type { Limiter } from '../state/limiter.js';
 
 /**
  * Requests per minute per access token (the spec: servers SHOULD limit the
- * number of requests per minute). A fixed one-minute window per key, started
- * by the key's first request; the counters live in a bounded lru-cache, so
- * memory stays bounded however many tokens are used.
+ * number of requests per minute). A fixed one-minute window per token,
+ * started by its first request, counted in the state store: with Redis the
+ * limit holds across every instance, not once per instance.
  */
-export interface TokenRateLimitOptions {
-  /** Requests allowed per key per minute. */
-  perMinute: number;
-  /** Bound on remembered keys (use the session bound). Default 100000. */
-  maxKeys?: number;
-  /** Clock in epoch milliseconds; for tests. */
-  now?: () => number;
-}
-
 export type RateVerdict = { allowed: true; remaining: number } | { allowed: false; retryAfterSeconds: number };
 
-const WINDOW_MS = 60_000;
-
 export class TokenRateLimit {
-  readonly #windows: LRUCache<string, { start: number; count: number }>;
-  /** Requests allowed per key per minute. */
+  /** Requests allowed per token per minute. */
   readonly perMinute: number;
-  readonly #now: () => number;
+  readonly #limiter: Limiter;
   #limited = 0;
 
-  constructor(options: TokenRateLimitOptions) {
-    if (!Number.isInteger(options.perMinute) || options.perMinute < 1)
-      throw new Error(`perMinute must be a positive integer, got ${options.perMinute}`);
-    this.perMinute = options.perMinute;
-    this.#now = options.now ?? Date.now;
-    const now = this.#now;
-    this.#windows = new LRUCache({ max: options.maxKeys ?? 100_000, ttl: WINDOW_MS, perf: { now } });
+  constructor(store: Pick<StateStore, 'limiter'>, perMinute: number) {
+    if (!Number.isInteger(perMinute) || perMinute < 1)
+      throw new Error(`perMinute must be a positive integer, got ${perMinute}`);
+    this.perMinute = perMinute;
+    this.#limiter = store.limiter({ name: 'token', points: perMinute, durationSeconds: 60 });
   }
 
-  /** Counts one request of `key` (a token hash, never the token) and says whether it may go on. */
-  take(key: string): RateVerdict {
-    const now = this.#now();
-    let window = this.#windows.get(key);
-    if (window === undefined || now - window.start >= WINDOW_MS) {
-      window = { start: now, count: 0 };
-      // The TTL runs from the window's start: the entry goes when the window ends.
-      this.#windows.set(key, window);
-    }
-    if (window.count >= this.perMinute) {
-      this.#limited += 1;
-      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((window.start + WINDOW_MS - now) / 1000)) };
-    }
-    window.count += 1;
-    return { allowed: true, remaining: this.perMinute - window.count };
+  /**
+   * Counts one request of `key` (a token hash, never the token) and says
+   * whether it may go on. Rejects with StoreUnavailable when the store
+   * cannot count: the request is then refused, not let through.
+   */
+  async take(key: string): Promise<RateVerdict> {
+    const count = await this.#limiter.take(key);
+    if (count.within) return { allowed: true, remaining: this.perMinute - count.consumed };
+    this.#limited += 1;
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(count.msBeforeReset / 1000)) };
   }
 
   /** Requests refused so far (for metrics). */
-  stats(): { limited: number; tracked: number } {
-    return { limited: this.#limited, tracked: this.#windows.size };
+  stats(): { limited: number } {
+    return { limited: this.#limited };
   }
 }

@@ -12,6 +12,8 @@ export interface ItemCacheOptions {
   maxEntries: number;
   /** Monotonic milliseconds (tests); default performance.now(). */
   now?: () => number;
+  /** Told of each item this gateway invalidates, so other instances can drop it too (the state store's channel). */
+  onInvalidate?: (item: string, outcomeUnknown: boolean) => void;
 }
 
 export interface ItemCacheStats {
@@ -53,6 +55,7 @@ export class ItemInfoCache {
   private readonly quiet = new Map<string, number>();
   private readonly ttlMs: number;
   private readonly now: () => number;
+  private readonly onInvalidate: ((item: string, outcomeUnknown: boolean) => void) | undefined;
   private hits = 0;
   private misses = 0;
 
@@ -62,6 +65,7 @@ export class ItemInfoCache {
     if (!(options.ttlMs > 0)) throw new RangeError('ttlMs must be > 0');
     this.ttlMs = options.ttlMs;
     this.now = options.now ?? (() => performance.now());
+    this.onInvalidate = options.onInvalidate;
     this.entries = new LRUCache<string, ItemInformationResponse>({
       max: options.maxEntries,
       ttl: options.ttlMs,
@@ -128,7 +132,9 @@ export class ItemInfoCache {
    * never confirmed, so the ILS may still apply it; for one TTL its answers
    * are passed on but not kept.
    */
-  invalidate(item: string, options: { outcomeUnknown?: boolean } = {}): void {
+  invalidate(item: string, options: { outcomeUnknown?: boolean; fromPeer?: boolean } = {}): void {
+    // An invalidation heard from another instance is not passed on again.
+    if (!options.fromPeer) this.onInvalidate?.(item, options.outcomeUnknown ?? false);
     this.entries.delete(item);
     const inFlight = this.pending.get(item);
     if (inFlight !== undefined) {

@@ -181,6 +181,8 @@ const FILE_FIXES: Record<string, string> = {
     'set it to the PEM CA certificate(s) that signed the ILS certificate, or leave it out to use the system CAs',
   'sip2.tls.cert': 'set it to the PEM client certificate',
   'sip2.tls.key': 'set it to the PEM private key of sip2.tls.cert',
+  'state.redis.tlsCa':
+    'set it to the PEM CA certificate(s) that signed the Redis certificate, or leave it out to use the system CAs',
 };
 
 const DIALECT_NAME = /^[a-z][a-z0-9-]*$/;
@@ -333,7 +335,7 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
     throw new ConfigError(file, [
       {
         path: file,
-        message: `must be a mapping of sections (http, sip2, paia, auth, cache, metrics, log, demo), ${show(parsed)}`,
+        message: `must be a mapping of sections (http, sip2, paia, auth, state, cache, metrics, log, demo), ${show(parsed)}`,
       },
     ]);
   }

@@ -585,6 +585,64 @@ const authSection = section({
   }),
 });
 
+/** Default Redis key prefix: every key and channel of the gateway starts with it. */
+const DEFAULT_KEY_PREFIX = 'paia-sip2:';
+
+const stateSection = section({
+  /**
+   * Where sessions, login lockouts and limits live: "memory" (this process
+   * only; a restart logs everyone out) or "redis" (Redis or Valkey, shared by
+   * every instance and worker; sessions survive restarts).
+   */
+  store: z.enum(['memory', 'redis'], must('must be "memory" or "redis"')).default('memory'),
+  redis: section({
+    /** redis://[user:password@]host:port[/db], or rediss:// for TLS. Required with store "redis". Secret (it may carry a password). */
+    url: z
+      .string(must('must be a redis:// or rediss:// URL, e.g. "redis://127.0.0.1:6379"'))
+      .refine(
+        (value) => {
+          try {
+            const url = new URL(value);
+            return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+          } catch {
+            return false;
+          }
+        },
+        {
+          error: 'must be a redis:// or rediss:// URL with a host, e.g. "redis://127.0.0.1:6379"',
+          params: { showValue: false },
+        },
+      )
+      .nullable()
+      .default(null),
+    /** CA certificate(s) (PEM) that signed the Redis server's certificate (rediss:// only); leave out for the system's CAs. */
+    tlsCa: filePath('must be the path of a PEM file with the CA certificate(s) that signed the Redis certificate')
+      .nullable()
+      .default(null),
+    /** Prepended to every key and channel: several gateways (or other programs) can share one Redis. */
+    keyPrefix: z
+      .string(must('must be a short text of letters, digits and _ . : - such as "paia-sip2:"'))
+      .regex(/^[A-Za-z0-9_.:-]{0,100}$/, must('must be at most 100 letters, digits and _ . : - such as "paia-sip2:"'))
+      .default(DEFAULT_KEY_PREFIX),
+    /** How long to wait for Redis at start and on each reconnect. */
+    connectTimeoutMs: integer(100, 60_000, 'must be milliseconds between 100 and 60000').default(5000),
+    /** How long one store operation may take; beyond it the call gets 503 (never served without its check). */
+    commandTimeoutMs: integer(10, 10_000, 'must be milliseconds between 10 and 10000').default(1000),
+  }),
+}).superRefine(
+  (state, ctx) => {
+    if (state.store === 'redis' && (state.redis as { url: unknown }).url === null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['redis', 'url'],
+        message:
+          'is required when state.store is "redis": the address of the Redis or Valkey server, e.g. "redis://127.0.0.1:6379" (PAIA_STATE_REDIS_URL)',
+      });
+    }
+  },
+  { when: () => true },
+);
+
 const cacheSection = section({
   /** Item information (SIP2 17) answers, shared by items and DAIA: fewer round trips when the same items are asked for again. */
   items: section({
@@ -637,6 +695,8 @@ export const configSchema = z.strictObject(
     paia: paiaSection,
     /** Access tokens and sessions. */
     auth: authSection,
+    /** Where sessions, lockouts and limits live (memory or Redis). */
+    state: stateSection,
     /** Short-lived caches of ILS answers. */
     cache: cacheSection,
     /** Prometheus metrics. */
@@ -646,7 +706,7 @@ export const configSchema = z.strictObject(
     /** The embedded SIP2 simulator, used only while sip2.host is null. */
     demo: demoSection,
   },
-  must('must be a mapping of sections (http, sip2, paia, auth, cache, metrics, log, demo)'),
+  must('must be a mapping of sections (http, sip2, paia, auth, state, cache, metrics, log, demo)'),
 );
 
 /**

@@ -122,6 +122,13 @@ const SETTINGS: readonly Setting[] = [
   setting('auth.passwordPolicy.minLength', 'PAIA_AUTH_PASSWORD_POLICY_MIN_LENGTH', 'integer'),
   setting('auth.passwordPolicy.denyList', 'PAIA_AUTH_PASSWORD_POLICY_DENY_LIST', 'list'),
 
+  setting('state.store', 'PAIA_STATE_STORE', 'enum'),
+  setting('state.redis.url', 'PAIA_STATE_REDIS_URL', 'string', 'nullable', 'secret'),
+  setting('state.redis.tlsCa', 'PAIA_STATE_REDIS_TLS_CA', 'string', 'nullable', 'file'),
+  setting('state.redis.keyPrefix', 'PAIA_STATE_REDIS_KEY_PREFIX', 'string'),
+  setting('state.redis.connectTimeoutMs', 'PAIA_STATE_REDIS_CONNECT_TIMEOUT_MS', 'integer'),
+  setting('state.redis.commandTimeoutMs', 'PAIA_STATE_REDIS_COMMAND_TIMEOUT_MS', 'integer'),
+
   setting('cache.items.enabled', 'PAIA_CACHE_ITEMS_ENABLED', 'boolean'),
   setting('cache.items.ttlSeconds', 'PAIA_CACHE_ITEMS_TTL_SECONDS', 'integer'),
   setting('cache.items.maxEntries', 'PAIA_CACHE_ITEMS_MAX_ENTRIES', 'integer'),

@@ -4,7 +4,7 @@ import { LoginService } from '../auth/login.js';
 import { LoginThrottle } from '../auth/login-throttle.js';
 import { PasswordPolicy } from '../auth/password-policy.js';
 import { PatronIds } from '../auth/patron-ids.js';
-import { LruSessionStore } from '../auth/session-store.js';
+import { TokenRateLimit } from '../auth/token-rate-limit.js';
 import type { Config } from '../config/index.js';
 import { createApp, lastForwardedHop, socketAddressOf } from '../http/app.js';
 import type { ReadinessState } from '../http/routes/health.js';
@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import { GatewayMetrics } from '../metrics/gateway.js';
 import { AnomalyLog } from '../sip2/anomalies.js';
 import type { Sip2Pool } from '../sip2/pool.js';
+import { createStateStore, type StateStore } from '../state/index.js';
 import type { EmbeddedSimulator } from './demo.js';
 import { type Sip2Setup, type Sip2Target, sip2Setup } from './sip2.js';
 
@@ -29,6 +30,8 @@ export interface Components {
   readonly demo: EmbeddedSimulator | null;
   readonly pool: Sip2Pool;
   readonly loginThrottle: LoginThrottle;
+  /** Sessions, limits and lockouts (state.store). */
+  readonly store: StateStore;
   /** What /metrics exposes; null when metrics.enabled is false. */
   readonly metrics: GatewayMetrics | null;
   readonly app: Hono;
@@ -54,15 +57,26 @@ export async function buildComponents(config: Config, logger: Logger): Promise<C
     throw error;
   }
 
-  const itemCache = sip2.itemCache();
+  const store = createStateStore(
+    { ...config.state, maxSessions: config.auth.maxSessions, maxSessionsPerPatron: config.auth.maxSessionsPerPatron },
+    logger.child({ component: 'state' }),
+  );
+  await connectStore(store, config, logger);
+  store.observe((operation, seconds, ok) => metrics?.state.operation(operation, seconds, ok));
+
+  // A renew, request or cancel on this instance drops the item on every other one too.
+  const itemCache = sip2.itemCache((item, outcomeUnknown) => {
+    store.publishInvalidation({ item, outcomeUnknown }).catch((error: unknown) => {
+      logger.warn({ item, error: (error as Error).message }, 'could not tell other instances to drop an item');
+    });
+  });
+  store.onInvalidation(({ item, outcomeUnknown }) => itemCache?.invalidate(item, { outcomeUnknown, fromPeer: true }));
   const backend = sip2.backend(pool, { itemCache, logger: logger.child({ component: 'backend' }) });
   const daia = sip2.daia(pool, itemCache);
 
   const { auth } = config;
-  const sessions = new LruSessionStore({
-    maxSessions: auth.maxSessions,
-    maxSessionsPerPatron: auth.maxSessionsPerPatron,
-  });
+  const sessions = store.sessions;
+  const rateLimit = new TokenRateLimit(store, auth.requestsPerMinute);
   const loginThrottle = new LoginThrottle({
     freeAttemptsPerUser: auth.bruteForce.freeFailuresPerUser,
     freeAttemptsPerAddress: auth.bruteForce.freeFailuresPerAddress,
@@ -83,6 +97,7 @@ export async function buildComponents(config: Config, logger: Logger): Promise<C
     pool: () => pool.stats(),
     logins: () => loginThrottle.stats(),
     sessions: () => sessions.size(),
+    stateUp: () => store.health().problem === null,
     itemCache: () => itemCache?.stats() ?? null,
   });
 
@@ -96,6 +111,7 @@ export async function buildComponents(config: Config, logger: Logger): Promise<C
     loggedIn: pool.hasReadyConnection,
     connections: pool.stats().connections,
     online: pool.acsStatus?.onlineStatus ?? null,
+    store: { kind: store.kind, problem: store.health().problem },
   });
 
   const app = createApp({
@@ -106,7 +122,7 @@ export async function buildComponents(config: Config, logger: Logger): Promise<C
     publicUrl: config.http.publicUrl,
     maxDocs: config.paia.maxDocs,
     maxBodyBytes: config.http.maxBodyBytes,
-    requestsPerMinute: auth.requestsPerMinute,
+    rateLimit,
     logoutAllSessions: auth.logoutAllSessions,
     maxUrlBytes: config.http.maxUrlBytes,
     requestTimeoutMs: config.http.requestTimeoutMs,
@@ -139,10 +155,29 @@ export async function buildComponents(config: Config, logger: Logger): Promise<C
     demo,
     pool,
     loginThrottle,
+    store,
     metrics,
     app,
     markShuttingDown: () => {
       shuttingDown = true;
     },
   };
+}
+
+/**
+ * Connects the state store before the gateway takes calls. A Redis that does
+ * not answer is not fatal: the gateway starts, says why in the log and in
+ * /readyz, answers calls that need it with 503, and is ready as soon as the
+ * store comes back (ioredis keeps reconnecting).
+ */
+async function connectStore(store: StateStore, config: Config, logger: Logger): Promise<void> {
+  if (store.kind !== 'redis' || config.state.redis.url === null) return;
+  try {
+    await store.ready(config.state.redis.connectTimeoutMs);
+  } catch (error) {
+    logger.error(
+      { component: 'state', error: (error as Error).message, problem: store.health().problem },
+      'the Redis state store does not answer: logins and calls with a token get 503 until it does. Check that Redis runs and that state.redis.url (host, port, password, rediss:// for TLS) is right',
+    );
+  }
 }

@@ -71,6 +71,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     });
   } catch (error) {
     pool.destroy();
+    await parts.store.close();
     await demo?.stop();
     throw error;
   }
@@ -89,6 +90,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     log.info({ sip2: pool.stats() }, 'shutdown 2/4: requests finished; draining the SIP2 pool');
     await pool.close(Math.max(1, deadline - Date.now()));
     log.info('shutdown 3/4: SIP2 connections closed');
+    await parts.store.close();
     await demo?.stop();
     log.info('shutdown 4/4: done');
   };
@@ -100,6 +102,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     );
     server.destroy();
     pool.destroy();
+    parts.store.close().catch(() => {});
     // The process exits next; the embedded simulator's sockets go with it.
     demo?.stop().catch(() => {});
   };

@@ -89,7 +89,8 @@ export interface Sip2Setup {
   /** DAIA over a pool. */
   daia(pool: Sip2Pool, itemCache: ItemInfoCache | null): DaiaService;
   /** The item-information cache of cache.items; null when it is switched off. */
-  itemCache(): ItemInfoCache | null;
+  /** The item cache, when enabled; `onInvalidate` tells other instances of each item this one drops. */
+  itemCache(onInvalidate?: (item: string, outcomeUnknown: boolean) => void): ItemInfoCache | null;
 }
 
 /** Reads the SIP2 settings once (the dialect file, the TLS files); throws with a readable reason. */
@@ -198,9 +199,14 @@ export function sip2Setup(config: Config): Sip2Setup {
         itemCache,
         maxParallel: sip2.pool.max,
       }),
-    itemCache: () => {
+    itemCache: (onInvalidate) => {
       const { items } = config.cache;
-      return items.enabled ? new ItemInfoCache({ ttlMs: items.ttlSeconds * 1000, maxEntries: items.maxEntries }) : null;
+      if (!items.enabled) return null;
+      return new ItemInfoCache({
+        ttlMs: items.ttlSeconds * 1000,
+        maxEntries: items.maxEntries,
+        ...(onInvalidate ? { onInvalidate } : {}),
+      });
     },
   };
 }

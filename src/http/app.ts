@@ -1,14 +1,14 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { LoginService } from '../auth/login.js';
-import type { SessionStore } from '../auth/session-store.js';
-import { TokenRateLimit } from '../auth/token-rate-limit.js';
+import type { TokenRateLimit } from '../auth/token-rate-limit.js';
 import type { DaiaService } from '../backend/daia/service.js';
 import type { BackendFailure } from '../backend/errors.js';
 import type { Backend } from '../backend/types.js';
 import type { Logger } from '../log.js';
 import type { HttpMetrics } from '../metrics/gateway.js';
 import { routeTable } from '../metrics/routes.js';
+import type { SessionStore } from '../state/sessions.js';
 import { APP_DEFAULTS } from './defaults.js';
 import { notFound, translateError, uriTooLong } from './errors.js';
 import { accessLog } from './middleware/access-log/index.js';
@@ -49,8 +49,8 @@ export interface AppOptions {
   logger: Logger;
   /** Realm in WWW-Authenticate. Default "PAIA". */
   realm?: string;
-  /** Requests per minute per access token (429 beyond). */
-  requestsPerMinute?: number;
+  /** Requests per minute per access token (429 beyond); counted in the state store. Default: none. */
+  rateLimit?: TokenRateLimit;
   /** Logout ends every session of the patron; false: only the token used. */
   logoutAllSessions?: boolean;
   /** Bound on one whole call, in milliseconds (504 beyond; its unsent SIP2 work is dropped). */
@@ -122,7 +122,6 @@ export function createApp(options: AppOptions): Hono {
   for (const [name, value] of [
     ['maxDocs', options.maxDocs],
     ['maxBodyBytes', options.maxBodyBytes],
-    ['requestsPerMinute', options.requestsPerMinute ?? APP_DEFAULTS.requestsPerMinute],
     ['maxUrlBytes', options.maxUrlBytes ?? APP_DEFAULTS.maxUrlBytes],
   ] as const) {
     if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${value}`);
@@ -171,7 +170,7 @@ export function createApp(options: AppOptions): Hono {
   if (options.requireForwardedHttps) app.use('*', requireForwardedHttps());
   app.use('*', deadline({ timeoutMs: options.requestTimeoutMs ?? APP_DEFAULTS.requestTimeoutMs }));
 
-  const rateLimit = new TokenRateLimit({ perMinute: options.requestsPerMinute ?? APP_DEFAULTS.requestsPerMinute });
+  const rateLimit = options.rateLimit;
 
   mountCore(app, {
     backend: options.backend,
@@ -179,7 +178,7 @@ export function createApp(options: AppOptions): Hono {
     prefix: corePrefix,
     maxDocs: options.maxDocs,
     maxBodyBytes: options.maxBodyBytes,
-    rateLimit,
+    ...(rateLimit ? { rateLimit } : {}),
   });
   mountAuth(app, {
     login: options.login,
@@ -189,7 +188,7 @@ export function createApp(options: AppOptions): Hono {
     prefix: authPrefix,
     maxBodyBytes: options.maxBodyBytes,
     logoutAllSessions: options.logoutAllSessions ?? APP_DEFAULTS.logoutAllSessions,
-    rateLimit,
+    ...(rateLimit ? { rateLimit } : {}),
   });
 
   if (options.daia) mountDaia(app, { service: options.daia.service, path: daiaPath, publicUrl: daiaPublicUrl, maxIds });

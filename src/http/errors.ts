@@ -1,4 +1,5 @@
 import { BackendFailure } from '../backend/errors.js';
+import { StoreUnavailable } from '../state/errors.js';
 
 /** The PAIA request error codes (spec: Errors). */
 export type PaiaErrorCode =
@@ -151,6 +152,19 @@ const UNREADABLE = 'the library system sent an answer that could not be understo
 export function translateError(thrown: unknown, requestId: string): TranslatedError {
   if (thrown instanceof PaiaError) return { error: thrown, kind: 'client' };
   if (thrown instanceof BackendFailure) return translateBackendFailure(thrown);
+  if (thrown instanceof StoreUnavailable) {
+    // Never a hole: without the store no session can be checked, so the call is refused, not served.
+    const seconds = Math.max(1, Math.ceil(thrown.retryAfterSeconds));
+    return {
+      kind: 'backend',
+      error: new PaiaError(
+        'service_unavailable',
+        503,
+        `the service cannot check sessions and limits right now (its state store does not answer); please try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
+        { headers: { 'Retry-After': String(seconds) } },
+      ),
+    };
+  }
   return {
     kind: 'bug',
     error: new PaiaError(

@@ -32,8 +32,10 @@ export interface MetricsSources {
     sessionLimit: number | null;
   };
   logins?: () => { failed: number; lockouts: number; refused: number; busy: number };
-  /** Live sessions (access tokens). */
-  sessions?: () => number;
+  /** Live sessions (access tokens); null where the store cannot count them cheaply (Redis). */
+  sessions?: () => number | null;
+  /** The state store: 1 while it answers, 0 while it does not. */
+  stateUp?: () => boolean;
   /** The item-information cache; null when it is switched off. */
   itemCache?: () => { hits: number; misses: number; entries: number } | null;
 }
@@ -51,6 +53,43 @@ const OTHER_METHOD = HTTP_METHODS.length - 1;
 const ROUTE_INDEX = new Map<string, number>(ROUTE_LABELS.map((route, index) => [route, index]));
 const OTHER_ROUTE = ROUTE_LABELS.length - 1;
 const KNOWN_OUTCOMES: ReadonlySet<string> = new Set(SIP2_OUTCOMES);
+
+/** Buckets of the state store latency histogram, in seconds: 0.1 ms (memory, local Redis) to 2.5 s. */
+const STATE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5] as const;
+
+/** State store operations (sessions, limits, facts): latency by operation, and failures (unreachable, timed out). */
+export class StateMetrics {
+  readonly #duration: HistogramFamily<'operation'>;
+  readonly #errors: CounterFamily<'operation'>;
+  readonly #slots = new Map<string, { duration: HistogramCell; errors: CounterCell }>();
+
+  constructor(registry: Registry) {
+    this.#duration = new HistogramFamily({
+      registry,
+      name: 'paia_state_operation_duration_seconds',
+      help: 'Time of one state store operation (session-get, session-create, limit, ...), failed ones included',
+      labelNames: ['operation'],
+      buckets: STATE_BUCKETS,
+    });
+    this.#errors = new CounterFamily({
+      registry,
+      name: 'paia_state_operation_errors_total',
+      help: 'State store operations that failed (store unreachable, timed out or answering with an error): each one a call answered 503',
+      labelNames: ['operation'],
+    });
+  }
+
+  /** One operation; `operation` comes from a fixed set named in the store's code. */
+  operation(operation: string, seconds: number, ok: boolean): void {
+    let slot = this.#slots.get(operation);
+    if (slot === undefined) {
+      slot = { duration: this.#duration.cell({ operation }), errors: this.#errors.cell({ operation }) };
+      this.#slots.set(operation, slot);
+    }
+    slot.duration.observe(seconds);
+    if (!ok) slot.errors.inc();
+  }
+}
 
 /** HTTP requests: a counter by method, route and status, and a latency histogram by method and route. */
 export class HttpMetrics {
@@ -179,12 +218,14 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   readonly http: HttpMetrics;
   readonly sip2: Sip2Metrics;
+  readonly state: StateMetrics;
   #sources: MetricsSources = {};
 
   constructor(options: GatewayMetricsOptions = {}) {
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     this.http = new HttpMetrics(this.registry);
     this.sip2 = new Sip2Metrics(this.registry);
+    this.state = new StateMetrics(this.registry);
     this.#registerSourced();
   }
 
@@ -283,7 +324,14 @@ export class GatewayMetrics {
         this.inc({ reason: 'busy' }, logins?.busy ?? 0);
       },
     });
-    gauge('paia_auth_sessions', 'Live sessions (valid access tokens)', () => sources().sessions?.() ?? 0);
+    gauge(
+      'paia_auth_sessions',
+      'Live sessions (valid access tokens) in this process; 0 with the redis store, which holds them for all instances',
+      () => sources().sessions?.() ?? 0,
+    );
+    gauge('paia_state_store_up', 'Whether the state store answers (1) or not (0)', () =>
+      (sources().stateUp?.() ?? true) ? 1 : 0,
+    );
 
     total(
       'paia_item_cache_hits_total',

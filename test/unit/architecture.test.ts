@@ -15,15 +15,16 @@ const SIMULATOR = join(ROOT, 'sip2-simulator', 'src');
 
 /**
  * Folder -> the folders it may import from (besides itself and the log
- * module): cli -> gateway -> http -> auth -> backend -> sip2, with config
- * beside gateway (it takes the components' defaults) and metrics below http.
+ * module): cli -> gateway -> http -> auth -> state, auth -> backend -> sip2,
+ * with config beside gateway (it takes the components' defaults) and metrics below http.
  */
 const MAY_IMPORT: Record<string, readonly string[]> = {
   cli: ['gateway', 'config', 'backend', 'sip2'],
-  gateway: ['config', 'http', 'auth', 'backend', 'sip2', 'metrics'],
+  gateway: ['config', 'http', 'auth', 'state', 'backend', 'sip2', 'metrics'],
   config: ['sip2', 'auth', 'backend'],
-  http: ['auth', 'backend', 'metrics'],
-  auth: ['backend'],
+  http: ['auth', 'state', 'backend', 'metrics'],
+  auth: ['state', 'backend'],
+  state: [],
   backend: ['sip2'],
   metrics: ['sip2'],
   sip2: [],

@@ -1,8 +1,8 @@
 import type { Hono } from 'hono';
 import { METHOD_SCOPE, type PaiaMethod } from '../../auth/scopes.js';
-import type { SessionStore } from '../../auth/session-store.js';
 import type { TokenRateLimit } from '../../auth/token-rate-limit.js';
 import type { Backend, CallOptions, DocumentRequest, PaiaDocument } from '../../backend/types.js';
+import type { SessionStore } from '../../state/sessions.js';
 import { readBody } from '../body.js';
 import { notFound } from '../errors.js';
 import { guarded, readUntil } from '../guard.js';

@@ -12,9 +12,9 @@ import { operationsReply } from './operations.js';
  * - `GET /healthz`: 200 `{"status":"alive"}` while the process can answer
  *   HTTP at all, also while it shuts down (a liveness probe must not kill a
  *   draining gateway).
- * - `GET /readyz`: 200 `{"status":"ready","sip2":{"connections":2,"online":true}}`
+ * - `GET /readyz`: 200 `{"status":"ready","sip2":{"connections":2,"online":true},"store":{"kind":"redis","ok":true}}`
  *   when at least one logged-in SIP2 connection is open, the last SC status
- *   (98) said on-line Y, and the gateway is not shutting down; otherwise 503
+ *   (98) said on-line Y, the state store answers, and the gateway is not shutting down; otherwise 503
  *   `{"status":"not ready","reasons":[...],"sip2":{...}}`.
  *
  * Both answer GET and HEAD; any other method gets 405 with `Allow: GET, HEAD`.
@@ -33,6 +33,8 @@ export interface ReadinessState {
   connections: number;
   /** On-line status of the last ACS status (98) read; null when none was read (no connection). */
   online: boolean | null;
+  /** The state store: which one, and why it does not answer (null: it does). Absent: not reported. */
+  store?: { kind: string; problem: string | null };
 }
 
 interface Readiness {
@@ -41,6 +43,7 @@ interface Readiness {
     status: 'ready' | 'not ready';
     reasons?: string[];
     sip2: { connections: number; online: boolean | null };
+    store?: { kind: string; ok: boolean };
   };
 }
 
@@ -55,10 +58,12 @@ function readinessOf(state: ReadinessState): Readiness {
   if (state.shuttingDown) reasons.push(REASONS.shuttingDown);
   if (!state.loggedIn) reasons.push(REASONS.noConnection);
   else if (state.online === false) reasons.push(REASONS.offline);
+  if (state.store?.problem) reasons.push(state.store.problem);
   const sip2 = { connections: state.connections, online: state.online };
+  const store = state.store ? { store: { kind: state.store.kind, ok: state.store.problem === null } } : {};
   return reasons.length === 0
-    ? { ready: true, body: { status: 'ready', sip2 } }
-    : { ready: false, body: { status: 'not ready', reasons, sip2 } };
+    ? { ready: true, body: { status: 'ready', sip2, ...store } }
+    : { ready: false, body: { status: 'not ready', reasons, sip2, ...store } };
 }
 
 export interface HealthRouteOptions {

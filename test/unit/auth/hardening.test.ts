@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { LoginThrottle, usernameDigest } from '../../../src/auth/login-throttle.js';
 import { DEFAULT_DENY_LIST, PasswordPolicy } from '../../../src/auth/password-policy.js';
-import { LruSessionStore } from '../../../src/auth/session-store.js';
 import { TokenRateLimit } from '../../../src/auth/token-rate-limit.js';
+import { MemoryStore } from '../../../src/state/memory/index.js';
+import { LruSessionStore } from '../../../src/state/memory/sessions.js';
 
 describe('LoginThrottle: global ceiling, lockout events, stats', () => {
   it('refuses attempts beyond maxAttemptsPerSecond as busy (not counted as failures), and lets them through a second later', () => {
@@ -107,21 +108,17 @@ describe('PasswordPolicy', () => {
 });
 
 describe('TokenRateLimit', () => {
-  it('allows perMinute requests per key, then refuses with the seconds left in the window', () => {
-    let now = 0;
-    const limiter = new TokenRateLimit({ perMinute: 3, now: () => now });
-    for (let i = 0; i < 3; i++) expect(limiter.take('k').allowed).toBe(true);
-    now = 15_500;
-    expect(limiter.take('k')).toEqual({ allowed: false, retryAfterSeconds: 45 });
-    expect(limiter.take('other').allowed).toBe(true);
-    now = 60_000;
-    expect(limiter.take('k').allowed).toBe(true);
+  it('allows perMinute requests per key, then refuses with the seconds left in the window; other keys go on', async () => {
+    const limiter = new TokenRateLimit(new MemoryStore({ maxSessions: 10, maxSessionsPerPatron: 10 }), 3);
+    for (let i = 0; i < 3; i++) expect((await limiter.take('k')).allowed).toBe(true);
+    const refused = await limiter.take('k');
+    expect(refused.allowed).toBe(false);
+    if (!refused.allowed) {
+      expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(59);
+      expect(refused.retryAfterSeconds).toBeLessThanOrEqual(60);
+    }
+    expect(await limiter.take('other')).toEqual({ allowed: true, remaining: 2 });
     expect(limiter.stats().limited).toBe(1);
-  });
-  it('keeps memory bounded', () => {
-    const limiter = new TokenRateLimit({ perMinute: 1, maxKeys: 10 });
-    for (let i = 0; i < 1000; i++) limiter.take(`k${i}`);
-    expect(limiter.stats().tracked).toBe(10);
   });
 });
 

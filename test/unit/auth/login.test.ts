@@ -4,8 +4,8 @@ import { LoginService, type LoginServiceOptions } from '../../../src/auth/login.
 import { LoginThrottle } from '../../../src/auth/login-throttle.js';
 import { DEFAULT_DENY_LIST, PasswordPolicy } from '../../../src/auth/password-policy.js';
 import { PatronIds } from '../../../src/auth/patron-ids.js';
-import { LruSessionStore } from '../../../src/auth/session-store.js';
 import type { AccountState, CredentialCheck } from '../../../src/backend/types.js';
+import { LruSessionStore } from '../../../src/state/memory/sessions.js';
 
 const NOW = 1_800_000_000_000;
 

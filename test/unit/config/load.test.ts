@@ -194,6 +194,8 @@ describe('environment overrides', () => {
         ])
         .concat(['passwordPolicy.minLength', 'passwordPolicy.denyList'])
         .map((key) => `auth.${key}`),
+      'state.store',
+      ...['url', 'tlsCa', 'keyPrefix', 'connectTimeoutMs', 'commandTimeoutMs'].map((key) => `state.redis.${key}`),
       'cache.items.enabled',
       'cache.items.ttlSeconds',
       'cache.items.maxEntries',
@@ -213,6 +215,7 @@ describe('environment overrides', () => {
     expect(settings.filter((setting) => setting.secret).map((setting) => setting.path)).toEqual([
       'sip2.terminal.password',
       'paia.patronIdSecret',
+      'state.redis.url',
     ]);
   });
 

@@ -43,6 +43,7 @@ const notNull = {
     patronTypeUri: 'https://lib.example.org/type/{class}',
     patronIdSecret: 'x'.repeat(40),
   },
+  state: { store: 'redis', redis: { url: 'redis://127.0.0.1:6379', tlsCa: CA } },
 };
 
 const defaults: unknown = configSchema.parse({});
@@ -125,8 +126,16 @@ describe('the settings table and the schema', () => {
     expect(settings.filter((setting) => setting.secret).map((setting) => setting.path)).toEqual([
       'sip2.terminal.password',
       'paia.patronIdSecret',
+      'state.redis.url',
     ]);
-    expect(FILE_PATHS).toEqual(['http.tls.cert', 'http.tls.key', 'sip2.tls.ca', 'sip2.tls.cert', 'sip2.tls.key']);
+    expect(FILE_PATHS).toEqual([
+      'http.tls.cert',
+      'http.tls.key',
+      'sip2.tls.ca',
+      'sip2.tls.cert',
+      'sip2.tls.key',
+      'state.redis.tlsCa',
+    ]);
   });
 });
 

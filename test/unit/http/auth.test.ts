@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LruSessionStore, type Session, type SessionStore } from '../../../src/auth/session-store.js';
+import { LruSessionStore } from '../../../src/state/memory/sessions.js';
+import type { Session, SessionStore } from '../../../src/state/sessions.js';
 import { bearer, FakeBackend, json, jsonPost, login, makeApp } from './helpers.js';
 
 const LOGIN = (fields: Record<string, unknown>) =>

@@ -4,7 +4,7 @@ import { LoginService } from '../../../src/auth/login.js';
 import { LoginThrottle, type LoginThrottleOptions } from '../../../src/auth/login-throttle.js';
 import { DEFAULT_DENY_LIST, PasswordPolicy } from '../../../src/auth/password-policy.js';
 import { PatronIds } from '../../../src/auth/patron-ids.js';
-import { LruSessionStore } from '../../../src/auth/session-store.js';
+import { TokenRateLimit } from '../../../src/auth/token-rate-limit.js';
 import type { DaiaService } from '../../../src/backend/daia/service.js';
 import type {
   AccountState,
@@ -17,6 +17,8 @@ import type {
 } from '../../../src/backend/types.js';
 import { type AppOptions, createApp } from '../../../src/http/app.js';
 import { createLogger } from '../../../src/log.js';
+import { MemoryStore } from '../../../src/state/memory/index.js';
+import { LruSessionStore } from '../../../src/state/memory/sessions.js';
 
 export interface Call {
   method: keyof Backend;
@@ -165,6 +167,8 @@ interface LoginOverrides {
   passwordPolicy?: PasswordPolicy;
   allowedClients?: ClientAllowlist;
   tokenLifetimeSeconds?: number;
+  /** Requests per minute per token (auth.requestsPerMinute); default 120. */
+  requestsPerMinute?: number;
 }
 
 export function makeApp(overrides: Partial<AppOptions> & LoginOverrides = {}): TestApp {
@@ -173,8 +177,16 @@ export function makeApp(overrides: Partial<AppOptions> & LoginOverrides = {}): T
   const chunks: string[] = [];
   // pino writes each line synchronously to any object with write()
   const logger = createLogger({ level: 'debug', destination: { write: (line: string) => void chunks.push(line) } });
-  const { patronIds, throttle, loginThrottle, passwordPolicy, allowedClients, tokenLifetimeSeconds, ...rest } =
-    overrides;
+  const {
+    patronIds,
+    throttle,
+    loginThrottle,
+    passwordPolicy,
+    allowedClients,
+    tokenLifetimeSeconds,
+    requestsPerMinute,
+    ...rest
+  } = overrides;
   const login = new LoginService({
     backend,
     sessions,
@@ -197,6 +209,10 @@ export function makeApp(overrides: Partial<AppOptions> & LoginOverrides = {}): T
     maxDocs: 5,
     maxBodyBytes: 2048,
     logger,
+    rateLimit: new TokenRateLimit(
+      new MemoryStore({ maxSessions: 10, maxSessionsPerPatron: 10 }),
+      requestsPerMinute ?? 120,
+    ),
     ...rest,
   });
   return {

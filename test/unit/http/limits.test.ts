@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LoginThrottle } from '../../../src/auth/login-throttle.js';
 import { WEAK_PASSWORD_MESSAGE } from '../../../src/auth/password-policy.js';
-import { LruSessionStore } from '../../../src/auth/session-store.js';
+import { LruSessionStore } from '../../../src/state/memory/sessions.js';
 import { bearer, json, jsonPost, login, makeApp } from './helpers.js';
 
 const LOGIN = (username: string, password: string) => jsonPost({ username, password, grant_type: 'password' });

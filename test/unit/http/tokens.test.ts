@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PatronIds } from '../../../src/auth/patron-ids.js';
-import { LruSessionStore } from '../../../src/auth/session-store.js';
+import { LruSessionStore } from '../../../src/state/memory/sessions.js';
 import { bearer, FakeBackend, json, jsonPost, login, makeApp } from './helpers.js';
 
 describe('access tokens', () => {

@@ -11,6 +11,7 @@ const SOURCES: Required<MetricsSources> = {
   pool: () => ({ connections: 3, busy: 2, waiting: 7, circuit: 'closed', connectFailures: 4, sessionLimit: 2 }),
   logins: () => ({ failed: 5, lockouts: 2, refused: 9, busy: 1 }),
   sessions: () => 42,
+  stateUp: () => true,
   itemCache: () => ({ hits: 11, misses: 6, entries: 4 }),
 };
 

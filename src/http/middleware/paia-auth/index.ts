@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
-import type { Session, SessionStore } from '../../../auth/session-store.js';
 import type { TokenRateLimit } from '../../../auth/token-rate-limit.js';
-import { hashToken } from '../../../auth/tokens.js';
+import type { Session, SessionStore } from '../../../state/sessions.js';
+import { hashToken } from '../../../state/tokens.js';
 import { accessDenied, insufficientScope, invalidGrant, malformed, tooManyRequests } from '../../errors.js';
 import { guarded } from '../../guard.js';
 import { urlOf } from '../request-url/index.js';
@@ -67,7 +67,7 @@ export function paiaAuth(options: PaiaAuthOptions): MiddlewareHandler {
     c.set('tokenScopes', session.scopes);
     if (rateLimit) {
       // Keyed by the token's hash: the rate limit never holds a usable token.
-      const verdict = rateLimit.take(hashToken(token));
+      const verdict = await guarded('state store', () => rateLimit.take(hashToken(token)));
       if (!verdict.allowed) throw tooManyRequests(rateLimit.perMinute, verdict.retryAfterSeconds);
     }
     if (patronParam !== undefined && c.req.param(patronParam) !== session.patron) {

@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import { describe, expect, it, vi } from 'vitest';
-import { LruSessionStore, type Session } from '../../../src/auth/session-store.js';
-import { hashToken } from '../../../src/auth/tokens.js';
+import { LruSessionStore } from '../../../src/state/memory/sessions.js';
+import type { Session } from '../../../src/state/sessions.js';
+import { hashToken } from '../../../src/state/tokens.js';
 
 const session = (patron: string, expiresAt: number): Session => ({
   patron,

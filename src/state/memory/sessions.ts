@@ -1,37 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import { hashToken, newToken } from './tokens.js';
-
-/** What a valid access token stands for. */
-export interface Session {
-  /** Public patron identifier (see PatronIds). */
-  patron: string;
-  /** ILS barcode the backend is called with; never leaves the server. */
-  barcode: string;
-  scopes: string[];
-  /** Expiry, epoch milliseconds. */
-  expiresAt: number;
-}
-
-/**
- * Where sessions live. Tokens go in and out; implementations store only a
- * hash of each token. An in-process LRU now, a shared store (Redis) when
- * several instances run.
- */
-export interface SessionStore {
-  /**
-   * Stores the session under a new random token and returns the token. When
-   * the patron already has the most live sessions allowed, the oldest ends.
-   */
-  create(session: Session): Promise<string>;
-  /** The session of a token; null when unknown, expired or malformed. */
-  get(token: string): Promise<Session | null>;
-  /** Invalidates one token (no error when unknown). */
-  delete(token: string): Promise<void>;
-  /** Invalidates every token of a patron (public id); returns how many. */
-  deleteAllFor(patron: string): Promise<number>;
-  /** Sessions currently held (for metrics). */
-  size(): number;
-}
+import { isTokenShaped, type Session, type SessionStore } from '../sessions.js';
+import { hashToken, newToken } from '../tokens.js';
 
 export interface LruSessionStoreOptions {
   /**
@@ -48,9 +17,6 @@ export interface LruSessionStoreOptions {
   /** Clock in epoch milliseconds; for tests. */
   now?: () => number;
 }
-
-/** Longest string looked up as a token; anything longer is simply unknown. */
-const MAX_TOKEN_CHARS = 512;
 
 /** Sessions in process memory: lru-cache keyed by SHA-256(token), with a TTL per session. */
 export class LruSessionStore implements SessionStore {
@@ -121,7 +87,7 @@ export class LruSessionStore implements SessionStore {
   }
 
   async get(token: string): Promise<Session | null> {
-    if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_CHARS) return null;
+    if (!isTokenShaped(token)) return null;
     const key = hashToken(token);
     const session = this.#cache.get(key);
     if (session === undefined) return null;
@@ -133,7 +99,7 @@ export class LruSessionStore implements SessionStore {
   }
 
   async delete(token: string): Promise<void> {
-    if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_CHARS) return;
+    if (!isTokenShaped(token)) return;
     this.#cache.delete(hashToken(token));
   }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { hashToken, looksLikeToken, newToken, TOKEN_LENGTH } from '../../../src/auth/tokens.js';
+import { hashToken, looksLikeToken, newToken, TOKEN_LENGTH } from '../../../src/state/tokens.js';
 
 describe('tokens', () => {
   it('are 256-bit base64url strings, all different', () => {

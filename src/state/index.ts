@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import type { Logger } from '../log.js';
+import { MemoryStore } from './memory/index.js';
+import { RedisStore } from './redis/index.js';
+import type { StateStore, StoreKind } from './store.js';
+
+export { StoreUnavailable } from './errors.js';
+export type { Count, Limiter } from './limiter.js';
+export type { Session, SessionStore } from './sessions.js';
+export type { ItemInvalidation, StateStore, StoreKind } from './store.js';
+
+/** What the store is made from: the state section and the session bounds of the configuration. */
+export interface StateStoreSettings {
+  store: StoreKind;
+  redis: {
+    url: string | null;
+    tlsCa: string | null;
+    keyPrefix: string;
+    connectTimeoutMs: number;
+    commandTimeoutMs: number;
+  };
+  maxSessions: number;
+  maxSessionsPerPatron: number;
+}
+
+/** The configured store, not yet connected (see StateStore.ready). */
+export function createStateStore(settings: StateStoreSettings, logger?: Logger): StateStore {
+  if (settings.store === 'memory') {
+    return new MemoryStore({ maxSessions: settings.maxSessions, maxSessionsPerPatron: settings.maxSessionsPerPatron });
+  }
+  const { redis } = settings;
+  if (redis.url === null) throw new Error('state.redis.url is required when state.store is "redis"');
+  return new RedisStore({
+    url: redis.url,
+    keyPrefix: redis.keyPrefix,
+    tlsCa: redis.tlsCa === null ? null : readFileSync(redis.tlsCa, 'utf8'),
+    connectTimeoutMs: redis.connectTimeoutMs,
+    commandTimeoutMs: redis.commandTimeoutMs,
+    maxSessionsPerPatron: settings.maxSessionsPerPatron,
+    logger,
+  });
+}

@@ -1,0 +1,69 @@
+import { LRUCache } from 'lru-cache';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { Limiter, type LimiterOptions, type OperationObserver } from '../limiter.js';
+import type { ItemInvalidation, StateStore, StoreHealth } from '../store.js';
+import { LruSessionStore } from './sessions.js';
+
+export interface MemoryStoreOptions {
+  /** Bound on live sessions (auth.maxSessions). */
+  maxSessions: number;
+  /** Most live sessions of one patron (auth.maxSessionsPerPatron). */
+  maxSessionsPerPatron: number;
+  /** Bound on remembered facts. */
+  maxFacts?: number;
+}
+
+/**
+ * All state in this process: sessions in lru-cache, counters in
+ * rate-limiter-flexible's memory limiter. Right for one process; a restart
+ * forgets every session, and another instance sees none of it.
+ */
+export class MemoryStore implements StateStore {
+  readonly kind = 'memory' as const;
+  readonly sessions: LruSessionStore;
+  readonly #facts: LRUCache<string, string>;
+  #observe: OperationObserver = () => {};
+
+  constructor(options: MemoryStoreOptions) {
+    this.sessions = new LruSessionStore({
+      maxSessions: options.maxSessions,
+      maxSessionsPerPatron: options.maxSessionsPerPatron,
+    });
+    this.#facts = new LRUCache({ max: options.maxFacts ?? 100_000, ttlAutopurge: false });
+  }
+
+  limiter(options: LimiterOptions): Limiter {
+    const limiter = new RateLimiterMemory({
+      keyPrefix: options.name,
+      points: options.points,
+      duration: options.durationSeconds,
+    });
+    // The observer is read at call time: observe() may come after the limiters are made.
+    return new Limiter(limiter, options.points, 'memory', (...args) => this.#observe(...args));
+  }
+
+  async remember(key: string, value: string, ttlSeconds: number): Promise<void> {
+    this.#facts.set(key, value, { ttl: ttlSeconds * 1000 });
+  }
+
+  async recall(key: string): Promise<string | null> {
+    return this.#facts.get(key) ?? null;
+  }
+
+  /** One process: its own cache has already dropped the item, and there is no one else to tell. */
+  async publishInvalidation(_invalidation: ItemInvalidation): Promise<void> {}
+
+  onInvalidation(_listener: (invalidation: ItemInvalidation) => void): void {}
+
+  health(): StoreHealth {
+    return { problem: null, errors: 0 };
+  }
+
+  observe(observer: OperationObserver): void {
+    this.#observe = observer;
+  }
+
+  async ready(_timeoutMs: number): Promise<void> {}
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,222 @@
+import { randomUUID } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
+import type { Logger } from '../../log.js';
+import { StoreUnavailable, storeFailure } from '../errors.js';
+import { Limiter, type LimiterOptions, type OperationObserver, storeOperation } from '../limiter.js';
+import type { ItemInvalidation, StateStore, StoreHealth } from '../store.js';
+import { RedisSessionStore } from './sessions.js';
+
+export interface RedisStoreOptions {
+  /** redis://[user:password@]host:port[/db] or rediss:// for TLS. Never logged: it may carry a password. */
+  url: string;
+  /** Prepended to every key and channel, so several gateways (or other programs) can share one Redis. */
+  keyPrefix: string;
+  /** PEM text of the CA that signed the server's certificate (rediss:// only); null: the system's CAs. */
+  tlsCa?: string | null;
+  /** How long to wait for a connection. */
+  connectTimeoutMs: number;
+  /** How long one operation may take before it counts as failed (503 for the call). */
+  commandTimeoutMs: number;
+  maxSessionsPerPatron: number;
+  logger?: Logger | undefined;
+}
+
+/**
+ * ioredis connection states, as the store reports them: `ready` answers
+ * operations; anything else fails them at once (no offline queue: a call
+ * must get its 503 now, not hang until Redis is back).
+ */
+type RedisStatus = Redis['status'];
+
+/** Reconnect delays: doubling from 100 ms, at most 2 s, with jitter so that many gateways do not knock in step. */
+function reconnectDelay(attempt: number): number {
+  const capped = Math.min(2000, 100 * 2 ** Math.min(attempt, 5));
+  return Math.round(capped / 2 + Math.random() * (capped / 2));
+}
+
+/** Where the store is, for messages: host and port only (the URL may carry a password). */
+export function describeRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.hostname}:${parsed.port || '6379'}`;
+  } catch {
+    return 'Redis (unparsable URL)';
+  }
+}
+
+/**
+ * Sessions, counters and facts in Redis or Valkey, shared by every instance
+ * and worker that uses the same URL and key prefix; item invalidations go
+ * out on a pub/sub channel. Nothing waits for a lost connection: operations
+ * fail at once (StoreUnavailable) while ioredis reconnects in the background,
+ * and work again as soon as it is back, without a restart.
+ */
+export class RedisStore implements StateStore {
+  readonly kind = 'redis' as const;
+  readonly sessions: RedisSessionStore;
+  readonly #redis: Redis;
+  readonly #subscriber: Redis;
+  readonly #options: RedisStoreOptions;
+  readonly #where: string;
+  readonly #channel: string;
+  /** Marks this instance's own invalidations, so it does not act on its echo. */
+  readonly #instance = randomUUID();
+  readonly #listeners: Array<(invalidation: ItemInvalidation) => void> = [];
+  #observe: OperationObserver = () => {};
+  #errors = 0;
+  #lastError: string | null = null;
+  #status: RedisStatus = 'wait';
+
+  constructor(options: RedisStoreOptions) {
+    this.#options = options;
+    this.#where = describeRedisUrl(options.url);
+    this.#channel = `${options.keyPrefix}item-invalidated`;
+    const common: RedisOptions = {
+      lazyConnect: true,
+      connectTimeout: options.connectTimeoutMs,
+      retryStrategy: reconnectDelay,
+      // A command while disconnected fails at once instead of waiting in a queue for Redis to come back.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: options.commandTimeoutMs,
+      ...(options.url.startsWith('rediss:') && options.tlsCa ? { tls: { ca: options.tlsCa } } : {}),
+    };
+    this.#redis = new Redis(options.url, common);
+    this.#watch(this.#redis);
+    // The subscriber holds its SUBSCRIBE until connected (and again after each reconnect); it sends nothing else.
+    this.#subscriber = new Redis(options.url, { ...common, enableOfflineQueue: true, commandTimeout: undefined });
+    this.#subscriber.on('error', () => {});
+    this.#subscriber.on('message', (channel: string, message: string) => this.#heard(channel, message));
+    const observe: OperationObserver = (...args) => this.#observed(...args);
+    this.sessions = new RedisSessionStore(this.#redis, {
+      prefix: options.keyPrefix,
+      maxSessionsPerPatron: options.maxSessionsPerPatron,
+      observe,
+    });
+  }
+
+  /** Logs each change of the connection's state once: a sysadmin sees Redis go and come back, not every retry. */
+  #watch(redis: Redis): void {
+    const log = this.#options.logger;
+    const moved = () => {
+      const status = redis.status;
+      if (status === this.#status) return;
+      const was = this.#status;
+      this.#status = status;
+      if (status === 'ready') log?.info({ store: this.#where, was }, 'state store connected');
+      else if (was === 'ready') {
+        log?.warn({ store: this.#where, status, error: this.#lastError }, 'state store connection lost; reconnecting');
+      }
+    };
+    for (const event of ['connect', 'ready', 'close', 'reconnecting', 'end']) redis.on(event, moved);
+    redis.on('error', (error: Error) => {
+      this.#lastError = error.message;
+    });
+  }
+
+  #observed(operation: string, seconds: number, ok: boolean): void {
+    if (!ok) this.#errors += 1;
+    this.#observe(operation, seconds, ok);
+  }
+
+  limiter(options: LimiterOptions): Limiter {
+    const limiter = new RateLimiterRedis({
+      storeClient: this.#redis,
+      keyPrefix: `${this.#options.keyPrefix}limit:${options.name}`,
+      points: options.points,
+      duration: options.durationSeconds,
+      rejectIfRedisNotReady: true,
+    });
+    return new Limiter(limiter, options.points, 'redis', (...args) => this.#observed(...args));
+  }
+
+  async remember(key: string, value: string, ttlSeconds: number): Promise<void> {
+    await this.#run('fact-set', () =>
+      this.#redis.set(`${this.#options.keyPrefix}fact:${key}`, value, 'EX', Math.max(1, Math.ceil(ttlSeconds))),
+    );
+  }
+
+  recall(key: string): Promise<string | null> {
+    return this.#run('fact-get', () => this.#redis.get(`${this.#options.keyPrefix}fact:${key}`));
+  }
+
+  async publishInvalidation(invalidation: ItemInvalidation): Promise<void> {
+    const message = JSON.stringify({ ...invalidation, from: this.#instance });
+    await this.#run('invalidate', () => this.#redis.publish(this.#channel, message));
+  }
+
+  onInvalidation(listener: (invalidation: ItemInvalidation) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  #heard(channel: string, message: string): void {
+    if (channel !== this.#channel) return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(message);
+    } catch {
+      return;
+    }
+    const { item, outcomeUnknown, from } = (parsed ?? {}) as Record<string, unknown>;
+    if (typeof item !== 'string' || from === this.#instance) return;
+    for (const listener of this.#listeners) listener({ item, outcomeUnknown: outcomeUnknown === true });
+  }
+
+  health(): StoreHealth {
+    const status = this.#redis.status;
+    const problem =
+      status === 'ready'
+        ? null
+        : `the Redis state store at ${this.#where} is not connected (${status}${this.#lastError ? `: ${this.#lastError}` : ''})`;
+    return { problem, errors: this.#errors };
+  }
+
+  observe(observer: OperationObserver): void {
+    this.#observe = observer;
+  }
+
+  /**
+   * Connects both clients. Rejects with StoreUnavailable when Redis does not
+   * answer within `timeoutMs`; ioredis goes on trying in the background, so
+   * the caller may also carry on and let /readyz say "not ready".
+   */
+  async ready(timeoutMs: number): Promise<void> {
+    const connect = (redis: Redis) => (redis.status === 'wait' ? redis.connect() : Promise.resolve());
+    const connected = Promise.all([
+      connect(this.#redis),
+      connect(this.#subscriber).then(() => this.#subscriber.subscribe(this.#channel)),
+    ]);
+    connected.catch(() => {}); // a later failure is seen in health()
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new StoreUnavailable(
+              'unreachable',
+              `the Redis state store at ${this.#where} did not answer within ${timeoutMs} ms${this.#lastError ? ` (${this.#lastError})` : ''}`,
+            ),
+          ),
+        timeoutMs,
+      );
+    });
+    try {
+      await Promise.race([connected.then(() => this.#run('ping', () => this.#redis.ping())), deadline]);
+    } catch (thrown) {
+      throw storeFailure('redis', thrown);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.#redis.quit(), this.#subscriber.quit()]);
+    this.#redis.disconnect();
+    this.#subscriber.disconnect();
+  }
+
+  #run<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    return storeOperation('redis', operation, (...args) => this.#observed(...args), call);
+  }
+}

@@ -1,0 +1,136 @@
+import type { Redis } from 'ioredis';
+import { type OperationObserver, storeOperation } from '../limiter.js';
+import { isTokenShaped, type Session, type SessionStore, sessionFrom } from '../sessions.js';
+import { hashToken, newToken } from '../tokens.js';
+
+/**
+ * Sessions in Redis: `<prefix>session:<SHA-256 of the token>` holds the
+ * session as JSON and expires with it; `<prefix>patron:<patron>` is a sorted
+ * set of the patron's token hashes by expiry, for logout of all sessions and
+ * the per-patron bound. The index may name sessions that have expired: they
+ * are skipped or trimmed, never counted as live.
+ */
+
+/**
+ * Stores one session atomically, ending the patron's oldest ones beyond the
+ * bound. KEYS: session key, patron index. ARGV: token hash, session JSON, ttl
+ * ms, expiry (epoch ms), now (epoch ms), most sessions per patron, session
+ * key prefix. Returns 0 when the key exists (a token collision: pick another).
+ */
+const CREATE_SCRIPT = `
+if redis.call('exists', KEYS[1]) == 1 then return 0 end
+redis.call('zremrangebyscore', KEYS[2], '-inf', ARGV[5])
+local over = redis.call('zcard', KEYS[2]) - tonumber(ARGV[6]) + 1
+if over > 0 then
+  local oldest = redis.call('zpopmin', KEYS[2], over)
+  for i = 1, #oldest, 2 do redis.call('del', ARGV[7] .. oldest[i]) end
+end
+redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3])
+redis.call('zadd', KEYS[2], ARGV[4], ARGV[1])
+if redis.call('pttl', KEYS[2]) < tonumber(ARGV[3]) then redis.call('pexpire', KEYS[2], ARGV[3]) end
+return 1
+`;
+
+type ScriptedRedis = Redis & {
+  paiaCreateSession(sessionKey: string, indexKey: string, ...args: Array<string | number>): Promise<number>;
+};
+
+export interface RedisSessionStoreOptions {
+  /** Prepended to every key (state.redis.keyPrefix). */
+  prefix: string;
+  maxSessionsPerPatron: number;
+  observe: OperationObserver;
+  now?: () => number;
+}
+
+export class RedisSessionStore implements SessionStore {
+  readonly #redis: ScriptedRedis;
+  readonly #options: RedisSessionStoreOptions;
+  readonly #now: () => number;
+
+  constructor(redis: Redis, options: RedisSessionStoreOptions) {
+    redis.defineCommand('paiaCreateSession', { numberOfKeys: 2, lua: CREATE_SCRIPT });
+    this.#redis = redis as ScriptedRedis;
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  #sessionKey(hash: string): string {
+    return `${this.#options.prefix}session:${hash}`;
+  }
+
+  #indexKey(patron: string): string {
+    return `${this.#options.prefix}patron:${patron}`;
+  }
+
+  #run<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    return storeOperation('redis', operation, this.#options.observe, call);
+  }
+
+  async create(session: Session): Promise<string> {
+    const stored: Session = { ...session, scopes: [...session.scopes] };
+    for (;;) {
+      const token = newToken();
+      const ttl = Math.floor(stored.expiresAt - this.#now());
+      // An already expired session is never stored: its token is dead on arrival.
+      if (ttl <= 0) return token;
+      const hash = hashToken(token);
+      const created = await this.#run('session-create', () =>
+        this.#redis.paiaCreateSession(
+          this.#sessionKey(hash),
+          this.#indexKey(stored.patron),
+          hash,
+          JSON.stringify(stored),
+          ttl,
+          stored.expiresAt,
+          this.#now(),
+          this.#options.maxSessionsPerPatron,
+          this.#sessionKey(''),
+        ),
+      );
+      if (created === 1) return token;
+    }
+  }
+
+  async get(token: string): Promise<Session | null> {
+    if (!isTokenShaped(token)) return null;
+    const text = await this.#run('session-get', () => this.#redis.get(this.#sessionKey(hashToken(token))));
+    if (text === null) return null;
+    let session: Session | null;
+    try {
+      session = sessionFrom(JSON.parse(text));
+    } catch {
+      session = null;
+    }
+    // Redis expires the key itself; the check covers clocks that disagree by a little.
+    if (session === null || session.expiresAt <= this.#now()) return null;
+    return session;
+  }
+
+  async delete(token: string): Promise<void> {
+    if (!isTokenShaped(token)) return;
+    const hash = hashToken(token);
+    const session = await this.get(token);
+    await this.#run('session-delete', async () => {
+      const batch = this.#redis.multi().del(this.#sessionKey(hash));
+      if (session !== null) batch.zrem(this.#indexKey(session.patron), hash);
+      await batch.exec();
+    });
+  }
+
+  async deleteAllFor(patron: string): Promise<number> {
+    return this.#run('session-delete', async () => {
+      const index = this.#indexKey(patron);
+      const hashes: string[] = await this.#redis.zrange(index, '0', '-1');
+      // DEL counts only the keys that still existed: sessions that expired meanwhile are not counted as ended.
+      const removed = hashes.length === 0 ? 0 : await this.#redis.del(...hashes.map((hash) => this.#sessionKey(hash)));
+      await this.#redis.del(index);
+      return removed;
+    });
+  }
+
+  /** Not counted: it would cost Redis a scan of every key. */
+  size(): null {
+    return null;
+  }
+}

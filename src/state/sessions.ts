@@ -1,0 +1,49 @@
+/** What a valid access token stands for. */
+export interface Session {
+  /** Public patron identifier (see PatronIds). */
+  patron: string;
+  /** ILS barcode the backend is called with; never leaves the server. */
+  barcode: string;
+  scopes: string[];
+  /** Expiry, epoch milliseconds. */
+  expiresAt: number;
+}
+
+/**
+ * Where sessions live. Tokens go in and out; implementations store only a
+ * hash of each token (tokens.ts), with the session's own expiry as its time
+ * to live. Every method rejects with StoreUnavailable when the store cannot
+ * answer: never "unknown token" for a store that is down.
+ */
+export interface SessionStore {
+  /**
+   * Stores the session under a new random token and returns the token. When
+   * the patron already has the most live sessions allowed, the oldest ends.
+   */
+  create(session: Session): Promise<string>;
+  /** The session of a token; null when unknown, expired or malformed. */
+  get(token: string): Promise<Session | null>;
+  /** Invalidates one token (no error when unknown). */
+  delete(token: string): Promise<void>;
+  /** Invalidates every token of a patron (public id); returns how many. */
+  deleteAllFor(patron: string): Promise<number>;
+  /** Sessions currently held, for metrics; null where counting would cost the store a scan (Redis). */
+  size(): number | null;
+}
+
+/** Longest string looked up as a token; anything longer is simply unknown. */
+export const MAX_TOKEN_CHARS = 512;
+
+/** Whether a value can be looked up as a token at all. */
+export function isTokenShaped(token: unknown): token is string {
+  return typeof token === 'string' && token.length > 0 && token.length <= MAX_TOKEN_CHARS;
+}
+
+/** A stored session read back; null for anything that is not one (a foreign or damaged value). */
+export function sessionFrom(value: unknown): Session | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { patron, barcode, scopes, expiresAt } = value as Record<string, unknown>;
+  if (typeof patron !== 'string' || typeof barcode !== 'string' || typeof expiresAt !== 'number') return null;
+  if (!Array.isArray(scopes) || !scopes.every((scope) => typeof scope === 'string')) return null;
+  return { patron, barcode, scopes: [...scopes], expiresAt };
+}

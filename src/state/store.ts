@@ -1,0 +1,49 @@
+import type { Limiter, LimiterOptions, OperationObserver } from './limiter.js';
+import type { SessionStore } from './sessions.js';
+
+/** Where the gateway keeps what must outlive a request: `state.store`. */
+export type StoreKind = 'memory' | 'redis';
+
+/** An item some instance changed, so every instance's item cache must forget it. */
+export interface ItemInvalidation {
+  item: string;
+  /** A write went out but was never confirmed: answers for the item are passed on, not kept, for one TTL. */
+  outcomeUnknown: boolean;
+}
+
+/** How the store is doing, for /readyz and /metrics. */
+export interface StoreHealth {
+  /** null: answering; otherwise why not, in words for a sysadmin. */
+  problem: string | null;
+  /** Operations that failed (unreachable, timed out, error) since start. */
+  errors: number;
+}
+
+/**
+ * One interface over the gateway's shared state: sessions, counters for
+ * limits and lockouts, short-lived facts (a username's patron) and item-cache
+ * invalidation. `memory` keeps all of it in this process; `redis` keeps it in
+ * Redis or Valkey, so that every instance and worker sees the same sessions
+ * and counts and sessions survive restarts. Operations reject with
+ * StoreUnavailable when the store cannot answer in time.
+ */
+export interface StateStore {
+  readonly kind: StoreKind;
+  readonly sessions: SessionStore;
+  /** A counter kept in this store; create each once, at start. */
+  limiter(options: LimiterOptions): Limiter;
+  /** Keeps a short text under `key` for `ttlSeconds`. */
+  remember(key: string, value: string, ttlSeconds: number): Promise<void>;
+  /** What was remembered under `key`; null when nothing (or it expired). */
+  recall(key: string): Promise<string | null>;
+  /** Tells the other instances to drop an item from their caches (this instance has already). */
+  publishInvalidation(invalidation: ItemInvalidation): Promise<void>;
+  /** Calls `listener` for each item another instance invalidated. */
+  onInvalidation(listener: (invalidation: ItemInvalidation) => void): void;
+  health(): StoreHealth;
+  /** Told of each store operation (sessions, limits, facts) with its duration, for the latency metric; one observer. */
+  observe(observer: OperationObserver): void;
+  /** Waits until the store answers (redis: connected), at most `timeoutMs`; rejects with StoreUnavailable otherwise. */
+  ready(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
