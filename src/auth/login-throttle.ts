@@ -1,33 +1,36 @@
-import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Limiter, StateStore } from '../state/index.js';
+import { canonicalUsername, patronKey, subjectDigest, usernameKey } from './canonical-username.js';
 
 /**
- * Brute-force protection for login (the spec makes it a MUST): failed
- * attempts are counted per username and per client address; past a number
- * of free attempts each further one doubles a lockout delay, up to a cap.
+ * Brute-force protection for login (the spec makes it a MUST), with every
+ * count in the state store, so that it holds across instances and workers.
  *
- * For its username, every attempt counts as failed from the moment it
- * starts and is taken back only when the credentials turn out right (or the
- * ILS could not be asked), so firing many guesses at one account in
- * parallel gains nothing. For its address, an attempt counts once the ILS
- * has rejected it: a discovery system logs many patrons in from one
- * address at the same time, and those logins in flight must not lock each
- * other out. Parallel guesses at many accounts from one address are bounded
- * by the global ceiling below until their failures lock the address.
- * A successful login clears its username's count but not its address's:
- * one valid account must not reset the counter for guesses at others.
+ * - Accounts: failed logins are counted per canonical username (see
+ *   canonical-username.ts) and, once the ILS has named the patron, per patron
+ *   identifier too (a guess through the barcode counts against the account
+ *   locked through the username). Past the free failures each further one
+ *   doubles a lockout, up to a cap; a locked account is refused before the
+ *   ILS, with the same answer as a wrong password plus Retry-After.
+ * - Parallel attempts at one account: at most the free failures left (at
+ *   least one) may be in flight at once; further attempts wait (bounded)
+ *   until one is decided.
+ *   Many correct logins of one account at once all succeed (the first success
+ *   clears the count and lets the rest through); many guesses at once gain
+ *   nothing (they lock the account while the rest wait).
+ * - Addresses: failures per client address only slow that address down: a
+ *   failed answer is held back while the address is in a lockout. A correct
+ *   password is never refused because of its address: a discovery system
+ *   logs all its patrons in from one address.
+ * - The ILS: at most `maxAttemptsPerSecond` logins per second reach it, shared
+ *   fairly: an address within its fair share (the ceiling divided by the
+ *   addresses trying this second) is let through up to twice the ceiling,
+ *   so one set of busy addresses cannot starve the rest; attempts refused as
+ *   busy count against their sender's share. An attacker needs more addresses
+ *   than the ceiling to crowd others out.
  *
- * On top of that a global ceiling on login attempts per second protects the
- * ILS from a distributed guessing run (many addresses, many usernames): an
- * attempt beyond it is refused as "busy" (503 + Retry-After), is not
- * counted as a failure, and never reaches the ILS. Attempts refused by a
- * lockout do not count towards the ceiling (they cost the ILS nothing).
- *
- * Every lockout (a username or address going into a delay, or its delay
- * growing) is reported once in the refusing gate's `lockouts` (for a warn
- * log line) and counted in stats().lockouts; further refusals during the
- * same delay are only counted in stats().refused, so an attacker cannot
- * flood the log.
+ * Every method rejects with StoreUnavailable when the store cannot answer:
+ * the login is then refused (503), never let through unchecked.
  */
 
 /** The options left out take these; the configuration's auth.bruteForce and auth.maxLoginsPerSecond default to them. */
@@ -38,26 +41,40 @@ export const LOGIN_THROTTLE_DEFAULTS = Object.freeze({
   maxDelayMs: 15 * 60_000,
   forgetAfterMs: 60 * 60_000,
   maxAttemptsPerSecond: 20,
-  maxEntries: 100_000,
+  maxSlowdownMs: 5000,
+  maxQueueWaitMs: 5000,
 });
 
+/** Addresses with limits of their own (auth.allowedClientLimits for the addresses in auth.allowedClients). */
+export interface TrustedClients {
+  /** Whether this address is one of them. */
+  includes(address: string): boolean;
+  /** Failed logins before the address is slowed down; undefined: the general setting. */
+  freeAttemptsPerAddress?: number | undefined;
+  /** Logins per second always let through for the address; undefined: its fair share. */
+  attemptsPerSecond?: number | undefined;
+}
+
 export interface LoginThrottleOptions {
-  /** Failed attempts per username before delays start. */
+  /** Failed attempts per account before lockouts start. */
   freeAttemptsPerUser?: number;
-  /** Failed attempts per client address before delays start (high: NAT, proxies). */
+  /** Failed attempts per client address before its failed answers are slowed. */
   freeAttemptsPerAddress?: number;
-  /** First delay once the free attempts are used up. */
+  /** First lockout once the free attempts are used up (whole seconds in the store). */
   baseDelayMs?: number;
-  /** Longest delay. */
+  /** Longest lockout. */
   maxDelayMs?: number;
-  /** Counters are forgotten this long after their last attempt (at least maxDelayMs). */
+  /** Failure counts are forgotten this long after their first failure (at least maxDelayMs). */
   forgetAfterMs?: number;
-  /** Login attempts per second, all users and addresses together, allowed to go to the ILS. */
+  /** Login attempts per second sent to the ILS, all addresses together (each within its share up to twice this). */
   maxAttemptsPerSecond?: number;
-  /** Bound on remembered usernames and addresses. */
-  maxEntries?: number;
-  /** Clock in epoch milliseconds; for tests. */
-  now?: () => number;
+  /** Longest a failed answer to an address in lockout is held back. */
+  maxSlowdownMs?: number;
+  /** Longest an attempt waits behind other attempts at the same account before it is answered busy. */
+  maxQueueWaitMs?: number;
+  trusted?: TrustedClients | undefined;
+  /** How often a waiting attempt looks again; for tests. */
+  pollMs?: number;
 }
 
 export type LoginGate =
@@ -65,206 +82,301 @@ export type LoginGate =
   | {
       allowed: false;
       retryAfterSeconds: number;
-      /** locked: this username or address is in a lockout delay; busy: the global ceiling is reached. */
+      /** locked: the account is in a lockout; busy: the login ceiling (or the account's queue) is full. */
       reason: 'locked' | 'busy';
-      /** Lockouts that begin (or grow) with this refusal: log each once. */
-      lockouts: LockoutEvent[];
     };
 
-/** A username or client address going into a lockout delay. */
+/** An account or address going into a lockout, or its lockout growing: logged once each. */
 export interface LockoutEvent {
-  kind: 'username' | 'address';
-  /** A short SHA-256 prefix of the normalised username (barcodes stay out of logs), or the address as is. */
+  kind: 'username' | 'patron' | 'address';
+  /** A short SHA-256 prefix of the canonical username or patron id (barcodes stay out of logs), or the address. */
   subject: string;
   /** Failed attempts counted so far. */
   failures: number;
   retryAfterSeconds: number;
 }
 
-/** Counters for metrics. */
+/** Counters for metrics (this process's decisions). */
 export interface LoginThrottleStats {
-  /** Logins whose credentials the ILS rejected (reported with LoginAttempt.failed()). */
+  /** Logins whose credentials the ILS rejected. */
   failed: number;
-  /** Lockouts begun (each escalation of a delay counts once). */
+  /** Lockouts begun or grown. */
   lockouts: number;
   /** Attempts refused because of a lockout. */
   refused: number;
-  /** Attempts refused because of the global ceiling. */
+  /** Attempts refused because of the login ceiling or a full queue at one account. */
   busy: number;
-  /** Usernames and addresses currently remembered. */
-  tracked: number;
 }
 
-/**
- * One started login; call at most one of these when it is decided. For its
- * username the attempt counts as failed from the start, so leaving it
- * unsettled keeps it counted there; its address counts it only on failed().
- */
-interface LoginAttempt {
-  /** Credentials were right: clear the username's failures. */
-  succeeded(): void;
-  /** The ILS rejected the credentials: the attempt stays counted for the username and now counts for the address; counted in stats().failed. */
-  failed(): void;
-  /** The credentials were never checked (ILS down): take the attempt back. */
-  undo(): void;
+/** One started login; settle it with exactly one of these. */
+export interface LoginAttempt {
+  /** How long to hold a failed answer back: the address is in a lockout (0: not). */
+  readonly slowdownMs: number;
+  /** Right credentials for this ILS patron: the account's failures are cleared. */
+  succeeded(patron: string): Promise<void>;
+  /** The ILS rejected the credentials (`patron`: the patron it named, if any); returns the lockouts this begins. */
+  failed(patron: string | undefined): Promise<LockoutEvent[]>;
+  /** The credentials were never checked (ILS down): nothing is counted. */
+  undo(): Promise<void>;
 }
 
-interface Counter {
-  failures: number;
-  last: number;
-  /** The failure count a lockout was last reported at (0: none). */
-  reported?: number;
-}
-
-/** The first 12 hex digits of SHA-256 of a normalised username: enough to correlate log lines, not to read a barcode. */
+/** A username's digest for log lines (canonical form, SHA-256 prefix). */
 export function usernameDigest(username: string): string {
-  return createHash('sha256').update(normalizeUsername(username)).digest('hex').slice(0, 12);
+  return subjectDigest(canonicalUsername(username));
 }
+
+const MAPPED_IPV4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
+/** Large enough never to be reached: limiters that only count. */
+const UNBOUNDED = 1_000_000_000;
+/** Attempts in flight are forgotten after this (a process that died mid-login must not block an account for good). */
+const IN_FLIGHT_SECONDS = 60;
 
 export class LoginThrottle {
-  readonly #counters: LRUCache<string, Counter>;
-  readonly #now: () => number;
+  readonly #store: Pick<StateStore, 'remember' | 'recall'>;
   readonly #freeUser: number;
   readonly #freeAddress: number;
   readonly #baseDelayMs: number;
   readonly #maxDelayMs: number;
-  readonly #maxPerSecond: number;
-  /** Start (epoch ms) and count of the current one-second window of the global ceiling. */
-  #window = { start: 0, count: 0 };
-  #lockouts = 0;
+  readonly #forgetSeconds: number;
+  readonly #ceiling: number;
+  readonly #maxSlowdownMs: number;
+  readonly #maxQueueWaitMs: number;
+  readonly #pollMs: number;
+  readonly #trusted: TrustedClients | undefined;
+  readonly #count: {
+    userFailures: Limiter;
+    patronFailures: Limiter;
+    addressFailures: Limiter;
+    userLock: Limiter;
+    patronLock: Limiter;
+    addressLock: Limiter;
+    inFlight: Limiter;
+    addressRate: Limiter;
+    activeAddresses: Limiter;
+    allRate: Limiter;
+  };
   #failed = 0;
+  #lockouts = 0;
   #refused = 0;
   #busy = 0;
 
-  constructor(options: LoginThrottleOptions = {}) {
-    this.#now = options.now ?? Date.now;
+  constructor(store: Pick<StateStore, 'limiter' | 'remember' | 'recall'>, options: LoginThrottleOptions = {}) {
     const defaults = LOGIN_THROTTLE_DEFAULTS;
+    this.#store = store;
     this.#freeUser = options.freeAttemptsPerUser ?? defaults.freeAttemptsPerUser;
     this.#freeAddress = options.freeAttemptsPerAddress ?? defaults.freeAttemptsPerAddress;
     this.#baseDelayMs = options.baseDelayMs ?? defaults.baseDelayMs;
     this.#maxDelayMs = options.maxDelayMs ?? defaults.maxDelayMs;
-    this.#maxPerSecond = options.maxAttemptsPerSecond ?? defaults.maxAttemptsPerSecond;
+    this.#ceiling = options.maxAttemptsPerSecond ?? defaults.maxAttemptsPerSecond;
+    this.#maxSlowdownMs = options.maxSlowdownMs ?? defaults.maxSlowdownMs;
+    this.#maxQueueWaitMs = options.maxQueueWaitMs ?? defaults.maxQueueWaitMs;
+    this.#pollMs = options.pollMs ?? 25;
+    this.#trusted = options.trusted;
     for (const [name, value] of [
       ['freeAttemptsPerUser', this.#freeUser],
       ['freeAttemptsPerAddress', this.#freeAddress],
       ['baseDelayMs', this.#baseDelayMs],
       ['maxDelayMs', this.#maxDelayMs],
-      ['maxAttemptsPerSecond', this.#maxPerSecond],
+      ['maxAttemptsPerSecond', this.#ceiling],
     ] as const) {
       if (!Number.isFinite(value) || value < 1) throw new Error(`${name} must be at least 1, got ${value}`);
     }
-    const forget = Math.max(options.forgetAfterMs ?? defaults.forgetAfterMs, this.#maxDelayMs);
-    const now = this.#now;
-    this.#counters = new LRUCache<string, Counter>({
-      max: options.maxEntries ?? defaults.maxEntries,
-      ttl: forget,
-      perf: { now },
-    });
+    const forgetMs = Math.max(options.forgetAfterMs ?? defaults.forgetAfterMs, this.#maxDelayMs);
+    this.#forgetSeconds = Math.ceil(forgetMs / 1000);
+    const counter = (name: string, durationSeconds: number, points = UNBOUNDED) =>
+      store.limiter({ name, points, durationSeconds });
+    // A lock is a key blocked for its delay: over its one point until the block ends.
+    const lock = (name: string) => counter(name, this.#forgetSeconds, 1);
+    this.#count = {
+      userFailures: counter('login-fail-user', this.#forgetSeconds),
+      patronFailures: counter('login-fail-patron', this.#forgetSeconds),
+      addressFailures: counter('login-fail-address', this.#forgetSeconds),
+      userLock: lock('login-lock-user'),
+      patronLock: lock('login-lock-patron'),
+      addressLock: lock('login-lock-address'),
+      inFlight: counter('login-in-flight', IN_FLIGHT_SECONDS),
+      addressRate: counter('login-rate-address', 1),
+      activeAddresses: counter('login-rate-addresses', 1),
+      allRate: counter('login-rate-all', 1, 2 * this.#ceiling),
+    };
   }
 
-  /** Asks whether a login for this username from this address may go to the ILS now. */
-  begin(username: string, address?: string): LoginGate {
-    const now = this.#now();
-    const keys: Array<[string, number]> = [[userKey(username), this.#freeUser]];
-    if (address !== undefined && address !== '') keys.push([`a:${address}`, this.#freeAddress]);
+  /**
+   * Asks whether a login for this username from this address may go to the
+   * ILS now; may wait (at most maxQueueWaitMs, or until `signal` aborts)
+   * behind other attempts at the same account.
+   */
+  async begin(username: string, address?: string, signal?: AbortSignal): Promise<LoginGate> {
+    const user = usernameKey(username);
+    const from = address === undefined || address === '' ? undefined : (MAPPED_IPV4.exec(address)?.[1] ?? address);
+    const patron = await this.#store.recall(`login-patron:${user}`);
 
-    let waitMs = 0;
-    const locked: Array<{ key: string; counter: Counter; waitMs: number }> = [];
-    for (const [key, free] of keys) {
-      const counter = this.#counters.get(key);
-      if (counter === undefined) continue;
-      const until = counter.last + this.#delay(counter.failures, free);
-      if (until - now > 0) locked.push({ key, counter, waitMs: until - now });
-      waitMs = Math.max(waitMs, until - now);
-    }
-    if (waitMs > 0) {
-      this.#refused += 1;
-      const lockouts: LockoutEvent[] = [];
-      for (const { key, counter, waitMs: wait } of locked) {
-        if (counter.reported === counter.failures) continue;
-        // Mutated in place: a set() would refresh the entry's TTL and LRU position for a refused attempt.
-        counter.reported = counter.failures;
-        this.#lockouts += 1;
-        lockouts.push({
-          kind: key.startsWith('u:') ? 'username' : 'address',
-          subject: key.startsWith('u:') ? usernameDigest(username) : key.slice(2),
-          failures: counter.failures,
-          retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)),
-        });
-      }
-      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)), reason: 'locked', lockouts };
-    }
-
-    if (now - this.#window.start >= 1000) this.#window = { start: now, count: 0 };
-    if (this.#window.count >= this.#maxPerSecond) {
+    const lockedMs = await this.#lockedFor(user, username, patron);
+    if (lockedMs > 0) return this.#locked(lockedMs);
+    if (!(await this.#admit(from))) {
       this.#busy += 1;
-      return { allowed: false, retryAfterSeconds: 1, reason: 'busy', lockouts: [] };
+      return { allowed: false, reason: 'busy', retryAfterSeconds: 1 };
     }
-    this.#window.count += 1;
 
-    // Only the username counts an attempt as failed while it is under way (parallel guesses at one account
-    // gain nothing). An address counts failures once they happen: a discovery system logs many patrons in
-    // from one address at once, and its correct logins in flight must not lock them all out.
-    const [user, address_] = keys;
-    this.#count(user![0], now);
+    const giveUpAt = Date.now() + this.#maxQueueWaitMs;
+    for (;;) {
+      // In flight first, failures second: a failure being recorded meanwhile is seen twice rather than not at all.
+      const inFlight = await this.#count.inFlight.take(user);
+      const failures = (await this.#count.userFailures.peek(user))?.consumed ?? 0;
+      // Past its free failures (its lockout over), an account is tried one attempt at a time.
+      if (inFlight.consumed <= Math.max(1, this.#freeUser - failures)) {
+        if (failures < this.#freeUser) break;
+        // The attempt that made the count reach the free ones may have locked the account while this one waited.
+        const lockedNow = await this.#lockedFor(user, username, patron);
+        if (lockedNow === 0) break;
+        await this.#count.inFlight.give(user);
+        return this.#locked(lockedNow);
+      }
+      await this.#count.inFlight.give(user);
+      const nowLocked = await this.#lockedFor(user, username, patron);
+      if (nowLocked > 0) return this.#locked(nowLocked);
+      if (Date.now() >= giveUpAt || signal?.aborted) {
+        this.#busy += 1;
+        return { allowed: false, reason: 'busy', retryAfterSeconds: 1 };
+      }
+      await sleep(this.#pollMs, undefined, signal ? { signal } : {}).catch(() => {});
+    }
+
+    const slowdownMs = from === undefined ? 0 : Math.min(this.#maxSlowdownMs, await this.#lockLeft('address', from));
+    return { allowed: true, attempt: this.#attempt(user, username, from, slowdownMs) };
+  }
+
+  #attempt(user: string, username: string, from: string | undefined, slowdownMs: number): LoginAttempt {
     let settled = false;
+    const settle = () => {
+      if (settled) return false;
+      settled = true;
+      return true;
+    };
     return {
-      allowed: true,
-      attempt: {
-        succeeded: () => {
-          if (settled) return;
-          settled = true;
-          this.#counters.delete(user![0]);
-        },
-        failed: () => {
-          if (settled) return;
-          settled = true;
-          this.#failed += 1;
-          if (address_) this.#count(address_[0], this.#now());
-        },
-        undo: () => {
-          if (settled) return;
-          settled = true;
-          const counter = this.#counters.get(user![0]);
-          if (counter === undefined) return;
-          if (counter.failures <= 1) this.#counters.delete(user![0]);
-          else this.#counters.set(user![0], { ...counter, failures: counter.failures - 1 });
-        },
+      slowdownMs,
+      succeeded: async (patron) => {
+        if (!settle()) return;
+        const known = patronKey(patron);
+        await Promise.all([
+          this.#count.userFailures.reset(user),
+          this.#count.patronFailures.reset(known),
+          this.#store.remember(`login-patron:${user}`, known, this.#forgetSeconds),
+        ]);
+        await this.#count.inFlight.give(user);
+      },
+      failed: async (patron) => {
+        if (!settle()) return [];
+        this.#failed += 1;
+        const events: LockoutEvent[] = [];
+        const failures = (await this.#count.userFailures.take(user)).consumed;
+        const userEvent = await this.#lockIfDue('username', user, failures, this.#freeUser);
+        if (userEvent) events.push({ ...userEvent, subject: usernameDigest(username) });
+        if (patron !== undefined && patron !== '') {
+          const known = patronKey(patron);
+          await this.#store.remember(`login-patron:${user}`, known, this.#forgetSeconds);
+          const patronFailures = (await this.#count.patronFailures.take(known)).consumed;
+          const patronEvent = await this.#lockIfDue('patron', known, patronFailures, this.#freeUser);
+          if (patronEvent) events.push({ ...patronEvent, subject: subjectDigest(patron) });
+        }
+        if (from !== undefined) {
+          const addressFailures = (await this.#count.addressFailures.take(from)).consumed;
+          const addressEvent = await this.#lockIfDue('address', from, addressFailures, this.#freeAddressFor(from));
+          if (addressEvent) events.push({ ...addressEvent, subject: from });
+        }
+        await this.#count.inFlight.give(user);
+        this.#lockouts += events.length;
+        return events;
+      },
+      undo: async () => {
+        if (!settle()) return;
+        await this.#count.inFlight.give(user);
       },
     };
   }
 
-  #count(key: string, now: number): void {
-    const counter = this.#counters.get(key) ?? { failures: 0, last: now };
-    this.#counters.set(key, {
-      failures: counter.failures + 1,
-      last: now,
-      ...(counter.reported ? { reported: counter.reported } : {}),
-    });
+  /** Locks `key` when its failures have reached the free ones; the event to log, or null. */
+  async #lockIfDue(
+    kind: LockoutEvent['kind'],
+    key: string,
+    failures: number,
+    free: number,
+  ): Promise<Omit<LockoutEvent, 'subject'> | null> {
+    if (failures < free) return null;
+    const delayMs = Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** Math.min(failures - free, 30));
+    const seconds = Math.max(1, Math.ceil(delayMs / 1000));
+    await this.#lockOf(kind).block(key, seconds);
+    return { kind, failures, retryAfterSeconds: seconds };
   }
 
-  /** Counters for metrics (rejected credentials, lockouts, refusals, remembered keys). */
+  #lockOf(kind: LockoutEvent['kind']): Limiter {
+    return kind === 'username'
+      ? this.#count.userLock
+      : kind === 'patron'
+        ? this.#count.patronLock
+        : this.#count.addressLock;
+  }
+
+  /** Milliseconds left of a lock on `key`; 0 when not locked. */
+  async #lockLeft(kind: LockoutEvent['kind'], key: string): Promise<number> {
+    const count = await this.#lockOf(kind).peek(key);
+    return count !== null && count.consumed > 1 ? Math.max(0, count.msBeforeReset) : 0;
+  }
+
+  /**
+   * The longest lock on the account: by username, by the patron the username
+   * is known to name, and by the username taken as a patron id (a barcode
+   * typed in place of the username the lockout began with).
+   */
+  async #lockedFor(user: string, typed: string, patron: string | null): Promise<number> {
+    const asPatron = patronKey(typed.trim());
+    const locks = await Promise.all([
+      this.#lockLeft('username', user),
+      this.#lockLeft('patron', asPatron),
+      patron === null || patron === asPatron ? 0 : this.#lockLeft('patron', patron),
+    ]);
+    return Math.max(...locks);
+  }
+
+  #locked(ms: number): LoginGate {
+    this.#refused += 1;
+    return { allowed: false, reason: 'locked', retryAfterSeconds: Math.max(1, Math.ceil(ms / 1000)) };
+  }
+
+  #freeAddressFor(address: string): number {
+    const trusted = this.#trusted;
+    return trusted?.freeAttemptsPerAddress !== undefined && trusted.includes(address)
+      ? trusted.freeAttemptsPerAddress
+      : this.#freeAddress;
+  }
+
+  /**
+   * The login ceiling, shared fairly: true when this attempt may go to the
+   * ILS. Every attempt counts against its address's share, admitted or not.
+   */
+  async #admit(address: string | undefined): Promise<boolean> {
+    const sender = address ?? 'unknown';
+    const mine = await this.#count.addressRate.take(sender);
+    const trusted = this.#trusted;
+    const own = address !== undefined && trusted?.attemptsPerSecond !== undefined && trusted.includes(address);
+    if (own && mine.consumed <= (trusted?.attemptsPerSecond ?? 0)) {
+      await this.#count.allRate.take('all');
+      return true;
+    }
+    const active =
+      mine.consumed === 1
+        ? await this.#count.activeAddresses.take('all')
+        : await this.#count.activeAddresses.peek('all');
+    const share = Math.max(1, Math.floor(this.#ceiling / Math.max(1, active?.consumed ?? 1)));
+    const all = await this.#count.allRate.take('all');
+    if (all.consumed <= this.#ceiling) return true;
+    if (all.within && mine.consumed <= share) return true;
+    await this.#count.allRate.give('all');
+    return false;
+  }
+
+  /** Counters for metrics. */
   stats(): LoginThrottleStats {
-    return {
-      failed: this.#failed,
-      lockouts: this.#lockouts,
-      refused: this.#refused,
-      busy: this.#busy,
-      tracked: this.#counters.size,
-    };
+    return { failed: this.#failed, lockouts: this.#lockouts, refused: this.#refused, busy: this.#busy };
   }
-
-  #delay(failures: number, free: number): number {
-    if (failures < free) return 0;
-    const exponent = Math.min(failures - free, 30);
-    return Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** exponent);
-  }
-}
-
-function normalizeUsername(username: string): string {
-  return username.normalize('NFC').trim().toLowerCase();
-}
-
-function userKey(username: string): string {
-  return `u:${normalizeUsername(username)}`;
 }

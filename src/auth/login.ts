@@ -1,5 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Backend } from '../backend/types.js';
+import type { Backend, CredentialCheck } from '../backend/types.js';
 import type { Session, SessionStore } from '../state/sessions.js';
 import type { ClientAllowlist } from './client-allowlist.js';
 import type { LockoutEvent, LoginThrottle } from './login-throttle.js';
@@ -96,26 +97,29 @@ export class LoginService {
     // blocked here until the password is changed at the library.
     if (options.passwordPolicy.weakness(request.password) !== null) return { kind: 'weak-password' };
 
-    const gate = options.throttle.begin(request.username, request.clientAddress);
+    const gate = await options.throttle.begin(request.username, request.clientAddress, request.signal);
     if (!gate.allowed) {
-      for (const lockout of gate.lockouts) logLockout(request.log, lockout, request.clientAddress);
       // The ceiling protects the ILS: a temporary failure of the service, not an answer about these credentials.
       if (gate.reason === 'busy') return { kind: 'busy', retryAfterSeconds: gate.retryAfterSeconds };
       // Same answer as a wrong password (plus Retry-After): nothing says whether the account exists.
       return { kind: 'rejected', retryAfterSeconds: gate.retryAfterSeconds };
     }
-    let verdict;
+    let verdict: CredentialCheck;
     try {
       verdict = await options.backend.login(request.username, request.password, { signal: request.signal });
     } catch (error) {
-      gate.attempt.undo();
+      // The ILS never judged the credentials: nothing to count. The ILS's error is the answer, not the store's.
+      await gate.attempt.undo().catch(() => {});
       throw error;
     }
     if (!verdict.ok) {
-      gate.attempt.failed();
+      const lockouts = await gate.attempt.failed(verdict.patron);
+      for (const lockout of lockouts) logLockout(request.log, lockout, request.clientAddress);
+      // An address in a lockout gets its failed answers late: guessing from it slows down, correct logins do not.
+      if (gate.attempt.slowdownMs > 0) await pause(gate.attempt.slowdownMs, request.signal);
       return { kind: 'rejected' };
     }
-    gate.attempt.succeeded();
+    await gate.attempt.succeeded(verdict.barcode);
 
     const allowed = allowedScopes(verdict.state);
     const granted = grantScopes(request.scopes, allowed);
@@ -143,4 +147,9 @@ function logLockout(log: Logger | undefined, lockout: LockoutEvent, address: str
     { lockout: { ...lockout }, address },
     `login lockout: ${lockout.kind} locked for ${lockout.retryAfterSeconds} s after ${lockout.failures} failed logins`,
   );
+}
+
+/** Waits `ms`, or less if the call's signal aborts first (its deadline: the answer is then due). */
+async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  await sleep(ms, undefined, signal ? { signal } : {}).catch(() => {});
 }

@@ -187,7 +187,11 @@ export class Sip2Backend implements Backend {
       if (error instanceof Sip2EncodeError) return { ok: false };
       throw error;
     }
-    if (response.validPatron !== true || response.validPatronPassword !== true) return { ok: false };
+    if (response.validPatron !== true) return { ok: false };
+    if (response.validPatronPassword !== true) {
+      const patron = nonEmpty(response.patronIdentifier);
+      return patron === undefined ? { ok: false } : { ok: false, patron };
+    }
     return {
       ok: true,
       barcode: nonEmpty(response.patronIdentifier) ?? username,

@@ -70,8 +70,13 @@ export interface DocumentRequest {
 
 export type CredentialCheck =
   | { ok: true; barcode: string; state: AccountState }
-  /** Unknown patron and wrong password look the same on purpose. */
-  | { ok: false };
+  /**
+   * Unknown patron and wrong password look the same to the client, on
+   * purpose. `patron`: the ILS named the patron (a known patron, wrong
+   * password), so failed logins count against that account whatever
+   * spelling of its username was tried.
+   */
+  | { ok: false; patron?: string };
 
 /** Per call: the caller's signal (its deadline, its client going away); SIP2 work not yet sent is then dropped. */
 export interface CallOptions {

@@ -552,7 +552,27 @@ const authSection = section({
    * client. Core methods stay open to every token holder. In the environment: comma-separated.
    */
   allowedClients: clientList().default([]),
-  /** Brute-force lockout: failed logins counted per username and per client address; past the free ones each failure doubles a delay, up to the cap. */
+  /**
+   * Limits of their own for the addresses in auth.allowedClients (a discovery
+   * system logging in all its patrons from one address); null: the general ones.
+   */
+  allowedClientLimits: section({
+    /** Failed logins from one such address before its failed answers are slowed down. */
+    freeFailuresPerAddress: integer(1, 10_000_000, 'must be a whole number between 1 and 10000000, or null')
+      .nullable()
+      .default(null),
+    /** Logins per second always let through for one such address, whatever others send (beyond its fair share of maxLoginsPerSecond). */
+    loginsPerSecond: integer(1, 100_000, 'must be a whole number between 1 and 100000, or null')
+      .nullable()
+      .default(null),
+  }),
+  /**
+   * Brute-force protection: failed logins counted per account (canonical
+   * username, and the patron the ILS names); past the free ones each failure
+   * doubles a lockout, up to the cap. Failures per client address only slow
+   * that address's failed answers down: a correct password is never refused
+   * because of its address.
+   */
   bruteForce: section({
     /** Failed logins of one username before the lockout starts. */
     freeFailuresPerUser: integer(1, 1000, 'must be a whole number between 1 and 1000').default(
@@ -569,6 +589,10 @@ const authSection = section({
     /** Longest lockout delay, in seconds. */
     lockoutMaxSeconds: integer(1, 86_400, 'must be seconds between 1 and 86400 (a day)').default(
       LOGIN_THROTTLE_DEFAULTS.maxDelayMs / 1000,
+    ),
+    /** Longest a failed answer to an address past its free failures is held back, in seconds (0: never). */
+    maxSlowdownSeconds: integer(0, 60, 'must be seconds between 0 and 60').default(
+      LOGIN_THROTTLE_DEFAULTS.maxSlowdownMs / 1000,
     ),
   }),
   /** Weak passwords: logins with them get no token, and the patron is told to change the password at the library. */

@@ -115,10 +115,23 @@ const SETTINGS: readonly Setting[] = [
   setting('auth.logoutAllSessions', 'PAIA_AUTH_LOGOUT_ALL_SESSIONS', 'boolean'),
   setting('auth.maxLoginsPerSecond', 'PAIA_AUTH_MAX_LOGINS_PER_SECOND', 'integer'),
   setting('auth.allowedClients', 'PAIA_AUTH_ALLOWED_CLIENTS', 'list'),
+  setting(
+    'auth.allowedClientLimits.freeFailuresPerAddress',
+    'PAIA_AUTH_ALLOWED_CLIENT_LIMITS_FREE_FAILURES_PER_ADDRESS',
+    'integer',
+    'nullable',
+  ),
+  setting(
+    'auth.allowedClientLimits.loginsPerSecond',
+    'PAIA_AUTH_ALLOWED_CLIENT_LIMITS_LOGINS_PER_SECOND',
+    'integer',
+    'nullable',
+  ),
   setting('auth.bruteForce.freeFailuresPerUser', 'PAIA_AUTH_BRUTE_FORCE_FREE_FAILURES_PER_USER', 'integer'),
   setting('auth.bruteForce.freeFailuresPerAddress', 'PAIA_AUTH_BRUTE_FORCE_FREE_FAILURES_PER_ADDRESS', 'integer'),
   setting('auth.bruteForce.lockoutBaseSeconds', 'PAIA_AUTH_BRUTE_FORCE_LOCKOUT_BASE_SECONDS', 'integer'),
   setting('auth.bruteForce.lockoutMaxSeconds', 'PAIA_AUTH_BRUTE_FORCE_LOCKOUT_MAX_SECONDS', 'integer'),
+  setting('auth.bruteForce.maxSlowdownSeconds', 'PAIA_AUTH_BRUTE_FORCE_MAX_SLOWDOWN_SECONDS', 'integer'),
   setting('auth.passwordPolicy.minLength', 'PAIA_AUTH_PASSWORD_POLICY_MIN_LENGTH', 'integer'),
   setting('auth.passwordPolicy.denyList', 'PAIA_AUTH_PASSWORD_POLICY_DENY_LIST', 'list'),
 

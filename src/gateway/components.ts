@@ -77,12 +77,20 @@ export async function buildComponents(config: Config, logger: Logger): Promise<C
   const { auth } = config;
   const sessions = store.sessions;
   const rateLimit = new TokenRateLimit(store, auth.requestsPerMinute);
-  const loginThrottle = new LoginThrottle({
+  const allowedClients = new ClientAllowlist(auth.allowedClients);
+  const loginThrottle = new LoginThrottle(store, {
     freeAttemptsPerUser: auth.bruteForce.freeFailuresPerUser,
     freeAttemptsPerAddress: auth.bruteForce.freeFailuresPerAddress,
     baseDelayMs: auth.bruteForce.lockoutBaseSeconds * 1000,
     maxDelayMs: auth.bruteForce.lockoutMaxSeconds * 1000,
+    maxSlowdownMs: auth.bruteForce.maxSlowdownSeconds * 1000,
     maxAttemptsPerSecond: auth.maxLoginsPerSecond,
+    // Own limits only for addresses the sysadmin named; an empty allowlist names none.
+    trusted: {
+      includes: (address) => !allowedClients.open && allowedClients.allows(address),
+      freeAttemptsPerAddress: auth.allowedClientLimits.freeFailuresPerAddress ?? undefined,
+      attemptsPerSecond: auth.allowedClientLimits.loginsPerSecond ?? undefined,
+    },
   });
   const login = new LoginService({
     backend,
@@ -90,7 +98,7 @@ export async function buildComponents(config: Config, logger: Logger): Promise<C
     patronIds: new PatronIds(config.paia.patronId, config.paia.patronIdSecret),
     throttle: loginThrottle,
     passwordPolicy: new PasswordPolicy(auth.passwordPolicy),
-    allowedClients: new ClientAllowlist(auth.allowedClients),
+    allowedClients,
     tokenLifetimeSeconds: auth.tokenLifetimeSeconds,
   });
   metrics?.watch({

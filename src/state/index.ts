@@ -4,10 +4,8 @@ import { MemoryStore } from './memory/index.js';
 import { RedisStore } from './redis/index.js';
 import type { StateStore, StoreKind } from './store.js';
 
-export { StoreUnavailable } from './errors.js';
-export type { Count, Limiter } from './limiter.js';
-export type { Session, SessionStore } from './sessions.js';
-export type { ItemInvalidation, StateStore, StoreKind } from './store.js';
+export type { Limiter } from './limiter.js';
+export type { StateStore } from './store.js';
 
 /** What the store is made from: the state section and the session bounds of the configuration. */
 export interface StateStoreSettings {

@@ -36,7 +36,7 @@ function reconnectDelay(attempt: number): number {
 }
 
 /** Where the store is, for messages: host and port only (the URL may carry a password). */
-export function describeRedisUrl(url: string): string {
+function describeRedisUrl(url: string): string {
   try {
     const parsed = new URL(url);
     return `${parsed.protocol}//${parsed.hostname}:${parsed.port || '6379'}`;

@@ -1,102 +1,202 @@
-import { describe, expect, it } from 'vitest';
-import { LoginThrottle } from '../../../src/auth/login-throttle.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { canonicalUsername } from '../../../src/auth/canonical-username.js';
+import {
+  type LoginAttempt,
+  type LoginGate,
+  LoginThrottle,
+  type LoginThrottleOptions,
+  usernameDigest,
+} from '../../../src/auth/login-throttle.js';
+import { MemoryStore } from '../../../src/state/memory/index.js';
 
-function setup(freeAttemptsPerUser = 3, freeAttemptsPerAddress = 10) {
-  let now = 1_000_000;
-  const throttle = new LoginThrottle({
-    freeAttemptsPerUser,
-    freeAttemptsPerAddress,
-    baseDelayMs: 1000,
-    maxDelayMs: 8000,
-    now: () => now,
+/** A throttle on its own in-process store; the limits not given are generous. */
+function throttle(options: LoginThrottleOptions = {}): LoginThrottle {
+  return new LoginThrottle(new MemoryStore({ maxSessions: 100, maxSessionsPerPatron: 10 }), {
+    freeAttemptsPerUser: 3,
+    freeAttemptsPerAddress: 1000,
+    maxAttemptsPerSecond: 10_000,
+    pollMs: 5,
+    ...options,
   });
-  return {
-    throttle,
-    advance: (ms: number) => {
-      now += ms;
-    },
-  };
 }
 
-/** A login the ILS rejects: begun, then failed (as the login route does). */
-function fail(throttle: LoginThrottle, user: string, address?: string): void {
-  const gate = throttle.begin(user, address);
-  if (!gate.allowed) throw new Error('locked');
-  gate.attempt.failed();
+function allowed(gate: LoginGate): LoginAttempt {
+  if (!gate.allowed) throw new Error(`refused: ${gate.reason}`);
+  return gate.attempt;
 }
 
-describe('LoginThrottle', () => {
-  it('allows the free attempts, then locks with doubling delays up to the cap', () => {
-    const { throttle, advance } = setup();
-    for (let i = 0; i < 3; i++) fail(throttle, 'alice');
-    expect(throttle.begin('alice')).toMatchObject({ allowed: false, retryAfterSeconds: 1, reason: 'locked' });
-    advance(1000);
-    fail(throttle, 'alice');
-    expect(throttle.begin('alice')).toMatchObject({ allowed: false, retryAfterSeconds: 2, reason: 'locked' });
-    advance(2000);
-    fail(throttle, 'ALICE '); // same username, other spelling
-    expect(throttle.begin('alice')).toMatchObject({ allowed: false, retryAfterSeconds: 4, reason: 'locked' });
-    advance(4000);
-    fail(throttle, 'alice');
-    advance(8000);
-    fail(throttle, 'alice');
-    expect(throttle.begin('alice')).toMatchObject({ allowed: false, retryAfterSeconds: 8, reason: 'locked' }); // capped
-    expect(throttle.begin('bob').allowed).toBe(true); // other users unaffected
-  });
+/** One login that the ILS rejects (naming `patron`, if given). */
+async function fail(t: LoginThrottle, username: string, address = '192.0.2.1', patron?: string) {
+  return allowed(await t.begin(username, address)).failed(patron);
+}
 
-  it('counts an attempt from its start, so parallel guesses do not slip through', () => {
-    const { throttle } = setup();
-    const gates = Array.from({ length: 5 }, () => throttle.begin('alice'));
-    expect(gates.map((g) => g.allowed)).toEqual([true, true, true, false, false]);
-  });
+afterEach(() => {
+  vi.useRealTimers();
+});
 
-  it('clears the username on success, takes back an attempt the ILS never judged', () => {
-    const { throttle } = setup();
-    fail(throttle, 'alice');
-    fail(throttle, 'alice');
-    const ok = throttle.begin('alice');
-    if (!ok.allowed) throw new Error('locked');
-    ok.attempt.succeeded();
-    for (let i = 0; i < 3; i++) fail(throttle, 'alice');
-    expect(throttle.begin('alice').allowed).toBe(false);
-
-    const other = setup();
-    for (let i = 0; i < 5; i++) {
-      const gate = other.throttle.begin('carol');
-      if (!gate.allowed) throw new Error('locked');
-      gate.attempt.undo(); // backend down: never counted
+describe('canonicalUsername', () => {
+  it('folds case, accents, compatibility forms and invisible characters, and trims', () => {
+    for (const variant of [
+      'alice',
+      'ALICE',
+      'ÄLICE',
+      'Alíce',
+      ' alice\t',
+      'Ａｌｉｃｅ',
+      'al\u200Bice',
+      'a\u00ADlice',
+      'ａＬＩＣＥ',
+    ]) {
+      expect(canonicalUsername(variant), variant).toBe('alice');
     }
-    expect(other.throttle.begin('carol').allowed).toBe(true);
+    expect(canonicalUsername('STRAẞE')).toBe('strasse');
+    expect(canonicalUsername('bob')).not.toBe(canonicalUsername('alice'));
+  });
+});
+
+describe('LoginThrottle: accounts', () => {
+  it('allows the free failures, then locks with doubling delays up to the cap', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const t = throttle({ freeAttemptsPerUser: 2, baseDelayMs: 1000, maxDelayMs: 4000 });
+    expect(await fail(t, 'alice')).toEqual([]);
+    expect(await fail(t, 'alice')).toEqual([
+      { kind: 'username', subject: usernameDigest('alice'), failures: 2, retryAfterSeconds: 1 },
+    ]);
+    expect(await t.begin('alice')).toEqual({ allowed: false, reason: 'locked', retryAfterSeconds: 1 });
+    vi.setSystemTime(Date.now() + 1001);
+    expect(await fail(t, 'alice')).toMatchObject([{ failures: 3, retryAfterSeconds: 2 }]);
+    vi.setSystemTime(Date.now() + 2001);
+    expect(await fail(t, 'alice')).toMatchObject([{ failures: 4, retryAfterSeconds: 4 }]);
+    vi.setSystemTime(Date.now() + 4001);
+    expect(await fail(t, 'alice')).toMatchObject([{ failures: 5, retryAfterSeconds: 4 }]); // the cap
+    expect(t.stats()).toMatchObject({ failed: 5, lockouts: 4, refused: 1 });
   });
 
-  it('counts per client address too, and success there does not reset it', () => {
-    const { throttle } = setup(100, 3);
-    fail(throttle, 'u1', '10.0.0.1');
-    fail(throttle, 'u2', '10.0.0.1');
-    const ok = throttle.begin('alice', '10.0.0.1');
-    if (!ok.allowed) throw new Error('locked');
-    ok.attempt.succeeded(); // takes back only its own attempt
-    fail(throttle, 'u3', '10.0.0.1');
-    expect(throttle.begin('u4', '10.0.0.1').allowed).toBe(false);
-    expect(throttle.begin('u4', '10.0.0.2').allowed).toBe(true);
+  it('counts every spelling the ILS may take for one account against it: a variant never gets free guesses of its own', async () => {
+    const t = throttle({ freeAttemptsPerUser: 3, baseDelayMs: 60_000 });
+    await fail(t, 'ÄLICE');
+    await fail(t, ' Alice ');
+    await fail(t, 'Ａｌｉｃｅ');
+    for (const variant of ['alice', 'ALICE', 'al\u200Bice', 'Alíce']) {
+      expect(await t.begin(variant), variant).toMatchObject({ allowed: false, reason: 'locked' });
+    }
+    expect((await t.begin('bob')).allowed).toBe(true);
   });
 
-  it('does not count logins in flight against their address: many patrons logging in at once from one discovery system', () => {
-    const { throttle } = setup(3, 3);
-    const inFlight = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'].map((user) => throttle.begin(user, '10.0.0.9'));
-    expect(inFlight.every((gate) => gate.allowed)).toBe(true);
-    for (const gate of inFlight) if (gate.allowed) gate.attempt.succeeded();
-    expect(throttle.begin('p7', '10.0.0.9').allowed).toBe(true);
+  it('counts against the patron the ILS named, so the barcode and other usernames of a locked account are locked too', async () => {
+    const t = throttle({ freeAttemptsPerUser: 2, baseDelayMs: 60_000 });
+    await fail(t, 'alice', '192.0.2.1', '23529000445172');
+    const events = await fail(t, 'alice', '192.0.2.1', '23529000445172');
+    expect(events.map((event) => event.kind)).toEqual(['username', 'patron']);
+    expect(JSON.stringify(events)).not.toContain('23529000445172');
+    expect(await t.begin('23529000445172')).toMatchObject({ allowed: false, reason: 'locked' });
+    expect(await t.begin(' 23529000445172 ')).toMatchObject({ allowed: false, reason: 'locked' });
   });
 
-  it('counts an address failure once the ILS has rejected it', () => {
-    const { throttle } = setup(100, 2);
-    const first = throttle.begin('u1', '10.0.0.3');
-    const second = throttle.begin('u2', '10.0.0.3');
-    expect(throttle.begin('u3', '10.0.0.3').allowed).toBe(true); // nothing failed yet
-    if (!first.allowed || !second.allowed) throw new Error('locked');
-    first.attempt.failed();
-    second.attempt.failed();
-    expect(throttle.begin('u4', '10.0.0.3')).toMatchObject({ allowed: false, reason: 'locked' });
+  it('a success clears the account; an attempt the ILS never judged counts nothing', async () => {
+    const t = throttle({ freeAttemptsPerUser: 2, baseDelayMs: 60_000 });
+    await fail(t, 'alice');
+    await allowed(await t.begin('alice')).succeeded('alice');
+    await fail(t, 'alice');
+    await allowed(await t.begin('alice')).undo();
+    await allowed(await t.begin('alice')).undo();
+    expect((await t.begin('alice')).allowed).toBe(true);
+    expect(t.stats().failed).toBe(2);
+  });
+
+  it('lets many correct logins of one account at once all through, beyond the free failures', async () => {
+    const t = throttle({ freeAttemptsPerUser: 5 });
+    const settled = await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        const attempt = allowed(await t.begin('alice'));
+        await new Promise((resolve) => setTimeout(resolve, 10)); // the ILS's answer
+        await attempt.succeeded('alice');
+        return true;
+      }),
+    );
+    expect(settled).toHaveLength(12);
+    expect(t.stats()).toMatchObject({ refused: 0, busy: 0 });
+  });
+
+  it('lets no more parallel guesses at one account reach the ILS than its free failures', async () => {
+    const t = throttle({ freeAttemptsPerUser: 5, baseDelayMs: 60_000 });
+    let judged = 0;
+    const gates = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const gate = await t.begin('alice');
+        if (!gate.allowed) return gate.reason;
+        judged += 1;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        await gate.attempt.failed(undefined);
+        return 'judged';
+      }),
+    );
+    expect(judged).toBe(5);
+    expect(gates.filter((outcome) => outcome === 'locked')).toHaveLength(35);
+  });
+});
+
+describe('LoginThrottle: addresses', () => {
+  it("slows an address's failed answers past its free failures, but never refuses a login from it", async () => {
+    const t = throttle({ freeAttemptsPerAddress: 3, maxSlowdownMs: 2000, baseDelayMs: 60_000 });
+    for (const user of ['u1', 'u2']) expect(await fail(t, user, '198.51.100.1')).toEqual([]);
+    expect(await fail(t, 'u3', '198.51.100.1')).toEqual([
+      { kind: 'address', subject: '198.51.100.1', failures: 3, retryAfterSeconds: 60 },
+    ]);
+    for (let i = 0; i < 20; i++) {
+      const attempt = allowed(await t.begin(`patron${i}`, '198.51.100.1'));
+      expect(attempt.slowdownMs).toBeGreaterThan(1000);
+      expect(attempt.slowdownMs).toBeLessThanOrEqual(2000);
+      await attempt.succeeded(`patron${i}`);
+    }
+    expect(allowed(await t.begin('u4', '198.51.100.2')).slowdownMs).toBe(0);
+    expect(allowed(await t.begin('u5', '::ffff:198.51.100.1')).slowdownMs).toBeGreaterThan(0); // IPv4-mapped is the same address
+  });
+
+  it('gives addresses named as trusted their own free failures', async () => {
+    const t = throttle({
+      freeAttemptsPerAddress: 2,
+      trusted: { includes: (address) => address === '10.0.0.5', freeAttemptsPerAddress: 100 },
+    });
+    for (let i = 0; i < 5; i++) await fail(t, `user${i}`, '10.0.0.5');
+    expect(allowed(await t.begin('user9', '10.0.0.5')).slowdownMs).toBe(0);
+    for (let i = 0; i < 2; i++) await fail(t, `user${i}`, '10.0.0.6');
+    expect(allowed(await t.begin('user9', '10.0.0.6')).slowdownMs).toBeGreaterThan(0);
+  });
+});
+
+describe('LoginThrottle: the login ceiling', () => {
+  it('refuses an address beyond its fair share as busy, while another address still gets through', async () => {
+    const t = throttle({ maxAttemptsPerSecond: 4 });
+    const flood = [];
+    for (let i = 0; i < 10; i++) flood.push(await t.begin(`guess${i}`, '203.0.113.9'));
+    expect(flood.filter((gate) => gate.allowed)).toHaveLength(4);
+    expect(flood.at(-1)).toEqual({ allowed: false, reason: 'busy', retryAfterSeconds: 1 });
+    expect((await t.begin('alice', '192.0.2.50')).allowed).toBe(true);
+    expect(t.stats().busy).toBe(6);
+  });
+
+  it('keeps room for a quiet address when many addresses fill the ceiling', async () => {
+    const t = throttle({ maxAttemptsPerSecond: 6 });
+    const attackers = ['203.0.113.1', '203.0.113.2', '203.0.113.3'];
+    for (let round = 0; round < 10; round++) {
+      for (const address of attackers) await t.begin(`guess${round}`, address);
+    }
+    expect((await t.begin('alice', '192.0.2.50')).allowed).toBe(true);
+    // Refused attempts count against their sender: the flooders stay beyond their share this second.
+    expect((await t.begin('guess-late', attackers[0])).allowed).toBe(false);
+  });
+
+  it('lets a trusted address its own logins per second', async () => {
+    const t = throttle({
+      maxAttemptsPerSecond: 2,
+      trusted: { includes: (address) => address === '10.0.0.5', attemptsPerSecond: 8 },
+    });
+    for (let i = 0; i < 8; i++) expect((await t.begin(`patron${i}`, '10.0.0.5')).allowed, `login ${i}`).toBe(true);
+    expect((await t.begin('patron9', '10.0.0.5')).allowed).toBe(false);
+  });
+
+  it('refuses nonsense limits', () => {
+    expect(() => throttle({ maxAttemptsPerSecond: 0 })).toThrow(/maxAttemptsPerSecond/);
   });
 });

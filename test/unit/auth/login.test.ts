@@ -5,6 +5,7 @@ import { LoginThrottle } from '../../../src/auth/login-throttle.js';
 import { DEFAULT_DENY_LIST, PasswordPolicy } from '../../../src/auth/password-policy.js';
 import { PatronIds } from '../../../src/auth/patron-ids.js';
 import type { AccountState, CredentialCheck } from '../../../src/backend/types.js';
+import { MemoryStore } from '../../../src/state/memory/index.js';
 import { LruSessionStore } from '../../../src/state/memory/sessions.js';
 
 const NOW = 1_800_000_000_000;
@@ -28,11 +29,10 @@ function setup(overrides: Partial<LoginServiceOptions> = {}) {
     },
   };
   const sessions = new LruSessionStore({ maxSessions: 100, now: () => NOW });
-  const throttle = new LoginThrottle({
+  const throttle = new LoginThrottle(new MemoryStore({ maxSessions: 100, maxSessionsPerPatron: 10 }), {
     freeAttemptsPerUser: 2,
     freeAttemptsPerAddress: 100,
     baseDelayMs: 1000,
-    now: () => NOW,
   });
   const service = new LoginService({
     backend,
@@ -134,7 +134,11 @@ describe('LoginService', () => {
   });
 
   it('says busy past the global login ceiling, which protects the ILS', async () => {
-    const { login } = setup({ throttle: new LoginThrottle({ maxAttemptsPerSecond: 1, now: () => NOW }) });
+    const { login } = setup({
+      throttle: new LoginThrottle(new MemoryStore({ maxSessions: 100, maxSessionsPerPatron: 10 }), {
+        maxAttemptsPerSecond: 1,
+      }),
+    });
     expect(await login('alice', 'alice-pass')).toMatchObject({ kind: 'granted' });
     expect(await login('alice', 'alice-pass')).toMatchObject({ kind: 'busy', retryAfterSeconds: 1 });
   });

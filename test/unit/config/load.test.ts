@@ -66,8 +66,19 @@ describe('defaults', () => {
       logoutAllSessions: false,
       maxLoginsPerSecond: 20,
       allowedClients: [],
-      bruteForce: { freeFailuresPerUser: 5, freeFailuresPerAddress: 30, lockoutBaseSeconds: 1, lockoutMaxSeconds: 900 },
+      allowedClientLimits: { freeFailuresPerAddress: null, loginsPerSecond: null },
+      bruteForce: {
+        freeFailuresPerUser: 5,
+        freeFailuresPerAddress: 30,
+        lockoutBaseSeconds: 1,
+        lockoutMaxSeconds: 900,
+        maxSlowdownSeconds: 5,
+      },
       passwordPolicy: { minLength: 4, denyList: [...DEFAULT_DENY_LIST] },
+    });
+    expect(config.state).toEqual({
+      store: 'memory',
+      redis: { url: null, tlsCa: null, keyPrefix: 'paia-sip2:', connectTimeoutMs: 5000, commandTimeoutMs: 1000 },
     });
     expect(config.log.level).toBe('info');
     expect(config.demo).toEqual({ dialect: 'generic', charset: 'utf-8', sip2Port: 0 });
@@ -185,12 +196,15 @@ describe('environment overrides', () => {
         'logoutAllSessions',
         'maxLoginsPerSecond',
         'allowedClients',
+        'allowedClientLimits.freeFailuresPerAddress',
+        'allowedClientLimits.loginsPerSecond',
       ]
         .concat([
           'bruteForce.freeFailuresPerUser',
           'bruteForce.freeFailuresPerAddress',
           'bruteForce.lockoutBaseSeconds',
           'bruteForce.lockoutMaxSeconds',
+          'bruteForce.maxSlowdownSeconds',
         ])
         .concat(['passwordPolicy.minLength', 'passwordPolicy.denyList'])
         .map((key) => `auth.${key}`),

@@ -43,6 +43,7 @@ const notNull = {
     patronTypeUri: 'https://lib.example.org/type/{class}',
     patronIdSecret: 'x'.repeat(40),
   },
+  auth: { allowedClientLimits: { freeFailuresPerAddress: 100, loginsPerSecond: 50 } },
   state: { store: 'redis', redis: { url: 'redis://127.0.0.1:6379', tlsCa: CA } },
 };
 

@@ -193,7 +193,7 @@ export function makeApp(overrides: Partial<AppOptions> & LoginOverrides = {}): T
     patronIds: patronIds ?? new PatronIds('barcode'),
     throttle:
       loginThrottle ??
-      new LoginThrottle({
+      new LoginThrottle(new MemoryStore({ maxSessions: 10, maxSessionsPerPatron: 10 }), {
         maxAttemptsPerSecond: 10_000,
         ...(throttle ?? { freeAttemptsPerUser: 1000, freeAttemptsPerAddress: 1000 }),
       }),

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { LoginThrottle } from '../../../src/auth/login-throttle.js';
 import { WEAK_PASSWORD_MESSAGE } from '../../../src/auth/password-policy.js';
+import { MemoryStore } from '../../../src/state/memory/index.js';
 import { LruSessionStore } from '../../../src/state/memory/sessions.js';
 import { bearer, json, jsonPost, login, makeApp } from './helpers.js';
+
+/** A fresh in-process state store for one throttle. */
+const memoryStore = () => new MemoryStore({ maxSessions: 100, maxSessionsPerPatron: 10 });
 
 const LOGIN = (username: string, password: string) => jsonPost({ username, password, grant_type: 'password' });
 
@@ -40,7 +44,11 @@ describe('weak passwords', () => {
 
 describe('brute force: lockout log line, global ceiling', () => {
   it('logs one warn line per lockout, username hashed, never the password, and counts it', async () => {
-    const throttle = new LoginThrottle({ freeAttemptsPerUser: 2, freeAttemptsPerAddress: 100, baseDelayMs: 5000 });
+    const throttle = new LoginThrottle(memoryStore(), {
+      freeAttemptsPerUser: 2,
+      freeAttemptsPerAddress: 100,
+      baseDelayMs: 5000,
+    });
     const t = makeApp({ loginThrottle: throttle });
     for (let i = 0; i < 5; i++) await t.app.request('/auth/login', LOGIN('alice', 'secret-guess-1'));
     const lines = t.logs().filter((line) => line.level === 40 && String(line.msg).startsWith('login lockout'));
@@ -62,7 +70,7 @@ describe('brute force: lockout log line, global ceiling', () => {
 
   it('beyond maxLoginsPerSecond: 503 service_unavailable with Retry-After 1, ILS not asked', async () => {
     const t = makeApp({
-      loginThrottle: new LoginThrottle({
+      loginThrottle: new LoginThrottle(memoryStore(), {
         maxAttemptsPerSecond: 2,
         freeAttemptsPerUser: 100,
         freeAttemptsPerAddress: 100,

@@ -4,41 +4,45 @@
  */
 import { describe, expect, it } from 'vitest';
 import { LoginThrottle } from '../../../src/auth/login-throttle.js';
+import { MemoryStore } from '../../../src/state/memory/index.js';
 import { jsonPost, makeApp } from '../http/helpers.js';
 
+/** A fresh in-process state store for one throttle. */
+const memoryStore = () => new MemoryStore({ maxSessions: 100, maxSessionsPerPatron: 10 });
+
 describe('LoginThrottle.stats().failed', () => {
-  it('counts failed() once per attempt, and never succeeded() or undo()', () => {
-    const throttle = new LoginThrottle();
-    const attempt = (user: string) => {
-      const gate = throttle.begin(user, '192.0.2.1');
+  it('counts failed() once per attempt, and never succeeded() or undo()', async () => {
+    const throttle = new LoginThrottle(memoryStore());
+    const attempt = async (user: string) => {
+      const gate = await throttle.begin(user, '192.0.2.1');
       if (!gate.allowed) throw new Error('refused');
       return gate.attempt;
     };
-    const wrong = attempt('a');
-    wrong.failed();
-    wrong.failed();
-    wrong.undo(); // settled already: still one failure
-    attempt('b').succeeded();
-    attempt('c').undo();
-    const late = attempt('d');
-    late.succeeded();
-    late.failed();
+    const wrong = await attempt('a');
+    await wrong.failed(undefined);
+    await wrong.failed(undefined);
+    await wrong.undo(); // settled already: still one failure
+    await (await attempt('b')).succeeded('b');
+    await (await attempt('c')).undo();
+    const late = await attempt('d');
+    await late.succeeded('d');
+    await late.failed(undefined);
     expect(throttle.stats()).toMatchObject({ failed: 1, lockouts: 0 });
   });
 
-  it('failed() keeps the attempt counted towards a lockout (as an unsettled one)', () => {
-    const throttle = new LoginThrottle({ freeAttemptsPerUser: 2, baseDelayMs: 60_000 });
+  it('failed() counts the attempt towards a lockout', async () => {
+    const throttle = new LoginThrottle(memoryStore(), { freeAttemptsPerUser: 2, baseDelayMs: 60_000 });
     for (let i = 0; i < 2; i++) {
-      const gate = throttle.begin('eve');
+      const gate = await throttle.begin('eve');
       if (!gate.allowed) throw new Error('refused too early');
-      gate.attempt.failed();
+      await gate.attempt.failed(undefined);
     }
-    expect(throttle.begin('eve').allowed).toBe(false);
+    expect((await throttle.begin('eve')).allowed).toBe(false);
     expect(throttle.stats()).toMatchObject({ failed: 2, refused: 1, lockouts: 1 });
   });
 
   it('the login route reports wrong credentials, but not weak passwords, bad requests or good logins', async () => {
-    const throttle = new LoginThrottle({
+    const throttle = new LoginThrottle(memoryStore(), {
       freeAttemptsPerUser: 1000,
       freeAttemptsPerAddress: 1000,
       maxAttemptsPerSecond: 10_000,

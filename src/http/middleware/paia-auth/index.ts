@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { TokenRateLimit } from '../../../auth/token-rate-limit.js';
-import type { Session, SessionStore } from '../../../state/sessions.js';
+import { MAX_TOKEN_CHARS, type Session, type SessionStore } from '../../../state/sessions.js';
 import { hashToken } from '../../../state/tokens.js';
 import { accessDenied, insufficientScope, invalidGrant, malformed, tooManyRequests } from '../../errors.js';
 import { guarded } from '../../guard.js';
@@ -36,9 +36,6 @@ export interface PaiaAuthOptions {
   /** Requests per minute per token; checked once the token is known to be valid (429 beyond it). */
   rateLimit?: TokenRateLimit;
 }
-
-/** Longest Authorization header or access_token value worth looking at. */
-const MAX_TOKEN_CHARS = 512;
 
 /**
  * Bearer-token middleware. The token comes from `Authorization: Bearer` or
