@@ -195,9 +195,10 @@ export class LoginThrottle {
       patronLock: lock('login-lock-patron'),
       addressLock: lock('login-lock-address'),
       inFlight: counter('login-in-flight', IN_FLIGHT_SECONDS),
-      addressRate: counter('login-rate-address', 1),
-      activeAddresses: counter('login-rate-addresses', 1),
-      allRate: counter('login-rate-all', 1, 2 * this.#ceiling),
+      // Keyed by the second they count (see #admit); kept a little longer than it.
+      addressRate: counter('login-rate-address', 2),
+      activeAddresses: counter('login-rate-addresses', 2),
+      allRate: counter('login-rate-all', 2, 2 * this.#ceiling),
     };
   }
 
@@ -352,26 +353,34 @@ export class LoginThrottle {
 
   /**
    * The login ceiling, shared fairly: true when this attempt may go to the
-   * ILS. Every attempt counts against its address's share, admitted or not.
+   * ILS. Windows are whole seconds of the clock, the same for every instance.
+   * Every attempt counts against its address's share, admitted or not; an
+   * attempt beyond its share is refused without touching the global count
+   * once that is full, so a flood does not crowd out the count itself.
    */
   async #admit(address: string | undefined): Promise<boolean> {
-    const sender = address ?? 'unknown';
-    const mine = await this.#count.addressRate.take(sender);
+    const second = Math.floor(Date.now() / 1000);
+    const sender = `${address ?? 'unknown'}@${second}`;
+    const everyone = `all@${second}`;
+    const mine = (await this.#count.addressRate.take(sender)).consumed;
     const trusted = this.#trusted;
-    const own = address !== undefined && trusted?.attemptsPerSecond !== undefined && trusted.includes(address);
-    if (own && mine.consumed <= (trusted?.attemptsPerSecond ?? 0)) {
-      await this.#count.allRate.take('all');
-      return true;
+    if (address !== undefined && trusted?.attemptsPerSecond !== undefined && trusted.includes(address)) {
+      if (mine <= trusted.attemptsPerSecond) {
+        await this.#count.allRate.take(everyone);
+        return true;
+      }
     }
     const active =
-      mine.consumed === 1
-        ? await this.#count.activeAddresses.take('all')
-        : await this.#count.activeAddresses.peek('all');
-    const share = Math.max(1, Math.floor(this.#ceiling / Math.max(1, active?.consumed ?? 1)));
-    const all = await this.#count.allRate.take('all');
-    if (all.consumed <= this.#ceiling) return true;
-    if (all.within && mine.consumed <= share) return true;
-    await this.#count.allRate.give('all');
+      mine === 1
+        ? (await this.#count.activeAddresses.take(everyone)).consumed
+        : ((await this.#count.activeAddresses.peek(everyone))?.consumed ?? 1);
+    const withinShare = mine <= Math.max(1, Math.floor(this.#ceiling / Math.max(1, active)));
+    const load = (await this.#count.allRate.peek(everyone))?.consumed ?? 0;
+    if (load >= this.#ceiling && !withinShare) return false;
+    // Attempts within their share may go beyond the ceiling, up to twice it (the limiter's points).
+    const taken = await this.#count.allRate.take(everyone);
+    if (taken.within && (taken.consumed <= this.#ceiling || withinShare)) return true;
+    await this.#count.allRate.give(everyone);
     return false;
   }
 

@@ -1,7 +1,8 @@
 /**
  * Abuse limits against the real gateway process on loopback (issue 5): a
- * bounded brute-force run (one username; many usernames from one address)
- * must barely reach the ILS, and the request-head bound answers 431.
+ * bounded brute-force run at one username must barely reach the ILS, many
+ * usernames from one address are slowed down (issue 14: never refused), and
+ * the request-head bound answers 431.
  * Prints a figures line per run for the operator's notes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,30 +87,22 @@ describe('bounded brute-force run (defaults: 5 free failures per username, 30 pe
     expect(right.headers.get('retry-after')).not.toBeNull();
   });
 
-  it('200 attempts across 100 usernames from one address: the address lockout holds', async () => {
-    const g = await gateway();
-    const attempts = Array.from(
-      { length: 200 },
-      (_, i) => [`guess-user-${i % 100}`, `wrong-guess-${i}`] as [string, string],
-    );
+  it('40 attempts across 40 usernames from one address: past its 30 free failures its failed answers are held back, and its correct logins still work', async () => {
+    const g = await gateway({ PAIA_AUTH_BRUTE_FORCE_MAX_SLOWDOWN_SECONDS: '1' });
+    const attempts = Array.from({ length: 40 }, (_, i) => [`guess-user-${i}`, `wrong-guess-${i}`] as [string, string]);
+    const started = performance.now();
     const figures = await run(g.url, attempts);
-    print('100 usernames, one address', figures);
-    expect(figures.other).toBe(0);
-    expect(figures.reached).toBeLessThanOrEqual(40);
-    expect(figures.longestRetryAfter).toBeGreaterThanOrEqual(1);
-  });
-
-  it('the same with the global ceiling out of the way (1000 logins/s): the address lockout alone holds', async () => {
-    const g = await gateway({ PAIA_AUTH_MAX_LOGINS_PER_SECOND: '1000' });
-    const attempts = Array.from(
-      { length: 200 },
-      (_, i) => [`other-user-${i % 100}`, `wrong-guess-${i}`] as [string, string],
-    );
-    const figures = await run(g.url, attempts);
-    print('100 usernames, one address, no ceiling', figures);
-    expect(figures.busy).toBe(0);
-    expect(figures.forbidden).toBe(200);
-    expect(figures.reached).toBeLessThanOrEqual(40);
+    const seconds = (performance.now() - started) / 1000;
+    print('40 usernames, one address', figures);
+    console.log(`  the run took ${seconds.toFixed(1)} s (10 answers held back about 1 s each)`);
+    expect(figures.forbidden).toBe(40);
+    expect(seconds).toBeGreaterThanOrEqual(8);
+    const right = await fetch(`${g.url}/auth/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ username: 'dave', password: 'dave-pass', grant_type: 'password' }),
+    });
+    expect(right.status).toBe(200);
   });
 });
 

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { canonicalUsername } from '../../../src/auth/canonical-username.js';
 import {
   type LoginAttempt,
@@ -166,6 +166,12 @@ describe('LoginThrottle: addresses', () => {
 });
 
 describe('LoginThrottle: the login ceiling', () => {
+  // The ceiling counts whole seconds of the clock: each test runs inside one.
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1_800_000_000_000);
+  });
+
   it('refuses an address beyond its fair share as busy, while another address still gets through', async () => {
     const t = throttle({ maxAttemptsPerSecond: 4 });
     const flood = [];
