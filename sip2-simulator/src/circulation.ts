@@ -9,7 +9,7 @@ import type {
   ItemStatusUpdateResponse,
 } from '../../src/sip2/spec.js';
 import type { CheckinRoute, Item } from './library.js';
-import type { ResponseContext } from './response-context.js';
+import { type ResponseContext, requestPatron } from './response-context.js';
 
 /**
  * The messages a self-check machine sends to lend and return items: 11
@@ -29,11 +29,11 @@ function isMagneticMedia(item: Item): boolean {
 
 export function checkout(request: Checkout, ctx: ResponseContext): CheckoutResponse {
   const { library } = ctx;
-  const patron = library.patron(request.patronIdentifier);
+  const patron = requestPatron(ctx, request.patronIdentifier);
   if (patron && badPassword(request.patronPassword, patron.password)) {
     return checkoutRefused(request, ctx, 'Invalid patron password');
   }
-  const result = library.checkout(request.patronIdentifier, request.itemIdentifier, {
+  const result = library.checkout(patron?.barcode ?? request.patronIdentifier, request.itemIdentifier, {
     scRenewalPolicy: request.scRenewalPolicy,
     noBlock: request.noBlock,
     nbDueDate: request.nbDueDate ? toDate(request.nbDueDate) : undefined,
@@ -50,6 +50,7 @@ export function checkout(request: Checkout, ctx: ResponseContext): CheckoutRespo
     desensitize: magnetic ? 'N' : 'Y',
     transactionDate: now(ctx),
     institutionId: library.institution,
+    // Koha echoes the AA sent here, not the patron's cardnumber (C4/SIP/Sip/MsgType.pm, handle_checkout).
     patronIdentifier: request.patronIdentifier,
     itemIdentifier: item.barcode,
     titleIdentifier: item.title,

@@ -49,6 +49,8 @@ A SIP2 server (ACS) with sample data, dialects and fault injection.
                             bv=on|off bh=on|off  send the fee amount / currency whatever the format does
                             pad=on|off        pad list pages with empty entries up to BQ
                             sc-status-first=on|off  after login only 99 is accepted, else the connection closes
+                            ids=exact|folded  patron identifiers (AA) matched exactly, or ignoring case,
+                                              accents and trailing spaces as Koha's database does
                             none              no profile (the default)
   --log-level LEVEL       ${LOG_LEVELS.join(' | ')} (default info; debug traces SIP2, passwords masked)
   -h, --help              this text

@@ -1,5 +1,7 @@
 import { CIRCULATION_STATUS, PATRON_STATUS_FLAGS, type PatronStatusFlags } from '../../src/sip2/spec.js';
 import { addDays, dayFrom, type LibraryData, parseCents } from './data.js';
+import { foldIdentifier } from './patron-ids.js';
+import type { IdMatch } from './profiles.js';
 
 /**
  * The simulated library: in-memory state built from the data file, and the
@@ -122,6 +124,8 @@ export interface PatronSummary {
 
 interface State {
   patrons: Map<string, Patron>;
+  /** By foldIdentifier(barcode); the first patron in the file wins a shared key. */
+  patronsByFold: Map<string, Patron>;
   items: Map<string, Item>;
   fines: Fine[];
   holds: Hold[];
@@ -176,6 +180,17 @@ export class Library {
 
   patron(barcode: string): Patron | undefined {
     return this.state.patrons.get(barcode);
+  }
+
+  /**
+   * The patron a client names in AA. Folded (a `_ci` SQL collation): the
+   * patron whose barcode has the same foldIdentifier key, the exact barcode
+   * first when two share a key (a database's unique index would not let them).
+   */
+  findPatron(identifier: string, match: IdMatch): Patron | undefined {
+    const exact = this.state.patrons.get(identifier);
+    if (exact || match === 'exact') return exact;
+    return this.state.patronsByFold.get(foldIdentifier(identifier));
   }
 
   item(barcode: string): Item | undefined {
@@ -711,7 +726,12 @@ function buildState(data: LibraryData, now: Date): State {
     .map((hold) => /^h-(\d+)$/.exec(hold.id)?.[1])
     .filter((n) => n !== undefined)
     .map(Number);
-  return { patrons, items, fines, holds, nextHoldId: Math.max(holds.length, ...numbered) + 1 };
+  const patronsByFold = new Map<string, Patron>();
+  for (const patron of patrons.values()) {
+    const key = foldIdentifier(patron.barcode);
+    if (!patronsByFold.has(key)) patronsByFold.set(key, patron);
+  }
+  return { patrons, patronsByFold, items, fines, holds, nextHoldId: Math.max(holds.length, ...numbered) + 1 };
 }
 
 // ------------------------------------------------------------ paging

@@ -12,6 +12,10 @@
 export const FINE_FORMATS = ['dialect', 'sipserver', 'koha', 'eg-legacy', 'eg-3m', 'eg-swyer-b', 'folio'] as const;
 export type FineFormat = (typeof FINE_FORMATS)[number];
 
+/** How a patron identifier sent in AA is matched against the stored ones (patron-ids.ts). */
+const ID_MATCHES = ['exact', 'folded'] as const;
+export type IdMatch = (typeof ID_MATCHES)[number];
+
 export interface Profile {
   /** At most this many SIP2 sessions are served at once; further connections wait unread. null = no limit. */
   workers: number | null;
@@ -26,17 +30,30 @@ export interface Profile {
   pad: boolean;
   /** After login, the first message must be 99; anything else closes the connection (SIPServer). */
   scStatusFirst: boolean;
+  /** Patron identifiers matched exactly, or as a case- and accent-insensitive SQL collation compares them (Koha). */
+  ids: IdMatch;
 }
 
 export function defaultProfile(): Profile {
-  return { workers: null, idleTimeoutS: null, fines: 'dialect', bv: null, bh: null, pad: false, scStatusFirst: false };
+  return {
+    workers: null,
+    idleTimeoutS: null,
+    fines: 'dialect',
+    bv: null,
+    bh: null,
+    pad: false,
+    scStatusFirst: false,
+    ids: 'exact',
+  };
 }
 
 /** Named presets: each one real deployment, as the terms it stands for. */
 export const PRESETS: Readonly<Record<string, string>> = {
   // Koha's shipped etc/SIPconfig.xml: server-params min_servers=1 min_spare_servers=0 (one
-  // Net::Server::PreFork worker, no spare), RAW listener client_timeout=600, default av_field_template.
-  koha: 'workers=1,idle-timeout=600,fines=koha',
+  // Net::Server::PreFork worker, no spare), RAW listener client_timeout=600, default av_field_template;
+  // patrons found by userid or cardnumber in MariaDB/MySQL columns of collation utf8mb4_unicode_ci
+  // (Koha::Patrons->find_by_identifier, kohastructure.sql), which ignores case, accents and trailing spaces.
+  koha: 'workers=1,idle-timeout=600,fines=koha,ids=folded',
   // The Perl SIPServer (atz/SIPServer) with its sample ILS: PreFork's default max_servers=50, no
   // timeout once logged in, fine_items as plain strings, no BV/BH, list slices padded, 99 first.
   sipserver: 'workers=50,idle-timeout=0,fines=sipserver,pad=on,sc-status-first=on',
@@ -46,13 +63,14 @@ export const PRESETS: Readonly<Record<string, string>> = {
   folio: 'fines=folio',
 };
 
-const KNOBS = ['workers', 'idle-timeout', 'fines', 'bv', 'bh', 'pad', 'sc-status-first'] as const;
+const KNOBS = ['workers', 'idle-timeout', 'fines', 'bv', 'bh', 'pad', 'sc-status-first', 'ids'] as const;
 
 /** What `--help`, the README and error messages list. */
 const PROFILE_HELP = [
   `presets: ${Object.keys(PRESETS).join(', ')}`,
   'knobs: workers=N (1-1000), idle-timeout=S (0 = never), ' +
-    `fines=${FINE_FORMATS.join('|')}, bv=on|off, bh=on|off, pad=on|off, sc-status-first=on|off`,
+    `fines=${FINE_FORMATS.join('|')}, bv=on|off, bh=on|off, pad=on|off, sc-status-first=on|off, ` +
+    `ids=${ID_MATCHES.join('|')}`,
 ].join('; ');
 
 export class ProfileError extends Error {}
@@ -114,6 +132,11 @@ function applyKnob(profile: Profile, term: string): Profile {
       return { ...profile, pad: onOff(name, value) };
     case 'sc-status-first':
       return { ...profile, scStatusFirst: onOff(name, value) };
+    case 'ids':
+      if (!(ID_MATCHES as readonly string[]).includes(value)) {
+        throw new ProfileError(`ids must be one of ${ID_MATCHES.join(', ')} (got "${value}")`);
+      }
+      return { ...profile, ids: value as IdMatch };
   }
 }
 
@@ -130,7 +153,10 @@ function onOff(name: string, text: string): boolean {
 }
 
 function example(name: string): string {
-  return { workers: 'workers=1', 'idle-timeout': 'idle-timeout=60', fines: 'fines=koha' }[name] ?? `${name}=on`;
+  return (
+    { workers: 'workers=1', 'idle-timeout': 'idle-timeout=60', fines: 'fines=koha', ids: 'ids=folded' }[name] ??
+    `${name}=on`
+  );
 }
 
 /** The profile as terms that parseProfile reads back to the same profile ("" = no profile). */
@@ -144,5 +170,6 @@ export function describeProfile(profile: Profile): string {
   if (profile.bh !== null) terms.push(`bh=${profile.bh ? 'on' : 'off'}`);
   if (profile.pad) terms.push('pad=on');
   if (profile.scStatusFirst) terms.push('sc-status-first=on');
+  if (profile.ids !== base.ids) terms.push(`ids=${profile.ids}`);
   return terms.join(',');
 }

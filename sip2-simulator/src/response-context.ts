@@ -1,5 +1,5 @@
 import type { Dialect } from '../../src/sip2/dialect.js';
-import type { Library } from './library.js';
+import type { Library, Patron } from './library.js';
 import type { Profile } from './profiles.js';
 
 /** What answering one request needs besides the request: the library, how this server speaks, the faults in force. */
@@ -12,4 +12,9 @@ export interface ResponseContext {
   readonly profile?: Profile | undefined;
   /** The listCount fault: every 64 list announces and serves this many entries; 0 = off. */
   readonly listCount?: number | undefined;
+}
+
+/** The patron a request's AA names, matched as the profile's ids= says (exact without a profile). */
+export function requestPatron(ctx: ResponseContext, identifier: string): Patron | undefined {
+  return ctx.library.findPatron(identifier, ctx.profile?.ids ?? 'exact');
 }

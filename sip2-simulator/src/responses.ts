@@ -42,13 +42,19 @@ import { formatCents } from './data.js';
 import type { Fine, Item, Hold as LibraryHold, Patron } from './library.js';
 import { accountFields, fineList, inflateList, listPage, MAX_LIST_COUNT } from './profile-responses.js';
 import { defaultProfile } from './profiles.js';
-import type { ResponseContext } from './response-context.js';
+import { type ResponseContext, requestPatron } from './response-context.js';
 
 /**
  * Builds the typed response for each request, the way the configured
  * dialect's ILS would fill it. Pure apart from the library operations the
  * request asks for (checkout, checkin, block, enable, item status update,
  * renew, hold, fee paid change the library's state).
+ *
+ * The patron a request's AA names is looked up once (requestPatron, as the
+ * profile's ids= matches) and the library is then asked about the stored
+ * barcode. Answers about a found patron carry the stored barcode in AA where
+ * Koha sends `$patron->id` (24, 26, 64, 30, a placed 16) and echo the AA sent
+ * where Koha does (12, 36, 38, a refused 16) (C4/SIP/Sip/MsgType.pm).
  */
 
 export const REJECTED_BY_FAULT = 'rejected by fault injection';
@@ -113,7 +119,7 @@ export function rejectedResponse(request: HandledRequest, ctx: ResponseContext):
     case '17':
       return { ...unknownItem(request.itemIdentifier, now), screenMessage: af };
     case '29':
-      return renewRefused(request, ctx, undefined, REJECTED_BY_FAULT);
+      return renewRefused(request, request.patronIdentifier, ctx, undefined, REJECTED_BY_FAULT);
     case '65':
       return {
         code: '66',
@@ -177,7 +183,7 @@ function acsStatus(_request: ScStatus, ctx: ResponseContext, online: boolean): A
 // ------------------------------------------------------------ 23 -> 24
 
 function patronStatus(request: PatronStatusRequest, ctx: ResponseContext): PatronStatusResponse {
-  return patronStatusOf(request.patronIdentifier, request.language, request.patronPassword, ctx);
+  return patronStatusOf(barcodeOf(request.patronIdentifier, ctx), request.language, request.patronPassword, ctx);
 }
 
 /** A 24 for the patron as the library sees them now (also the answer to 01 Block Patron). */
@@ -237,14 +243,15 @@ function patronMessages(patron: Patron): { screenMessage?: string[]; printLine?:
 
 /** Blocks the card and answers with the patron's status (3M: "respond with a Patron Status Response"); 01 has no language: 000. */
 function blockPatron(request: BlockPatron, ctx: ResponseContext): PatronStatusResponse {
-  ctx.library.block(request.patronIdentifier, request.blockedCardMessage);
-  return patronStatusOf(request.patronIdentifier, '000', undefined, ctx);
+  const barcode = barcodeOf(request.patronIdentifier, ctx);
+  ctx.library.block(barcode, request.blockedCardMessage);
+  return patronStatusOf(barcode, '000', undefined, ctx);
 }
 
 /** Lifts a block, unless AD was sent and is wrong (as the Perl SIPServer); 25 has no language: 000. */
 function patronEnable(request: PatronEnable, ctx: ResponseContext): PatronEnableResponse {
   const { library } = ctx;
-  const patron = library.patron(request.patronIdentifier);
+  const patron = requestPatron(ctx, request.patronIdentifier);
   if (!patron) return unknownPatronEnable(request, ctx);
   const passwordOk = request.patronPassword === undefined || request.patronPassword === patron.password;
   const outcome = !passwordOk
@@ -259,7 +266,7 @@ function patronEnable(request: PatronEnable, ctx: ResponseContext): PatronEnable
     language: '000',
     transactionDate: txDate(ctx),
     institutionId: library.institution,
-    patronIdentifier: request.patronIdentifier,
+    patronIdentifier: patron.barcode,
     personalName: patron.name,
     validPatron: true,
     ...passwordCheck(request.patronPassword, patron.password),
@@ -287,7 +294,7 @@ function unknownPatronEnable(request: PatronEnable, ctx: ResponseContext): Patro
 
 function patronInformation(request: PatronInformation, ctx: ResponseContext): PatronInformationResponse {
   const { library, dialect } = ctx;
-  const summary = library.summary(request.patronIdentifier);
+  const summary = library.summary(barcodeOf(request.patronIdentifier, ctx));
   if (!summary) return unknownPatronInformation(request, ctx);
   const { patron } = summary;
   const holdEntry = (hold: LibraryHold): string =>
@@ -324,7 +331,7 @@ function patronInformation(request: PatronInformation, ctx: ResponseContext): Pa
     recallItemsCount: counts.recall!,
     unavailableHoldsCount: counts.unavailableHold!,
     institutionId: library.institution,
-    patronIdentifier: request.patronIdentifier,
+    patronIdentifier: patron.barcode,
     personalName: patron.name,
     validPatron: true,
     ...passwordCheck(request.patronPassword, patron.password),
@@ -445,13 +452,20 @@ function unknownItem(barcode: string, now: Sip2DateTime): ItemInformationRespons
 
 function renew(request: Renew, ctx: ResponseContext): RenewResponse {
   const { library } = ctx;
-  const patron = library.patron(request.patronIdentifier);
+  const patron = requestPatron(ctx, request.patronIdentifier);
+  const patronBarcode = patron?.barcode ?? request.patronIdentifier;
   if (patron && badPassword(request.patronPassword, patron.password)) {
-    return renewRefused(request, ctx, library.item(request.itemIdentifier ?? ''), 'Invalid patron password');
+    return renewRefused(
+      request,
+      patronBarcode,
+      ctx,
+      library.item(request.itemIdentifier ?? ''),
+      'Invalid patron password',
+    );
   }
-  const barcode = request.itemIdentifier ?? titleToLoan(request, ctx);
-  const result = library.renew(request.patronIdentifier, barcode ?? '');
-  if (!result.ok) return renewRefused(request, ctx, result.item, result.reason);
+  const barcode = request.itemIdentifier ?? titleToLoan(request, patronBarcode, ctx);
+  const result = library.renew(patronBarcode, barcode ?? '');
+  if (!result.ok) return renewRefused(request, patronBarcode, ctx, result.item, result.reason);
   return {
     code: '30',
     ok: true,
@@ -460,7 +474,7 @@ function renew(request: Renew, ctx: ResponseContext): RenewResponse {
     desensitize: 'N',
     transactionDate: txDate(ctx),
     institutionId: library.institution,
-    patronIdentifier: request.patronIdentifier,
+    patronIdentifier: patronBarcode,
     itemIdentifier: result.item.barcode,
     titleIdentifier: result.item.title,
     dueDate: dialectDate(result.due, ctx.dialect.dueDateFormat),
@@ -470,16 +484,23 @@ function renew(request: Renew, ctx: ResponseContext): RenewResponse {
 }
 
 /** A 29 that names only a title (AJ): the patron's loan of that title, if exactly one. */
-function titleToLoan(request: Renew, ctx: ResponseContext): string | undefined {
+function titleToLoan(request: Renew, patronBarcode: string, ctx: ResponseContext): string | undefined {
   const title = request.titleIdentifier;
   if (!title) return undefined;
   const titles = new Set(ctx.library.titleItems(title).map((item) => item.titleId));
-  const loans = ctx.library.loansOf(request.patronIdentifier).filter((item) => titles.has(item.titleId));
+  const loans = ctx.library.loansOf(patronBarcode).filter((item) => titles.has(item.titleId));
   return loans.length === 1 ? loans[0]!.barcode : undefined;
 }
 
-function renewRefused(request: Renew, ctx: ResponseContext, item: Item | undefined, reason: string): RenewResponse {
-  const onLoanToPatron = item?.loan?.patron === request.patronIdentifier;
+/** patronBarcode: the stored barcode of a known patron (Koha: `$patron->id`), else the AA sent. */
+function renewRefused(
+  request: Renew,
+  patronBarcode: string,
+  ctx: ResponseContext,
+  item: Item | undefined,
+  reason: string,
+): RenewResponse {
+  const onLoanToPatron = item?.loan?.patron === patronBarcode;
   return {
     code: '30',
     ok: false,
@@ -488,7 +509,7 @@ function renewRefused(request: Renew, ctx: ResponseContext, item: Item | undefin
     desensitize: 'U',
     transactionDate: txDate(ctx),
     institutionId: ctx.library.institution,
-    patronIdentifier: request.patronIdentifier,
+    patronIdentifier: patronBarcode,
     itemIdentifier: item?.barcode ?? request.itemIdentifier ?? '',
     titleIdentifier: item?.title ?? request.titleIdentifier ?? '',
     dueDate: item?.loan && onLoanToPatron ? dialectDate(item.loan.due, ctx.dialect.dueDateFormat) : '',
@@ -499,7 +520,7 @@ function renewRefused(request: Renew, ctx: ResponseContext, item: Item | undefin
 
 function renewAll(request: RenewAll, ctx: ResponseContext): RenewAllResponse {
   const { library } = ctx;
-  const patron = library.patron(request.patronIdentifier);
+  const patron = requestPatron(ctx, request.patronIdentifier);
   const now = txDate(ctx);
   if (patron && badPassword(request.patronPassword, patron.password)) {
     return {
@@ -512,7 +533,7 @@ function renewAll(request: RenewAll, ctx: ResponseContext): RenewAllResponse {
       screenMessage: ['Invalid patron password'],
     };
   }
-  const result = library.renewAll(request.patronIdentifier);
+  const result = library.renewAll(patron?.barcode ?? request.patronIdentifier);
   const renewed = result.renewed.map((item) => item.barcode);
   const unrenewed = result.unrenewed.map(({ item }) => item.barcode);
   return {
@@ -532,7 +553,8 @@ function renewAll(request: RenewAll, ctx: ResponseContext): RenewAllResponse {
 
 function hold(request: Hold, ctx: ResponseContext): HoldResponse {
   const { library } = ctx;
-  const patron = library.patron(request.patronIdentifier);
+  const patron = requestPatron(ctx, request.patronIdentifier);
+  const patronBarcode = patron?.barcode ?? request.patronIdentifier;
   if (patron && badPassword(request.patronPassword, patron.password)) {
     return holdResponse(request, ctx, { ok: false, reason: 'Invalid patron password' });
   }
@@ -541,7 +563,7 @@ function hold(request: Hold, ctx: ResponseContext): HoldResponse {
     case '+': {
       // BY 2 with a title asks for a title-level hold even when an item is named too.
       const titleLevel = request.holdType === '2' && target.title !== undefined;
-      const result = library.placeHold(request.patronIdentifier, {
+      const result = library.placeHold(patronBarcode, {
         item: titleLevel ? undefined : target.item,
         title: target.title,
         pickupLocation: request.pickupLocation,
@@ -557,13 +579,13 @@ function hold(request: Hold, ctx: ResponseContext): HoldResponse {
       });
     }
     case '-': {
-      const result = library.cancelHold(request.patronIdentifier, target);
+      const result = library.cancelHold(patronBarcode, target);
       return result.ok
         ? holdResponse(request, ctx, { ok: true, available: false, hold: result.hold, message: 'Hold cancelled' })
         : holdResponse(request, ctx, { ok: false, reason: result.reason });
     }
     case '*': {
-      const result = library.changePickup(request.patronIdentifier, {
+      const result = library.changePickup(patronBarcode, {
         ...target,
         pickupLocation: request.pickupLocation,
       });
@@ -593,7 +615,8 @@ function holdResponse(request: Hold, ctx: ResponseContext, outcome: HoldOutcome)
     available: outcome.ok && outcome.available,
     transactionDate: txDate(ctx),
     institutionId: ctx.library.institution,
-    patronIdentifier: request.patronIdentifier,
+    // As Koha: the hold's patron (its stored barcode) when placed, the AA sent when refused.
+    patronIdentifier: outcome.ok ? outcome.hold.patron : request.patronIdentifier,
   };
   if (outcome.ok) {
     const { hold } = outcome;
@@ -633,11 +656,11 @@ function endSession(request: EndPatronSession, ctx: ResponseContext, ended: bool
 
 function feePaid(request: FeePaid, ctx: ResponseContext): FeePaidResponse {
   const { library } = ctx;
-  const patron = library.patron(request.patronIdentifier);
+  const patron = requestPatron(ctx, request.patronIdentifier);
   const result =
     patron && badPassword(request.patronPassword, patron.password)
       ? { ok: false as const, reason: 'Invalid patron password' }
-      : library.payFee(request.patronIdentifier, request.feeAmount, {
+      : library.payFee(patron?.barcode ?? request.patronIdentifier, request.feeAmount, {
           feeId: request.feeIdentifier,
           currency: request.currencyType,
         });
@@ -653,6 +676,11 @@ function feePaid(request: FeePaid, ctx: ResponseContext): FeePaidResponse {
 }
 
 // ------------------------------------------------------------ helpers
+
+/** The stored barcode of the patron the AA names, or the AA as sent when no patron matches. */
+function barcodeOf(identifier: string, ctx: ResponseContext): string {
+  return requestPatron(ctx, identifier)?.barcode ?? identifier;
+}
 
 function txDate(ctx: ResponseContext): Sip2DateTime {
   return sip2DateFrom(ctx.library.now());

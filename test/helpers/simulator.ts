@@ -61,6 +61,7 @@ interface ProfileState {
   bh: boolean | null;
   pad: boolean;
   scStatusFirst: boolean;
+  ids: 'exact' | 'folded';
 }
 
 export interface CountersState {

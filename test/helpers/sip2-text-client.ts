@@ -8,15 +8,20 @@ import { FrameSocket, openSocket } from './frame-socket.js';
  * imports from there. Requests are literal wire strings after the 3M layouts
  * (fixed fields, then "XXvalue|" variable fields), signed with AY<seq>AZ<checksum>
  * as the 3M text defines it; answers are read by position and field id, their
- * checksum checked. Latin-1 only: the tests that use it send ASCII.
+ * checksum checked. Latin-1 by default (the tests send ASCII); UTF-8 for a
+ * server set to speak it (3M: code page 850 unless "the SC and the ACS
+ * mutually define the character set").
  */
 
 export const INSTITUTION = 'DEMO';
 
+/** How text goes on the wire. */
+type WireCharset = 'latin1' | 'utf8';
+
 /** 3M SIP2 "Checksum": add the bytes up to and including "AZ", keep 16 bits, two's complement, 4 hex digits. */
-function sip2Checksum(text: string): string {
+function sip2Checksum(text: string, charset: WireCharset = 'latin1'): string {
   let sum = 0;
-  for (const byte of Buffer.from(text, 'latin1')) sum = (sum + byte) & 0xffff;
+  for (const byte of Buffer.from(text, charset)) sum = (sum + byte) & 0xffff;
   return (-sum & 0xffff).toString(16).toUpperCase().padStart(4, '0');
 }
 
@@ -27,9 +32,9 @@ export function sip2Date(date = new Date()): string {
 }
 
 /** The message with its error-detection trailer: AY<sequence>AZ<checksum>, or AZ alone when sequence is null. */
-export function sign(message: string, sequence: number | null): string {
+export function sign(message: string, sequence: number | null, charset: WireCharset = 'latin1'): string {
   const head = `${message}${sequence === null ? '' : `AY${sequence}`}AZ`;
-  return head + sip2Checksum(head);
+  return head + sip2Checksum(head, charset);
 }
 
 /** An 18-character date field left blank: "nb due date" of an on-line checkout or renewal. */
@@ -101,13 +106,13 @@ export interface Answer {
 }
 
 /** Reads an answer by the 3M layout; throws on an unknown command id or a wrong checksum. */
-function readAnswer(text: string): Answer {
+function readAnswer(text: string, charset: WireCharset): Answer {
   let body = text;
   let sequence: string | null = null;
   let checksummed = false;
   const trailer = /(?:AY(\d))?AZ([0-9A-Fa-f]{4})$/.exec(text);
   if (trailer) {
-    if (sip2Checksum(text.slice(0, -4)) !== trailer[2]!.toUpperCase())
+    if (sip2Checksum(text.slice(0, -4), charset) !== trailer[2]!.toUpperCase())
       throw new Error(`bad checksum on ${JSON.stringify(text)}`);
     checksummed = true;
     sequence = trailer[1] ?? null;
@@ -146,29 +151,34 @@ export class TextSip2Client extends FrameSocket {
   private constructor(
     socket: Socket,
     readonly signing: boolean,
+    readonly charset: WireCharset,
   ) {
     super(socket);
   }
 
-  static async connect(port: number, options: { sign?: boolean } = {}): Promise<TextSip2Client> {
-    return new TextSip2Client(await openSocket(port), options.sign ?? true);
+  static async connect(port: number, options: { sign?: boolean; charset?: WireCharset } = {}): Promise<TextSip2Client> {
+    return new TextSip2Client(await openSocket(port), options.sign ?? true, options.charset ?? 'latin1');
   }
 
   /** Writes the message, ended by CR; returns the AY it was signed with, or null when unsigned. */
   write(message: string): number | null {
     if (!this.signing) {
-      this.writeRaw(`${message}\r`);
+      this.writeText(`${message}\r`);
       return null;
     }
     const sequence = this.sequence;
     this.sequence = (sequence + 1) % 10;
-    this.writeRaw(`${sign(message, sequence)}\r`);
+    this.writeText(`${sign(message, sequence, this.charset)}\r`);
     return sequence;
+  }
+
+  private writeText(wire: string): void {
+    this.writeRaw(Buffer.from(wire, this.charset));
   }
 
   /** The next answer, read by the 3M layout; rejects on timeout or close. */
   async next(timeoutMs = 5000): Promise<Answer> {
-    return readAnswer((await this.nextFrame(timeoutMs)).frame.toString('latin1'));
+    return readAnswer((await this.nextFrame(timeoutMs)).frame.toString(this.charset), this.charset);
   }
 
   /** Writes a message and reads its answer: one round trip. */
@@ -179,7 +189,7 @@ export class TextSip2Client extends FrameSocket {
 
   /** Writes the text as given (only the CR is added) and reads the answer. */
   async exchange(wire: string, timeoutMs = 5000): Promise<Answer> {
-    this.writeRaw(`${wire}\r`);
+    this.writeText(`${wire}\r`);
     return this.next(timeoutMs);
   }
 

@@ -14,8 +14,8 @@ import { summaryCounts, TextSip2Client, text } from '../helpers/sip2-text-client
 const FINES_DATA = fileURLToPath(new URL('../fixtures/simulator/fines.json', import.meta.url));
 const clients: TextSip2Client[] = [];
 
-async function client(sim: SimulatorProcess): Promise<TextSip2Client> {
-  const c = await TextSip2Client.connect(sim.port);
+async function client(sim: SimulatorProcess, charset: 'latin1' | 'utf8' = 'latin1'): Promise<TextSip2Client> {
+  const c = await TextSip2Client.connect(sim.port, { charset });
   clients.push(c);
   return c;
 }
@@ -292,6 +292,74 @@ describe('the listCount fault', () => {
     const real = await c.send(text.patronInformation('alice', 'charged', 1, 9999));
     expect(summaryCounts(real).charged).toBeLessThan(500);
     expect(real.fields.get('AU')!.every((barcode) => !barcode.startsWith('x-'))).toBe(true);
+  });
+});
+
+describe("ids=folded (patron identifiers compared as Koha's database compares them)", () => {
+  let sim: SimulatorProcess;
+  beforeAll(async () => {
+    // The koha dialect speaks UTF-8, as Koha's SIP server does; the client sends Ä as C3 84.
+    sim = await startSimulatorProcess({ dialect: 'koha', profile: 'ids=folded' });
+  });
+  afterAll(async () => {
+    await sim?.stop();
+  });
+  afterEach(async () => {
+    await sim.setProfile('ids=folded');
+    await sim.disconnectAll();
+  });
+
+  /** A 63 with AD: the text client's layout plus the patron password. */
+  const patronInformation = (patron: string, pin: string) => `${text.patronInformation(patron, null)}AD${pin}|`;
+
+  it("answers a 63 for ÄLICE with alice's password with BL Y, CQ Y and AA alice, her stored barcode", async () => {
+    expect((await sim.state()).charset).toBe('utf-8');
+    const c = await client(sim, 'utf8');
+    await c.start();
+    const reply = await c.send(patronInformation('ÄLICE', 'alice-pass'));
+    expect(reply.code).toBe('64');
+    expect(reply.fields.get('BL')).toEqual(['Y']);
+    expect(reply.fields.get('CQ')).toEqual(['Y']);
+    expect(reply.fields.get('AA')).toEqual(['alice']);
+    expect(reply.fields.get('AE')).toEqual(['Alice Example']);
+    expect(summaryCounts(reply).charged).toBe(3);
+
+    const status = await c.send(text.patronStatus('Älice  ', 'alice-pass'));
+    expect(status.code).toBe('24');
+    expect(status.fields.get('BL')).toEqual(['Y']);
+    expect(status.fields.get('CQ')).toEqual(['Y']);
+    expect(status.fields.get('AA')).toEqual(['alice']);
+  });
+
+  it('checks the password exactly: ÄLICE with a wrong or case-changed password is BL Y, CQ N', async () => {
+    const c = await client(sim, 'utf8');
+    await c.start();
+    for (const pin of ['wrong', 'ALICE-PASS']) {
+      const reply = await c.send(patronInformation('ÄLICE', pin));
+      expect(reply.fields.get('BL'), pin).toEqual(['Y']);
+      expect(reply.fields.get('CQ'), pin).toEqual(['N']);
+    }
+  });
+
+  it('ids=exact: ÄLICE is an unknown patron (BL N, CQ N, the AA sent echoed)', async () => {
+    expect((await sim.setProfile('ids=exact')).ids).toBe('exact');
+    const c = await client(sim, 'utf8');
+    await c.start();
+    const reply = await c.send(patronInformation('ÄLICE', 'alice-pass'));
+    expect(reply.fields.get('BL')).toEqual(['N']);
+    expect(reply.fields.get('CQ')).toEqual(['N']);
+    expect(reply.fields.get('AA')).toEqual(['ÄLICE']);
+    expect(reply.fixed.slice(0, 4)).toBe('YYYY');
+  });
+
+  it('the koha preset folds identifiers', async () => {
+    const profile = await sim.setProfile('koha');
+    expect(profile.profile).toBe('workers=1,idle-timeout=600,fines=koha,ids=folded');
+    const c = await client(sim, 'utf8');
+    await c.start();
+    const reply = await c.send(patronInformation('ALICE', 'alice-pass'));
+    expect(reply.fields.get('BL')).toEqual(['Y']);
+    expect(reply.fields.get('AA')).toEqual(['alice']);
   });
 });
 

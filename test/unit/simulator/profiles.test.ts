@@ -33,7 +33,14 @@ const fine = (over: Partial<Fine> = {}): Fine => ({
 
 describe('parseProfile', () => {
   it('reads presets and knobs left to right, later terms winning', () => {
-    expect(parseProfile(['koha'])).toEqual({ ...defaultProfile(), workers: 1, idleTimeoutS: 600, fines: 'koha' });
+    expect(parseProfile(['koha'])).toEqual({
+      ...defaultProfile(),
+      workers: 1,
+      idleTimeoutS: 600,
+      fines: 'koha',
+      ids: 'folded',
+    });
+    expect(parseProfile(['koha,ids=exact'])).toMatchObject({ fines: 'koha', ids: 'exact' });
     expect(parseProfile(['koha,workers=3', 'idle-timeout=2.5'])).toMatchObject({
       workers: 3,
       idleTimeoutS: 2.5,
@@ -48,6 +55,7 @@ describe('parseProfile', () => {
       bh: null,
       pad: true,
       scStatusFirst: true,
+      ids: 'exact',
     });
     expect(parseProfile(['fines=eg-3m, bv=off ,bh=on,pad=on'])).toMatchObject({
       fines: 'eg-3m',
@@ -73,6 +81,8 @@ describe('parseProfile', () => {
       ],
       ['pad=yes', /pad must be on or off/],
       ['bv=', /bv must be on or off/],
+      ['ids=ci', /ids must be one of exact, folded \(got "ci"\)/],
+      ['ids', /profile knob "ids" needs a value, e.g. ids=folded/],
     ];
     for (const [term, reason] of bad) expect(() => parseProfile([term]), term).toThrow(reason);
     expect(() => parseProfile(['workers=x'])).toThrow(ProfileError);
@@ -85,13 +95,14 @@ describe('parseProfile', () => {
     }
     expect(describeProfile(defaultProfile())).toBe('');
     expect(describeProfile(parseProfile(['bv=off,bh=on']))).toBe('bv=off,bh=on');
+    expect(describeProfile(parseProfile(['koha']))).toBe('workers=1,idle-timeout=600,fines=koha,ids=folded');
   });
 });
 
 describe('--profile on the command line', () => {
   it('is repeatable and comma-separated', () => {
     expect(parseCli(['--profile', 'koha', '--profile', 'workers=2,pad=on'])).toEqual({
-      profile: { ...defaultProfile(), workers: 2, idleTimeoutS: 600, fines: 'koha', pad: true },
+      profile: { ...defaultProfile(), workers: 2, idleTimeoutS: 600, fines: 'koha', pad: true, ids: 'folded' },
     });
   });
 
