@@ -24,13 +24,24 @@ export interface Count {
   msBeforeReset: number;
 }
 
-/** Told of every store operation: its name, how long it took and whether the store answered. */
-export type OperationObserver = (operation: string, seconds: number, ok: boolean) => void;
+/** What a store does, as the latency metric's `operation` label names it: a fixed set. */
+export type StoreOperation =
+  | 'session-create'
+  | 'session-get'
+  | 'session-delete'
+  | 'limit'
+  | 'fact-set'
+  | 'fact-get'
+  | 'invalidate'
+  | 'ping';
+
+/** Told of every store operation: what it was, how long it took and whether the store answered. */
+export type OperationObserver = (operation: StoreOperation, seconds: number, ok: boolean) => void;
 
 /** Runs one store operation, timed for the observer; any failure becomes StoreUnavailable. */
 export async function storeOperation<T>(
   store: string,
-  operation: string,
+  operation: StoreOperation,
   observe: OperationObserver,
   call: () => Promise<T>,
 ): Promise<T> {
@@ -97,7 +108,7 @@ export class Limiter {
     await this.#call('limit', () => this.#limiter.delete(key));
   }
 
-  #call<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  #call<T>(operation: StoreOperation, call: () => Promise<T>): Promise<T> {
     return storeOperation(this.#store, operation, this.#observe, call);
   }
 }

@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
+/** What /readyz says of the default state store. */
+const MEMORY_STORE = { kind: 'memory', ok: true };
+
 interface Answer {
   status: number;
   headers: Headers;
@@ -75,7 +78,7 @@ describe('/healthz and /readyz', () => {
 
   it('/readyz: 200 with the SIP2 connection count and on-line status while connected', async () => {
     const answer = await readyzUntil(gateway.url, (a) => a.status === 200, 10_000);
-    expect(answer.body).toEqual({ status: 'ready', sip2: { connections: 1, online: true } });
+    expect(answer.body).toEqual({ status: 'ready', sip2: { connections: 1, online: true }, store: MEMORY_STORE });
     expect(answer.headers.get('cache-control')).toBe('no-store');
     expectNoPaiaHeaders(answer);
   });
@@ -115,6 +118,7 @@ describe('/healthz and /readyz', () => {
         status: 'not ready',
         reasons: ['no logged-in SIP2 connection'],
         sip2: { connections: 0, online: null },
+        store: MEMORY_STORE,
       });
       expect(down.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expectNoPaiaHeaders(down);
@@ -124,7 +128,7 @@ describe('/healthz and /readyz', () => {
       await sim.clearFaults();
     }
     const up = await readyzUntil(gateway.url, (a) => a.status === 200, 20_000);
-    expect(up.body).toEqual({ status: 'ready', sip2: { connections: 1, online: true } });
+    expect(up.body).toEqual({ status: 'ready', sip2: { connections: 1, online: true }, store: MEMORY_STORE });
   });
 
   it('/readyz: 503 when the ACS reports itself offline (98 on-line N), 200 again when it is back on line', async () => {
@@ -142,12 +146,13 @@ describe('/healthz and /readyz', () => {
         status: 'not ready',
         reasons: ['the ILS reports it is offline (SC status on-line N)'],
         sip2: { connections: 1, online: false },
+        store: MEMORY_STORE,
       });
     } finally {
       await sim.clearFaults();
     }
     await sim.disconnectAll();
     const back = await readyzUntil(gateway.url, (a) => a.status === 200, 20_000);
-    expect(back.body).toEqual({ status: 'ready', sip2: { connections: 1, online: true } });
+    expect(back.body).toEqual({ status: 'ready', sip2: { connections: 1, online: true }, store: MEMORY_STORE });
   });
 });

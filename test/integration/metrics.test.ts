@@ -172,6 +172,7 @@ describe('/metrics', () => {
       reason: /^(locked|busy)$/,
       kind: /^(stale-sequence|unsolicited-frame|unreadable-response|resend-requested)$/,
       le: /^(\d+(\.\d+)?|\+Inf)$/,
+      operation: /^(session-create|session-get|session-delete|limit|fact-set|fact-get|invalidate|ping)$/,
     };
     const ours = metrics.samples.filter((sample) => sample.name.startsWith('paia_'));
     expect(ours.length).toBeGreaterThan(20);

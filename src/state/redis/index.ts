@@ -3,7 +3,13 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import type { Logger } from '../../log.js';
 import { StoreUnavailable, storeFailure } from '../errors.js';
-import { Limiter, type LimiterOptions, type OperationObserver, storeOperation } from '../limiter.js';
+import {
+  Limiter,
+  type LimiterOptions,
+  type OperationObserver,
+  type StoreOperation,
+  storeOperation,
+} from '../limiter.js';
 import type { ItemInvalidation, StateStore, StoreHealth } from '../store.js';
 import { RedisSessionStore } from './sessions.js';
 
@@ -115,7 +121,7 @@ export class RedisStore implements StateStore {
     });
   }
 
-  #observed(operation: string, seconds: number, ok: boolean): void {
+  #observed(operation: StoreOperation, seconds: number, ok: boolean): void {
     if (!ok) this.#errors += 1;
     this.#observe(operation, seconds, ok);
   }
@@ -216,7 +222,7 @@ export class RedisStore implements StateStore {
     this.#subscriber.disconnect();
   }
 
-  #run<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  #run<T>(operation: StoreOperation, call: () => Promise<T>): Promise<T> {
     return storeOperation('redis', operation, (...args) => this.#observed(...args), call);
   }
 }

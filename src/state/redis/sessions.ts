@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { type OperationObserver, storeOperation } from '../limiter.js';
+import { type OperationObserver, type StoreOperation, storeOperation } from '../limiter.js';
 import { isTokenShaped, type Session, type SessionStore, sessionFrom } from '../sessions.js';
 import { hashToken, newToken } from '../tokens.js';
 
@@ -63,7 +63,7 @@ export class RedisSessionStore implements SessionStore {
     return `${this.#options.prefix}patron:${patron}`;
   }
 
-  #run<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  #run<T>(operation: StoreOperation, call: () => Promise<T>): Promise<T> {
     return storeOperation('redis', operation, this.#options.observe, call);
   }
 
