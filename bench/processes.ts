@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,14 +125,18 @@ function readTail(file: string, chars = 4000): string {
   }
 }
 
+/** `node --import tsx SCRIPT ARGS`: how the project's own programs are run (one process, no tsx wrapper). */
+function tsxCommand(script: string, args: string[]): string[] {
+  return [process.execPath, '--import', 'tsx', script, ...args];
+}
+
 /**
- * Starts `node --import tsx SCRIPT ARGS` with stdout+stderr to a log file and
- * waits (bounded) until every banner pattern matches the output.
+ * Starts `command` with stdout+stderr to a log file and waits (bounded)
+ * until every banner pattern matches the output.
  */
 async function startChild(
   name: string,
-  script: string,
-  args: string[],
+  command: string[],
   env: NodeJS.ProcessEnv,
   banners: RegExp[],
 ): Promise<Started> {
@@ -140,7 +145,8 @@ async function startChild(
   const fd = openSync(file, 'w');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    const [file, ...args] = command;
+    child = spawn(file!, args, {
       cwd: REPO_ROOT,
       env,
       stdio: ['ignore', fd, fd],
@@ -185,7 +191,7 @@ async function startChild(
     if (why !== null) {
       await stopChild(child);
       throw new Error(
-        `${name} did not start: ${why}\n--- command: node --import tsx ${script} ${args.join(' ')}\n--- output:\n${readTail(file)}`,
+        `${name} did not start: ${why}\n--- command: ${command.join(' ')}\n--- output:\n${readTail(file)}`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -212,8 +218,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   if (options.dataFile !== undefined) args.push('--data', options.dataFile);
   const started = await startChild(
     `simulator${options.latencyMs ? `-${options.latencyMs}ms` : ''}`,
-    'sip2-simulator/src/main.ts',
-    args,
+    tsxCommand('sip2-simulator/src/main.ts', args),
     { ...process.env },
     [/^sip2-simulator listening on 127\.0\.0\.1:(\d+)$/m, /^sip2-simulator control on 127\.0\.0\.1:(\d+)$/m],
   );
@@ -272,7 +277,7 @@ export interface Gateway extends Started {
 
 export async function startGateway(env: NodeJS.ProcessEnv): Promise<Gateway> {
   if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the bench gateway listens on 127.0.0.1 only');
-  const started = await startChild('gateway', 'src/cli/main.ts', ['serve'], env, [
+  const started = await startChild('gateway', tsxCommand('src/cli/main.ts', ['serve']), env, [
     /^paia-sip2 listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m,
   ]);
   return { ...started, url: started.banners[0]![1]! };
@@ -281,10 +286,35 @@ export async function startGateway(env: NodeJS.ProcessEnv): Promise<Gateway> {
 // ------------------------------------------------------------ hello-world server
 
 export async function startHello(): Promise<Started & { url: string }> {
-  const started = await startChild('hello', 'bench/hello-server.ts', [], { ...process.env }, [
+  const started = await startChild('hello', tsxCommand('bench/hello-server.ts', []), { ...process.env }, [
     /^hello listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m,
   ]);
   return { ...started, url: started.banners[0]![1]! };
+}
+
+// ------------------------------------------------------------ redis
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** redis-server (Debian's package; `.ci/run` installs it) on loopback, without persistence. */
+export async function startRedis(): Promise<Started & { url: string }> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(logDirectory(), 'redis-'));
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
+  const started = await startChild('redis', ['redis-server', ...args], { ...process.env }, [
+    /Ready to accept connections/,
+  ]);
+  return { ...started, url: `redis://127.0.0.1:${port}` };
 }
 
 // ------------------------------------------------------------ memory

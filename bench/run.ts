@@ -15,6 +15,7 @@ import { runB2 } from './b2-fanout.js';
 import { runB3 } from './b3-overhead.js';
 import { runB4 } from './b4-memory.js';
 import { runB5 } from './b5-flow.js';
+import { runB6 } from './b6-shared-state.js';
 import { installCleanup, LIFTED_LIMITS, stopAll } from './processes.js';
 import { machine, type Report, type Row, render, resultsFile } from './report.js';
 import { FULL, QUICK, type Settings } from './settings.js';
@@ -25,6 +26,7 @@ const BENCHES: Record<string, { title: string; run: (settings: Settings) => Prom
   B3: { title: 'overhead over one SIP2 round trip', run: runB3 },
   B4: { title: 'memory with 10,000 sessions and cached items', run: runB4 },
   B5: { title: 'login-to-logout flow', run: runB5 },
+  B6: { title: 'two gateways on one Redis', run: runB6 },
 };
 
 const USAGE = `usage: npm run bench [-- [--only B1,B3] [--quick] [--write]]
