@@ -24,8 +24,6 @@ export interface RedisServer {
   /** redis://127.0.0.1:<port> */
   readonly url: string;
   readonly port: number;
-  /** What runs it, for test names and messages ("redis-server 7.0.15", "container redis:7"). */
-  readonly label: string;
   /** Shuts Redis down (SIGTERM) and waits until it is gone; restart() brings it back. */
   stop(): Promise<void>;
   /** Kills Redis (SIGKILL: no goodbye to its clients) and waits until it is gone; restart() brings it back. */
@@ -44,6 +42,8 @@ const READY_TIMEOUT_MS = 15_000;
 /** Attempts at a free port: another process may take the one picked before redis-server binds it. */
 const PORT_ATTEMPTS = 5;
 const KEEP_OUTPUT_CHARS = 20_000;
+/** How long a SIGTERM may take before SIGKILL follows. */
+const STOP_TIMEOUT_MS = 5000;
 
 const MISSING_BINARY =
   'redis-server is not installed, and the shared-state tests need a real Redis. ' +
@@ -83,13 +83,21 @@ function answersPing(port: number, timeoutMs: number): Promise<boolean> {
   });
 }
 
-/** Resolves once Redis answers PING; rejects after timeoutMs, or as soon as `gone` says the server exited. */
-async function waitForPing(port: number, timeoutMs: number, gone: () => string | null): Promise<void> {
+/**
+ * Resolves once the server says it is ready and Redis answers PING on the
+ * port; rejects after timeoutMs, or as soon as `gone` says the server exited.
+ */
+async function waitForPing(
+  port: number,
+  timeoutMs: number,
+  gone: () => string | null,
+  announced: () => boolean = () => true,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const exited = gone();
     if (exited !== null) throw new Error(exited);
-    if (await answersPing(port, 1000)) return;
+    if (announced() && (await answersPing(port, 1000))) return;
     if (Date.now() > deadline) throw new Error(`Redis on 127.0.0.1:${port} did not answer PING within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -137,8 +145,9 @@ async function spawnRedis(port: number, directory: string): Promise<RunningServe
     directory,
     '--daemonize',
     'no',
+    // Notice level: its "Ready to accept connections" tells that this process, not another one, holds the port.
     '--loglevel',
-    'warning',
+    'notice',
   ];
   const child = spawn('redis-server', args, { cwd: directory, stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
@@ -159,26 +168,12 @@ async function spawnRedis(port: number, directory: string): Promise<RunningServe
       resolve();
     });
   });
-  await waitForPing(port, READY_TIMEOUT_MS, () => ended).catch((error: Error) => {
+  const announced = () => output.includes('Ready to accept connections');
+  await waitForPing(port, READY_TIMEOUT_MS, () => ended, announced).catch((error: Error) => {
     child.kill('SIGKILL');
     throw error;
   });
   return { child, exited, gone: () => ended };
-}
-
-/** The version redis-server reports, for labels ("7.0.15"); "?" when it does not say. */
-function redisVersion(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('redis-server', ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    let text = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      text += chunk;
-    });
-    child.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new Error(error.code === 'ENOENT' ? MISSING_BINARY : error.message)),
-    );
-    child.once('exit', () => resolve(/v=(\S+)/.exec(text)?.[1] ?? '?'));
-  });
 }
 
 /**
@@ -187,7 +182,6 @@ function redisVersion(): Promise<string> {
  * redis-server` when the binary is missing.
  */
 export async function startRedisServer(): Promise<RedisServer> {
-  const version = await redisVersion();
   const directory = workDirectory();
   let port = 0;
   let current: RunningServer | undefined;
@@ -206,12 +200,19 @@ export async function startRedisServer(): Promise<RedisServer> {
     if (server.gone() !== null) return;
     server.child.kill('SIGCONT'); // a paused server acts on SIGTERM only once it runs again
     server.child.kill(name);
-    await server.exited;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), STOP_TIMEOUT_MS);
+    });
+    if ((await Promise.race([server.exited, late])) === 'late') {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+    clearTimeout(timer);
   };
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    label: `redis-server ${version}`,
     stop: () => signal('SIGTERM'),
     kill: () => signal('SIGKILL'),
     pause: async () => {
@@ -291,7 +292,6 @@ async function startRedisContainer(): Promise<RedisServer> {
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    label: `container ${REDIS_IMAGE}`,
     stop: async () => {
       if (await running()) await docker.stop({ t: 10 });
     },
