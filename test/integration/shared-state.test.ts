@@ -19,6 +19,8 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** The issue's bound on getting back to work after Redis returns. */
 const RECOVERY_LIMIT_MS = 5000;
 const WAIT = { timeout: 15_000, interval: 100 };
+/** Room beyond the store's command timeout for a call against a hung Redis to come back with its 503. */
+const HANG_MARGIN_MS = 4000;
 /** How long Redis stays down in the outage test. */
 const OUTAGE_MS = 4000;
 
@@ -255,6 +257,30 @@ describe('two gateways sharing one Redis', () => {
     await allReady();
     const dave = await login(b.url, 'dave');
     expect((await patronCall(a.url, dave)).status).toBe(200);
+  });
+
+  it('answers with 503 and Retry-After within the command timeout while Redis hangs, and serves again once it runs', async () => {
+    const alice = await login(a.url, 'alice');
+    await redis.pause();
+    const timings: string[] = [];
+    try {
+      for (const [name, base] of [
+        ['A', a.url],
+        ['B', b.url],
+      ] as const) {
+        const started = performance.now();
+        const answer = await patronCall(base, alice);
+        const ms = performance.now() - started;
+        timings.push(`${name} ${Math.round(ms)} ms`);
+        expectStoreUnavailable(answer, `patron call on ${name} while Redis hangs`);
+        // state.redis.commandTimeoutMs is 1000 by default; the rest is room for a loaded machine.
+        expect(ms).toBeLessThan(1000 + HANG_MARGIN_MS);
+      }
+    } finally {
+      await redis.resume();
+    }
+    console.log(`patron calls while Redis hangs: 503 after ${timings.join(', ')} (command timeout 1000 ms)`);
+    await vi.waitFor(async () => expect((await patronCall(b.url, alice)).status).toBe(200), WAIT);
   });
 
   it('starts a gateway while Redis is down: /readyz names the store, logins get 503, and once Redis is up it serves, shares sessions and hears invalidations', async () => {
