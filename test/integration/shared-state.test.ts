@@ -327,9 +327,9 @@ describe('two gateways sharing one Redis', () => {
     }
     const records: Sample[] = [];
     let phase: Phase = 'before';
-    let running = true;
+    let loading = true;
     const worker = async (name: 'A' | 'B', base: string, kind: 'valid' | 'invalid', session: (typeof valid)[0]) => {
-      while (running) {
+      while (loading) {
         const startedIn = phase; // the phase the request was sent in
         const answer = await patronCall(base, session);
         records.push({ gateway: name, token: kind, phase: startedIn, answer });
@@ -407,7 +407,7 @@ describe('two gateways sharing one Redis', () => {
           ).toBeGreaterThan(2);
       }, WAIT);
     } finally {
-      running = false;
+      loading = false;
       await Promise.all(workers);
       if (phase === 'down') await redis.restart();
     }
