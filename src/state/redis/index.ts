@@ -73,6 +73,7 @@ export class RedisStore implements StateStore {
   #errors = 0;
   #lastError: string | null = null;
   #status: RedisStatus = 'wait';
+  #subscribed: Promise<unknown> | undefined;
 
   constructor(options: RedisStoreOptions) {
     this.#options = options;
@@ -90,8 +91,14 @@ export class RedisStore implements StateStore {
     };
     this.#redis = new Redis(options.url, common);
     this.#watch(this.#redis);
-    // The subscriber holds its SUBSCRIBE until connected (and again after each reconnect); it sends nothing else.
-    this.#subscriber = new Redis(options.url, { ...common, enableOfflineQueue: true, commandTimeout: undefined });
+    // The subscriber holds its SUBSCRIBE until connected, however many attempts that takes (a gateway may start
+    // before Redis), and ioredis subscribes again after each reconnect; it sends nothing else.
+    this.#subscriber = new Redis(options.url, {
+      ...common,
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: null,
+      commandTimeout: undefined,
+    });
     this.#subscriber.on('error', () => {});
     this.#subscriber.on('message', (channel: string, message: string) => this.#heard(channel, message));
     const observe: OperationObserver = (...args) => this.#observed(...args);
@@ -189,10 +196,10 @@ export class RedisStore implements StateStore {
    */
   async ready(timeoutMs: number): Promise<void> {
     const connect = (redis: Redis) => (redis.status === 'wait' ? redis.connect() : Promise.resolve());
-    const connected = Promise.all([
-      connect(this.#redis),
-      connect(this.#subscriber).then(() => this.#subscriber.subscribe(this.#channel)),
-    ]);
+    // Sent once, whether or not Redis answers now: it waits in the subscriber's queue until the first connection.
+    this.#subscribed ??= this.#subscriber.subscribe(this.#channel);
+    this.#subscribed.catch(() => {}); // rejected only by close()
+    const connected = Promise.all([connect(this.#redis), this.#subscribed]);
     connected.catch(() => {}); // a later failure is seen in health()
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -217,7 +224,8 @@ export class RedisStore implements StateStore {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.#redis.quit(), this.#subscriber.quit()]);
+    // The subscriber has nothing to finish, and a QUIT queued behind a SUBSCRIBE that never went out would never end.
+    await this.#redis.quit().catch(() => {});
     this.#redis.disconnect();
     this.#subscriber.disconnect();
   }

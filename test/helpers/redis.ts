@@ -1,0 +1,332 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer, Wait } from 'testcontainers';
+import { trackChild } from './children.js';
+
+/**
+ * A real Redis for the shared-state tests, in one of two forms behind one
+ * interface:
+ *
+ * - startRedisServer(): the `redis-server` binary (Debian's redis-server
+ *   package; .ci/run installs it) as a child process on 127.0.0.1 and a free
+ *   port, in a temporary directory, with no persistence, killed when the test
+ *   process exits. Always available where the tests run.
+ * - startRedisContainer(): a `redis:7` container through testcontainers, for
+ *   machines with a Docker engine (a developer's); dockerUnavailable() says
+ *   why not, so the tests that use it are skipped with a reason.
+ *
+ * Neither keeps data across restart(): a restarted Redis is an empty Redis.
+ */
+export interface RedisServer {
+  /** redis://127.0.0.1:<port> */
+  readonly url: string;
+  readonly port: number;
+  /** Shuts Redis down (SIGTERM) and waits until it is gone; restart() brings it back. */
+  stop(): Promise<void>;
+  /** Kills Redis (SIGKILL: no goodbye to its clients) and waits until it is gone; restart() brings it back. */
+  kill(): Promise<void>;
+  /** Freezes Redis: connections stay open, nothing is answered (a hung server). */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+  /** Stops Redis if it runs and starts it again on the same port; resolves once it answers PING. */
+  restart(): Promise<void>;
+  /** Stops it for good and removes what it left (its directory, its container). */
+  close(): Promise<void>;
+}
+
+/** How long Redis may take to answer PING after it was started. */
+const READY_TIMEOUT_MS = 15_000;
+/** Attempts at a free port: another process may take the one picked before redis-server binds it. */
+const PORT_ATTEMPTS = 5;
+const KEEP_OUTPUT_CHARS = 20_000;
+/** How long a SIGTERM may take before SIGKILL follows. */
+const STOP_TIMEOUT_MS = 5000;
+
+const MISSING_BINARY =
+  'redis-server is not installed, and the shared-state tests need a real Redis. ' +
+  'Install it with `apt-get install redis-server` (Debian/Ubuntu; .ci/run does this when it is missing), ' +
+  'or put a redis-server (Redis 6.2+ or Valkey) on the PATH.';
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Whether a Redis answers PING on 127.0.0.1:port within timeoutMs. */
+function answersPing(port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let reply = '';
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      reply += chunk;
+      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
+    });
+  });
+}
+
+/**
+ * Resolves once the server says it is ready and Redis answers PING on the
+ * port; rejects after timeoutMs, or as soon as `gone` says the server exited.
+ */
+async function waitForPing(
+  port: number,
+  timeoutMs: number,
+  gone: () => string | null,
+  announced: () => boolean = () => true,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const exited = gone();
+    if (exited !== null) throw new Error(exited);
+    if (announced() && (await answersPing(port, 1000))) return;
+    if (Date.now() > deadline) throw new Error(`Redis on 127.0.0.1:${port} did not answer PING within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+// ------------------------------------------------------------ redis-server as a child process
+
+const directories = new Set<string>();
+let cleanupInstalled = false;
+
+/** A temporary directory for one redis-server, removed when the test process exits (if close() did not). */
+function workDirectory(): string {
+  if (!cleanupInstalled) {
+    cleanupInstalled = true;
+    process.once('exit', () => {
+      for (const directory of directories) rmSync(directory, { recursive: true, force: true });
+    });
+  }
+  const directory = mkdtempSync(join(tmpdir(), 'paia-redis-'));
+  directories.add(directory);
+  return directory;
+}
+
+interface RunningServer {
+  child: ChildProcess;
+  exited: Promise<void>;
+  /** null while it runs; otherwise how it ended and what it said. */
+  gone(): string | null;
+}
+
+/** Starts redis-server on the port and resolves once it answers PING; rejects with its output if it exits first. */
+async function spawnRedis(port: number, directory: string): Promise<RunningServer> {
+  mkdirSync(directory, { recursive: true });
+  const args = [
+    '--bind',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    // No RDB snapshots, no append-only file: nothing survives a restart, nothing is written to disk.
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    directory,
+    '--daemonize',
+    'no',
+    // Notice level: its "Ready to accept connections" tells that this process, not another one, holds the port.
+    '--loglevel',
+    'notice',
+  ];
+  const child = spawn('redis-server', args, { cwd: directory, stdio: ['ignore', 'pipe', 'pipe'] });
+  trackChild(child);
+  let output = '';
+  const keep = (chunk: string) => {
+    output = (output + chunk).slice(-KEEP_OUTPUT_CHARS);
+  };
+  child.stdout!.setEncoding('utf8').on('data', keep);
+  child.stderr!.setEncoding('utf8').on('data', keep);
+  let ended: string | null = null;
+  const exited = new Promise<void>((resolve) => {
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      ended = error.code === 'ENOENT' ? MISSING_BINARY : `redis-server could not be started: ${error.message}`;
+      resolve();
+    });
+    child.once('exit', (code, signal) => {
+      ended ??= `redis-server on port ${port} exited (code ${code}, signal ${signal})\n--- its output:\n${output}`;
+      resolve();
+    });
+  });
+  const announced = () => output.includes('Ready to accept connections');
+  await waitForPing(port, READY_TIMEOUT_MS, () => ended, announced).catch((error: Error) => {
+    child.kill('SIGKILL');
+    throw error;
+  });
+  return { child, exited, gone: () => ended };
+}
+
+/**
+ * Starts redis-server on 127.0.0.1 and a free port (another one if that is
+ * taken meanwhile). Rejects with a message naming `apt-get install
+ * redis-server` when the binary is missing.
+ */
+export async function startRedisServer(): Promise<RedisServer> {
+  const directory = workDirectory();
+  let port = 0;
+  let current: RunningServer | undefined;
+  for (let attempt = 1; current === undefined; attempt += 1) {
+    port = await freePort();
+    try {
+      current = await spawnRedis(port, directory);
+    } catch (error) {
+      const collided = /Address already in use/i.test((error as Error).message);
+      if (!collided || attempt >= PORT_ATTEMPTS) throw error;
+    }
+  }
+
+  let server = current;
+  const signal = async (name: NodeJS.Signals) => {
+    if (server.gone() !== null) return;
+    server.child.kill('SIGCONT'); // a paused server acts on SIGTERM only once it runs again
+    server.child.kill(name);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), STOP_TIMEOUT_MS);
+    });
+    if ((await Promise.race([server.exited, late])) === 'late') {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+    clearTimeout(timer);
+  };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop: () => signal('SIGTERM'),
+    kill: () => signal('SIGKILL'),
+    pause: async () => {
+      server.child.kill('SIGSTOP');
+    },
+    resume: async () => {
+      server.child.kill('SIGCONT');
+    },
+    restart: async () => {
+      await signal('SIGTERM');
+      server = await spawnRedis(port, directory);
+    },
+    close: async () => {
+      await signal('SIGTERM');
+      rmSync(directory, { recursive: true, force: true });
+      directories.delete(directory);
+    },
+  };
+}
+
+// ------------------------------------------------------------ Redis in a container (testcontainers)
+
+/** The image of startRedisContainer(); PAIA_TEST_REDIS_IMAGE picks another (e.g. valkey/valkey:8). */
+const REDIS_IMAGE = process.env.PAIA_TEST_REDIS_IMAGE ?? 'redis:7';
+const CONTAINER_START_TIMEOUT_MS = 120_000;
+
+/** null when a container runtime (Docker, Podman ...) answers; otherwise why not, in words for the skip line. */
+async function dockerUnavailable(): Promise<string | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const slow = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve('no container runtime answered within 10 s'), 10_000);
+  });
+  try {
+    return await Promise.race([
+      getContainerRuntimeClient().then(
+        () => null,
+        (error: Error) => `no Docker engine is reachable (${error.message})`,
+      ),
+      slow,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Publishes the Redis port on the host's loopback only (testcontainers binds
+ * all interfaces), on a port picked here so that a restart keeps it.
+ */
+class LoopbackRedisContainer extends GenericContainer {
+  constructor(
+    image: string,
+    private readonly hostPort: number,
+  ) {
+    super(image);
+    this.withExposedPorts(6379)
+      .withCommand(['redis-server', '--save', '', '--appendonly', 'no'])
+      .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
+      .withStartupTimeout(CONTAINER_START_TIMEOUT_MS);
+  }
+
+  protected override async beforeContainerCreated(): Promise<void> {
+    this.hostConfig.PortBindings = { '6379/tcp': [{ HostIp: '127.0.0.1', HostPort: String(this.hostPort) }] };
+  }
+}
+
+/** Starts a Redis container (a local Docker engine) published on 127.0.0.1 and a free port. */
+async function startRedisContainer(): Promise<RedisServer> {
+  const hostPort = await freePort();
+  const container: StartedTestContainer = await new LoopbackRedisContainer(REDIS_IMAGE, hostPort).start();
+  const port = container.getMappedPort(6379);
+  const engine = await getContainerRuntimeClient();
+  const docker = engine.container.getById(container.getId());
+  const running = async () => (await docker.inspect()).State.Running;
+  const ready = () => waitForPing(port, READY_TIMEOUT_MS, () => null);
+  await ready();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop: async () => {
+      if (await running()) await docker.stop({ t: 10 });
+    },
+    kill: async () => {
+      if (await running()) await docker.kill({ signal: 'SIGKILL' });
+    },
+    pause: async () => {
+      await docker.pause();
+    },
+    resume: async () => {
+      await docker.unpause();
+    },
+    restart: async () => {
+      if ((await docker.inspect()).State.Paused) await docker.unpause();
+      // The port binding is fixed (see LoopbackRedisContainer): the container comes back on the same port.
+      await container.restart();
+      await ready();
+    },
+    close: async () => {
+      await container.stop({ remove: true, timeout: 0 });
+    },
+  };
+}
+
+/** How each kind of Redis is started, for tests that run against both; `unavailable` is the skip reason. */
+export interface RedisKind {
+  name: string;
+  start: () => Promise<RedisServer>;
+  unavailable: string | null;
+}
+
+/** The local redis-server (always) and the container (only where a Docker engine answers). */
+export async function redisKinds(): Promise<RedisKind[]> {
+  return [
+    { name: 'redis-server', start: startRedisServer, unavailable: null },
+    { name: `container ${REDIS_IMAGE}`, start: startRedisContainer, unavailable: await dockerUnavailable() },
+  ];
+}
