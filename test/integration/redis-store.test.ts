@@ -9,8 +9,10 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type ItemInvalidation, type Session, StoreUnavailable } from '../../src/state/index.js';
+import { StoreUnavailable } from '../../src/state/errors.js';
 import { RedisStore } from '../../src/state/redis/index.js';
+import type { Session } from '../../src/state/sessions.js';
+import type { ItemInvalidation } from '../../src/state/store.js';
 import { hashToken, TOKEN_LENGTH } from '../../src/state/tokens.js';
 import { type RedisServer, redisKinds } from '../helpers/redis.js';
 

@@ -276,6 +276,12 @@ describe('two gateways sharing one Redis', () => {
         // state.redis.commandTimeoutMs is 1000 by default; the rest is room for a loaded machine.
         expect(ms).toBeLessThan(1000 + HANG_MARGIN_MS);
       }
+      // Connected is not answering: /readyz notices a hung Redis too (its probe PING times out).
+      await vi.waitFor(async () => {
+        const ready = await call(a.url, 'GET', '/readyz');
+        expect(ready.status).toBe(503);
+        expect(JSON.stringify(ready.body)).toContain('does not answer');
+      }, WAIT);
     } finally {
       await redis.resume();
     }

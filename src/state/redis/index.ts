@@ -72,6 +72,9 @@ export class RedisStore implements StateStore {
   #observe: OperationObserver = () => {};
   #errors = 0;
   #lastError: string | null = null;
+  /** Whether the latest operation failed: a connected Redis that does not answer. */
+  #lastFailed = false;
+  #lastProbe = 0;
   #status: RedisStatus = 'wait';
   #subscribed: Promise<unknown> | undefined;
 
@@ -129,7 +132,11 @@ export class RedisStore implements StateStore {
   }
 
   #observed(operation: StoreOperation, seconds: number, ok: boolean): void {
-    if (!ok) this.#errors += 1;
+    if (ok) this.#lastFailed = false;
+    else {
+      this.#errors += 1;
+      this.#lastFailed = true;
+    }
     this.#observe(operation, seconds, ok);
   }
 
@@ -176,12 +183,26 @@ export class RedisStore implements StateStore {
     for (const listener of this.#listeners) listener({ item, outcomeUnknown: outcomeUnknown === true });
   }
 
+  /**
+   * Connected is not enough: a hung Redis keeps its connection. So health
+   * also reports the last operation failing, and starts a PING (at most one
+   * a second, not awaited) so that an idle gateway notices too: the probe
+   * after next sees its outcome.
+   */
   health(): StoreHealth {
     const status = this.#redis.status;
-    const problem =
-      status === 'ready'
-        ? null
-        : `the Redis state store at ${this.#where} is not connected (${status}${this.#lastError ? `: ${this.#lastError}` : ''})`;
+    if (status !== 'ready') {
+      const why = `${status}${this.#lastError ? `: ${this.#lastError}` : ''}`;
+      return { problem: `the Redis state store at ${this.#where} is not connected (${why})`, errors: this.#errors };
+    }
+    const now = Date.now();
+    if (now - this.#lastProbe >= 1000) {
+      this.#lastProbe = now;
+      this.#run('ping', () => this.#redis.ping()).catch(() => {});
+    }
+    const problem = this.#lastFailed
+      ? `the Redis state store at ${this.#where} is connected but does not answer (the last operation failed or timed out after state.redis.commandTimeoutMs)`
+      : null;
     return { problem, errors: this.#errors };
   }
 
