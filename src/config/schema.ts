@@ -532,7 +532,10 @@ const paiaSection = section({
 const authSection = section({
   /** How long an access token is valid after login. */
   tokenLifetimeSeconds: integer(1, 2_592_000, 'must be seconds between 1 and 2592000 (30 days)').default(3600),
-  /** Most sessions kept at once; beyond that the least recently used are dropped (and must log in again). */
+  /**
+   * Most sessions kept at once; beyond that the least recently used are dropped
+   * (and must log in again). Memory store only: Redis's maxmemory bounds its own.
+   */
   maxSessions: integer(1, 10_000_000, 'must be a whole number between 1 and 10000000').default(100_000),
   /** Most live sessions of one patron; a further login ends the patron's oldest session. */
   maxSessionsPerPatron: integer(1, 10_000, 'must be a whole number between 1 and 10000').default(10),
