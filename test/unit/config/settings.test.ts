@@ -43,6 +43,7 @@ const notNull = {
     patronTypeUri: 'https://lib.example.org/type/{class}',
     patronIdSecret: 'x'.repeat(40),
   },
+  daia: { maxIds: 20 },
   state: { store: 'redis', redis: { url: 'redis://127.0.0.1:6379', tlsCa: CA } },
 };
 
@@ -104,6 +105,7 @@ describe('the settings table and the schema', () => {
   it('read each variable as the kind of value the schema produces there', () => {
     const fits: Record<Setting['kind'], (value: unknown) => boolean> = {
       integer: (value) => Number.isInteger(value),
+      number: (value) => typeof value === 'number' && Number.isFinite(value),
       boolean: (value) => typeof value === 'boolean',
       string: (value) => typeof value === 'string',
       enum: (value) => typeof value === 'string',
