@@ -172,6 +172,8 @@ describe('/metrics', () => {
       reason: /^(locked|busy)$/,
       kind: /^(stale-sequence|unsolicited-frame|unreadable-response|resend-requested)$/,
       le: /^(\d+(\.\d+)?|\+Inf)$/,
+      // State store operations (per-token and DAIA limits count in the store).
+      operation: /^(limit|session-get|session-create|session-delete|fact-set|fact-get|invalidate|ping)$/,
     };
     const ours = metrics.samples.filter((sample) => sample.name.startsWith('paia_'));
     expect(ours.length).toBeGreaterThan(20);
