@@ -28,6 +28,7 @@ describe('addressKey', () => {
     expect(addressKey(undefined)).toBe('unknown');
     expect(addressKey('  ')).toBe('unknown');
     expect(addressKey('proxy.example.org')).toBe('proxy.example.org');
+    expect(addressKey('x'.repeat(5000))).toBe('x'.repeat(100));
   });
 });
 
