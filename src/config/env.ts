@@ -36,6 +36,7 @@ function readEnvValue(setting: Setting, text: string): unknown {
   if (setting.nullable && (lower === '' || lower === 'null' || lower === '~')) return null;
   switch (setting.kind) {
     case 'integer':
+    case 'number':
       return /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/.test(trimmed) ? Number(trimmed) : text;
     case 'boolean':
       return TRUE_WORDS.includes(lower) ? true : FALSE_WORDS.includes(lower) ? false : text;

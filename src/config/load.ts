@@ -335,7 +335,7 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
     throw new ConfigError(file, [
       {
         path: file,
-        message: `must be a mapping of sections (http, sip2, paia, auth, state, cache, metrics, log, demo), ${show(parsed)}`,
+        message: `must be a mapping of sections (http, sip2, paia, daia, auth, state, cache, metrics, log, demo), ${show(parsed)}`,
       },
     ]);
   }
@@ -370,7 +370,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
 
 /** A short, secret-free summary for the start-up log line and `check-config`. */
 export function describeConfig(config: Config): Record<string, unknown> {
-  const { http, sip2, paia, auth, cache, metrics, log, demo } = config;
+  const { http, sip2, paia, daia, auth, cache, metrics, log, demo } = config;
   const embedded = sip2.host === null;
   const dialectName = embedded ? demo.dialect : sip2.dialect;
   let charset: string | null = sip2.charset;
@@ -405,6 +405,12 @@ export function describeConfig(config: Config): Record<string, unknown> {
       timeoutsMs: { connect: sip2.timeouts.connectMs, response: sip2.timeouts.responseMs },
     },
     paia: { patronId: paia.patronId, itemUri: paia.itemUri, editionUri: paia.editionUri },
+    daia: {
+      maxIds: daia.maxIds ?? paia.maxDocs,
+      idsPerMinutePerAddress: daia.idsPerMinutePerAddress,
+      exemptClients: daia.exemptClients.length === 0 ? 'none' : daia.exemptClients,
+      poolShare: daia.poolShare,
+    },
     auth: {
       tokenLifetimeSeconds: auth.tokenLifetimeSeconds,
       maxSessions: auth.maxSessions,

@@ -529,6 +529,44 @@ const paiaSection = section({
   { when: () => true },
 );
 
+/** Default of daia.idsPerMinutePerAddress: a few result pages a minute for a person, a small share of what the ILS answers. */
+const DEFAULT_DAIA_IDS_PER_MINUTE = 1200;
+/** Default of daia.poolShare: DAIA may hold half of the SIP2 connections, the other half stays free for patrons. */
+const DEFAULT_DAIA_POOL_SHARE = 0.5;
+
+const daiaSection = section({
+  /** Most document ids answered per DAIA request; the rest goes into a Link rel="next" URL. null: paia.maxDocs. */
+  maxIds: integer(1, 1000, 'must be a whole number between 1 and 1000, or null for paia.maxDocs')
+    .nullable()
+    .default(null),
+  /**
+   * Document ids one client address may ask for per minute, its requests
+   * together (one request with 50 ids counts 50); beyond it 429 with
+   * Retry-After. Counted in the state store (shared by every instance with
+   * Redis); behind http.trustedProxy per last X-Forwarded-For hop, IPv6 per /64.
+   */
+  idsPerMinutePerAddress: integer(1, 10_000_000, 'must be a whole number between 1 and 10000000').default(
+    DEFAULT_DAIA_IDS_PER_MINUTE,
+  ),
+  /**
+   * Clients not held to idsPerMinutePerAddress: IP addresses and CIDR blocks,
+   * e.g. a discovery system that asks on behalf of all its users from one
+   * address. They still get only DAIA's share of the pool. [] = none. In the
+   * environment: comma-separated.
+   */
+  exemptClients: clientList().default([]),
+  /**
+   * Fraction of the SIP2 connections (sip2.pool.max, or fewer when the ILS
+   * serves fewer) DAIA's requests may hold at once, at least one: the rest
+   * stays free for patrons. 1: DAIA may take them all.
+   */
+  poolShare: z
+    .number(must('must be a fraction between 0 and 1, e.g. 0.5 for half of sip2.pool.max'))
+    .gt(0, must('must be a fraction between 0 and 1, e.g. 0.5 for half of sip2.pool.max'))
+    .max(1, must('must be a fraction between 0 and 1, e.g. 0.5 for half of sip2.pool.max'))
+    .default(DEFAULT_DAIA_POOL_SHARE),
+});
+
 const authSection = section({
   /** How long an access token is valid after login. */
   tokenLifetimeSeconds: integer(1, 2_592_000, 'must be seconds between 1 and 2592000 (30 days)').default(3600),
@@ -720,6 +758,8 @@ export const configSchema = z.strictObject(
     sip2: sip2Section,
     /** PAIA identifiers and limits. */
     paia: paiaSection,
+    /** Anonymous availability (DAIA): its limits per client and its share of the SIP2 pool. */
+    daia: daiaSection,
     /** Access tokens and sessions. */
     auth: authSection,
     /** Where sessions, lockouts and limits live (memory or Redis). */
@@ -733,7 +773,7 @@ export const configSchema = z.strictObject(
     /** The embedded SIP2 simulator, used only while sip2.host is null. */
     demo: demoSection,
   },
-  must('must be a mapping of sections (http, sip2, paia, auth, state, cache, metrics, log, demo)'),
+  must('must be a mapping of sections (http, sip2, paia, daia, auth, state, cache, metrics, log, demo)'),
 );
 
 /**

@@ -13,6 +13,8 @@
 type SettingKind =
   /** A number ("1.5" too, so that the schema says it must be whole). */
   | 'integer'
+  /** A number that may have a fraction ("0.5"). */
+  | 'number'
   /** true/false, yes/no, 1/0, on/off, in any case. */
   | 'boolean'
   /** Trimmed; a secret is taken exactly as given. */
@@ -107,6 +109,11 @@ const SETTINGS: readonly Setting[] = [
   setting('paia.patronId', 'PAIA_PAIA_PATRON_ID', 'enum'),
   setting('paia.patronIdSecret', 'PAIA_PAIA_PATRON_ID_SECRET', 'string', 'nullable', 'secret'),
   setting('paia.maxDocs', 'PAIA_PAIA_MAX_DOCS', 'integer'),
+
+  setting('daia.maxIds', 'PAIA_DAIA_MAX_IDS', 'integer', 'nullable'),
+  setting('daia.idsPerMinutePerAddress', 'PAIA_DAIA_IDS_PER_MINUTE_PER_ADDRESS', 'integer'),
+  setting('daia.exemptClients', 'PAIA_DAIA_EXEMPT_CLIENTS', 'list'),
+  setting('daia.poolShare', 'PAIA_DAIA_POOL_SHARE', 'number'),
 
   setting('auth.tokenLifetimeSeconds', 'PAIA_AUTH_TOKEN_LIFETIME_SECONDS', 'integer'),
   setting('auth.maxSessions', 'PAIA_AUTH_MAX_SESSIONS', 'integer'),

@@ -7,6 +7,7 @@ import { PatronIds } from '../auth/patron-ids.js';
 import { TokenRateLimit } from '../auth/token-rate-limit.js';
 import type { Config } from '../config/index.js';
 import { createApp, lastForwardedHop, socketAddressOf } from '../http/app.js';
+import { DaiaAddressLimit } from '../http/daia-limit.js';
 import type { ReadinessState } from '../http/routes/health.js';
 import type { Logger } from '../log.js';
 import { GatewayMetrics } from '../metrics/gateway.js';
@@ -72,7 +73,12 @@ export async function buildComponents(config: Config, logger: Logger): Promise<C
   });
   store.onInvalidation(({ item, outcomeUnknown }) => itemCache?.invalidate(item, { outcomeUnknown, fromPeer: true }));
   const backend = sip2.backend(pool, { itemCache, logger: logger.child({ component: 'backend' }) });
+  // Anonymous DAIA: its share of the pool is the DAIA service's (sip2.ts); its ids per address are counted in the store.
   const daia = sip2.daia(pool, itemCache);
+  const daiaLimit = new DaiaAddressLimit(store, {
+    idsPerMinute: config.daia.idsPerMinutePerAddress,
+    exempt: config.daia.exemptClients,
+  });
 
   const { auth } = config;
   const sessions = store.sessions;
@@ -135,7 +141,7 @@ export async function buildComponents(config: Config, logger: Logger): Promise<C
     maxUrlBytes: config.http.maxUrlBytes,
     requestTimeoutMs: config.http.requestTimeoutMs,
     logger: logger.child({ component: 'http' }),
-    daia: { service: daia },
+    daia: { service: daia, maxIds: config.daia.maxIds ?? config.paia.maxDocs, limit: daiaLimit },
     corsOrigins: config.http.corsOrigins,
     // HSTS only where the gateway really is reached over HTTPS.
     hsts: config.http.tls !== null || config.http.trustedProxy,

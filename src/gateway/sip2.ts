@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type tls from 'node:tls';
 import { DaiaService } from '../backend/daia/service.js';
 import { ItemInfoCache } from '../backend/item-cache.js';
+import { PoolShare, shareOf } from '../backend/pool-share.js';
 import { acsSupportsHoldsOf, Sip2Backend } from '../backend/sip2-backend.js';
 import { compileUriTemplates, type UriTemplatesConfig } from '../backend/uris.js';
 import type { Config } from '../config/index.js';
@@ -86,7 +87,7 @@ export interface Sip2Setup {
     pool: Sip2Pool,
     options?: { acsStatus?: () => AcsStatus | null; logger?: Logger; itemCache?: ItemInfoCache | null },
   ): Sip2Backend;
-  /** DAIA over a pool. */
+  /** DAIA over a pool, holding at most daia.poolShare of its connections at once. */
   daia(pool: Sip2Pool, itemCache: ItemInfoCache | null): DaiaService;
   /** The item-information cache of cache.items; null when it is switched off. */
   /** The item cache, when enabled; `onInvalidate` tells other instances of each item this one drops. */
@@ -197,7 +198,16 @@ export function sip2Setup(config: Config): Sip2Setup {
         uris: compileUriTemplates(uris),
         institution: sip2.institution,
         itemCache,
-        maxParallel: sip2.pool.max,
+        // DAIA's requests wait for their share as requests wait for a connection, with the pool's bounds.
+        share: new PoolShare({
+          name: 'DAIA',
+          share: config.daia.poolShare,
+          connections: () => Math.min(sip2.pool.max, pool.stats().sessionLimit ?? sip2.pool.max),
+          maxWaiting: sip2.pool.maxWaiting,
+          waitTimeoutMs: sip2.pool.acquireTimeoutMs,
+        }),
+        // More 17s of one request than its share can run would only queue, ahead of other DAIA requests.
+        maxParallel: shareOf(sip2.pool.max, config.daia.poolShare),
       }),
     itemCache: (onInvalidate) => {
       const { items } = config.cache;

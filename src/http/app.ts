@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import type { HttpMetrics } from '../metrics/gateway.js';
 import { routeTable } from '../metrics/routes.js';
 import type { SessionStore } from '../state/sessions.js';
+import type { DaiaAddressLimit } from './daia-limit.js';
 import { APP_DEFAULTS } from './defaults.js';
 import { notFound, translateError, uriTooLong } from './errors.js';
 import { accessLog } from './middleware/access-log/index.js';
@@ -67,8 +68,9 @@ export interface AppOptions {
   /**
    * DAIA availability at {basePath}/daia; not served when left out.
    * maxIds: most request identifiers per request (default maxDocs).
+   * limit: ids per client address per minute (429 beyond); default none.
    */
-  daia?: { service: DaiaService; maxIds?: number };
+  daia?: { service: DaiaService; maxIds?: number; limit?: DaiaAddressLimit };
   /**
    * Origins whose scripts may read responses (CORS): ["*"] (the default, any
    * origin) or exact origins such as "https://opac.lib.example.org"; other
@@ -191,7 +193,16 @@ export function createApp(options: AppOptions): Hono {
     ...(rateLimit ? { rateLimit } : {}),
   });
 
-  if (options.daia) mountDaia(app, { service: options.daia.service, path: daiaPath, publicUrl: daiaPublicUrl, maxIds });
+  if (options.daia) {
+    mountDaia(app, {
+      service: options.daia.service,
+      path: daiaPath,
+      publicUrl: daiaPublicUrl,
+      maxIds,
+      ...(options.daia.limit ? { limit: options.daia.limit } : {}),
+      clientAddress: options.clientAddress ?? socketAddress,
+    });
+  }
 
   const unknownUrl = () => notFound('unknown URL: no PAIA method here');
   app.all('*', () => {

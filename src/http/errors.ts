@@ -103,6 +103,19 @@ export function tooManyRequests(limit: number, retryAfterSeconds: number): PaiaE
   );
 }
 
+/**
+ * 429 service_unavailable for anonymous DAIA: this client address asked for
+ * its ids of this minute. The same shape as tooManyRequests.
+ */
+export function tooManyIds(limit: number, retryAfterSeconds: number): PaiaError {
+  return new PaiaError(
+    'service_unavailable',
+    429,
+    `too many document ids from this client address: at most ${limit} per minute are answered; try again in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}`,
+    { headers: { 'Retry-After': String(retryAfterSeconds) } },
+  );
+}
+
 /** 503 service_unavailable with Retry-After. */
 export function unavailable(description: string, retryAfterSeconds: number): PaiaError {
   return new PaiaError('service_unavailable', 503, description, {

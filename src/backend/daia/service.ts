@@ -7,6 +7,7 @@ import {
 import { inBackendTerms } from '../errors.js';
 import { type ItemInfoCache, type ItemLookup, itemLookup } from '../item-cache.js';
 import { DEFAULT_MAX_PARALLEL, limiter } from '../parallel.js';
+import type { PoolShare } from '../pool-share.js';
 import type { UriTemplates } from '../uris.js';
 import { type DaiaMappingContext, daiaDocument } from './mapping.js';
 import type { DaiaDocument, DaiaResponse } from './types.js';
@@ -26,8 +27,14 @@ export interface DaiaServiceOptions {
   institution: string;
   /** Item information answers to reuse (shared with the PAIA backend). */
   itemCache?: ItemInfoCache | null;
-  /** At most this many 17s of one request in the pool at once (default 32; the gateway uses sip2.pool.max). */
+  /** At most this many 17s of one request in the pool at once (default 32; the gateway uses DAIA's share of the pool). */
   maxParallel?: number;
+  /**
+   * DAIA's share of the pool (daia.poolShare): every 17 of every request goes
+   * through it, so patrons' calls keep the rest of the connections. Without
+   * it, DAIA may use the whole pool.
+   */
+  share?: PoolShare | null;
   /** Clock for `timestamp` (tests). */
   now?: () => Date;
 }
@@ -47,7 +54,8 @@ export function splitQueryId(queryId: string): string[] {
 
 /**
  * DAIA availability over SIP2 item information: one 17 per distinct item,
- * in parallel through the pool, at most maxParallel of them at once.
+ * in parallel through the pool, at most maxParallel of them at once per
+ * request and, with a share, at most the share's of all requests together.
  */
 export class DaiaService {
   private readonly options: DaiaServiceOptions;
@@ -56,7 +64,12 @@ export class DaiaService {
 
   constructor(options: DaiaServiceOptions) {
     this.options = options;
-    this.itemInformation = itemLookup(options.send, options.messages, options.itemCache);
+    const { share } = options;
+    // With a share, the share answers a caller that gives up; the 17 it let through runs to its end holding it.
+    const send: ItemInformationSend = share
+      ? (message, callOptions) => share.run(() => options.send(message), callOptions?.signal)
+      : options.send;
+    this.itemInformation = itemLookup(send, options.messages, options.itemCache);
     this.ctx = { dialect: options.dialect, uris: options.uris, institution: options.institution };
   }
 

@@ -1,6 +1,7 @@
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { type DaiaService, splitQueryId } from '../../backend/daia/service.js';
-import { methodNotAllowed, notImplemented, unprocessable } from '../errors.js';
+import type { DaiaAddressLimit } from '../daia-limit.js';
+import { methodNotAllowed, notImplemented, tooManyIds, unprocessable } from '../errors.js';
 import { readUntil } from '../guard.js';
 import { respond } from '../respond.js';
 import { ALLOWED_REQUEST_HEADERS } from './mount.js';
@@ -13,6 +14,10 @@ export interface DaiaRouteOptions {
   publicUrl: URL | null;
   /** Most request identifiers answered per request; the rest goes into a Link rel="next" URL. */
   maxIds: number;
+  /** Ids per client address per minute (429 beyond); none when left out. */
+  limit?: DaiaAddressLimit;
+  /** The client's address the limit counts (behind a trusted proxy, its X-Forwarded-For hop). */
+  clientAddress: (c: Context) => string | undefined;
 }
 
 const ALLOW = ['GET', 'HEAD', 'OPTIONS'];
@@ -23,7 +28,9 @@ const ALLOW = ['GET', 'HEAD', 'OPTIONS'];
  * paia-format, rendering by respond(), errors by the app's onError.
  */
 export function mountDaia(app: Hono, options: DaiaRouteOptions): void {
-  const { service, path, publicUrl, maxIds } = options;
+  const { service, path, publicUrl, limit, clientAddress } = options;
+  // A request never asks for more than a minute's ids: it would be refused in any window.
+  const maxIds = Math.min(options.maxIds, limit?.idsPerMinute ?? Number.POSITIVE_INFINITY);
 
   app.get(path, async (c) => {
     const query = c.get('url').searchParams;
@@ -47,8 +54,13 @@ export function mountDaia(app: Hono, options: DaiaRouteOptions): void {
       next.searchParams.set('id', ids.slice(maxIds).join('|'));
       headers.Link = `<${next.href}>; rel="next"`;
     }
+    const asked = ids.slice(0, maxIds);
+    if (limit) {
+      const verdict = await limit.take(clientAddress(c), asked.length);
+      if (!verdict.allowed) throw tooManyIds(limit.idsPerMinute, verdict.retryAfterSeconds);
+    }
     const signal = c.get('callSignal');
-    const body = await readUntil(signal, 'daia', () => service.availability(ids.slice(0, maxIds), { signal }));
+    const body = await readUntil(signal, 'daia', () => service.availability(asked, { signal }));
     return respond(c, 200, body, headers);
   });
 

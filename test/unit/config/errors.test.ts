@@ -102,6 +102,17 @@ describe('values from the file', () => {
     ['paia:\n  patronTypeUri: "type {class}"', 'paia.patronTypeUri', 'must not contain spaces'],
     ['paia:\n  patronId: hashed', 'paia.patronId', 'must be "barcode" or "opaque" (got "hashed"'],
     ['paia:\n  maxDocs: 0', 'paia.maxDocs', 'must be a whole number between 1 and 1000'],
+    ['daia:\n  maxIds: 0', 'daia.maxIds', 'must be a whole number between 1 and 1000, or null for paia.maxDocs'],
+    ['daia:\n  idsPerMinutePerAddress: 0', 'daia.idsPerMinutePerAddress', 'must be a whole number between 1 and'],
+    ['daia:\n  idsPerMinutePerAddress: 2.5', 'daia.idsPerMinutePerAddress', 'must be a whole number between 1 and'],
+    ['daia:\n  exemptClients: ["10.0.0.0/33"]', 'daia.exemptClients', 'has "10.0.0.0/33", which has a prefix length'],
+    [
+      'daia:\n  poolShare: 0',
+      'daia.poolShare',
+      'must be a fraction between 0 and 1, e.g. 0.5 for half of sip2.pool.max',
+    ],
+    ['daia:\n  poolShare: 1.5', 'daia.poolShare', 'must be a fraction between 0 and 1'],
+    ['daia:\n  poolShare: half', 'daia.poolShare', 'for half of sip2.pool.max (got "half"'],
     [
       'auth:\n  tokenLifetimeSeconds: 0',
       'auth.tokenLifetimeSeconds',
@@ -262,7 +273,7 @@ describe('files', () => {
     );
     expect(problemLines(yaml('http:\n  port: 1\n  port: 2\n'))[0]).toContain('not valid YAML');
     expect(problemLines(yaml('- http\n- sip2\n'))[0]).toContain(
-      'must be a mapping of sections (http, sip2, paia, auth, state, cache, metrics, log, demo), got a list',
+      'must be a mapping of sections (http, sip2, paia, daia, auth, state, cache, metrics, log, demo), got a list',
     );
   });
 });
@@ -273,7 +284,7 @@ describe('unknown keys', () => {
     expect(problemLines(options)).toEqual([
       `sip2.pool.maxWaitng: is not a known setting; did you mean maxWaiting? (the settings in sip2.pool are min, max, acquireTimeoutMs, maxWaiting, keepaliveSeconds, maxLifetimeSeconds; keys are camelCase) (at ${options.file}:5)`,
       `sip2.pool.max_lifetime_seconds: is not a known setting; did you mean maxLifetimeSeconds? (the settings in sip2.pool are min, max, acquireTimeoutMs, maxWaiting, keepaliveSeconds, maxLifetimeSeconds; keys are camelCase) (at ${options.file}:6)`,
-      `sip: is not a known section; did you mean sip2? (the sections are http, sip2, paia, auth, state, cache, metrics, log, demo; keys are camelCase) (at ${options.file}:1)`,
+      `sip: is not a known section; did you mean sip2? (the sections are http, sip2, paia, daia, auth, state, cache, metrics, log, demo; keys are camelCase) (at ${options.file}:1)`,
     ]);
   });
 

@@ -80,6 +80,7 @@ describe('defaults', () => {
       store: 'memory',
       redis: { url: null, tlsCa: null, keyPrefix: 'paia-sip2:', connectTimeoutMs: 5000, commandTimeoutMs: 1000 },
     });
+    expect(config.daia).toEqual({ maxIds: null, idsPerMinutePerAddress: 1200, exemptClients: [], poolShare: 0.5 });
     expect(config.log.level).toBe('info');
     expect(config.demo).toEqual({ dialect: 'generic', charset: 'utf-8', sip2Port: 0 });
   });
@@ -188,6 +189,7 @@ describe('environment overrides', () => {
       ...['itemUri', 'editionUri', 'storageUri', 'patronTypeUri', 'patronId', 'patronIdSecret', 'maxDocs'].map(
         (key) => `paia.${key}`,
       ),
+      ...['maxIds', 'idsPerMinutePerAddress', 'exemptClients', 'poolShare'].map((key) => `daia.${key}`),
       ...[
         'tokenLifetimeSeconds',
         'maxSessions',
@@ -251,6 +253,27 @@ describe('environment overrides', () => {
     expect(config.http.port).toBe(9090);
     expect(config.sip2.pool.max).toBe(8);
     expect(config.demo.sip2Port).toBe(6001);
+  });
+
+  it('parse fractions and the DAIA settings', () => {
+    const config = loadConfig({
+      env: {
+        PAIA_DAIA_POOL_SHARE: ' 0.25 ',
+        PAIA_DAIA_MAX_IDS: '20',
+        PAIA_DAIA_IDS_PER_MINUTE_PER_ADDRESS: '300',
+        PAIA_DAIA_EXEMPT_CLIENTS: '192.0.2.10, 2001:db8::/48',
+      },
+    });
+    expect(config.daia).toEqual({
+      maxIds: 20,
+      idsPerMinutePerAddress: 300,
+      exemptClients: ['192.0.2.10', '2001:db8::/48'],
+      poolShare: 0.25,
+    });
+    expect(loadConfig({ env: { PAIA_DAIA_MAX_IDS: 'null' } }).daia.maxIds).toBeNull();
+    expect(() => loadConfig({ env: { PAIA_DAIA_POOL_SHARE: '50%' } })).toThrow(
+      /daia\.poolShare.*must be a fraction between 0 and 1.*PAIA_DAIA_POOL_SHARE/s,
+    );
   });
 
   it.each([

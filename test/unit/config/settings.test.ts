@@ -44,6 +44,7 @@ const notNull = {
     patronIdSecret: 'x'.repeat(40),
   },
   auth: { allowedClientLimits: { freeFailuresPerAddress: 100, loginsPerSecond: 50 } },
+  daia: { maxIds: 20 },
   state: { store: 'redis', redis: { url: 'redis://127.0.0.1:6379', tlsCa: CA } },
 };
 
@@ -105,6 +106,7 @@ describe('the settings table and the schema', () => {
   it('read each variable as the kind of value the schema produces there', () => {
     const fits: Record<Setting['kind'], (value: unknown) => boolean> = {
       integer: (value) => Number.isInteger(value),
+      number: (value) => typeof value === 'number' && Number.isFinite(value),
       boolean: (value) => typeof value === 'boolean',
       string: (value) => typeof value === 'string',
       enum: (value) => typeof value === 'string',

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { availabilityOf, daiaDocument, daiaItem } from '../../../../src/backend/daia/mapping.js';
 import { DaiaService, splitQueryId } from '../../../../src/backend/daia/service.js';
+import { ItemInfoCache } from '../../../../src/backend/item-cache.js';
+import { PoolShare } from '../../../../src/backend/pool-share.js';
 import { compileUriTemplates } from '../../../../src/backend/uris.js';
 import { sip2DateFrom } from '../../../../src/sip2/date.js';
 import { loadDialect } from '../../../../src/sip2/dialect.js';
@@ -206,6 +208,52 @@ describe('DaiaService', () => {
     expect(sent).toEqual(['caf\u00e9\u4e00']);
     expect(response.document.every((d) => d.item === undefined)).toBe(true);
     expect(daiaSchemaErrors(response)).toEqual([]);
+  });
+
+  it("sends every 17 of all requests together through the share: never more than the share's at once", async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const signals: Array<AbortSignal | undefined> = [];
+    const poolShare = new PoolShare({
+      name: 'DAIA',
+      share: 0.5,
+      connections: () => 6,
+      maxWaiting: 100,
+      waitTimeoutMs: 5000,
+    });
+    const svc = new DaiaService({
+      send: async (message: ItemInformation, options) => {
+        signals.push(options?.signal);
+        inFlight += 1;
+        peak = Math.max(peak, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        inFlight -= 1;
+        return info({ itemIdentifier: message.itemIdentifier });
+      },
+      messages: new Sip2Messages({ institutionId: 'DEMO' }),
+      dialect: ctx.dialect,
+      uris,
+      institution: 'DEMO',
+      // The cache sits in front of the share: a hit costs no share, a miss goes through it.
+      itemCache: new ItemInfoCache({ ttlMs: 60_000, maxEntries: 100 }),
+      share: poolShare,
+      maxParallel: 3,
+    });
+    const ids = (prefix: string) => Array.from({ length: 12 }, (_, i) => `${prefix}-${i}`);
+    const caller = new AbortController();
+    const responses = await Promise.all([
+      svc.availability(ids('a'), { signal: caller.signal }),
+      svc.availability(ids('b')),
+      svc.availability(ids('c')),
+    ]);
+    expect(responses.map((response) => response.document.length)).toEqual([12, 12, 12]);
+    expect(signals).toHaveLength(36);
+    expect(peak).toBe(3);
+    // The pool is not handed the caller's signal: a 17 let through runs to its end, holding the share.
+    expect(signals.every((signal) => signal === undefined)).toBe(true);
+    expect(poolShare.stats()).toMatchObject({ running: 0, waiting: 0, refused: 0 });
+    await svc.availability(ids('a'));
+    expect(signals).toHaveLength(36);
   });
 
   it('a backend failure fails the whole request', async () => {
