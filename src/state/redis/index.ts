@@ -67,6 +67,8 @@ export class RedisStore implements StateStore {
   #errors = 0;
   #lastError: string | null = null;
   #status: RedisStatus = 'wait';
+  /** close() was called: the connection ending is no loss to report. */
+  #closing = false;
 
   constructor(options: RedisStoreOptions) {
     this.#options = options;
@@ -105,7 +107,7 @@ export class RedisStore implements StateStore {
       const was = this.#status;
       this.#status = status;
       if (status === 'ready') log?.info({ store: this.#where, was }, 'state store connected');
-      else if (was === 'ready') {
+      else if (was === 'ready' && !this.#closing) {
         log?.warn({ store: this.#where, status, error: this.#lastError }, 'state store connection lost; reconnecting');
       }
     };
@@ -211,6 +213,7 @@ export class RedisStore implements StateStore {
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     await Promise.allSettled([this.#redis.quit(), this.#subscriber.quit()]);
     this.#redis.disconnect();
     this.#subscriber.disconnect();
