@@ -3,24 +3,28 @@
  * hands it to the gateway (serve), describes it (check-config) or checks the
  * ILS as the gateway would use it (doctor).
  *
- *   paia-sip2 [serve] [--config FILE]     run the gateway
+ *   paia-sip2 [serve] [--config FILE] [--workers N]  run the gateway (N worker processes)
  *   paia-sip2 check-config [--config FILE] validate the configuration and exit
  *   paia-sip2 doctor [--config FILE] [--patron NAME] [--quick]  check the ILS connection
  *
  * With no `sip2.host` configured, `serve` embeds the SIP2 simulator with the
- * demo library, so `npm start` works on a fresh clone.
+ * demo library, so `npm start` works on a fresh clone. With `--workers N`
+ * (http.workers) above 1 this process is the primary of N workers, which
+ * node:cluster starts by running this same file again: those go straight to
+ * serveWorker() and take their configuration from the primary.
  *
  * Exit codes: 0 done (serve: stopped cleanly); 1 the gateway could not start
  * or did not drain within http.shutdownTimeoutMs (serve), a check failed
  * (doctor); 2 a usage or configuration problem; 128 + the signal's number
  * when a second signal cut the drain short (serve.ts).
  */
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, describeConfig, loadConfigWithWarnings } from '../config/index.js';
 import { sip2Setup } from '../gateway/index.js';
-import { serve } from './serve.js';
+import { serve, serveWorker } from './serve.js';
 
-const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--patron NAME] [--quick]
+const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--workers N] [--patron NAME] [--quick]
 
   serve          run the gateway (default)
   check-config   validate the configuration, print a summary and exit
@@ -33,6 +37,8 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--p
                  default) to see whether the ILS closes idle sessions first
 
   --config FILE  configuration file (default: config/default.yaml)
+  --workers N    serve: N worker processes on the one port (http.workers; more
+                 than 1 needs state.store redis)
   --patron NAME  test patron for doctor
   --quick        doctor: skip the idle-session wait
   -h, --help     this text
@@ -41,6 +47,7 @@ Every setting can be overridden by an environment variable named after its
 path: sip2.host -> PAIA_SIP2_HOST, http.port -> PAIA_HTTP_PORT (PORT works too).`;
 
 async function main(argv: string[]): Promise<number> {
+  if (cluster.isWorker) return serveWorker();
   let parsed;
   try {
     parsed = parseArgs({
@@ -48,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
       allowPositionals: true,
       options: {
         config: { type: 'string' },
+        workers: { type: 'string' },
         patron: { type: 'string' },
         quick: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -70,7 +78,12 @@ async function main(argv: string[]): Promise<number> {
   let config: Config;
   let warnings: string[];
   try {
-    ({ config, warnings } = loadConfigWithWarnings({ file: parsed.values.config, env: process.env }));
+    const { workers } = parsed.values;
+    ({ config, warnings } = loadConfigWithWarnings({
+      file: parsed.values.config,
+      env: process.env,
+      flags: workers === undefined ? [] : [{ path: 'http.workers', flag: '--workers', text: workers }],
+    }));
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

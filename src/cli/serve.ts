@@ -1,24 +1,29 @@
 import { constants as osConstants } from 'node:os';
 import type { Config } from '../config/index.js';
-import { gatewayLogger, type RunningGateway, startGateway } from '../gateway/index.js';
+import type { WorkerCommand } from '../gateway/cluster/messages.js';
+import { startWorkers } from '../gateway/cluster/primary.js';
+import { startWorker } from '../gateway/cluster/worker.js';
+import { gatewayLogger, type Serving, startGateway } from '../gateway/index.js';
 import type { Logger } from '../log.js';
 
 /**
  * `paia-sip2 serve`: starts the gateway, prints where it listens (and, in
  * demo mode, how to log in), and stops it on a signal. Resolves with the
- * process's exit code.
+ * process's exit code. With http.workers above 1 this process is the
+ * primary of that many worker processes (src/gateway/cluster/primary.ts),
+ * and serveWorker() is what each worker runs.
  */
 export async function serve(config: Config): Promise<number> {
   const logger = gatewayLogger(config);
-  let gateway;
+  let gateway: Serving;
   try {
-    gateway = await startGateway(config, logger);
+    gateway = config.http.workers > 1 ? await startWorkers(config, logger) : await startGateway(config, logger);
   } catch (error) {
     process.stderr.write(`paia-sip2 could not start: ${(error as Error).message}\n`);
     return 1;
   }
   // Signal handlers first: whoever waits for the listening line may signal right after reading it.
-  const exitCode = untilSignal(gateway, logger);
+  const { exitCode } = untilSignal(gateway, logger);
   process.stdout.write(`paia-sip2 listening on ${gateway.url}\n`);
   if (gateway.demo) {
     process.stdout.write(
@@ -28,6 +33,25 @@ export async function serve(config: Config): Promise<number> {
     );
   }
   return exitCode;
+}
+
+/**
+ * One worker of `serve --workers N`: its gateway under the same signals as a
+ * single process, and under the primary's commands. It prints nothing on
+ * stdout but its log: the primary prints the listening line once every
+ * worker listens.
+ */
+export async function serveWorker(): Promise<number> {
+  let worker;
+  try {
+    worker = await startWorker();
+  } catch (error) {
+    process.stderr.write(`paia-sip2 worker could not start: ${(error as Error).message}\n`);
+    return 1;
+  }
+  const shutdown = untilSignal(worker.gateway, worker.logger);
+  worker.announce(shutdown.command);
+  return shutdown.exitCode;
 }
 
 /**
@@ -44,49 +68,81 @@ export async function serve(config: Config): Promise<number> {
  *
  * SIGHUP re-reads http.tls.cert and http.tls.key for new connections (a
  * failure is logged and the old certificate kept); it does not stop the gateway.
+ *
+ * The primary of several workers passes each of these on to every worker
+ * and exits as they did: 0 when all drained, 1 when one had to drop work.
+ * A worker also takes the primary's commands (`command`): "stop" drains as
+ * a first signal does but is no signal itself, because the signal that made
+ * the primary send it often reached the worker too (Ctrl-C reaches the
+ * whole process group, systemd signals every process of the service); only
+ * a second signal of its own, or "force", cuts the worker's drain short.
  */
-function untilSignal(gateway: RunningGateway, logger: Logger): Promise<number> {
+function untilSignal(
+  gateway: Serving,
+  logger: Logger,
+): { exitCode: Promise<number>; command(command: WorkerCommand): void } {
   const { shutdownTimeoutMs } = gateway;
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        const code = 128 + (osConstants.signals[signal] ?? 0);
-        logger.warn({ signal, exitCode: code }, 'shutdown: second signal; exiting now');
-        gateway.forceStop(`second signal (${signal})`);
-        resolve(code);
-        return;
-      }
-      stopping = true;
-      logger.info(
-        { signal, timeoutMs: shutdownTimeoutMs },
-        'shutdown: signal received; draining (a second signal exits at once)',
-      );
-      gateway.stop(shutdownTimeoutMs).then(
-        (outcome) => {
-          if (outcome === 'graceful') {
-            logger.info({ exitCode: 0 }, 'shutdown: complete');
-            resolve(0);
-          } else {
-            logger.error(
-              { exitCode: 1, timeoutMs: shutdownTimeoutMs },
-              'shutdown: not done within http.shutdownTimeoutMs; exiting anyway',
-            );
-            resolve(1);
-          }
-        },
-        (error: unknown) => {
-          logger.error({ err: error, exitCode: 1 }, 'shutdown failed');
-          gateway.forceStop('shutdown failed');
-          resolve(1);
-        },
-      );
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-    // SIGHUP: reload the HTTPS certificate and key (after a renewal) without dropping connections.
-    process.on('SIGHUP', () => {
-      if (!stopping) gateway.reloadTls();
-    });
+  let exit: (code: number) => void = () => {};
+  const exitCode = new Promise<number>((resolve) => {
+    exit = resolve;
   });
+  let stopping = false;
+  let signals = 0;
+
+  const drain = (why: string, signal?: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, timeoutMs: shutdownTimeoutMs }, `shutdown: ${why}; draining (a second signal exits at once)`);
+    gateway.stop(shutdownTimeoutMs).then(
+      (outcome) => {
+        if (outcome === 'graceful') {
+          logger.info({ exitCode: 0 }, 'shutdown: complete');
+          exit(0);
+        } else {
+          logger.error(
+            { exitCode: 1, timeoutMs: shutdownTimeoutMs },
+            'shutdown: not done within http.shutdownTimeoutMs; exiting anyway',
+          );
+          exit(1);
+        }
+      },
+      (error: unknown) => {
+        logger.error({ err: error, exitCode: 1 }, 'shutdown failed');
+        gateway.forceStop('shutdown failed');
+        exit(1);
+      },
+    );
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals === 1) {
+      drain('signal received', signal);
+      return;
+    }
+    const code = 128 + (osConstants.signals[signal] ?? 0);
+    logger.warn({ signal, exitCode: code }, 'shutdown: second signal; exiting now');
+    gateway.forceStop(`second signal (${signal})`);
+    exit(code);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  // SIGHUP: reload the HTTPS certificate and key (after a renewal) without dropping connections.
+  process.on('SIGHUP', () => {
+    if (!stopping) gateway.reloadTls();
+  });
+
+  return {
+    exitCode,
+    command(command) {
+      if (command.type === 'paia-sip2:stop') drain('the primary passed a signal on');
+      else if (command.type === 'paia-sip2:force') {
+        logger.warn(
+          { reason: command.reason, exitCode: 1 },
+          'shutdown: the primary says to drop everything; exiting now',
+        );
+        gateway.forceStop(command.reason);
+        exit(1);
+      } else if (!stopping) gateway.reloadTls();
+    },
+  };
 }

@@ -8,7 +8,7 @@ import { suggest } from './suggest.js';
  * does. Other PAIA_* variables are warned about.
  */
 
-/** Where a value came from: the environment variable, keyed by dotted path. */
+/** Where a value came from: the environment variable (or command-line flag), keyed by dotted path. */
 export type Sources = Map<string, string>;
 
 /** PAIA_ variables that are inputs of a command, not settings (the doctor's test patron password). */
@@ -27,6 +27,15 @@ export function withoutSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     if (!name.startsWith('PAIA_') && name !== 'PORT') rest[name] = value;
   }
   return rest;
+}
+
+/** A setting given on the command line (`serve --workers 4`), as its text. */
+export interface SettingFlag {
+  /** The setting's dotted path, e.g. "http.workers". */
+  readonly path: string;
+  /** How it was given, for messages: "--workers". */
+  readonly flag: string;
+  readonly text: string;
 }
 
 /** Reads a variable's text as the setting's kind; a text that does not fit is passed on for the schema to report. */
@@ -95,4 +104,17 @@ export function applyEnv(raw: Raw, env: NodeJS.ProcessEnv, warnings: string[]): 
     }
   }
   return sources;
+}
+
+/** Sets the settings given as command-line flags, after the environment, so that they win over it and the file. */
+export function applyFlags(raw: Raw, flags: readonly SettingFlag[], sources: Sources, warnings: string[]): void {
+  for (const { path, flag, text } of flags) {
+    const setting = SETTING_BY_PATH.get(path);
+    if (!setting) throw new Error(`${flag} is wired to ${path}, which is not a setting`);
+    if (setIn(raw, path.split('.'), readEnvValue(setting, text))) sources.set(path, flag);
+    else
+      warnings.push(
+        `${flag} is ignored because the configuration file has something other than a section on the way to ${path}`,
+      );
+  }
 }

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { type Document, isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { loadDialect } from '../sip2/dialect.js';
-import { applyEnv, type Sources } from './env.js';
+import { applyEnv, applyFlags, type SettingFlag, type Sources } from './env.js';
 import { getIn, isMapping, type Raw, setIn } from './raw.js';
 import { type Config, configSchema } from './schema.js';
 import { configSettings, FILE_PATHS, SECRET_PATHS, SECTION_KEYS, SETTING_BY_PATH } from './settings.js';
@@ -30,6 +30,8 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv | undefined;
   /** Directory relative paths given on the command line or in environment variables are read from. Default: process.cwd(). */
   cwd?: string | undefined;
+  /** Settings given as command-line flags (`--workers 4`); they win over the environment and the file. */
+  flags?: readonly SettingFlag[] | undefined;
 }
 
 export interface ConfigProblem {
@@ -343,6 +345,7 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
 
   const warnings: string[] = [];
   const sources = applyEnv(raw, env, warnings);
+  applyFlags(raw, options.flags ?? [], sources, warnings);
   resolvePaths(raw, sources, dirname(file), cwd);
 
   const report = new Reporter(file, doc, lineCounter, raw, sources);
@@ -389,6 +392,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
       tls: http.tls !== null,
       trustedProxy: http.trustedProxy,
       corsOrigins: http.corsOrigins,
+      workers: http.workers,
     },
     sip2: {
       ils: embedded

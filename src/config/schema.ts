@@ -27,6 +27,9 @@ import { DEFAULT_MAX_LIST_ENTRIES } from '../sip2/paging.js';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const DEMO_DIALECTS = ['generic', 'koha', 'evergreen', 'folio'] as const satisfies readonly DialectName[];
 
+/** Most worker processes (http.workers): far beyond the cores of any host the gateway runs on. */
+const MAX_WORKERS = 64;
+
 /** What the secret settings must not be left at: the placeholder in config/example.yaml. */
 const PLACEHOLDER_SECRET = /change[-_ ]?me/i;
 
@@ -281,6 +284,15 @@ const httpSection = section({
    */
   requestTimeoutMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000 (e.g. 30000 for 30 s)').default(
     APP_DEFAULTS.requestTimeoutMs,
+  ),
+  /**
+   * Worker processes serving the one port (node:cluster; `serve --workers N`
+   * wins over it). More than 1 needs state.store "redis": sessions and
+   * counters must be shared by the workers. Each worker has its own SIP2
+   * pool, so the ILS sees up to workers x sip2.pool.max sessions.
+   */
+  workers: integer(1, MAX_WORKERS, `must be a whole number of worker processes between 1 and ${MAX_WORKERS}`).default(
+    1,
   ),
 }).superRefine(
   (http, ctx) => {
@@ -750,31 +762,48 @@ const demoSection = section({
 });
 
 /** The whole file. */
-export const configSchema = z.strictObject(
-  {
-    /** The HTTP(S) side: where PAIA clients connect. */
-    http: httpSection,
-    /** The SIP2 side: the library system. */
-    sip2: sip2Section,
-    /** PAIA identifiers and limits. */
-    paia: paiaSection,
-    /** Anonymous availability (DAIA): its limits per client and its share of the SIP2 pool. */
-    daia: daiaSection,
-    /** Access tokens and sessions. */
-    auth: authSection,
-    /** Where sessions, lockouts and limits live (memory or Redis). */
-    state: stateSection,
-    /** Short-lived caches of ILS answers. */
-    cache: cacheSection,
-    /** Prometheus metrics. */
-    metrics: metricsSection,
-    /** Logging. */
-    log: logSection,
-    /** The embedded SIP2 simulator, used only while sip2.host is null. */
-    demo: demoSection,
-  },
-  must('must be a mapping of sections (http, sip2, paia, daia, auth, state, cache, metrics, log, demo)'),
-);
+export const configSchema = z
+  .strictObject(
+    {
+      /** The HTTP(S) side: where PAIA clients connect. */
+      http: httpSection,
+      /** The SIP2 side: the library system. */
+      sip2: sip2Section,
+      /** PAIA identifiers and limits. */
+      paia: paiaSection,
+      /** Anonymous availability (DAIA): its limits per client and its share of the SIP2 pool. */
+      daia: daiaSection,
+      /** Access tokens and sessions. */
+      auth: authSection,
+      /** Where sessions, lockouts and limits live (memory or Redis). */
+      state: stateSection,
+      /** Short-lived caches of ILS answers. */
+      cache: cacheSection,
+      /** Prometheus metrics. */
+      metrics: metricsSection,
+      /** Logging. */
+      log: logSection,
+      /** The embedded SIP2 simulator, used only while sip2.host is null. */
+      demo: demoSection,
+    },
+    must('must be a mapping of sections (http, sip2, paia, daia, auth, state, cache, metrics, log, demo)'),
+  )
+  .superRefine(
+    (config, ctx) => {
+      // Sections that did not validate arrive as they were written; only a clear case is reported.
+      const workers = (config.http as { workers?: unknown } | undefined)?.workers;
+      const store = (config.state as { store?: unknown } | undefined)?.store;
+      if (typeof workers === 'number' && workers > 1 && store === 'memory') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['http', 'workers'],
+          message:
+            'must be 1 while state.store is "memory": each worker would keep its own sessions and counters, so a token issued by one worker would be unknown to the next; set state.store to "redis" (and state.redis.url) to run several workers',
+        });
+      }
+    },
+    { when: () => true },
+  );
 
 /**
  * The validated configuration: the schema's output, deeply readonly (the

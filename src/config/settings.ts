@@ -69,6 +69,7 @@ const SETTINGS: readonly Setting[] = [
   setting('http.maxUrlBytes', 'PAIA_HTTP_MAX_URL_BYTES', 'integer'),
   setting('http.shutdownTimeoutMs', 'PAIA_HTTP_SHUTDOWN_TIMEOUT_MS', 'integer'),
   setting('http.requestTimeoutMs', 'PAIA_HTTP_REQUEST_TIMEOUT_MS', 'integer'),
+  setting('http.workers', 'PAIA_HTTP_WORKERS', 'integer'),
 
   setting('sip2.host', 'PAIA_SIP2_HOST', 'string', 'nullable'),
   setting('sip2.port', 'PAIA_SIP2_PORT', 'integer'),

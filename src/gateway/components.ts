@@ -40,10 +40,21 @@ export interface Components {
   markShuttingDown(): void;
 }
 
-export async function buildComponents(config: Config, logger: Logger): Promise<Components> {
+export interface BuildOptions {
+  /**
+   * Demo mode with several workers: the embedded simulator the primary
+   * process runs, shared by every worker so that all of them see one
+   * library; this gateway then starts none of its own.
+   */
+  sharedSimulator?: Sip2Target | null | undefined;
+}
+
+export async function buildComponents(config: Config, logger: Logger, options: BuildOptions = {}): Promise<Components> {
   const sip2 = sip2Setup(config);
-  const demo = sip2.startDemo ? await sip2.startDemo(logger.child({ component: 'simulator' })) : null;
-  const target = demo?.target ?? sip2.target;
+  const shared = sip2.startDemo ? (options.sharedSimulator ?? null) : null;
+  const demo =
+    sip2.startDemo && shared === null ? await sip2.startDemo(logger.child({ component: 'simulator' })) : null;
+  const target = shared ?? demo?.target ?? sip2.target;
   if (target === null) throw new Error('no SIP2 target: neither sip2.host nor the embedded simulator');
 
   // One registry per gateway (never prom-client's global one); nothing is recorded when metrics are off.

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import { createLogger, type Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway.js';
 import type { Sip2Pool } from '../sip2/pool.js';
-import { buildComponents } from './components.js';
+import { type BuildOptions, buildComponents } from './components.js';
 import { listenHttp } from './http-server.js';
 
 /**
@@ -14,15 +14,25 @@ import { listenHttp } from './http-server.js';
  */
 export { type Sip2Settings, type Sip2Setup, sip2Setup } from './sip2.js';
 
-export interface RunningGateway {
+/** What `serve` runs under signals: one gateway (RunningGateway), or the primary of several workers (cluster/primary.ts). */
+export interface Serving {
   /** Where the gateway listens (scheme, host, port; without the base path). */
   url: string;
   /** url with http.basePath: where the PAIA methods are. */
   baseUrl: string;
   /** http.shutdownTimeoutMs: how long stop() lets the gateway drain. */
   shutdownTimeoutMs: number;
-  /** Set when the SIP2 simulator runs embedded (no sip2.host configured). */
+  /** Set in demo mode (no sip2.host configured): where the embedded SIP2 simulator listens. */
   demo: { sip2: string } | null;
+  /** Graceful shutdown bounded by `timeoutMs`: "forced" when something had to be dropped. A second call returns the first call's promise. */
+  stop(timeoutMs?: number): Promise<'graceful' | 'forced'>;
+  /** Drops everything now. For a second signal. */
+  forceStop(reason: string): void;
+  /** Re-reads http.tls.cert and http.tls.key (SIGHUP) for new connections; never throws. */
+  reloadTls(): void;
+}
+
+export interface RunningGateway extends Serving {
   pool: Sip2Pool;
   /** Brute-force protection; stats() has the lockout counter (for metrics). */
   loginThrottle: LoginThrottle;
@@ -55,9 +65,17 @@ export function gatewayLogger(config: Config): Logger {
   return createLogger({ level: config.log.level, name: 'paia-sip2' });
 }
 
-/** Starts the gateway from a validated configuration; the order of stop() is the reverse. */
-export async function startGateway(config: Config, logger: Logger): Promise<RunningGateway> {
-  const parts = await buildComponents(config, logger);
+/**
+ * Starts the gateway from a validated configuration; the order of stop() is
+ * the reverse. `options.sharedSimulator`: a worker in demo mode uses the
+ * primary's embedded simulator instead of starting one.
+ */
+export async function startGateway(
+  config: Config,
+  logger: Logger,
+  options: BuildOptions = {},
+): Promise<RunningGateway> {
+  const parts = await buildComponents(config, logger, options);
   const { pool, demo } = parts;
   let server;
   try {
@@ -76,7 +94,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     throw error;
   }
   const sip2 = `${parts.target.host}:${parts.target.port}`;
-  logger.info({ url: server.url, sip2, dialect: parts.sip2.dialect.name, demo: demo !== null }, 'paia-sip2 started');
+  const demoMode = parts.sip2.startDemo !== null;
+  logger.info({ url: server.url, sip2, dialect: parts.sip2.dialect.name, demo: demoMode }, 'paia-sip2 started');
 
   const log = logger.child({ component: 'shutdown' });
   const drain = async (deadline: number): Promise<void> => {
@@ -112,7 +131,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     url: server.url,
     baseUrl: `${server.url}${config.http.basePath}`,
     shutdownTimeoutMs: config.http.shutdownTimeoutMs,
-    demo: demo ? { sip2 } : null,
+    demo: demoMode ? { sip2 } : null,
     pool,
     loginThrottle: parts.loginThrottle,
     metrics: parts.metrics,

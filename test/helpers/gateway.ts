@@ -32,6 +32,8 @@ export interface GatewayProcessOptions {
   dialect: GatewayDialect;
   /** Further PAIA_* settings (they win over the defaults set here). */
   env?: Record<string, string>;
+  /** Further command-line flags after `serve`, e.g. ['--workers', '2']. */
+  args?: string[];
 }
 
 export interface GatewayExit {
@@ -74,7 +76,7 @@ function childEnv(options: GatewayProcessOptions): NodeJS.ProcessEnv {
 export function startGatewayProcess(options: GatewayProcessOptions): Promise<GatewayProcess> {
   const env = childEnv(options);
   if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the test gateway listens on 127.0.0.1 only');
-  const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve'];
+  const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...(options.args ?? [])];
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
 

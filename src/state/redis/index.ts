@@ -77,6 +77,8 @@ export class RedisStore implements StateStore {
   #lastProbe = 0;
   #status: RedisStatus = 'wait';
   #subscribed: Promise<unknown> | undefined;
+  /** close() was called: the connection ending is no loss to report. */
+  #closing = false;
 
   constructor(options: RedisStoreOptions) {
     this.#options = options;
@@ -121,7 +123,7 @@ export class RedisStore implements StateStore {
       const was = this.#status;
       this.#status = status;
       if (status === 'ready') log?.info({ store: this.#where, was }, 'state store connected');
-      else if (was === 'ready') {
+      else if (was === 'ready' && !this.#closing) {
         log?.warn({ store: this.#where, status, error: this.#lastError }, 'state store connection lost; reconnecting');
       }
     };
@@ -245,6 +247,7 @@ export class RedisStore implements StateStore {
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     // The subscriber has nothing to finish, and a QUIT queued behind a SUBSCRIBE that never went out would never end.
     await this.#redis.quit().catch(() => {});
     this.#redis.disconnect();

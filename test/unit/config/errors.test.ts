@@ -206,6 +206,28 @@ describe('rules across settings', () => {
     );
   });
 
+  it('several workers need the Redis store, wherever the number of workers comes from', () => {
+    const reason =
+      'must be 1 while state.store is "memory": each worker would keep its own sessions and counters, so a token issued by one worker would be unknown to the next; set state.store to "redis" (and state.redis.url) to run several workers';
+    const options = yaml('http:\n  workers: 4\n');
+    expect(problemAt(options, 'http.workers')).toBe(`${reason} (got 4, at ${options.file}:2)`);
+    expect(problemAt({ env: { PAIA_HTTP_WORKERS: '2' } }, 'http.workers')).toBe(
+      `${reason} (got 2, from PAIA_HTTP_WORKERS)`,
+    );
+    expect(
+      problemAt({ env: {}, flags: [{ path: 'http.workers', flag: '--workers', text: '2' }] }, 'http.workers'),
+    ).toBe(`${reason} (got 2, from --workers)`);
+    const redis = { PAIA_STATE_STORE: 'redis', PAIA_STATE_REDIS_URL: 'redis://127.0.0.1:6379' };
+    expect(loadConfig({ env: { ...redis, PAIA_HTTP_WORKERS: '4' } }).http.workers).toBe(4);
+    expect(loadConfig({ env: {} }).http.workers).toBe(1);
+  });
+
+  it('the rule on workers stays quiet while the store setting itself is wrong', () => {
+    expect(problemLines({ env: { PAIA_HTTP_WORKERS: '2', PAIA_STATE_STORE: 'memcached' } })).toEqual([
+      'state.store: must be "memory" or "redis" (got "memcached", from PAIA_STATE_STORE)',
+    ]);
+  });
+
   it('a secret without opaque ids is only a warning', () => {
     const { warnings } = loadConfigWithWarnings(
       yaml('paia:\n  patronIdSecret: some-secret-value-that-is-long-enough\n'),

@@ -39,6 +39,7 @@ describe('defaults', () => {
       maxUrlBytes: 2048,
       shutdownTimeoutMs: 10000,
       requestTimeoutMs: 30000,
+      workers: 1,
     });
     expect(config.sip2.host).toBeNull();
     expect(config.sip2.terminal).toEqual({ user: 'paia', password: 'paia-secret', location: 'MAIN' });
@@ -149,6 +150,7 @@ describe('environment overrides', () => {
         'maxUrlBytes',
         'shutdownTimeoutMs',
         'requestTimeoutMs',
+        'workers',
       ].map((key) => `http.${key}`),
       ...[
         'host',
@@ -389,6 +391,32 @@ describe('environment overrides', () => {
   });
 });
 
+describe('command-line flags (serve --workers N)', () => {
+  const workers = (text: string) => [{ path: 'http.workers', flag: '--workers', text }];
+  const redis = { PAIA_STATE_STORE: 'redis', PAIA_STATE_REDIS_URL: 'redis://127.0.0.1:6379' };
+
+  it('win over the environment and the file', () => {
+    const file = tmp.write(
+      'workers.yaml',
+      'http:\n  workers: 3\nstate:\n  store: redis\n  redis:\n    url: redis://127.0.0.1:6379\n',
+    );
+    expect(loadConfig({ file, env: {} }).http.workers).toBe(3);
+    expect(loadConfig({ file, env: { PAIA_HTTP_WORKERS: '5' } }).http.workers).toBe(5);
+    expect(loadConfig({ file, env: { PAIA_HTTP_WORKERS: '5' }, flags: workers('2') }).http.workers).toBe(2);
+    expect(loadConfig({ env: redis, flags: workers(' 8 ') }).http.workers).toBe(8);
+  });
+
+  it('are reported by their name when the value does not fit', () => {
+    expect(problemAt({ env: redis, flags: workers('many') }, 'http.workers')).toBe(
+      'must be a whole number of worker processes between 1 and 64 (got "many", from --workers)',
+    );
+    expect(problemAt({ env: redis, flags: workers('0') }, 'http.workers')).toBe(
+      'must be a whole number of worker processes between 1 and 64 (got 0, from --workers)',
+    );
+    expect(problemAt({ env: redis, flags: workers('1.5') }, 'http.workers')).toContain('(got 1.5, from --workers)');
+  });
+});
+
 describe('PORT', () => {
   it('sets http.port', () => {
     expect(loadConfig({ env: { PORT: '3000' } }).http.port).toBe(3000);
@@ -508,7 +536,7 @@ describe('describeConfig', () => {
   it('summarises the demo', () => {
     const summary = describeConfig(loadConfig({ env: {} }));
     expect(summary).toMatchObject({
-      http: { listen: 'http://127.0.0.1:8080', tls: false },
+      http: { listen: 'http://127.0.0.1:8080', tls: false, workers: 1 },
       sip2: {
         ils: expect.stringContaining('embedded demo simulator'),
         dialect: 'generic',
