@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as connectTls } from 'node:tls';
 import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer, Wait } from 'testcontainers';
 import { trackChild } from './children.js';
 
@@ -21,7 +22,7 @@ import { trackChild } from './children.js';
  * Neither keeps data across restart(): a restarted Redis is an empty Redis.
  */
 export interface RedisServer {
-  /** redis://127.0.0.1:<port> */
+  /** redis://127.0.0.1:<port>, or rediss:// when started with `tls`; without the password, if there is one. */
   readonly url: string;
   readonly port: number;
   /** Shuts Redis down (SIGTERM) and waits until it is gone; restart() brings it back. */
@@ -50,6 +51,28 @@ const MISSING_BINARY =
   'Install it with `apt-get install redis-server` (Debian/Ubuntu; .ci/run does this when it is missing), ' +
   'or put a redis-server (Redis 6.2+ or Valkey) on the PATH.';
 
+/** What startRedisServer() may turn on; without either, a plain Redis that asks for no password. */
+export interface RedisServerOptions {
+  /**
+   * TLS only (`--port 0 --tls-port <port>`): the server presents `cert` with
+   * `key` (PEM files, e.g. from makeTestCerts()); clients need no certificate
+   * of their own. `ca` is what the helper trusts when it checks that Redis answers.
+   */
+  tls?: { cert: string; key: string; ca: string };
+  /** `--requirepass`: every client must AUTH with this password first. */
+  password?: string;
+}
+
+/**
+ * Thrown by startRedisServer({ tls }) when redis-server was built without TLS
+ * (no BUILD_TLS): a reason to skip a TLS test, not a failure. Redis 6 and 7.0
+ * know the tls-* directives only when built with TLS (config.c, `#ifdef
+ * USE_OPENSSL`: "Bad directive"); Redis 7.2+ knows them always and says
+ * "Failed finding TLS support" (server.c, initListeners). Any other failure fails the test.
+ */
+export class RedisWithoutTls extends Error {}
+const WITHOUT_TLS = /'tls-[a-z-]+ [^\n]*'\s*\nBad directive|Failed finding TLS support/;
+
 /** A TCP port on 127.0.0.1 that was free a moment ago. */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -62,10 +85,25 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Whether a Redis answers PING on 127.0.0.1:port within timeoutMs. */
-function answersPing(port: number, timeoutMs: number): Promise<boolean> {
+/** How the helper reaches a Redis it started: over TLS trusting this CA (PEM text), with this password. */
+interface Reach {
+  tlsCa?: string;
+  password?: string;
+}
+
+/** One command in RESP, so that a password is sent as it is whatever characters it holds. */
+function resp(...words: string[]): string {
+  return `*${words.length}\r\n${words.map((word) => `$${Buffer.byteLength(word)}\r\n${word}\r\n`).join('')}`;
+}
+
+/** Whether a Redis answers PING on 127.0.0.1:port within timeoutMs (after AUTH when it has a password). */
+function answersPing(port: number, timeoutMs: number, reach: Reach = {}): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
+    const socket =
+      reach.tlsCa === undefined
+        ? connect({ host: '127.0.0.1', port })
+        : connectTls({ host: '127.0.0.1', port, ca: reach.tlsCa });
+    const commands = reach.password === undefined ? [resp('PING')] : [resp('AUTH', reach.password), resp('PING')];
     let reply = '';
     const done = (ok: boolean) => {
       clearTimeout(timer);
@@ -74,11 +112,13 @@ function answersPing(port: number, timeoutMs: number): Promise<boolean> {
     };
     const timer = setTimeout(() => done(false), timeoutMs);
     socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once(reach.tlsCa === undefined ? 'connect' : 'secureConnect', () => socket.write(commands.join('')));
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
       reply += chunk;
-      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
+      const lines = reply.split('\r\n').slice(0, -1);
+      if (lines.length >= commands.length)
+        done(lines.at(-1) === '+PONG' && lines.every((line) => line.startsWith('+')));
     });
   });
 }
@@ -92,12 +132,13 @@ async function waitForPing(
   timeoutMs: number,
   gone: () => string | null,
   announced: () => boolean = () => true,
+  reach: Reach = {},
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const exited = gone();
     if (exited !== null) throw new Error(exited);
-    if (announced() && (await answersPing(port, 1000))) return;
+    if (announced() && (await answersPing(port, 1000, reach))) return;
     if (Date.now() > deadline) throw new Error(`Redis on 127.0.0.1:${port} did not answer PING within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -128,14 +169,34 @@ interface RunningServer {
   gone(): string | null;
 }
 
+/** The arguments that make the port a TLS-only port (no plain one) and set the password. */
+function optionArgs(port: number, options: RedisServerOptions): string[] {
+  const { tls, password } = options;
+  const listen = tls
+    ? [
+        '--port',
+        '0',
+        '--tls-port',
+        String(port),
+        '--tls-cert-file',
+        tls.cert,
+        '--tls-key-file',
+        tls.key,
+        // Clients show no certificate: Redis needs no CA of its own (tls-ca-cert-file) for that.
+        '--tls-auth-clients',
+        'no',
+      ]
+    : ['--port', String(port)];
+  return password === undefined ? listen : [...listen, '--requirepass', password];
+}
+
 /** Starts redis-server on the port and resolves once it answers PING; rejects with its output if it exits first. */
-async function spawnRedis(port: number, directory: string): Promise<RunningServer> {
+async function spawnRedis(port: number, directory: string, options: RedisServerOptions = {}): Promise<RunningServer> {
   mkdirSync(directory, { recursive: true });
   const args = [
     '--bind',
     '127.0.0.1',
-    '--port',
-    String(port),
+    ...optionArgs(port, options),
     // No RDB snapshots, no append-only file: nothing survives a restart, nothing is written to disk.
     '--save',
     '',
@@ -169,8 +230,15 @@ async function spawnRedis(port: number, directory: string): Promise<RunningServe
     });
   });
   const announced = () => output.includes('Ready to accept connections');
-  await waitForPing(port, READY_TIMEOUT_MS, () => ended, announced).catch((error: Error) => {
+  const reach: Reach = {
+    ...(options.tls ? { tlsCa: readFileSync(options.tls.ca, 'utf8') } : {}),
+    ...(options.password === undefined ? {} : { password: options.password }),
+  };
+  await waitForPing(port, READY_TIMEOUT_MS, () => ended, announced, reach).catch((error: Error) => {
     child.kill('SIGKILL');
+    if (options.tls && WITHOUT_TLS.test(error.message)) {
+      throw new RedisWithoutTls(`redis-server was built without TLS support:\n${error.message}`);
+    }
     throw error;
   });
   return { child, exited, gone: () => ended };
@@ -179,16 +247,17 @@ async function spawnRedis(port: number, directory: string): Promise<RunningServe
 /**
  * Starts redis-server on 127.0.0.1 and a free port (another one if that is
  * taken meanwhile). Rejects with a message naming `apt-get install
- * redis-server` when the binary is missing.
+ * redis-server` when the binary is missing, and with RedisWithoutTls when
+ * `tls` is asked of a redis-server built without it.
  */
-export async function startRedisServer(): Promise<RedisServer> {
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const directory = workDirectory();
   let port = 0;
   let current: RunningServer | undefined;
   for (let attempt = 1; current === undefined; attempt += 1) {
     port = await freePort();
     try {
-      current = await spawnRedis(port, directory);
+      current = await spawnRedis(port, directory, options);
     } catch (error) {
       const collided = /Address already in use/i.test((error as Error).message);
       if (!collided || attempt >= PORT_ATTEMPTS) throw error;
@@ -211,7 +280,7 @@ export async function startRedisServer(): Promise<RedisServer> {
     clearTimeout(timer);
   };
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `${options.tls ? 'rediss' : 'redis'}://127.0.0.1:${port}`,
     port,
     stop: () => signal('SIGTERM'),
     kill: () => signal('SIGKILL'),
@@ -223,7 +292,7 @@ export async function startRedisServer(): Promise<RedisServer> {
     },
     restart: async () => {
       await signal('SIGTERM');
-      server = await spawnRedis(port, directory);
+      server = await spawnRedis(port, directory, options);
     },
     close: async () => {
       await signal('SIGTERM');

@@ -52,6 +52,35 @@ function describeRedisUrl(url: string): string {
 }
 
 /**
+ * OpenSSL's codes for a certificate no trusted CA signed, where state.redis.tlsCa is the fix; others (expired,
+ * another host name) have messages that say what is wrong.
+ */
+const UNTRUSTED_CERTIFICATE = /SELF_SIGNED|ISSUER|UNABLE_TO_VERIFY_LEAF|CERT_UNTRUSTED|CERT_REJECTED/;
+
+/**
+ * A connection error in words a sysadmin can act on. ioredis passes on the
+ * socket's bare error ("read ECONNRESET", "connect ETIMEDOUT"), which does
+ * not tell that the URL's scheme and the server disagree about TLS: a TLS
+ * Redis resets a plain client, a plain Redis never answers a TLS handshake.
+ * That hint is given only before the first connection: once connected, the
+ * scheme is right and a reset means that Redis went away.
+ * Only the error's own message is repeated, never the URL (it may carry a password).
+ */
+function describeConnectionError(error: NodeJS.ErrnoException, tls: boolean, everConnected: boolean): string {
+  const code = error.code ?? '';
+  if (tls && UNTRUSTED_CERTIFICATE.test(code)) {
+    return `the TLS certificate of Redis is not trusted (${code}: ${error.message}); state.redis.tlsCa must be the PEM file of the CA that signed it (left out: the system's CAs)`;
+  }
+  if (tls && code === 'ETIMEDOUT' && !everConnected) {
+    return `${error.message}: no TLS connection within state.redis.connectTimeoutMs; a Redis without TLS never answers a TLS handshake: if it has none, the URL must start with redis://`;
+  }
+  if (!tls && code === 'ECONNRESET' && !everConnected) {
+    return `${error.message}: Redis reset the connection; a Redis that only accepts TLS does that to plain connections: if so, the URL must start with rediss://`;
+  }
+  return error.message;
+}
+
+/**
  * Sessions, counters and facts in Redis or Valkey, shared by every instance
  * and worker that uses the same URL and key prefix; item invalidations go
  * out on a pub/sub channel. Nothing waits for a lost connection: operations
@@ -76,6 +105,7 @@ export class RedisStore implements StateStore {
   #lastFailed = false;
   #lastProbe = 0;
   #status: RedisStatus = 'wait';
+  #everConnected = false;
   #subscribed: Promise<unknown> | undefined;
   /** close() was called: the connection ending is no loss to report. */
   #closing = false;
@@ -122,14 +152,17 @@ export class RedisStore implements StateStore {
       if (status === this.#status) return;
       const was = this.#status;
       this.#status = status;
-      if (status === 'ready') log?.info({ store: this.#where, was }, 'state store connected');
-      else if (was === 'ready' && !this.#closing) {
+      if (status === 'ready') {
+        this.#everConnected = true;
+        log?.info({ store: this.#where, was }, 'state store connected');
+      } else if (was === 'ready' && !this.#closing) {
         log?.warn({ store: this.#where, status, error: this.#lastError }, 'state store connection lost; reconnecting');
       }
     };
     for (const event of ['connect', 'ready', 'close', 'reconnecting', 'end']) redis.on(event, moved);
-    redis.on('error', (error: Error) => {
-      this.#lastError = error.message;
+    const tls = this.#options.url.startsWith('rediss:');
+    redis.on('error', (error: NodeJS.ErrnoException) => {
+      this.#lastError = describeConnectionError(error, tls, this.#everConnected);
     });
   }
 
