@@ -18,11 +18,12 @@ import { hashToken } from '../../src/state/tokens.js';
 import { BASE_ENV, PASSWORDS } from '../conformance/support.js';
 import { makeTestCerts } from '../helpers/certs.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
+import { type Answer, call as httpCall } from '../helpers/http-call.js';
+
 import { type RedisServer, RedisWithoutTls, startRedisServer } from '../helpers/redis.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 /** Every HTTP request gives up after this long: a hang is a finding, not a stuck test. */
-const REQUEST_TIMEOUT_MS = 10_000;
 const WAIT = { timeout: 15_000, interval: 100 };
 /** The Redis password; it must never reach the gateway's output. */
 const PASSWORD = 's3cret-pw';
@@ -43,37 +44,9 @@ try {
   console.log(`skipped: the Redis state store over TLS: ${withoutTls}`);
 }
 
-interface Answer {
-  /** HTTP status, or why there was none. */
-  status: number | 'timeout' | 'network error';
-  retryAfter: string | null;
-  body: Record<string, unknown>;
-}
-
-async function call(base: string, path: string, options: { token?: string; json?: unknown } = {}): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
-  if (options.json !== undefined) headers['Content-Type'] = 'application/json';
-  try {
-    const response = await fetch(new URL(path, base), {
-      method: options.json === undefined ? 'GET' : 'POST',
-      headers,
-      body: options.json === undefined ? undefined : JSON.stringify(options.json),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    const text = await response.text();
-    let body: Record<string, unknown> = {};
-    try {
-      body = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      // not JSON: the assertions on the body say so
-    }
-    return { status: response.status, retryAfter: response.headers.get('retry-after'), body };
-  } catch (error) {
-    const name = (error as Error).name;
-    return { status: name === 'TimeoutError' ? 'timeout' : 'network error', retryAfter: null, body: {} };
-  }
-}
+/** GET without a body, POST with one: what each call here needs. */
+const call = (base: string, path: string, options: { token?: string; json?: unknown } = {}): Promise<Answer> =>
+  httpCall(base, options.json === undefined ? 'GET' : 'POST', path, options);
 
 const loginReply = (base: string, username: string) =>
   call(base, '/auth/login', { json: { username, password: PASSWORDS[username], grant_type: 'password' } });

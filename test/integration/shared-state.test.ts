@@ -11,11 +11,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BASE_ENV, item, PASSWORDS } from '../conformance/support.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
+import { type Answer, call } from '../helpers/http-call.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 /** Every HTTP request gives up after this long: a hang is a finding, not a stuck test. */
-const REQUEST_TIMEOUT_MS = 10_000;
 /** The issue's bound on getting back to work after Redis returns. */
 const RECOVERY_LIMIT_MS = 5000;
 const WAIT = { timeout: 15_000, interval: 100 };
@@ -23,43 +23,6 @@ const WAIT = { timeout: 15_000, interval: 100 };
 const HANG_MARGIN_MS = 4000;
 /** How long Redis stays down in the outage test. */
 const OUTAGE_MS = 4000;
-
-interface Answer {
-  /** HTTP status, or why there was none. */
-  status: number | 'timeout' | 'network error';
-  retryAfter: string | null;
-  body: Record<string, unknown>;
-}
-
-async function call(
-  base: string,
-  method: 'GET' | 'POST',
-  path: string,
-  options: { token?: string; json?: unknown } = {},
-): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
-  if (options.json !== undefined) headers['Content-Type'] = 'application/json';
-  try {
-    const response = await fetch(new URL(path, base), {
-      method,
-      headers,
-      body: options.json === undefined ? undefined : JSON.stringify(options.json),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    const text = await response.text();
-    let body: Record<string, unknown> = {};
-    try {
-      body = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      // not JSON: the assertions on the body say so
-    }
-    return { status: response.status, retryAfter: response.headers.get('retry-after'), body };
-  } catch (error) {
-    const name = (error as Error).name;
-    return { status: name === 'TimeoutError' ? 'timeout' : 'network error', retryAfter: null, body: {} };
-  }
-}
 
 const loginReply = (base: string, username: string) =>
   call(base, 'POST', '/auth/login', {
