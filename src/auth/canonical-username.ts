@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 
 /**
  * The form of a username under which failed logins are counted. Many ILSs
@@ -30,19 +30,41 @@ export function canonicalUsername(username: string): string {
   );
 }
 
-/** A short SHA-256 prefix of a canonical username or patron id: enough to correlate log lines, not to read a barcode. */
-export function subjectDigest(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 12);
-}
+/**
+ * How usernames and patron ids appear outside the process: as keys in the
+ * state store and as digests in log lines. Keyed hashes (HMAC-SHA-256 with
+ * `secret`, paia.patronIdSecret) when there is a secret: a barcode has too
+ * little entropy for a plain hash to hide it from someone trying them all.
+ * Without a secret, plain SHA-256 (said in the README). Patron ids are folded
+ * like usernames: the ILS matches them the same way.
+ */
+export class SubjectKeys {
+  readonly #secret: string | null;
 
-/** The key a username's counters are stored under: a hash, so the store holds no usernames or barcodes. */
-export function usernameKey(username: string): string {
-  return createHash('sha256')
-    .update(`u\0${canonicalUsername(username)}`)
-    .digest('base64url');
-}
+  constructor(secret: string | null = null) {
+    this.#secret = secret === '' ? null : secret;
+  }
 
-/** The key an ILS patron identifier's counters are stored under. */
-export function patronKey(patron: string): string {
-  return createHash('sha256').update(`p\0${patron}`).digest('base64url');
+  #hash(text: string): Buffer {
+    return this.#secret === null
+      ? createHash('sha256').update(text).digest()
+      : createHmac('sha256', this.#secret).update(text).digest();
+  }
+
+  /** The key a username's counters are stored under. */
+  username(username: string): string {
+    return this.#hash(`u\0${canonicalUsername(username)}`).toString('base64url');
+  }
+
+  /** The key an ILS patron identifier's counters are stored under. */
+  patron(patron: string): string {
+    return this.#hash(`p\0${canonicalUsername(patron)}`).toString('base64url');
+  }
+
+  /** 12 hex digits for log lines: enough to correlate lines, not to read a barcode back (with a secret). */
+  digest(text: string): string {
+    return this.#hash(`d\0${canonicalUsername(text)}`)
+      .toString('hex')
+      .slice(0, 12);
+  }
 }

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Limiter, StateStore } from '../state/index.js';
-import { canonicalUsername, patronKey, subjectDigest, usernameKey } from './canonical-username.js';
+import { addressKey } from './address-key.js';
+import { SubjectKeys } from './canonical-username.js';
 
 /**
  * Brute-force protection for login (the spec makes it a MUST), with every
@@ -75,6 +76,8 @@ export interface LoginThrottleOptions {
   trusted?: TrustedClients | undefined;
   /** How often a waiting attempt looks again; for tests. */
   pollMs?: number;
+  /** Key of the hashes usernames and patron ids are stored and logged as (paia.patronIdSecret); null: plain SHA-256. */
+  keySecret?: string | null;
 }
 
 export type LoginGate =
@@ -89,7 +92,7 @@ export type LoginGate =
 /** An account or address going into a lockout, or its lockout growing: logged once each. */
 export interface LockoutEvent {
   kind: 'username' | 'patron' | 'address';
-  /** A short SHA-256 prefix of the canonical username or patron id (barcodes stay out of logs), or the address. */
+  /** 12 hex digits of a keyed hash of the canonical username or patron id (barcodes stay out of logs), or the address. */
   subject: string;
   /** Failed attempts counted so far. */
   failures: number;
@@ -120,12 +123,14 @@ export interface LoginAttempt {
   undo(): Promise<void>;
 }
 
-/** A username's digest for log lines (canonical form, SHA-256 prefix). */
-export function usernameDigest(username: string): string {
-  return subjectDigest(canonicalUsername(username));
+/** Who one attempt is about: the account's key, the username as typed, the address's key, whether it is trusted. */
+interface Subject {
+  user: string;
+  username: string;
+  from: string | undefined;
+  trusted: boolean;
 }
 
-const MAPPED_IPV4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 /** Large enough never to be reached: limiters that only count. */
 const UNBOUNDED = 1_000_000_000;
 /** Attempts in flight are forgotten after this (a process that died mid-login must not block an account for good). */
@@ -143,6 +148,7 @@ export class LoginThrottle {
   readonly #maxQueueWaitMs: number;
   readonly #pollMs: number;
   readonly #trusted: TrustedClients | undefined;
+  readonly #keys: SubjectKeys;
   readonly #count: {
     userFailures: Limiter;
     patronFailures: Limiter;
@@ -172,6 +178,7 @@ export class LoginThrottle {
     this.#maxQueueWaitMs = options.maxQueueWaitMs ?? defaults.maxQueueWaitMs;
     this.#pollMs = options.pollMs ?? 25;
     this.#trusted = options.trusted;
+    this.#keys = new SubjectKeys(options.keySecret ?? null);
     for (const [name, value] of [
       ['freeAttemptsPerUser', this.#freeUser],
       ['freeAttemptsPerAddress', this.#freeAddress],
@@ -208,13 +215,15 @@ export class LoginThrottle {
    * behind other attempts at the same account.
    */
   async begin(username: string, address?: string, signal?: AbortSignal): Promise<LoginGate> {
-    const user = usernameKey(username);
-    const from = address === undefined || address === '' ? undefined : (MAPPED_IPV4.exec(address)?.[1] ?? address);
+    const user = this.#keys.username(username);
+    // Counted as DAIA counts them: IPv6 by its /64, which one subscriber can pick addresses from at will.
+    const from = address === undefined || address.trim() === '' ? undefined : addressKey(address);
+    const trusted = address !== undefined && from !== undefined && (this.#trusted?.includes(address) ?? false);
     const patron = await this.#store.recall(`login-patron:${user}`);
 
     const lockedMs = await this.#lockedFor(user, username, patron);
     if (lockedMs > 0) return this.#locked(lockedMs);
-    if (!(await this.#admit(from))) {
+    if (!(await this.#admit(from, trusted))) {
       this.#busy += 1;
       return { allowed: false, reason: 'busy', retryAfterSeconds: 1 };
     }
@@ -222,18 +231,29 @@ export class LoginThrottle {
     const giveUpAt = Date.now() + this.#maxQueueWaitMs;
     for (;;) {
       // In flight first, failures second: a failure being recorded meanwhile is seen twice rather than not at all.
-      const inFlight = await this.#count.inFlight.take(user);
-      const failures = (await this.#count.userFailures.peek(user))?.consumed ?? 0;
-      // Past its free failures (its lockout over), an account is tried one attempt at a time.
-      if (inFlight.consumed <= Math.max(1, this.#freeUser - failures)) {
-        if (failures < this.#freeUser) break;
-        // The attempt that made the count reach the free ones may have locked the account while this one waited.
-        const lockedNow = await this.#lockedFor(user, username, patron);
-        if (lockedNow === 0) break;
-        await this.#count.inFlight.give(user);
-        return this.#locked(lockedNow);
+      let inFlight = await this.#count.inFlight.take(user);
+      // Below one is impossible unless attempts of an expired window gave theirs back into this one: start afresh.
+      if (inFlight.consumed < 1) {
+        await this.#count.inFlight.reset(user);
+        inFlight = await this.#count.inFlight.take(user);
       }
-      await this.#count.inFlight.give(user);
+      let admitted = false;
+      try {
+        const failures = (await this.#count.userFailures.peek(user))?.consumed ?? 0;
+        // Past its free failures (its lockout over), an account is tried one attempt at a time.
+        if (inFlight.consumed <= Math.max(1, this.#freeUser - failures)) {
+          // The attempt that made the count reach the free ones may have locked the account while this one waited.
+          const lockedNow = failures < this.#freeUser ? 0 : await this.#lockedFor(user, username, patron);
+          if (lockedNow > 0) return this.#locked(lockedNow);
+          const slowdownMs =
+            from === undefined ? 0 : Math.min(this.#maxSlowdownMs, await this.#lockLeft('address', from));
+          admitted = true;
+          return { allowed: true, attempt: this.#attempt({ user, username, from, trusted }, slowdownMs) };
+        }
+      } finally {
+        // Whatever ends this round (a refusal, a store failure) but an admission gives the slot back.
+        if (!admitted) await this.#count.inFlight.give(user).catch(() => {});
+      }
       const nowLocked = await this.#lockedFor(user, username, patron);
       if (nowLocked > 0) return this.#locked(nowLocked);
       if (Date.now() >= giveUpAt || signal?.aborted) {
@@ -242,50 +262,62 @@ export class LoginThrottle {
       }
       await sleep(this.#pollMs, undefined, signal ? { signal } : {}).catch(() => {});
     }
-
-    const slowdownMs = from === undefined ? 0 : Math.min(this.#maxSlowdownMs, await this.#lockLeft('address', from));
-    return { allowed: true, attempt: this.#attempt(user, username, from, slowdownMs) };
   }
 
-  #attempt(user: string, username: string, from: string | undefined, slowdownMs: number): LoginAttempt {
+  #attempt(subject: Subject, slowdownMs: number): LoginAttempt {
+    const { user, username, from } = subject;
     let settled = false;
     const settle = () => {
       if (settled) return false;
       settled = true;
       return true;
     };
+    // The in-flight slot is given back however the settling ends, a store failure included.
+    const releasing = async <T>(work: () => Promise<T>): Promise<T> => {
+      try {
+        return await work();
+      } finally {
+        await this.#count.inFlight.give(user).catch(() => {});
+      }
+    };
     return {
       slowdownMs,
       succeeded: async (patron) => {
         if (!settle()) return;
-        const known = patronKey(patron);
-        await Promise.all([
-          this.#count.userFailures.reset(user),
-          this.#count.patronFailures.reset(known),
-          this.#store.remember(`login-patron:${user}`, known, this.#forgetSeconds),
-        ]);
-        await this.#count.inFlight.give(user);
+        await releasing(async () => {
+          const known = this.#keys.patron(patron);
+          await Promise.all([
+            this.#count.userFailures.reset(user),
+            this.#count.patronFailures.reset(known),
+            this.#store.remember(`login-patron:${user}`, known, this.#forgetSeconds),
+          ]);
+        });
       },
       failed: async (patron) => {
         if (!settle()) return [];
         this.#failed += 1;
-        const events: LockoutEvent[] = [];
-        const failures = (await this.#count.userFailures.take(user)).consumed;
-        const userEvent = await this.#lockIfDue('username', user, failures, this.#freeUser);
-        if (userEvent) events.push({ ...userEvent, subject: usernameDigest(username) });
-        if (patron !== undefined && patron !== '') {
-          const known = patronKey(patron);
-          await this.#store.remember(`login-patron:${user}`, known, this.#forgetSeconds);
-          const patronFailures = (await this.#count.patronFailures.take(known)).consumed;
-          const patronEvent = await this.#lockIfDue('patron', known, patronFailures, this.#freeUser);
-          if (patronEvent) events.push({ ...patronEvent, subject: subjectDigest(patron) });
-        }
-        if (from !== undefined) {
-          const addressFailures = (await this.#count.addressFailures.take(from)).consumed;
-          const addressEvent = await this.#lockIfDue('address', from, addressFailures, this.#freeAddressFor(from));
-          if (addressEvent) events.push({ ...addressEvent, subject: from });
-        }
-        await this.#count.inFlight.give(user);
+        const events = await releasing(async () => {
+          const found: LockoutEvent[] = [];
+          const failures = (await this.#count.userFailures.take(user)).consumed;
+          const userEvent = await this.#lockIfDue('username', user, failures, this.#freeUser);
+          if (userEvent) found.push({ ...userEvent, subject: this.#keys.digest(username) });
+          if (patron !== undefined && patron !== '') {
+            const known = this.#keys.patron(patron);
+            await this.#store.remember(`login-patron:${user}`, known, this.#forgetSeconds);
+            const patronFailures = (await this.#count.patronFailures.take(known)).consumed;
+            const patronEvent = await this.#lockIfDue('patron', known, patronFailures, this.#freeUser);
+            if (patronEvent) found.push({ ...patronEvent, subject: this.#keys.digest(patron) });
+          }
+          if (from !== undefined) {
+            const addressFailures = (await this.#count.addressFailures.take(from)).consumed;
+            const free = subject.trusted
+              ? (this.#trusted?.freeAttemptsPerAddress ?? this.#freeAddress)
+              : this.#freeAddress;
+            const addressEvent = await this.#lockIfDue('address', from, addressFailures, free);
+            if (addressEvent) found.push({ ...addressEvent, subject: from });
+          }
+          return found;
+        });
         this.#lockouts += events.length;
         return events;
       },
@@ -330,7 +362,7 @@ export class LoginThrottle {
    * typed in place of the username the lockout began with).
    */
   async #lockedFor(user: string, typed: string, patron: string | null): Promise<number> {
-    const asPatron = patronKey(typed.trim());
+    const asPatron = this.#keys.patron(typed);
     const locks = await Promise.all([
       this.#lockLeft('username', user),
       this.#lockLeft('patron', asPatron),
@@ -344,13 +376,6 @@ export class LoginThrottle {
     return { allowed: false, reason: 'locked', retryAfterSeconds: Math.max(1, Math.ceil(ms / 1000)) };
   }
 
-  #freeAddressFor(address: string): number {
-    const trusted = this.#trusted;
-    return trusted?.freeAttemptsPerAddress !== undefined && trusted.includes(address)
-      ? trusted.freeAttemptsPerAddress
-      : this.#freeAddress;
-  }
-
   /**
    * The login ceiling, shared fairly: true when this attempt may go to the
    * ILS. Windows are whole seconds of the clock, the same for every instance.
@@ -358,14 +383,14 @@ export class LoginThrottle {
    * attempt beyond its share is refused without touching the global count
    * once that is full, so a flood does not crowd out the count itself.
    */
-  async #admit(address: string | undefined): Promise<boolean> {
+  async #admit(address: string | undefined, trusted: boolean): Promise<boolean> {
     const second = Math.floor(Date.now() / 1000);
     const sender = `${address ?? 'unknown'}@${second}`;
     const everyone = `all@${second}`;
     const mine = (await this.#count.addressRate.take(sender)).consumed;
-    const trusted = this.#trusted;
-    if (address !== undefined && trusted?.attemptsPerSecond !== undefined && trusted.includes(address)) {
-      if (mine <= trusted.attemptsPerSecond) {
+    const own = trusted ? this.#trusted?.attemptsPerSecond : undefined;
+    if (own !== undefined) {
+      if (mine <= own) {
         await this.#count.allRate.take(everyone);
         return true;
       }

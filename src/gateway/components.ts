@@ -102,6 +102,8 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     maxDelayMs: auth.bruteForce.lockoutMaxSeconds * 1000,
     maxSlowdownMs: auth.bruteForce.maxSlowdownSeconds * 1000,
     maxAttemptsPerSecond: auth.maxLoginsPerSecond,
+    // Usernames and barcodes in the store and the log as keyed hashes: the same key on every instance.
+    keySecret: config.paia.patronIdSecret,
     // Own limits only for addresses the sysadmin named; an empty allowlist names none.
     trusted: {
       includes: (address) => !allowedClients.open && allowedClients.allows(address),

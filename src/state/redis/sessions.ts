@@ -122,9 +122,11 @@ export class RedisSessionStore implements SessionStore {
     return this.#run('session-delete', async () => {
       const index = this.#indexKey(patron);
       const hashes: string[] = await this.#redis.zrange(index, '0', '-1');
+      if (hashes.length === 0) return 0;
       // DEL counts only the keys that still existed: sessions that expired meanwhile are not counted as ended.
-      const removed = hashes.length === 0 ? 0 : await this.#redis.del(...hashes.map((hash) => this.#sessionKey(hash)));
-      await this.#redis.del(index);
+      const removed = await this.#redis.del(...hashes.map((hash) => this.#sessionKey(hash)));
+      // Only the hashes read: a login that lands meanwhile stays in the index, for the next logout to find.
+      await this.#redis.zrem(index, ...hashes);
       return removed;
     });
   }

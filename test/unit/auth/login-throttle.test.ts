@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { canonicalUsername } from '../../../src/auth/canonical-username.js';
+import { canonicalUsername, SubjectKeys } from '../../../src/auth/canonical-username.js';
 import {
   type LoginAttempt,
   type LoginGate,
   LoginThrottle,
   type LoginThrottleOptions,
-  usernameDigest,
 } from '../../../src/auth/login-throttle.js';
+import { StoreUnavailable } from '../../../src/state/errors.js';
 import { MemoryStore } from '../../../src/state/memory/index.js';
 
 /** A throttle on its own in-process store; the limits not given are generous. */
@@ -60,7 +60,7 @@ describe('LoginThrottle: accounts', () => {
     const t = throttle({ freeAttemptsPerUser: 2, baseDelayMs: 1000, maxDelayMs: 4000 });
     expect(await fail(t, 'alice')).toEqual([]);
     expect(await fail(t, 'alice')).toEqual([
-      { kind: 'username', subject: usernameDigest('alice'), failures: 2, retryAfterSeconds: 1 },
+      { kind: 'username', subject: new SubjectKeys().digest('alice'), failures: 2, retryAfterSeconds: 1 },
     ]);
     expect(await t.begin('alice')).toEqual({ allowed: false, reason: 'locked', retryAfterSeconds: 1 });
     vi.setSystemTime(Date.now() + 1001);
@@ -162,6 +162,52 @@ describe('LoginThrottle: addresses', () => {
     expect(allowed(await t.begin('user9', '10.0.0.5')).slowdownMs).toBe(0);
     for (let i = 0; i < 2; i++) await fail(t, `user${i}`, '10.0.0.6');
     expect(allowed(await t.begin('user9', '10.0.0.6')).slowdownMs).toBeGreaterThan(0);
+  });
+});
+
+describe('LoginThrottle: review findings', () => {
+  it('counts an IPv6 address by its /64: failures spread over the block slow a neighbour in it', async () => {
+    const t = throttle({ freeAttemptsPerAddress: 30, maxSlowdownMs: 2000, baseDelayMs: 60_000 });
+    for (let i = 1; i <= 40; i++) await fail(t, `user${i}`, `2001:db8::${i.toString(16)}`);
+    expect(allowed(await t.begin('neighbour', '2001:db8::ffff')).slowdownMs).toBeGreaterThan(0);
+    expect(allowed(await t.begin('elsewhere', '2001:db8:1::1')).slowdownMs).toBe(0);
+  });
+
+  it('gives an in-flight slot back when the store fails in the middle of a begin, so the next correct login is not kept waiting', async () => {
+    const store = new MemoryStore({ maxSessions: 10, maxSessionsPerPatron: 10 });
+    let failPeeks = 0;
+    const flaky = {
+      remember: store.remember.bind(store),
+      recall: store.recall.bind(store),
+      limiter: (options: Parameters<typeof store.limiter>[0]) => {
+        const limiter = store.limiter(options);
+        if (options.name !== 'login-fail-user') return limiter;
+        const peek = limiter.peek.bind(limiter);
+        limiter.peek = async (key: string) => {
+          if (failPeeks > 0) {
+            failPeeks -= 1;
+            throw new StoreUnavailable('timeout', 'the memory state store did not answer in time');
+          }
+          return peek(key);
+        };
+        return limiter;
+      },
+    };
+    const t = new LoginThrottle(flaky, { freeAttemptsPerUser: 1, maxQueueWaitMs: 300, pollMs: 5 });
+    failPeeks = 3;
+    for (let i = 0; i < 3; i++) await expect(t.begin('alice')).rejects.toBeInstanceOf(StoreUnavailable);
+    const attempt = allowed(await t.begin('alice'));
+    await attempt.succeeded('alice');
+    expect(t.stats().busy).toBe(0);
+  });
+
+  it('keys usernames and patron ids with the secret when there is one, folded alike', () => {
+    const plain = new SubjectKeys();
+    const keyed = new SubjectKeys('x'.repeat(40));
+    expect(keyed.digest('23529000445172')).not.toBe(plain.digest('23529000445172'));
+    expect(keyed.username('ÄLICE')).toBe(keyed.username('alice'));
+    expect(keyed.patron('AB123')).toBe(keyed.patron('ab123'));
+    expect(keyed.username('alice')).not.toBe(keyed.patron('alice'));
   });
 });
 

@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import { describe, expect, it } from 'vitest';
+import { addressKey } from '../../../src/auth/address-key.js';
 import type { DaiaService } from '../../../src/backend/daia/service.js';
-import { addressKey, DaiaAddressLimit } from '../../../src/http/daia-limit.js';
+import { DaiaAddressLimit } from '../../../src/http/daia-limit.js';
 import { MemoryStore } from '../../../src/state/memory/index.js';
 import { json, makeApp } from './helpers.js';
 
