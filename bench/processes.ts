@@ -278,7 +278,7 @@ export interface Gateway extends Started {
 export async function startGateway(env: NodeJS.ProcessEnv): Promise<Gateway> {
   if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the bench gateway listens on 127.0.0.1 only');
   const started = await startChild('gateway', tsxCommand('src/cli/main.ts', ['serve']), env, [
-    /^paia-sip2 listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m,
+    /^paia-sip2 listening on (http:\/\/127\.0\.0\.1:\d+)(?:\/\S*)?\s*$/m,
   ]);
   return { ...started, url: started.banners[0]![1]! };
 }

@@ -15,7 +15,7 @@ import { AnomalyLog } from '../sip2/anomalies.js';
 import type { Sip2Pool } from '../sip2/pool.js';
 import { createStateStore, type StateStore } from '../state/index.js';
 import type { EmbeddedSimulator } from './demo.js';
-import { type Sip2Setup, type Sip2Target, sip2Setup } from './sip2.js';
+import { configuredOwnUrl, type Sip2Setup, type Sip2Target, sip2Setup } from './sip2.js';
 
 /**
  * The running parts the configuration turns into, everything but the HTTP
@@ -47,10 +47,18 @@ export interface BuildOptions {
    * library; this gateway then starts none of its own.
    */
   sharedSimulator?: Sip2Target | null | undefined;
+  /**
+   * The gateway's base URL (base path included) once it listens:
+   * http.publicUrl, or where it listens. Every link it writes starts with it
+   * (never with a client's Host header), and so do the demo's item and
+   * edition URIs. Default: as configured (configuredOwnUrl).
+   */
+  ownUrl?: string | undefined;
 }
 
 export async function buildComponents(config: Config, logger: Logger, options: BuildOptions = {}): Promise<Components> {
-  const sip2 = sip2Setup(config);
+  const ownUrl = options.ownUrl ?? configuredOwnUrl(config);
+  const sip2 = sip2Setup(config, ownUrl);
   const shared = sip2.startDemo ? (options.sharedSimulator ?? null) : null;
   const demo =
     sip2.startDemo && shared === null ? await sip2.startDemo(logger.child({ component: 'simulator' })) : null;
@@ -144,7 +152,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     sessions,
     login,
     basePath: config.http.basePath,
-    publicUrl: config.http.publicUrl,
+    publicUrl: ownUrl,
     maxDocs: config.paia.maxDocs,
     maxBodyBytes: config.http.maxBodyBytes,
     rateLimit,

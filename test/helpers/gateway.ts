@@ -20,7 +20,8 @@ import { simulatorIls } from './simulator.js';
  */
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const LISTENING = /^paia-sip2 listening on (https?:\/\/127\.0\.0\.1:\d+)\s*$/m;
+/** The listening line: the base URL, base path included; `url` is without it. */
+const LISTENING = /^paia-sip2 listening on (https?:\/\/127\.0\.0\.1:\d+)(?:\/\S*)?\s*$/m;
 const START_TIMEOUT_MS = 15_000;
 const KEEP_OUTPUT_CHARS = 200_000;
 
