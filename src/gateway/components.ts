@@ -5,6 +5,7 @@ import { LoginThrottle } from '../auth/login-throttle.js';
 import { PasswordPolicy } from '../auth/password-policy.js';
 import { PatronIds } from '../auth/patron-ids.js';
 import { TokenRateLimit } from '../auth/token-rate-limit.js';
+import { explainOpen, openProblem } from '../cli/doctor/advice.js';
 import type { Config } from '../config/index.js';
 import { createApp, lastForwardedHop, socketAddressOf } from '../http/app.js';
 import { DaiaAddressLimit } from '../http/daia-limit.js';
@@ -76,6 +77,18 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     await demo?.stop();
     throw error;
   }
+  // The pool keeps retrying in the background; a sysadmin starting the gateway must see at once why it cannot serve.
+  if (!pool.hasReadyConnection && pool.openFailure !== null) {
+    const advice = explainOpen(
+      pool.openFailure,
+      { settings: sip2.settings, dialect: sip2.dialect, tls: sip2.settings.tls, target },
+      new Set(),
+    );
+    sip2Logger.error(
+      { ils: `${target.host}:${target.port}`, problem: openProblem(pool.openFailure, target) },
+      `cannot log in to the ILS at start: ${advice}. The gateway keeps trying; until it succeeds /readyz answers 503 and calls get 503 or 502. \`paia-sip2 doctor\` checks the connection step by step`,
+    );
+  }
 
   const store = createStateStore(
     { ...config.state, maxSessions: config.auth.maxSessions, maxSessionsPerPatron: config.auth.maxSessionsPerPatron },
@@ -142,6 +155,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
   const readiness = (): ReadinessState => ({
     shuttingDown,
     loggedIn: pool.hasReadyConnection,
+    sip2Problem: pool.hasReadyConnection || pool.openFailure === null ? null : openProblem(pool.openFailure, target),
     connections: pool.stats().connections,
     online: pool.acsStatus?.onlineStatus ?? null,
     store: { kind: store.kind, problem: store.health().problem },

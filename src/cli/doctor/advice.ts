@@ -34,6 +34,21 @@ export function explainDemoStart(error: unknown, settings: Sip2Settings): string
 }
 
 /**
+ * Why no session to the ILS opens, in a few words for /readyz: the terminal
+ * login refused, or the ILS not reached at its address. explainOpen() has the
+ * whole advice (the start-up error line, the doctor).
+ */
+export function openProblem(error: unknown, target: { host: string; port: number }): string {
+  if (error instanceof IlsUnavailable && error.reason === 'login-rejected')
+    return 'the ILS refused the terminal login (check sip2.terminal.user, sip2.terminal.password and sip2.terminal.location)';
+  if (error instanceof IlsUnavailable && (error.reason === 'refused' || error.reason === 'connect-error'))
+    return `the ILS cannot be reached at ${target.host}:${target.port} (check sip2.host and sip2.port, and that its SIP2 service runs)`;
+  if (error instanceof IlsTimeout && error.reason === 'connect-timeout')
+    return `the ILS cannot be reached at ${target.host}:${target.port}: no connection within sip2.timeouts.connectMs`;
+  return `cannot open a SIP2 session: ${messageOf(error)}`;
+}
+
+/**
  * Why the first session (connect, 93 login, 99) could not be opened.
  * `answered` holds the message codes the ILS answered before it failed:
  * a login timeout after an answered 93 is the 99's.

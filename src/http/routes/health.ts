@@ -29,6 +29,8 @@ export interface ReadinessState {
   shuttingDown: boolean;
   /** Whether at least one SIP2 connection is open and logged in. */
   loggedIn: boolean;
+  /** Why no SIP2 session opens (the last attempt's failure, in a few words); null or absent when unknown. */
+  sip2Problem?: string | null;
   /** Open, logged-in SIP2 connections. */
   connections: number;
   /** On-line status of the last ACS status (98) read; null when none was read (no connection). */
@@ -56,7 +58,8 @@ const REASONS = {
 function readinessOf(state: ReadinessState): Readiness {
   const reasons: string[] = [];
   if (state.shuttingDown) reasons.push(REASONS.shuttingDown);
-  if (!state.loggedIn) reasons.push(REASONS.noConnection);
+  if (!state.loggedIn)
+    reasons.push(state.sip2Problem ? `${REASONS.noConnection}: ${state.sip2Problem}` : REASONS.noConnection);
   else if (state.online === false) reasons.push(REASONS.offline);
   if (state.store?.problem) reasons.push(state.store.problem);
   const sip2 = { connections: state.connections, online: state.online };
