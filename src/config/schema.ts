@@ -787,7 +787,7 @@ const demoSection = section({
  * The demo library's terminal account and institution (sip2-simulator/data/demo.json):
  * used only in demo mode (no sip2.host). Against a real ILS each must be set.
  */
-export const DEMO_SIP2 = {
+const DEMO_SIP2 = {
   terminal: { user: 'paia', password: 'paia-secret', location: 'MAIN' },
   institution: 'DEMO',
 } as const;

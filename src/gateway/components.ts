@@ -5,7 +5,6 @@ import { LoginThrottle } from '../auth/login-throttle.js';
 import { PasswordPolicy } from '../auth/password-policy.js';
 import { PatronIds } from '../auth/patron-ids.js';
 import { TokenRateLimit } from '../auth/token-rate-limit.js';
-import { explainOpen, openProblem } from '../cli/doctor/advice.js';
 import type { Config } from '../config/index.js';
 import { createApp, lastForwardedHop, socketAddressOf } from '../http/app.js';
 import { DaiaAddressLimit } from '../http/daia-limit.js';
@@ -16,6 +15,7 @@ import { AnomalyLog } from '../sip2/anomalies.js';
 import type { Sip2Pool } from '../sip2/pool.js';
 import { createStateStore, type StateStore } from '../state/index.js';
 import type { EmbeddedSimulator } from './demo.js';
+import { explainOpen, openProblem } from './ils-advice.js';
 import { configuredOwnUrl, type Sip2Setup, type Sip2Target, sip2Setup } from './sip2.js';
 
 /**

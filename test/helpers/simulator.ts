@@ -27,7 +27,7 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * edition URIs on the demo's loopback address. Every helper that starts a
  * gateway against a simulator process uses these.
  */
-export const SIMULATOR_SETTINGS: Readonly<Record<string, string>> = {
+const SIMULATOR_SETTINGS: Readonly<Record<string, string>> = {
   PAIA_SIP2_TERMINAL_USER: 'paia',
   PAIA_SIP2_TERMINAL_PASSWORD: 'paia-secret',
   PAIA_SIP2_TERMINAL_LOCATION: 'MAIN',
