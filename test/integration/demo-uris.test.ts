@@ -3,6 +3,7 @@
  * gateway really listens, base path included, so that a client can hand them
  * back. A real gateway process with its embedded simulator, on a free port.
  */
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 
@@ -59,5 +60,44 @@ describe('the demo on a free port below a base path', () => {
     expect(renewed?.error, JSON.stringify(renewed)).toBeUndefined();
     expect(renewed?.item).toBe(loan?.item);
     expect(renewed?.status).toBe(3);
+  });
+});
+
+describe('links the gateway writes', () => {
+  let gateway: GatewayProcess;
+  beforeAll(async () => {
+    gateway = await startGatewayProcess({
+      sip2Port: null,
+      dialect: 'generic',
+      env: { PAIA_HTTP_BASE_PATH: '/paia', PAIA_DAIA_MAX_IDS: '1' },
+    });
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+  });
+
+  /** A DAIA request with a Host header of the client's choosing (fetch would not send one). */
+  function daiaLink(host: string): Promise<string | undefined> {
+    const { port } = new URL(gateway.url);
+    return new Promise((resolve, reject) => {
+      const request = httpRequest(
+        { host: '127.0.0.1', port, path: '/paia/daia?format=json&id=a|b', headers: { Host: host }, timeout: 10_000 },
+        (response) => {
+          response.resume();
+          response.on('end', () => {
+            const link = response.headers.link;
+            resolve(Array.isArray(link) ? link.join(', ') : link);
+          });
+        },
+      );
+      request.on('timeout', () => request.destroy(new Error('no answer within 10 s')));
+      request.on('error', reject);
+      request.end();
+    });
+  }
+
+  it("start with where the gateway listens, never with the client's Host header", async () => {
+    const link = await daiaLink('evil.example.org');
+    expect(link).toBe(`<${gateway.url}/paia/daia?format=json&id=b>; rel="next"`);
   });
 });

@@ -15,7 +15,8 @@ import { operationsReply } from './operations.js';
  * - `GET /readyz`: 200 `{"status":"ready","sip2":{"connections":2,"online":true},"store":{"kind":"redis","ok":true}}`
  *   when at least one logged-in SIP2 connection is open, the last SC status
  *   (98) said on-line Y, the state store answers, and the gateway is not shutting down; otherwise 503
- *   `{"status":"not ready","reasons":[...],"sip2":{...}}`.
+ *   `{"status":"not ready","reasons":[...],"sip2":{...}}`; without a SIP2 session the reason says
+ *   why the last one failed to open (terminal login refused, ILS not reached).
  *
  * Both answer GET and HEAD; any other method gets 405 with `Allow: GET, HEAD`.
  */
