@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withoutSettings } from '../src/config/load.js';
+import { simulatorIls } from '../test/helpers/simulator.js';
 
 /**
  * The processes a benchmark runs against: the SIP2 simulator, the gateway and
@@ -260,8 +261,7 @@ export const LIFTED_LIMITS: Readonly<Record<string, string>> = {
 export function gatewayEnv(sip2Port: number, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     ...withoutSettings(process.env),
-    PAIA_SIP2_HOST: '127.0.0.1',
-    PAIA_SIP2_PORT: String(sip2Port),
+    ...simulatorIls(sip2Port),
     PAIA_SIP2_DIALECT: 'generic',
     PAIA_HTTP_HOST: '127.0.0.1',
     PAIA_HTTP_PORT: '0',
@@ -278,7 +278,7 @@ export interface Gateway extends Started {
 export async function startGateway(env: NodeJS.ProcessEnv): Promise<Gateway> {
   if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the bench gateway listens on 127.0.0.1 only');
   const started = await startChild('gateway', tsxCommand('src/cli/main.ts', ['serve']), env, [
-    /^paia-sip2 listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m,
+    /^paia-sip2 listening on (http:\/\/127\.0\.0\.1:\d+)(?:\/\S*)?\s*$/m,
   ]);
   return { ...started, url: started.banners[0]![1]! };
 }

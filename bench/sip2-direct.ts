@@ -3,6 +3,7 @@ import { sip2Setup } from '../src/gateway/index.js';
 import { Sip2Connection } from '../src/sip2/connection.js';
 import type { Dialect } from '../src/sip2/dialect.js';
 import type { Sip2Messages } from '../src/sip2/messages.js';
+import { simulatorIls } from '../test/helpers/simulator.js';
 
 /**
  * A SIP2 session from the bench process straight to the simulator, built
@@ -24,7 +25,7 @@ export interface DirectSip2 {
 /** The configuration the bench gateways run with, as far as SIP2 is concerned (defaults + generic dialect). */
 function benchConfig(sip2Port: number): Config {
   const { config } = loadConfigWithWarnings({
-    env: { PAIA_SIP2_HOST: '127.0.0.1', PAIA_SIP2_PORT: String(sip2Port), PAIA_SIP2_DIALECT: 'generic' },
+    env: { ...simulatorIls(sip2Port), PAIA_SIP2_DIALECT: 'generic' },
   });
   return config;
 }

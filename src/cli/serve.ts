@@ -24,7 +24,7 @@ export async function serve(config: Config): Promise<number> {
   }
   // Signal handlers first: whoever waits for the listening line may signal right after reading it.
   const { exitCode } = untilSignal(gateway, logger);
-  process.stdout.write(`paia-sip2 listening on ${gateway.url}\n`);
+  process.stdout.write(`paia-sip2 listening on ${gateway.baseUrl}\n`);
   if (gateway.demo) {
     process.stdout.write(
       `demo mode: embedded SIP2 simulator on ${gateway.demo.sip2}, demo patron alice / alice-pass\n` +

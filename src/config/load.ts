@@ -408,7 +408,12 @@ export function describeConfig(config: Config): Record<string, unknown> {
       pool: `${sip2.pool.min}-${sip2.pool.max} connections`,
       timeoutsMs: { connect: sip2.timeouts.connectMs, response: sip2.timeouts.responseMs },
     },
-    paia: { patronId: paia.patronId, itemUri: paia.itemUri, editionUri: paia.editionUri },
+    paia: {
+      patronId: paia.patronId,
+      // null only in demo mode: the URIs start with where the gateway listens (or http.publicUrl).
+      itemUri: paia.itemUri ?? '(the gateway URL)/item/{barcode}',
+      editionUri: paia.editionUri ?? '(the gateway URL)/title/{title}',
+    },
     daia: {
       maxIds: daia.maxIds ?? paia.maxDocs,
       idsPerMinutePerAddress: daia.idsPerMinutePerAddress,

@@ -35,6 +35,14 @@ const PLACEHOLDER_SECRET = /change[-_ ]?me/i;
 
 // ----------------------------------------------------------------- helpers
 
+/**
+ * Default of the settings that only the demo gives a value (sip2.terminal.*,
+ * sip2.institution): not set, but kept in the output as undefined so that the
+ * section keeps the order of its keys. zod types a default as defined; the
+ * transform at the end of configSchema reads these as `string | undefined`.
+ */
+const UNSET = undefined as never;
+
 const must = (text: string) => ({ error: text });
 
 function integer(min: number, max: number, mustBe: string) {
@@ -310,6 +318,18 @@ const httpSection = section({
         params: { showValue: false },
       });
     }
+    if (
+      typeof http.host === 'string' &&
+      hostProblem(http.host) === null &&
+      !isLoopback(http.host) &&
+      http.publicUrl === null
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['publicUrl'],
+        message: `is required because http.host ("${http.host}") is not a loopback address: the https URL clients reach the gateway at (base path included), e.g. "https://lib.example.org/paia" (PAIA_HTTP_PUBLIC_URL); links the gateway writes start with it, never with a client's Host header`,
+      });
+    }
   },
   { when: () => true },
 );
@@ -353,16 +373,17 @@ const sip2Tls = z
   );
 
 const terminalSection = section({
-  /** The SIP2 terminal (self-check) account the gateway logs in with (93 CN); created in the ILS for the gateway. */
-  user: sipText('must be the SIP2 terminal login name', { allowEmpty: false }).default('paia'),
-  /** Its password (93 CO). Secret: prefer the PAIA_SIP2_TERMINAL_PASSWORD environment variable. */
+  /** The SIP2 terminal (self-check) account the gateway logs in with (93 CN); created in the ILS for the gateway. Required with sip2.host. */
+  user: sipText('must be the SIP2 terminal login name', { allowEmpty: false }).optional().default(UNSET),
+  /** Its password (93 CO). Secret: prefer the PAIA_SIP2_TERMINAL_PASSWORD environment variable. Required with sip2.host. */
   password: sipText('must be the SIP2 terminal password', { allowEmpty: true })
     .refine((value) => !PLACEHOLDER_SECRET.test(value), {
       error: 'is still the placeholder from the example: set the password of the SIP2 terminal account',
     })
-    .default('paia-secret'),
-  /** Location code of the terminal (93 CP); empty to send none. Some ILSs require it to match the account. */
-  location: sipText('must be the SIP2 location code of the terminal', { allowEmpty: true }).default('MAIN'),
+    .optional()
+    .default(UNSET),
+  /** Location code of the terminal (93 CP); empty to send none. Some ILSs require it to match the account. Required with sip2.host. */
+  location: sipText('must be the SIP2 location code of the terminal', { allowEmpty: true }).optional().default(UNSET),
 });
 
 const poolSection = section({
@@ -459,8 +480,8 @@ const sip2Section = section({
   errorDetection: flag().default(true),
   /** The terminal account the gateway logs in to the ILS with. */
   terminal: terminalSection,
-  /** Institution id sent in every message (AO), e.g. the Koha branch code or the Evergreen institution. */
-  institution: sipText('must be the SIP2 institution id', { allowEmpty: false }).default('DEMO'),
+  /** Institution id sent in every message (AO), e.g. the Koha branch code or the Evergreen institution. Required with sip2.host. */
+  institution: sipText('must be the SIP2 institution id', { allowEmpty: false }).optional().default(UNSET),
   /** Also send the terminal password (AC) in every request; some ILSs check it there. */
   terminalPasswordInMessages: flag().default(false),
   /** The pool of persistent SIP2 connections. */
@@ -487,14 +508,15 @@ const sip2Section = section({
 });
 
 const paiaSection = section({
-  /** URI of an item (copy): how item URIs are written and recognised. {barcode} is the item barcode. */
-  itemUri: uriTemplate('barcode', 'https://lib.example.org/item/{barcode}', 'items').default(
-    'http://127.0.0.1:8080/item/{barcode}',
-  ),
-  /** URI of an edition (title), used for title-level requests. {title} is the title identifier. */
-  editionUri: uriTemplate('title', 'https://lib.example.org/title/{title}', 'editions').default(
-    'http://127.0.0.1:8080/title/{title}',
-  ),
+  /**
+   * URI of an item (copy): how item URIs are written and recognised. {barcode}
+   * is the item barcode. Required with sip2.host; null (demo mode only): the
+   * gateway's own URL (http.publicUrl, or where it listens, with the base
+   * path) followed by /item/{barcode}.
+   */
+  itemUri: uriTemplate('barcode', 'https://lib.example.org/item/{barcode}', 'items').nullable().default(null),
+  /** URI of an edition (title), used for title-level requests. {title} is the title identifier. Required with sip2.host; null (demo mode only): the gateway's own URL followed by /title/{title}. */
+  editionUri: uriTemplate('title', 'https://lib.example.org/title/{title}', 'editions').nullable().default(null),
   /** URI of a pickup or shelving location, {location} being the SIP2 location code. null = no storage URIs. */
   storageUri: uriTemplate('location', 'https://lib.example.org/location/{location}', 'locations')
     .nullable()
@@ -761,6 +783,55 @@ const demoSection = section({
   sip2Port: integer(0, 65535, 'must be a TCP port between 0 (a free one) and 65535').default(0),
 });
 
+/**
+ * The demo library's terminal account and institution (sip2-simulator/data/demo.json):
+ * used only in demo mode (no sip2.host). Against a real ILS each must be set.
+ */
+const DEMO_SIP2 = {
+  terminal: { user: 'paia', password: 'paia-secret', location: 'MAIN' },
+  institution: 'DEMO',
+} as const;
+
+/**
+ * Settings with a value only in demo mode, and what to put there for a real
+ * ILS. With sip2.host set, leaving one out is an error naming it: a real ILS
+ * must never get the demo's terminal account or the demo's loopback URIs.
+ */
+const REAL_ILS_SETTINGS: readonly { path: readonly [string, string, ...string[]]; fix: string }[] = [
+  {
+    path: ['sip2', 'terminal', 'user'],
+    fix: 'the login name of the SIP2 terminal account the ILS has for the gateway (93 CN; in Koha a <login> of SIPconfig.xml), e.g. "paia-gateway" (PAIA_SIP2_TERMINAL_USER)',
+  },
+  {
+    path: ['sip2', 'terminal', 'password'],
+    fix: 'the password of that terminal account (93 CO), best given in the environment (PAIA_SIP2_TERMINAL_PASSWORD)',
+  },
+  {
+    path: ['sip2', 'terminal', 'location'],
+    fix: 'the location code of the terminal (93 CP), e.g. the branch code the ILS has for the account, or "" to send none (PAIA_SIP2_TERMINAL_LOCATION)',
+  },
+  {
+    path: ['sip2', 'institution'],
+    fix: 'the institution id the ILS expects in every message (AO): in Koha the branch code, in Evergreen the institution of SIPconfig.xml (PAIA_SIP2_INSTITUTION)',
+  },
+  {
+    path: ['paia', 'itemUri'],
+    fix: 'the URI template of your items, e.g. "https://lib.example.org/item/{barcode}" (PAIA_PAIA_ITEM_URI)',
+  },
+  {
+    path: ['paia', 'editionUri'],
+    fix: 'the URI template of your titles, e.g. "https://lib.example.org/title/{title}" (PAIA_PAIA_EDITION_URI)',
+  },
+];
+
+function valueAt(config: unknown, path: readonly string[]): unknown {
+  return path.reduce<unknown>(
+    (current, key) =>
+      typeof current === 'object' && current !== null ? (current as Record<string, unknown>)[key] : undefined,
+    config,
+  );
+}
+
 /** The whole file. */
 export const configSchema = z
   .strictObject(
@@ -801,9 +872,38 @@ export const configSchema = z
             'must be 1 while state.store is "memory": each worker would keep its own sessions and counters, so a token issued by one worker would be unknown to the next; set state.store to "redis" (and state.redis.url) to run several workers',
         });
       }
+      const host = (config.sip2 as { host?: unknown } | undefined)?.host;
+      if (typeof host === 'string') {
+        for (const { path, fix } of REAL_ILS_SETTINGS) {
+          const value = valueAt(config, path);
+          if (value !== undefined && value !== null) continue;
+          ctx.addIssue({
+            code: 'custom',
+            path: [...path],
+            message: `is required because sip2.host is set (a real ILS; the built-in demo values apply only to the embedded simulator): set it to ${fix}`,
+          });
+        }
+      }
     },
     { when: () => true },
-  );
+  )
+  // Demo mode (no sip2.host): the demo library's terminal account and institution.
+  .transform((config) => {
+    const terminal: { user?: string; password?: string; location?: string } = config.sip2.terminal;
+    const institution: string | undefined = config.sip2.institution;
+    return {
+      ...config,
+      sip2: {
+        ...config.sip2,
+        terminal: {
+          user: terminal.user ?? DEMO_SIP2.terminal.user,
+          password: terminal.password ?? DEMO_SIP2.terminal.password,
+          location: terminal.location ?? DEMO_SIP2.terminal.location,
+        },
+        institution: institution ?? DEMO_SIP2.institution,
+      },
+    };
+  });
 
 /**
  * The validated configuration: the schema's output, deeply readonly (the

@@ -103,8 +103,8 @@ const SETTINGS: readonly Setting[] = [
   setting('sip2.maxListEntries', 'PAIA_SIP2_MAX_LIST_ENTRIES', 'integer'),
   setting('sip2.currency', 'PAIA_SIP2_CURRENCY', 'string'),
 
-  setting('paia.itemUri', 'PAIA_PAIA_ITEM_URI', 'string'),
-  setting('paia.editionUri', 'PAIA_PAIA_EDITION_URI', 'string'),
+  setting('paia.itemUri', 'PAIA_PAIA_ITEM_URI', 'string', 'nullable'),
+  setting('paia.editionUri', 'PAIA_PAIA_EDITION_URI', 'string', 'nullable'),
   setting('paia.storageUri', 'PAIA_PAIA_STORAGE_URI', 'string', 'nullable'),
   setting('paia.patronTypeUri', 'PAIA_PAIA_PATRON_TYPE_URI', 'string', 'nullable'),
   setting('paia.patronId', 'PAIA_PAIA_PATRON_ID', 'enum'),

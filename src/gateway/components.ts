@@ -15,7 +15,8 @@ import { AnomalyLog } from '../sip2/anomalies.js';
 import type { Sip2Pool } from '../sip2/pool.js';
 import { createStateStore, type StateStore } from '../state/index.js';
 import type { EmbeddedSimulator } from './demo.js';
-import { type Sip2Setup, type Sip2Target, sip2Setup } from './sip2.js';
+import { explainOpen, openProblem } from './ils-advice.js';
+import { configuredOwnUrl, type Sip2Setup, type Sip2Target, sip2Setup } from './sip2.js';
 
 /**
  * The running parts the configuration turns into, everything but the HTTP
@@ -47,10 +48,18 @@ export interface BuildOptions {
    * library; this gateway then starts none of its own.
    */
   sharedSimulator?: Sip2Target | null | undefined;
+  /**
+   * The gateway's base URL (base path included) once it listens:
+   * http.publicUrl, or where it listens. Every link it writes starts with it
+   * (never with a client's Host header), and so do the demo's item and
+   * edition URIs. Default: as configured (configuredOwnUrl).
+   */
+  ownUrl?: string | undefined;
 }
 
 export async function buildComponents(config: Config, logger: Logger, options: BuildOptions = {}): Promise<Components> {
-  const sip2 = sip2Setup(config);
+  const ownUrl = options.ownUrl ?? configuredOwnUrl(config);
+  const sip2 = sip2Setup(config, ownUrl);
   const shared = sip2.startDemo ? (options.sharedSimulator ?? null) : null;
   const demo =
     sip2.startDemo && shared === null ? await sip2.startDemo(logger.child({ component: 'simulator' })) : null;
@@ -67,6 +76,18 @@ export async function buildComponents(config: Config, logger: Logger, options: B
   } catch (error) {
     await demo?.stop();
     throw error;
+  }
+  // The pool keeps retrying in the background; a sysadmin starting the gateway must see at once why it cannot serve.
+  if (!pool.hasReadyConnection && pool.openFailure !== null) {
+    const advice = explainOpen(
+      pool.openFailure,
+      { settings: sip2.settings, dialect: sip2.dialect, tls: sip2.settings.tls, target },
+      new Set(),
+    );
+    sip2Logger.error(
+      { ils: `${target.host}:${target.port}`, problem: openProblem(pool.openFailure, target) },
+      `cannot log in to the ILS at start: ${advice}. The gateway keeps trying; until it succeeds /readyz answers 503 and calls get 503 or 502. \`paia-sip2 doctor\` checks the connection step by step`,
+    );
   }
 
   const store = createStateStore(
@@ -136,6 +157,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
   const readiness = (): ReadinessState => ({
     shuttingDown,
     loggedIn: pool.hasReadyConnection,
+    sip2Problem: pool.hasReadyConnection || pool.openFailure === null ? null : openProblem(pool.openFailure, target),
     connections: pool.stats().connections,
     online: pool.acsStatus?.onlineStatus ?? null,
     store: { kind: store.kind, problem: store.health().problem },
@@ -146,7 +168,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     sessions,
     login,
     basePath: config.http.basePath,
-    publicUrl: config.http.publicUrl,
+    publicUrl: ownUrl,
     maxDocs: config.paia.maxDocs,
     maxBodyBytes: config.http.maxBodyBytes,
     rateLimit,

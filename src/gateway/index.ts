@@ -1,9 +1,10 @@
+import type { Hono } from 'hono';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { Config } from '../config/index.js';
 import { createLogger, type Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway.js';
 import type { Sip2Pool } from '../sip2/pool.js';
-import { type BuildOptions, buildComponents } from './components.js';
+import { type BuildOptions, buildComponents, type Components } from './components.js';
 import { listenHttp } from './http-server.js';
 
 /**
@@ -75,27 +76,30 @@ export async function startGateway(
   logger: Logger,
   options: BuildOptions = {},
 ): Promise<RunningGateway> {
-  const parts = await buildComponents(config, logger, options);
-  const { pool, demo } = parts;
-  let server;
+  // Listening comes first: the port (http.port 0 picks one) is part of the gateway's own URL, which
+  // links and the demo's item URIs start with. Until the parts run, requests get 503.
+  let app: Hono | null = null;
+  const server = await listenHttp({
+    fetch: (request, env) => (app === null ? startingResponse() : app.fetch(request, env)),
+    host: config.http.host,
+    port: config.http.port,
+    tls: config.http.tls,
+    maxHeaderBytes: config.http.maxHeaderBytes,
+    logger: logger.child({ component: 'tls' }),
+  });
+  const baseUrl = `${server.url}${config.http.basePath}`;
+  let parts: Components;
   try {
-    server = await listenHttp({
-      fetch: parts.app.fetch,
-      host: config.http.host,
-      port: config.http.port,
-      tls: config.http.tls,
-      maxHeaderBytes: config.http.maxHeaderBytes,
-      logger: logger.child({ component: 'tls' }),
-    });
+    parts = await buildComponents(config, logger, { ...options, ownUrl: config.http.publicUrl ?? baseUrl });
   } catch (error) {
-    pool.destroy();
-    await parts.store.close();
-    await demo?.stop();
+    server.destroy();
     throw error;
   }
+  app = parts.app;
+  const { pool, demo } = parts;
   const sip2 = `${parts.target.host}:${parts.target.port}`;
   const demoMode = parts.sip2.startDemo !== null;
-  logger.info({ url: server.url, sip2, dialect: parts.sip2.dialect.name, demo: demoMode }, 'paia-sip2 started');
+  logger.info({ url: baseUrl, sip2, dialect: parts.sip2.dialect.name, demo: demoMode }, 'paia-sip2 started');
 
   const log = logger.child({ component: 'shutdown' });
   const drain = async (deadline: number): Promise<void> => {
@@ -129,7 +133,7 @@ export async function startGateway(
   let stopping: Promise<'graceful' | 'forced'> | null = null;
   return {
     url: server.url,
-    baseUrl: `${server.url}${config.http.basePath}`,
+    baseUrl,
     shutdownTimeoutMs: config.http.shutdownTimeoutMs,
     demo: demoMode ? { sip2 } : null,
     pool,
@@ -154,4 +158,12 @@ export async function startGateway(
       return stopping;
     },
   };
+}
+
+/** The answer while the gateway has its port but not yet its parts (a few milliseconds at start). */
+function startingResponse(): Response {
+  return new Response(
+    JSON.stringify({ error: 'service_unavailable', code: 503, error_description: 'the gateway is starting' }),
+    { status: 503, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1' } },
+  );
 }

@@ -94,8 +94,26 @@ export interface Sip2Setup {
   itemCache(onInvalidate?: (item: string, outcomeUnknown: boolean) => void): ItemInfoCache | null;
 }
 
-/** Reads the SIP2 settings once (the dialect file, the TLS files); throws with a readable reason. */
-export function sip2Setup(config: Config): Sip2Setup {
+/**
+ * The gateway's own base URL (base path included, no trailing slash) as the
+ * configuration knows it before the listener runs: http.publicUrl, or the
+ * configured address and port. The running gateway passes where it really
+ * listens (http.port 0 picks a free port).
+ */
+export function configuredOwnUrl(config: Config): string {
+  const { http } = config;
+  if (http.publicUrl !== null) return http.publicUrl;
+  const host = http.host.includes(':') ? `[${http.host}]` : http.host;
+  return `${http.tls ? 'https' : 'http'}://${host}:${http.port}${http.basePath}`;
+}
+
+/**
+ * Reads the SIP2 settings once (the dialect file, the TLS files); throws with
+ * a readable reason. `ownUrl`: the gateway's base URL, which the demo's item
+ * and edition URIs start with when paia.itemUri / paia.editionUri are not set
+ * (demo mode only: with sip2.host they are required).
+ */
+export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(config)): Sip2Setup {
   const { sip2 } = config;
   const demo = sip2.host === null;
   const dialect = loadDialect(demo ? config.demo.dialect : sip2.dialect);
@@ -106,8 +124,8 @@ export function sip2Setup(config: Config): Sip2Setup {
     terminalPassword: sip2.terminalPasswordInMessages ? sip2.terminal.password : undefined,
   });
   const uris: UriTemplatesConfig = {
-    item: config.paia.itemUri,
-    edition: config.paia.editionUri,
+    item: config.paia.itemUri ?? `${ownUrl}/item/{barcode}`,
+    edition: config.paia.editionUri ?? `${ownUrl}/title/{title}`,
     storage: config.paia.storageUri,
     patronType: config.paia.patronTypeUri,
   };

@@ -212,12 +212,17 @@ function translateBackendFailure(failure: BackendFailure): TranslatedError {
       };
     case 'busy': {
       const seconds = Math.max(1, Math.ceil(failure.retryAfterSeconds || 1));
+      // An open circuit: the library system kept failing (unreachable, login refused), not a gateway under load.
+      const what =
+        failure.reason === 'circuit-open'
+          ? 'the library system cannot be reached right now'
+          : 'the service is busy right now';
       return {
         kind: 'backend',
         error: new PaiaError(
           'service_unavailable',
           503,
-          `the service is busy right now; please try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
+          `${what}; please try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
           {
             headers: { 'Retry-After': String(seconds) },
           },

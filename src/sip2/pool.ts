@@ -180,6 +180,7 @@ export class Sip2Pool {
   private opening = 0;
   private created = 0;
   private connectFailures = 0;
+  private lastOpenFailure: unknown = null;
   /** Connections the ILS closed young without serving anything, since the last one that served: the refill waits longer per one. */
   private deaths = 0;
   private sessionLimit: { value: number; until: number } | null = null;
@@ -490,12 +491,21 @@ export class Sip2Pool {
     }
     // A new session is proof that the ILS works.
     this.circuit.recordSuccess();
+    this.lastOpenFailure = null;
     this.live.add(connection);
     connection.once('close', (close) => this.onConnectionClosed(connection, close));
     this.log?.info({ conn: connection.id, connections: this.live.size }, 'SIP2 connection ready');
     this.putIdle(connection);
     this.syncQueue();
     return { ok: true };
+  }
+
+  /**
+   * Why the last attempt to open a session failed, while none has opened
+   * since (the start-up error line and /readyz say why); null once one opens.
+   */
+  get openFailure(): unknown {
+    return this.lastOpenFailure;
   }
 
   private onOpenFailed(error: unknown): void {
@@ -511,6 +521,7 @@ export class Sip2Pool {
       return;
     }
     this.connectFailures++;
+    this.lastOpenFailure = error;
     if (this.live.size === 0 && this.opening === 0) {
       // Nothing will free up: the waiting requests get the reason now instead of an acquire timeout later
       // (before the circuit may open on this failure: their own failure says more than "try again later").

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { simulatorIls } from '../helpers/simulator.js';
 import { errorBodyProblems, fieldNameProblems, isDate, isMoney, isObject } from './shapes.js';
 import {
   charsetOf,
@@ -486,7 +487,7 @@ describe('transport (configuration, checked once)', () => {
       execFile(
         process.execPath,
         ['--import', 'tsx', 'src/cli/main.ts', 'check-config'],
-        { cwd: root, env: { ...clean, PAIA_SIP2_HOST: '127.0.0.1', ...env }, timeout: 15_000 },
+        { cwd: root, env: { ...clean, ...simulatorIls(6001), ...env }, timeout: 15_000 },
         (error, stdout, stderr) =>
           resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
       );
@@ -496,7 +497,11 @@ describe('transport (configuration, checked once)', () => {
   it('Transport: "HTTPS only": plain HTTP on a non-loopback address is refused unless a TLS-terminating proxy is declared', async () => {
     const [plain, proxied] = await Promise.all([
       checkConfig({ PAIA_HTTP_HOST: '0.0.0.0' }),
-      checkConfig({ PAIA_HTTP_HOST: '0.0.0.0', PAIA_HTTP_TRUSTED_PROXY: 'true' }),
+      checkConfig({
+        PAIA_HTTP_HOST: '0.0.0.0',
+        PAIA_HTTP_TRUSTED_PROXY: 'true',
+        PAIA_HTTP_PUBLIC_URL: 'https://lib.example.org/paia',
+      }),
     ]);
     expect(plain.code, plain.stdout + plain.stderr).not.toBe(0);
     expect(plain.stderr).toMatch(/tls/i);

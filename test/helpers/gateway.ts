@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { withoutSettings } from '../../src/config/load.js';
 import { trackChild } from './children.js';
+import { simulatorIls } from './simulator.js';
 
 /**
  * Runs the real gateway (`src/cli/main.ts serve`) as a separate process against a
@@ -19,7 +20,8 @@ import { trackChild } from './children.js';
  */
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const LISTENING = /^paia-sip2 listening on (https?:\/\/127\.0\.0\.1:\d+)\s*$/m;
+/** The listening line: the base URL, base path included; `url` is without it. */
+const LISTENING = /^paia-sip2 listening on (https?:\/\/127\.0\.0\.1:\d+)(?:\/\S*)?\s*$/m;
 const START_TIMEOUT_MS = 15_000;
 const KEEP_OUTPUT_CHARS = 200_000;
 
@@ -59,7 +61,7 @@ function childEnv(options: GatewayProcessOptions): NodeJS.ProcessEnv {
   const sip2 =
     options.sip2Port === null
       ? { PAIA_DEMO_DIALECT: options.dialect }
-      : { PAIA_SIP2_HOST: '127.0.0.1', PAIA_SIP2_PORT: String(options.sip2Port), PAIA_SIP2_DIALECT: options.dialect };
+      : { ...simulatorIls(options.sip2Port), PAIA_SIP2_DIALECT: options.dialect };
   return {
     ...withoutSettings(process.env),
     ...sip2,

@@ -19,6 +19,28 @@ import { FrameSocket, openSocket } from './frame-socket.js';
  */
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * What a gateway in front of a standalone simulator must be told (with
+ * sip2.host set the gateway has no demo values): the demo library's terminal
+ * account and institution (sip2-simulator/data/demo.json), and item and
+ * edition URIs on the demo's loopback address. Every helper that starts a
+ * gateway against a simulator process uses these.
+ */
+const SIMULATOR_SETTINGS: Readonly<Record<string, string>> = {
+  PAIA_SIP2_TERMINAL_USER: 'paia',
+  PAIA_SIP2_TERMINAL_PASSWORD: 'paia-secret',
+  PAIA_SIP2_TERMINAL_LOCATION: 'MAIN',
+  PAIA_SIP2_INSTITUTION: 'DEMO',
+  PAIA_PAIA_ITEM_URI: 'http://127.0.0.1:8080/item/{barcode}',
+  PAIA_PAIA_EDITION_URI: 'http://127.0.0.1:8080/title/{title}',
+};
+
+/** SIMULATOR_SETTINGS with the simulator's address: a gateway's environment for the simulator on 127.0.0.1:`port`. */
+export function simulatorIls(port: number): Record<string, string> {
+  return { PAIA_SIP2_HOST: '127.0.0.1', PAIA_SIP2_PORT: String(port), ...SIMULATOR_SETTINGS };
+}
+
 const BANNER = /^sip2-simulator listening on (\S+):(\d+)$/m;
 const CONTROL_BANNER = /^sip2-simulator control on 127\.0\.0\.1:(\d+)$/m;
 const START_TIMEOUT_MS = 15_000;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestCerts, type TestCerts } from '../helpers/certs.js';
 import { runDoctorProcess as doctor, explainRun as explain, warningBlock } from '../helpers/doctor.js';
-import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
+import { type SimulatorProcess, simulatorIls, startSimulatorProcess } from '../helpers/simulator.js';
 import { startTlsProxy, type TlsProxy } from '../helpers/tls-proxy.js';
 
 /**
@@ -12,7 +12,7 @@ import { startTlsProxy, type TlsProxy } from '../helpers/tls-proxy.js';
  * front of the ILS. The real CLI against the simulator process.
  */
 
-const ilsOf = (sim: SimulatorProcess) => ({ PAIA_SIP2_HOST: '127.0.0.1', PAIA_SIP2_PORT: String(sim.port) });
+const ilsOf = (sim: SimulatorProcess) => simulatorIls(sim.port);
 
 describe('an ILS that sends UTF-8 to a doctor configured for cp850', () => {
   let sim: SimulatorProcess;
@@ -266,7 +266,7 @@ describe('TLS in front of the ILS', () => {
     await sim?.stop();
   });
 
-  const ils = () => ({ PAIA_SIP2_HOST: '127.0.0.1', PAIA_SIP2_PORT: String(proxyPort) });
+  const ils = () => simulatorIls(proxyPort);
 
   it('shows the TLS session of the first session: protocol, certificate, validity, verified', async () => {
     const run = await doctor(['--quick'], { ...ils(), PAIA_SIP2_TLS_CA: certs.ca });

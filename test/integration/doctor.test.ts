@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { explainRun as explain, type DoctorRun as Run, runDoctorProcess } from '../helpers/doctor.js';
-import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
+import { type SimulatorProcess, simulatorIls, startSimulatorProcess } from '../helpers/simulator.js';
 
 /**
  * `paia-sip2 doctor` as a sysadmin runs it: the real CLI in its own process,
@@ -36,7 +36,7 @@ describe('paia-sip2 doctor', () => {
 
   beforeAll(async () => {
     sim = await startSimulatorProcess();
-    ils = { PAIA_SIP2_HOST: '127.0.0.1', PAIA_SIP2_PORT: String(sim.port) };
+    ils = simulatorIls(sim.port);
   });
   afterAll(async () => {
     await sim?.stop();
@@ -163,7 +163,7 @@ describe('paia-sip2 doctor', () => {
 
   it('an ILS that refuses connections: exit 1 with the reason within a few seconds', async () => {
     const port = await freePort();
-    const run = await doctor([], { PAIA_SIP2_HOST: '127.0.0.1', PAIA_SIP2_PORT: String(port) });
+    const run = await doctor([], simulatorIls(port));
     expect(run.code, explain(run)).toBe(1);
     expect(run.stdout).toMatch(
       new RegExp(

@@ -15,7 +15,8 @@ import { operationsReply } from './operations.js';
  * - `GET /readyz`: 200 `{"status":"ready","sip2":{"connections":2,"online":true},"store":{"kind":"redis","ok":true}}`
  *   when at least one logged-in SIP2 connection is open, the last SC status
  *   (98) said on-line Y, the state store answers, and the gateway is not shutting down; otherwise 503
- *   `{"status":"not ready","reasons":[...],"sip2":{...}}`.
+ *   `{"status":"not ready","reasons":[...],"sip2":{...}}`; without a SIP2 session the reason says
+ *   why the last one failed to open (terminal login refused, ILS not reached).
  *
  * Both answer GET and HEAD; any other method gets 405 with `Allow: GET, HEAD`.
  */
@@ -29,6 +30,8 @@ export interface ReadinessState {
   shuttingDown: boolean;
   /** Whether at least one SIP2 connection is open and logged in. */
   loggedIn: boolean;
+  /** Why no SIP2 session opens (the last attempt's failure, in a few words); null or absent when unknown. */
+  sip2Problem?: string | null;
   /** Open, logged-in SIP2 connections. */
   connections: number;
   /** On-line status of the last ACS status (98) read; null when none was read (no connection). */
@@ -56,7 +59,8 @@ const REASONS = {
 function readinessOf(state: ReadinessState): Readiness {
   const reasons: string[] = [];
   if (state.shuttingDown) reasons.push(REASONS.shuttingDown);
-  if (!state.loggedIn) reasons.push(REASONS.noConnection);
+  if (!state.loggedIn)
+    reasons.push(state.sip2Problem ? `${REASONS.noConnection}: ${state.sip2Problem}` : REASONS.noConnection);
   else if (state.online === false) reasons.push(REASONS.offline);
   if (state.store?.problem) reasons.push(state.store.problem);
   const sip2 = { connections: state.connections, online: state.online };

@@ -7,6 +7,7 @@ import { sip2Setup } from '../../../src/gateway/index.js';
 import { decodeText, encodeText } from '../../../src/sip2/charset.js';
 import { loadDialect, parseFineItem } from '../../../src/sip2/dialect.js';
 import { IlsProtocolError, IlsTimeout, IlsUnavailable } from '../../../src/sip2/errors.js';
+import { ILS_ACCOUNT_ENV } from '../config/helpers.js';
 
 /** The doctor's pure parts: what it reads in texts and fine items, the advice it gives, and its report. */
 
@@ -157,7 +158,8 @@ describe('advice', () => {
   });
 
   it('explains a failed first session by the error’s reason and errno code', () => {
-    const { settings } = sip2Setup(loadConfig({ env: { PAIA_SIP2_HOST: 'ils.example.org', PAIA_SIP2_PORT: '6001' } }));
+    const ils = { ...ILS_ACCOUNT_ENV, PAIA_SIP2_HOST: 'ils.example.org', PAIA_SIP2_PORT: '6001' };
+    const { settings } = sip2Setup(loadConfig({ env: ils }));
     const ctx = { settings, dialect: generic, tls: false, target: { host: 'ils.example.org', port: 6001 } };
     const dns = Object.assign(new Error('getaddrinfo ENOTFOUND ils.example.org'), { code: 'ENOTFOUND' });
     expect(

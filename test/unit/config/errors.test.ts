@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, loadConfigWithWarnings } from '../../../src/config/index.js';
-import { configError, problemAt, problemLines, tempDir } from './helpers.js';
+import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, loadConfigWithWarnings } from '../../../src/config/index.js';
+import { configError, ILS_ACCOUNT_ENV, problemAt, problemLines, tempDir } from './helpers.js';
 
 const tmp = tempDir();
 const CERT = tmp.write('tls/server.pem', 'x');
@@ -136,6 +136,11 @@ describe('values from the file', () => {
         'http:\n  basePath: /paia/\n  publicUrl: https://lib.example.org/paia/\n  port: 0\n  host: "::1"\n  tls: false\n' +
           'sip2:\n  host: 192.0.2.10\n  tls: true\n  terminal:\n    location: ""\n    password: ""\n' +
           'paia:\n  itemUri: urn:barcode:{barcode}\n  storageUri: https://lib.example.org/location/{location}\n',
+        {
+          PAIA_SIP2_TERMINAL_USER: 'gw',
+          PAIA_SIP2_INSTITUTION: 'CPL',
+          PAIA_PAIA_EDITION_URI: 'https://lib.example.org/title/{title}',
+        },
       ),
     );
     expect(config.http).toMatchObject({
@@ -159,8 +164,14 @@ describe('rules across settings', () => {
     expect(problemAt(yaml('http:\n  host: 0.0.0.0\n'), 'http.tls')).toContain(
       'is required because http.host ("0.0.0.0") is not a loopback address: set http.tls.cert and http.tls.key, or set http.trustedProxy to true',
     );
-    expect(loadConfig(yaml('http:\n  host: 0.0.0.0\n  trustedProxy: true\n')).http.host).toBe('0.0.0.0');
-    expect(loadConfig(yaml(`http:\n  host: 0.0.0.0\n  tls:\n    cert: ${CERT}\n    key: ${KEY}\n`)).http.tls).toEqual({
+    expect(
+      loadConfig(yaml('http:\n  host: 0.0.0.0\n  trustedProxy: true\n  publicUrl: https://lib.example.org/paia\n')).http
+        .host,
+    ).toBe('0.0.0.0');
+    const publicUrl = '  publicUrl: https://lib.example.org/paia\n';
+    expect(
+      loadConfig(yaml(`http:\n  host: 0.0.0.0\n${publicUrl}  tls:\n    cert: ${CERT}\n    key: ${KEY}\n`)).http.tls,
+    ).toEqual({
       cert: CERT,
       key: KEY,
     });
@@ -239,7 +250,10 @@ describe('rules across settings', () => {
 
   it('other risky settings are warnings', () => {
     const { warnings } = loadConfigWithWarnings(
-      yaml('sip2:\n  host: ils.example.org\n  tls:\n    rejectUnauthorized: false\n  timeouts:\n    responseMs: 5\n'),
+      yaml(
+        'sip2:\n  host: ils.example.org\n  tls:\n    rejectUnauthorized: false\n  timeouts:\n    responseMs: 5\n',
+        ILS_ACCOUNT_ENV,
+      ),
     );
     expect(warnings).toEqual([
       'sip2.tls.rejectUnauthorized is false: the ILS certificate is not checked, so anyone in between can read terminal and patron passwords',
@@ -409,5 +423,70 @@ describe('secrets', () => {
     // The secret equals a value shown elsewhere: the scrubber hides it there as well.
     const error = configError({ env: { PAIA_SIP2_TERMINAL_PASSWORD: 'loud-level', PAIA_LOG_LEVEL: 'loud-level' } });
     expect(error.message).not.toContain('loud-level');
+  });
+});
+
+describe('a real ILS (sip2.host set) gets no demo values', () => {
+  const ils = { ...ILS_ACCOUNT_ENV, PAIA_SIP2_HOST: 'ils.example.org' };
+  const without = (name: string) => Object.fromEntries(Object.entries(ils).filter(([key]) => key !== name));
+
+  it.each([
+    ['sip2.terminal.user', 'PAIA_SIP2_TERMINAL_USER', 'the login name of the SIP2 terminal account'],
+    ['sip2.terminal.password', 'PAIA_SIP2_TERMINAL_PASSWORD', 'the password of that terminal account'],
+    ['sip2.terminal.location', 'PAIA_SIP2_TERMINAL_LOCATION', 'the location code of the terminal'],
+    ['sip2.institution', 'PAIA_SIP2_INSTITUTION', 'the institution id the ILS expects'],
+    ['paia.itemUri', 'PAIA_PAIA_ITEM_URI', 'the URI template of your items'],
+    ['paia.editionUri', 'PAIA_PAIA_EDITION_URI', 'the URI template of your titles'],
+  ])('refuses %s left unset, saying what to put there', (path, variable, fix) => {
+    const error = configError({ file: DEFAULT_CONFIG_FILE, env: without(variable) });
+    expect(error.problems.map((problem) => problem.path)).toEqual([path]);
+    const message = error.problems[0]?.message ?? '';
+    expect(message).toContain('is required because sip2.host is set');
+    expect(message).toContain(fix);
+    expect(message).toContain(`(${variable})`);
+  });
+
+  it('takes each of them when set, also to the simulator values, and keeps the demo values out', () => {
+    const config = loadConfig({ file: DEFAULT_CONFIG_FILE, env: ils });
+    expect(config.sip2.terminal).toEqual({ user: 'paia-gateway', password: 'gateway-secret', location: 'CPL' });
+    expect(config.sip2.institution).toBe('CPL');
+    const simulator = loadConfig({
+      file: DEFAULT_CONFIG_FILE,
+      env: {
+        ...ils,
+        PAIA_SIP2_TERMINAL_USER: 'paia',
+        PAIA_SIP2_TERMINAL_PASSWORD: 'paia-secret',
+        PAIA_SIP2_TERMINAL_LOCATION: '',
+        PAIA_SIP2_INSTITUTION: 'DEMO',
+      },
+    });
+    expect(simulator.sip2.terminal).toEqual({ user: 'paia', password: 'paia-secret', location: '' });
+  });
+
+  it('refuses a misspelt PAIA_SIP2_TERMINAL_PASSWORD: the password is missing, and the warning names the right variable', () => {
+    const misspelt = { ...without('PAIA_SIP2_TERMINAL_PASSWORD'), PAIA_SIP2_TERMINAL_PASWORD: 'gateway-secret' };
+    const error = configError({ file: DEFAULT_CONFIG_FILE, env: misspelt });
+    expect(error.problems.map((problem) => problem.path)).toEqual(['sip2.terminal.password']);
+    expect(error.message).toContain(
+      'PAIA_SIP2_TERMINAL_PASWORD is not a paia-sip2 setting and is ignored; did you mean PAIA_SIP2_TERMINAL_PASSWORD?',
+    );
+    expect(error.message).not.toContain('gateway-secret');
+  });
+
+  it('gives the demo its terminal account and institution while sip2.host is not set', () => {
+    const config = loadConfig({ file: DEFAULT_CONFIG_FILE, env: {} });
+    expect(config.sip2.terminal).toEqual({ user: 'paia', password: 'paia-secret', location: 'MAIN' });
+    expect(config.sip2.institution).toBe('DEMO');
+    expect(config.paia.itemUri).toBeNull();
+  });
+});
+
+describe('http.publicUrl', () => {
+  it('is required off loopback, where the listening address is not what clients reach', () => {
+    const options = yaml('http:\n  host: 0.0.0.0\n  trustedProxy: true\n');
+    expect(problemAt(options, 'http.publicUrl')).toContain(
+      'is required because http.host ("0.0.0.0") is not a loopback address: the https URL clients reach the gateway at',
+    );
+    expect(loadConfig(yaml('http:\n  host: "::1"\n')).http.publicUrl).toBeNull();
   });
 });

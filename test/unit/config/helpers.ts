@@ -47,3 +47,16 @@ export function problemAt(options: LoadOptions, path: string): string {
   if (found.length !== 1) throw new Error(`expected one problem at ${path}, got:\n${error.message}`);
   return (found[0] as ConfigProblem).message;
 }
+
+/**
+ * What a configuration with sip2.host must set besides (a real ILS gets no
+ * demo values), as the environment gives it.
+ */
+export const ILS_ACCOUNT_ENV: Readonly<Record<string, string>> = {
+  PAIA_SIP2_TERMINAL_USER: 'paia-gateway',
+  PAIA_SIP2_TERMINAL_PASSWORD: 'gateway-secret',
+  PAIA_SIP2_TERMINAL_LOCATION: 'CPL',
+  PAIA_SIP2_INSTITUTION: 'CPL',
+  PAIA_PAIA_ITEM_URI: 'https://lib.example.org/item/{barcode}',
+  PAIA_PAIA_EDITION_URI: 'https://lib.example.org/title/{title}',
+};

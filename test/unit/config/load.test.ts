@@ -14,7 +14,7 @@ import {
   loadConfigWithWarnings,
   withoutSettings,
 } from '../../../src/config/index.js';
-import { problemAt, tempDir } from './helpers.js';
+import { ILS_ACCOUNT_ENV, problemAt, tempDir } from './helpers.js';
 
 const EXAMPLE_FILE = fileURLToPath(new URL('../../../config/example.yaml', import.meta.url));
 const tmp = tempDir();
@@ -54,7 +54,9 @@ describe('defaults', () => {
     });
     expect(config.sip2.maxListEntries).toBe(10000);
     expect(config.paia).toMatchObject({
-      itemUri: 'http://127.0.0.1:8080/item/{barcode}',
+      // null: the demo's URIs follow where the gateway listens (test/integration/demo-uris.test.ts)
+      itemUri: null,
+      editionUri: null,
       patronId: 'barcode',
       patronIdSecret: null,
       maxDocs: 50,
@@ -241,7 +243,7 @@ describe('environment overrides', () => {
     const file = tmp.write('override.yaml', 'sip2:\n  host: file.example.org\n  pool:\n    max: 2\n');
     const config = loadConfig({
       file,
-      env: { PAIA_SIP2_HOST: 'env.example.org', PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS: '1234' },
+      env: { ...ILS_ACCOUNT_ENV, PAIA_SIP2_HOST: 'env.example.org', PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS: '1234' },
     });
     expect(config.sip2.host).toBe('env.example.org');
     expect(config.sip2.pool.max).toBe(2);
@@ -448,7 +450,7 @@ describe('relative paths', () => {
       'http:\n  tls:\n    cert: tls/cert.pem\n    key: ./tls/key.pem\nsip2:\n  host: ils.example.org\n  dialect: dialects/mine.yaml\n  tls:\n    ca: tls/ca.pem\n',
     );
     const sub = { dir: join(tmp.dir, 'rel') };
-    const config = loadConfig({ file, env: {}, cwd: tmp.dir });
+    const config = loadConfig({ file, env: { ...ILS_ACCOUNT_ENV }, cwd: tmp.dir });
     expect(config.http.tls).toEqual({ cert: join(sub.dir, 'etc/tls/cert.pem'), key: join(sub.dir, 'etc/tls/key.pem') });
     expect(config.sip2.tls?.ca).toBe(join(sub.dir, 'etc/tls/ca.pem'));
     expect(config.sip2.dialect).toBe(join(sub.dir, 'etc/dialects/mine.yaml'));
@@ -549,6 +551,7 @@ describe('describeConfig', () => {
 
   it('never contains a secret', () => {
     const env = {
+      ...ILS_ACCOUNT_ENV,
       PAIA_SIP2_HOST: 'ils.example.org',
       PAIA_SIP2_TERMINAL_PASSWORD: 'hunter2-terminal',
       PAIA_PAIA_PATRON_ID: 'opaque',

@@ -37,8 +37,17 @@ const sip2Tls = {
 /** Values for the settings whose default is null. */
 const notNull = {
   http: { publicUrl: 'https://lib.example.org/paia', tls: httpTls },
-  sip2: { host: 'ils.example.org', tls: sip2Tls, charset: 'latin1', pageSize: 20 },
+  sip2: {
+    host: 'ils.example.org',
+    tls: sip2Tls,
+    charset: 'latin1',
+    terminal: { user: 'paia-gateway', password: 'gateway-secret', location: 'CPL' },
+    institution: 'CPL',
+    pageSize: 20,
+  },
   paia: {
+    itemUri: 'https://lib.example.org/item/{barcode}',
+    editionUri: 'https://lib.example.org/title/{title}',
     storageUri: 'https://lib.example.org/location/{location}',
     patronTypeUri: 'https://lib.example.org/type/{class}',
     patronIdSecret: 'x'.repeat(40),

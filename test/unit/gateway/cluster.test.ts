@@ -30,7 +30,15 @@ describe('the IPC messages', () => {
   it('carry the whole configuration unchanged: every setting survives JSON, as the channel sends it', () => {
     const config = configSchema.parse({
       http: { publicUrl: 'https://lib.example.org/paia', tls: { cert: '/c.pem', key: '/k.pem' }, workers: 2 },
-      sip2: { host: 'ils.example.org', tls: { ca: '/ca.pem', servername: 'ils' }, charset: 'latin1', pageSize: 20 },
+      sip2: {
+        host: 'ils.example.org',
+        tls: { ca: '/ca.pem', servername: 'ils' },
+        charset: 'latin1',
+        terminal: { user: 'paia-gateway', password: 'gateway-secret', location: '' },
+        institution: 'CPL',
+        pageSize: 20,
+      },
+      paia: { itemUri: 'https://lib.example.org/item/{barcode}', editionUri: 'https://lib.example.org/title/{title}' },
       state: { store: 'redis', redis: { url: 'redis://127.0.0.1:6379' } },
     });
     expect(JSON.parse(JSON.stringify(config))).toEqual(config);
