@@ -255,6 +255,21 @@ describe('the compiled build, run as the container runs it', () => {
     expect(imported.filter((name) => !(name in dependencies))).toEqual([]);
   });
 
+  it('the paia-sip2 command (package.json bin) runs the compiled command line', async () => {
+    const { bin } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+    };
+    expect(bin['paia-sip2']).toBe('bin/paia-sip2.mjs');
+    expect(readFileSync(join(REPO_ROOT, 'bin', 'paia-sip2.mjs'), 'utf8')).not.toMatch(/tsx/);
+    const checked = await run(process.execPath, ['bin/paia-sip2.mjs', 'check-config'], {
+      cwd: REPO_ROOT,
+      env: withoutSettings(process.env),
+      timeoutMs: 20_000,
+    });
+    expect(checked.code).toBe(0);
+    expect(checked.stdout).toMatch(/^configuration is valid/);
+  });
+
   it("runs the Dockerfile's CMD from a directory laid out as the image, in the image's environment", () => {
     expect(image.cmd).toEqual(['node', 'dist/src/cli/main.js', 'serve']);
     // What startGatewayProcess runs with `compiled` is that command.
