@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { packagePath } from '../../src/package-root.js';
 import { PATRON_STATUS_FLAGS } from '../../src/sip2/spec.js';
 
 /**
@@ -11,7 +11,7 @@ import { PATRON_STATUS_FLAGS } from '../../src/sip2/spec.js';
  * items and holds that resolve.
  */
 
-export const DEFAULT_DATA_FILE = fileURLToPath(new URL('../data/demo.json', import.meta.url));
+export const DEFAULT_DATA_FILE = packagePath('sip2-simulator', 'data', 'demo.json');
 
 const FORBIDDEN = /[|\r\n\0]/;
 

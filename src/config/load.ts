@@ -1,8 +1,8 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Document, isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { packagePath } from '../package-root.js';
 import { loadDialect } from '../sip2/dialect.js';
 import { applyEnv, applyFlags, type SettingFlag, type Sources } from './env.js';
 import { getIn, isMapping, type Raw, setIn } from './raw.js';
@@ -21,7 +21,7 @@ export { withoutSettings } from './env.js';
  */
 
 /** config/default.yaml in this package: the embedded demo. */
-export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('../../config/default.yaml', import.meta.url));
+export const DEFAULT_CONFIG_FILE = packagePath('config', 'default.yaml');
 
 export interface LoadOptions {
   /** The configuration file (`--config FILE`); relative to `cwd`. Default: config/default.yaml of the package. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { packagePath } from '../package-root.js';
 import { CHARSETS } from './charset.js';
 import {
   formatSip2Date,
@@ -95,7 +95,7 @@ export type Dialect = Readonly<z.infer<typeof dialectSchema>>;
 export type DialectName = 'generic' | 'koha' | 'evergreen' | 'folio';
 export const BUILTIN_DIALECTS: readonly DialectName[] = ['generic', 'koha', 'evergreen', 'folio'];
 
-const DIALECT_DIR = fileURLToPath(new URL('../../config/dialects/', import.meta.url));
+const DIALECT_DIR = `${packagePath('config', 'dialects')}/`;
 const cache = new Map<string, Dialect>();
 
 /** Loads a built-in dialect by name, or a dialect file by path; throws with a readable reason. */

@@ -36,6 +36,13 @@ export interface GatewayProcessOptions {
   env?: Record<string, string>;
   /** Further command-line flags after `serve`, e.g. ['--workers', '2']. */
   args?: string[];
+  /**
+   * Run the compiled gateway as the container does (`node dist/src/cli/main.js
+   * serve`) from `dir`, a directory laid out as the image is, instead of
+   * src/cli/main.ts through tsx; under `prefix` if given (a command that ends
+   * by exec-ing the rest, so the pid stays the gateway's).
+   */
+  compiled?: { dir: string; prefix?: string[] };
 }
 
 export interface GatewayExit {
@@ -78,8 +85,11 @@ function childEnv(options: GatewayProcessOptions): NodeJS.ProcessEnv {
 export function startGatewayProcess(options: GatewayProcessOptions): Promise<GatewayProcess> {
   const env = childEnv(options);
   if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the test gateway listens on 127.0.0.1 only');
-  const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...(options.args ?? [])];
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { compiled } = options;
+  const [file, ...args] = compiled
+    ? [...(compiled.prefix ?? []), process.execPath, 'dist/src/cli/main.js', 'serve', ...(options.args ?? [])]
+    : [process.execPath, '--import', 'tsx', 'src/cli/main.ts', 'serve', ...(options.args ?? [])];
+  const child = spawn(file!, args, { cwd: compiled?.dir ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
 
   let stdout = '';
@@ -131,7 +141,7 @@ export function startGatewayProcess(options: GatewayProcessOptions): Promise<Gat
         .join(' ');
       reject(
         new Error(
-          `paia-sip2 gateway did not start (${sip2}): ${why}\n--- command: node ${args.join(' ')}${overrides ? ` with ${overrides}` : ''}` +
+          `paia-sip2 gateway did not start (${sip2}): ${why}\n--- command: ${[file, ...args].join(' ')}${overrides ? ` with ${overrides}` : ''}` +
             `\n--- stdout:\n${stdout}\n--- stderr:\n${stderr}`,
         ),
       );

@@ -58,6 +58,8 @@ export interface SimulatorProcessOptions {
   extraArgs?: string[];
   /** SIP2 port; default 0 (ephemeral). */
   port?: number;
+  /** Run the compiled simulator (`node dist/sip2-simulator/src/main.js`) from this directory, laid out as the image is. */
+  compiledIn?: string;
 }
 
 interface FaultsState {
@@ -137,9 +139,9 @@ interface Spawned {
 
 function argsFor(options: SimulatorProcessOptions, port: number, controlPort: number): string[] {
   const args = [
-    '--import',
-    'tsx',
-    'sip2-simulator/src/main.ts',
+    ...(options.compiledIn === undefined
+      ? ['--import', 'tsx', 'sip2-simulator/src/main.ts']
+      : ['dist/sip2-simulator/src/main.js']),
     '--host',
     '127.0.0.1',
     '--port',
@@ -158,8 +160,8 @@ function argsFor(options: SimulatorProcessOptions, port: number, controlPort: nu
   return args;
 }
 
-async function spawnSimulator(args: string[]): Promise<Spawned> {
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+async function spawnSimulator(args: string[], cwd = REPO_ROOT): Promise<Spawned> {
+  const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
   let stdout = '';
   let stderr = '';
@@ -212,7 +214,7 @@ async function spawnSimulator(args: string[]): Promise<Spawned> {
 
 /** Starts the simulator CLI on 127.0.0.1 with a control endpoint; resolves once both banners are out. */
 export async function startSimulatorProcess(options: SimulatorProcessOptions = {}): Promise<SimulatorProcess> {
-  let current = await spawnSimulator(argsFor(options, options.port ?? 0, 0));
+  let current = await spawnSimulator(argsFor(options, options.port ?? 0, 0), options.compiledIn);
   let running = true;
   const watch = (spawned: Spawned) =>
     void spawned.exited.then(() => {
@@ -263,7 +265,7 @@ export async function startSimulatorProcess(options: SimulatorProcessOptions = {
     kill,
     restart: async () => {
       await kill('SIGTERM');
-      current = await spawnSimulator(argsFor(options, current.port, current.controlPort));
+      current = await spawnSimulator(argsFor(options, current.port, current.controlPort), options.compiledIn);
       running = true;
       watch(current);
     },

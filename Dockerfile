@@ -1,0 +1,50 @@
+# paia-sip2 container image.
+#
+#   docker build -t paia-sip2 .                      # Node 22; --build-arg NODE_VERSION=24 for 24
+#   docker run --rm --read-only --tmpfs /tmp -p 127.0.0.1:8080:8080 \
+#     -e PAIA_HTTP_TRUSTED_PROXY=true -e PAIA_SIP2_HOST=ils.example.org ... paia-sip2
+#
+# The build stage compiles the TypeScript (dev dependencies); the runtime
+# stage holds the compiled code, the runtime dependencies, config/ and the
+# simulator's demo data, and runs as the unprivileged `node` user. tini is
+# PID 1: it passes SIGTERM, SIGINT and SIGHUP to the gateway and reaps
+# zombies. Nothing is written at run time, so `--read-only` works (a tmpfs
+# /tmp is customary but not needed). test/integration/compiled.test.ts
+# runs the CMD below from a directory laid out as this stage's COPY lines
+# say, and the HEALTHCHECK against it.
+ARG NODE_VERSION=22
+
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# No dependency needs its install scripts to compile (package.json allowScripts blocks them too).
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY sip2-simulator/src ./sip2-simulator/src
+RUN npm run build
+
+FROM node:${NODE_VERSION}-bookworm-slim
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends tini \
+  && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/sip2-simulator ./dist/sip2-simulator
+COPY config ./config
+COPY sip2-simulator/data ./sip2-simulator/data
+# Listen on every interface of the container. Plain HTTP off loopback is refused unless
+# http.tls (PAIA_HTTP_TLS_CERT/_KEY) or http.trustedProxy (a TLS-terminating proxy in front) is set.
+ENV PAIA_HTTP_HOST=0.0.0.0 \
+    PAIA_HTTP_PORT=8080
+USER node
+EXPOSE 8080
+# /healthz over plain HTTP on the container's own port (no curl in slim images).
+# With http.tls the gateway speaks HTTPS only: override the check (README, "Running in production").
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PAIA_HTTP_PORT || 8080) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/src/cli/main.js", "serve"]
