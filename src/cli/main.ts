@@ -22,9 +22,11 @@ import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, describeConfig, loadConfigWithWarnings } from '../config/index.js';
 import { sip2Setup } from '../gateway/index.js';
+import { VERSION } from '../version.js';
 import { serve, serveWorker } from './serve.js';
 
 const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--workers N] [--patron NAME] [--quick]
+       paia-sip2 --version
 
   serve          run the gateway (default)
   check-config   validate the configuration, print a summary and exit
@@ -41,6 +43,7 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--w
                  than 1 needs state.store redis)
   --patron NAME  test patron for doctor
   --quick        doctor: skip the idle-session wait
+  -V, --version  print the version and exit
   -h, --help     this text
 
 Every setting can be overridden by an environment variable named after its
@@ -59,11 +62,16 @@ async function main(argv: string[]): Promise<number> {
         patron: { type: 'string' },
         quick: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'V' },
       },
     });
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
     return 2;
+  }
+  if (parsed.values.version) {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
   }
   if (parsed.values.help) {
     process.stdout.write(`${USAGE}\n`);

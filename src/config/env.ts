@@ -56,6 +56,12 @@ function readEnvValue(setting: Setting, text: string): unknown {
       return trimmed;
     case 'string':
       return setting.secret ? text : trimmed;
+    case 'json':
+      try {
+        return JSON.parse(trimmed) as unknown;
+      } catch {
+        return text;
+      }
   }
 }
 

@@ -2,9 +2,10 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { Logger } from '../log.js';
+import { type ConnectionLimits, guardServer, timeoutOptions, tooManyConnectionsResponse } from './connection-limits.js';
 
 /**
  * The gateway's HTTP(S) listener: the Hono app's fetch on node:http or
@@ -20,6 +21,8 @@ export interface HttpServerOptions {
   tls: { cert: string; key: string } | null;
   /** Largest request head; Node answers 431 beyond it. */
   maxHeaderBytes: number;
+  /** Timeouts and connection caps of the server itself (connection-limits.ts). */
+  limits: ConnectionLimits;
   logger: Logger;
 }
 
@@ -41,21 +44,32 @@ export interface ListeningServer {
 }
 
 export async function listenHttp(options: HttpServerOptions): Promise<ListeningServer> {
-  const { tls, logger } = options;
+  const { tls, logger, limits } = options;
+  // Connections beyond the caps (plain HTTP): their requests get 503 without reaching the app.
+  const refused = new WeakSet<Socket>();
+  const fetch: HttpServerOptions['fetch'] = (request, env) =>
+    refused.has((env as { incoming?: { socket?: Socket } } | undefined)?.incoming?.socket as Socket)
+      ? tooManyConnectionsResponse()
+      : options.fetch(request, env);
+  // Node answers 431 to a request head larger than maxHeaderSize (in JSON: connection-limits.ts).
+  const common = { maxHeaderSize: options.maxHeaderBytes, ...timeoutOptions(limits) };
   const server = tls
     ? createAdaptorServer({
-        fetch: options.fetch,
+        fetch,
         createServer: createHttpsServer,
         serverOptions: {
           cert: readFileSync(tls.cert),
           key: readFileSync(tls.key),
-          maxHeaderSize: options.maxHeaderBytes,
+          // A TLS handshake is part of the request head's time.
+          handshakeTimeout: limits.headersTimeoutMs,
+          ...common,
         },
       })
-    : // Node answers 431 itself to a request head larger than maxHeaderSize.
-      createAdaptorServer({ fetch: options.fetch, serverOptions: { maxHeaderSize: options.maxHeaderBytes } });
+    : createAdaptorServer({ fetch, serverOptions: common });
   // Only HTTP/1.1 servers (node:http or node:https) are created above.
   const httpServer = server as unknown as HttpServer;
+  // Over HTTPS a refused connection is a TCP socket before its handshake: it cannot be answered, so it is closed at once.
+  guardServer(httpServer, limits, tls ? null : refused);
 
   // Responses in flight, so that a shutdown can tell their clients to close the connection afterwards.
   const inFlight = new Set<ServerResponse>();

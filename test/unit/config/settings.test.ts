@@ -37,7 +37,13 @@ const sip2Tls = {
 /** Values for the settings whose default is null. */
 const notNull = {
   http: { publicUrl: 'https://lib.example.org/paia', tls: httpTls },
-  sip2: { host: 'ils.example.org', tls: sip2Tls, charset: 'latin1', pageSize: 20 },
+  sip2: {
+    host: 'ils.example.org',
+    tls: sip2Tls,
+    charset: 'latin1',
+    pageSize: 20,
+    maintenance: [{ days: ['sat', 'sun'], from: '23:00', to: '01:30', timeZone: 'Europe/Berlin' }],
+  },
   paia: {
     storageUri: 'https://lib.example.org/location/{location}',
     patronTypeUri: 'https://lib.example.org/type/{class}',
@@ -112,6 +118,7 @@ describe('the settings table and the schema', () => {
       enum: (value) => typeof value === 'string',
       list: (value) => Array.isArray(value),
       section: isSection,
+      json: (value) => Array.isArray(value) && value.every(isSection),
     };
     for (const setting of settings)
       expect(fits[setting.kind](valueAt(full, setting.path)), `${setting.path} as ${setting.kind}`).toBe(true);
@@ -145,6 +152,7 @@ describe('the settings table and the schema', () => {
 describe('every variable of the table', () => {
   /** How a sysadmin writes the value in the environment. */
   function asText(value: unknown): string {
+    if (Array.isArray(value) && value.some(isSection)) return JSON.stringify(value);
     if (Array.isArray(value)) return value.join(',');
     if (isSection(value)) return 'true';
     return String(value);
