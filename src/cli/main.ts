@@ -38,7 +38,8 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--w
                  session idle for sip2.pool.keepaliveSeconds + 1 s (21 s by
                  default) to see whether the ILS closes idle sessions first
 
-  --config FILE  configuration file (default: config/default.yaml)
+  --config FILE  configuration file (default: the PAIA_CONFIG variable, else
+                 config/default.yaml, the embedded demo)
   --workers N    serve: N worker processes on the one port (http.workers; more
                  than 1 needs state.store redis)
   --patron NAME  test patron for doctor
@@ -47,7 +48,9 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--w
   -h, --help     this text
 
 Every setting can be overridden by an environment variable named after its
-path: sip2.host -> PAIA_SIP2_HOST, http.port -> PAIA_HTTP_PORT (PORT works too).`;
+path: sip2.host -> PAIA_SIP2_HOST, http.port -> PAIA_HTTP_PORT (PORT works too).
+A secret can be read from a file instead (container secrets):
+PAIA_SIP2_TERMINAL_PASSWORD_FILE, PAIA_PAIA_PATRON_ID_SECRET_FILE, PAIA_STATE_REDIS_URL_FILE.`;
 
 async function main(argv: string[]): Promise<number> {
   if (cluster.isWorker) return serveWorker();
