@@ -37,9 +37,9 @@ describe('_FILE variants of the secret settings', () => {
     const config = loadConfig({ env: { PAIA_SIP2_TERMINAL_PASSWORD_FILE: file } });
     expect(config.sip2.terminal.password).toBe(SECRET);
     const redis = tmp.write('secrets/redis', 'redis://:pw@127.0.0.1:6379\r\n');
-    expect(
-      loadConfig({ env: { PAIA_STATE_STORE: 'redis', PAIA_STATE_REDIS_URL_FILE: redis } }).state.redis.url,
-    ).toBe('redis://:pw@127.0.0.1:6379');
+    expect(loadConfig({ env: { PAIA_STATE_STORE: 'redis', PAIA_STATE_REDIS_URL_FILE: redis } }).state.redis.url).toBe(
+      'redis://:pw@127.0.0.1:6379',
+    );
   });
 
   it('keep a secret exactly as written apart from one final line break', () => {
@@ -148,7 +148,12 @@ describe('sip2.maintenance', () => {
       ].join('\n'),
     );
     expect(loadConfig({ file, env: {} }).sip2.maintenance).toEqual([
-      { days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], from: '02:00', to: '02:30', timeZone: 'Europe/Berlin' },
+      {
+        days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+        from: '02:00',
+        to: '02:30',
+        timeZone: 'Europe/Berlin',
+      },
       { days: ['sat'], from: '23:00', to: '01:00', timeZone: 'UTC' },
     ]);
   });
@@ -178,9 +183,15 @@ describe('sip2.maintenance', () => {
     const lines = problemLines({ file, env: {} });
     expect(lines).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^sip2\.maintenance\.0\.days\.0: must be days of the week: mon, tue, wed, thu, fri, sat, sun \(got "monday"/),
-        expect.stringMatching(/^sip2\.maintenance\.0\.from: must be a local time "HH:MM" \(24 h\), e\.g\. "02:00" \(got "2:00"/),
-        expect.stringMatching(/^sip2\.maintenance\.0\.timeZone: must be an IANA time zone, e\.g\. "Europe\/Berlin" or "UTC" \(got "Europe\/Berlni"/),
+        expect.stringMatching(
+          /^sip2\.maintenance\.0\.days\.0: must be days of the week: mon, tue, wed, thu, fri, sat, sun \(got "monday"/,
+        ),
+        expect.stringMatching(
+          /^sip2\.maintenance\.0\.from: must be a local time "HH:MM" \(24 h\), e\.g\. "02:00" \(got "2:00"/,
+        ),
+        expect.stringMatching(
+          /^sip2\.maintenance\.0\.timeZone: must be an IANA time zone, e\.g\. "Europe\/Berlin" or "UTC" \(got "Europe\/Berlni"/,
+        ),
         expect.stringMatching(/^sip2\.maintenance\.1\.days: must name at least one day/),
         'sip2.maintenance.2.until: is not a known setting (the settings in sip2.maintenance.2 are days, from, to, timeZone; keys are camelCase) (at ' +
           `${file}:5)`,
