@@ -43,8 +43,8 @@ export function timeoutOptions(limits: ConnectionLimits) {
   };
 }
 
-/** A complete HTTP/1.1 response with a JSON body that closes the connection. */
-export function rawJsonResponse(status: number, reason: string, body: Record<string, unknown>): string {
+/** A complete HTTP/1.1 response with a JSON body (only its head for a HEAD request) that closes the connection. */
+function rawJsonResponse(status: number, reason: string, body: Record<string, unknown>, headOnly: boolean): string {
   const json = JSON.stringify(body);
   return [
     `HTTP/1.1 ${status} ${reason}`,
@@ -53,7 +53,7 @@ export function rawJsonResponse(status: number, reason: string, body: Record<str
     'Cache-Control: no-store',
     'Connection: close',
     '',
-    json,
+    headOnly ? '' : json,
   ].join('\r\n');
 }
 
@@ -106,33 +106,60 @@ export function guardServer(server: HttpServer, limits: ConnectionLimits, refuse
   });
 
   // Node's default answers these with a bare status line; PAIA clients get a body they can read.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Socket) => {
     const inResponse = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
     if (error.code === 'ECONNRESET' || !socket.writable || inResponse) {
       socket.destroy();
       return;
     }
     const [status, reason, paiaError, description] = clientErrorAnswer(error.code);
-    socket.end(rawJsonResponse(status, reason, { error: paiaError, code: status, error_description: description }));
+    // A parse error carries the bytes being parsed: a HEAD request's answer must have no body (its client would
+    // read the body as the next response). A head that came in pieces may not show its method: it gets the body.
+    const packet = error.rawPacket;
+    const headOnly = Buffer.isBuffer(packet) && packet.subarray(0, 5).toString('latin1') === 'HEAD ';
+    socket.end(
+      rawJsonResponse(status, reason, { error: paiaError, code: status, error_description: description }, headOnly),
+    );
+  });
+}
+
+function jsonResponse(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers },
   });
 }
 
 /** The 503 a refused connection's request gets. */
 export function tooManyConnectionsResponse(): Response {
-  return new Response(
-    JSON.stringify({
+  return jsonResponse(
+    503,
+    {
       error: 'service_unavailable',
       code: 503,
       error_description: 'too many connections are open (from this address or in total); please try again later',
-    }),
-    {
-      status: 503,
-      headers: {
-        'Content-Type': 'application/json; charset=utf-8',
-        'Cache-Control': 'no-store',
-        'Retry-After': '1',
-        Connection: 'close',
-      },
     },
+    { 'Retry-After': '1', Connection: 'close' },
   );
+}
+
+/**
+ * The answer to a request Hono's Node adapter could not turn into a Request
+ * (an invalid Host header, a backslash or bad escape in the path: its
+ * RequestError), which it would answer with an empty 400.
+ */
+export function requestErrorResponse(error: unknown): Response {
+  const name = error instanceof Error ? error.name : '';
+  if (name === 'RequestError')
+    return jsonResponse(400, {
+      error: 'invalid_request',
+      code: 400,
+      error_description: 'the request line or Host header is not valid',
+    });
+  // The adapter passes on anything the app's fetch threw at once: a bug, never detailed to the client.
+  return jsonResponse(500, {
+    error: 'internal_error',
+    code: 500,
+    error_description: 'an unexpected error occurred in the server',
+  });
 }

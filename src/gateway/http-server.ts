@@ -1,11 +1,22 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type Server as HttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { createAdaptorServer, type ServerType } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import type { Logger } from '../log.js';
-import { type ConnectionLimits, guardServer, timeoutOptions, tooManyConnectionsResponse } from './connection-limits.js';
+import {
+  type ConnectionLimits,
+  guardServer,
+  requestErrorResponse,
+  timeoutOptions,
+  tooManyConnectionsResponse,
+} from './connection-limits.js';
 
 /**
  * The gateway's HTTP(S) listener: the Hono app's fetch on node:http or
@@ -14,7 +25,7 @@ import { type ConnectionLimits, guardServer, timeoutOptions, tooManyConnectionsR
  */
 
 export interface HttpServerOptions {
-  fetch: Parameters<typeof createAdaptorServer>[0]['fetch'];
+  fetch: Parameters<typeof getRequestListener>[0];
   host: string;
   port: number;
   /** HTTPS with these PEM files; plain HTTP when null. */
@@ -53,21 +64,22 @@ export async function listenHttp(options: HttpServerOptions): Promise<ListeningS
       : options.fetch(request, env);
   // Node answers 431 to a request head larger than maxHeaderSize (in JSON: connection-limits.ts).
   const common = { maxHeaderSize: options.maxHeaderBytes, ...timeoutOptions(limits) };
-  const server = tls
-    ? createAdaptorServer({
-        fetch,
-        createServer: createHttpsServer,
-        serverOptions: {
+  // A request Hono's adapter cannot turn into a Request (a bad Host header, a path it refuses) gets a JSON 400 too.
+  const listener = getRequestListener(fetch, { errorHandler: requestErrorResponse });
+  const server: HttpServer | HttpsServer = tls
+    ? createHttpsServer(
+        {
           cert: readFileSync(tls.cert),
           key: readFileSync(tls.key),
           // A TLS handshake is part of the request head's time.
           handshakeTimeout: limits.headersTimeoutMs,
           ...common,
         },
-      })
-    : createAdaptorServer({ fetch, serverOptions: common });
-  // Only HTTP/1.1 servers (node:http or node:https) are created above.
-  const httpServer = server as unknown as HttpServer;
+        listener,
+      )
+    : createHttpServer(common, listener);
+  // https.Server is an http.Server for everything below but the certificate.
+  const httpServer = server as HttpServer;
   // Over HTTPS a refused connection is a TCP socket before its handshake: it cannot be answered, so it is closed at once.
   guardServer(httpServer, limits, tls ? null : refused);
 
@@ -125,7 +137,7 @@ export async function listenHttp(options: HttpServerOptions): Promise<ListeningS
         step = 'checking the certificate and key';
         const certificate = new X509Certificate(cert);
         // Throws when the files are not PEM or the key does not belong to the certificate.
-        (server as unknown as HttpsServer).setSecureContext({ cert, key });
+        (server as HttpsServer).setSecureContext({ cert, key });
         logger.info(
           {
             cert: tls.cert,
@@ -148,7 +160,7 @@ export async function listenHttp(options: HttpServerOptions): Promise<ListeningS
   };
 }
 
-function listen(server: ServerType, host: string, port: number): Promise<AddressInfo> {
+function listen(server: HttpServer | HttpsServer, host: string, port: number): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(new Error(`cannot listen on ${host}:${port} (${error.code ?? error.message})`)),

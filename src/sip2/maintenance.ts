@@ -8,7 +8,7 @@
  */
 
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
-export type Weekday = (typeof WEEKDAYS)[number];
+type Weekday = (typeof WEEKDAYS)[number];
 
 export interface MaintenanceWindow {
   /** The days the window starts on, in its time zone. */

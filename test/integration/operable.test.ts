@@ -143,6 +143,23 @@ describe('the HTTP server limits and client errors, from raw sockets', () => {
     });
   });
 
+  it('answers a Host header that is no host, or a path the adapter refuses, with 400 in JSON', async () => {
+    for (const head of [
+      'GET /healthz HTTP/1.1\r\nHost: not a host\r\nConnection: close\r\n\r\n',
+      'GET /core\\alice HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+    ]) {
+      const answer = await raw(gateway.url, (socket) => socket.write(head));
+      expect(parseRaw(answer.text), head).toMatchObject({
+        status: 400,
+        body: {
+          error: 'invalid_request',
+          code: 400,
+          error_description: 'the request line or Host header is not valid',
+        },
+      });
+    }
+  });
+
   it('answers a request head over http.maxHeaderBytes with 431 in JSON', async () => {
     const answer = await raw(gateway.url, (socket) =>
       socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(4096)}\r\n\r\n`),
@@ -151,6 +168,14 @@ describe('the HTTP server limits and client errors, from raw sockets', () => {
       status: 431,
       body: { error: 'invalid_request', code: 431, error_description: 'the request head is too large' },
     });
+  });
+
+  it('answers a HEAD request over http.maxHeaderBytes with the 431 head alone (a body would be read as the next response)', async () => {
+    const answer = await raw(gateway.url, (socket) =>
+      socket.write(`HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(4096)}\r\n\r\n`),
+    );
+    expect(answer.text).toMatch(/^HTTP\/1\.1 431 /);
+    expect(answer.text.endsWith('\r\n\r\n')).toBe(true);
   });
 
   it('closes an idle keep-alive connection after http.keepAliveTimeoutMs', async () => {
