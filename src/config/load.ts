@@ -416,6 +416,13 @@ export function describeConfig(config: Config): Record<string, unknown> {
       trustedProxy: http.trustedProxy,
       corsOrigins: http.corsOrigins,
       workers: http.workers,
+      limits: {
+        headersTimeoutMs: http.headersTimeoutMs,
+        receiveTimeoutMs: http.receiveTimeoutMs,
+        keepAliveTimeoutMs: http.keepAliveTimeoutMs,
+        maxConnections: http.maxConnections,
+        maxConnectionsPerAddress: http.maxConnectionsPerAddress ?? 'no cap',
+      },
     },
     sip2: {
       ils: embedded
@@ -430,6 +437,10 @@ export function describeConfig(config: Config): Record<string, unknown> {
       institution: sip2.institution,
       pool: `${sip2.pool.min}-${sip2.pool.max} connections`,
       timeoutsMs: { connect: sip2.timeouts.connectMs, response: sip2.timeouts.responseMs },
+      maintenance:
+        sip2.maintenance.length === 0
+          ? 'none'
+          : sip2.maintenance.map((window) => `${window.days.join(',')} ${window.from}-${window.to} ${window.timeZone}`),
     },
     paia: { patronId: paia.patronId, itemUri: paia.itemUri, editionUri: paia.editionUri },
     daia: {
@@ -456,6 +467,6 @@ export function describeConfig(config: Config): Record<string, unknown> {
     metrics: metrics.enabled
       ? { path: '/metrics', allowedClients: metrics.allowedClients.length === 0 ? 'any' : metrics.allowedClients }
       : 'off',
-    log: log.level,
+    log: log.format === 'json' ? log.level : `${log.level} (${log.format})`,
   };
 }

@@ -5,7 +5,7 @@
  */
 import { chmodSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, loadConfigWithWarnings } from '../../../src/config/index.js';
+import { describeConfig, loadConfig, loadConfigWithWarnings } from '../../../src/config/index.js';
 import { configError, problemLines, tempDir } from './helpers.js';
 
 const tmp = tempDir();
@@ -197,5 +197,21 @@ describe('sip2.maintenance', () => {
           `${file}:5)`,
       ]),
     );
+  });
+});
+
+describe('the check-config summary', () => {
+  it('shows the HTTP limits, the maintenance windows and a pretty log format', () => {
+    const env = {
+      PAIA_SIP2_MAINTENANCE: '[{"days":["sat","sun"],"from":"23:00","to":"01:00","timeZone":"Europe/Berlin"}]',
+      PAIA_HTTP_MAX_CONNECTIONS_PER_ADDRESS: 'null',
+      PAIA_LOG_FORMAT: 'pretty',
+    };
+    expect(describeConfig(loadConfig({ env }))).toMatchObject({
+      http: { limits: { headersTimeoutMs: 10000, receiveTimeoutMs: 30000, maxConnectionsPerAddress: 'no cap' } },
+      sip2: { maintenance: ['sat,sun 23:00-01:00 Europe/Berlin'] },
+      log: 'info (pretty)',
+    });
+    expect(describeConfig(loadConfig({ env: {} }))).toMatchObject({ sip2: { maintenance: 'none' }, log: 'info' });
   });
 });
