@@ -313,15 +313,19 @@ const httpSection = section({
     600_000,
     'must be milliseconds between 1000 and 600000 (e.g. 30000 for 30 s)',
   ).default(30_000),
-  /** An idle keep-alive connection is closed after this. Behind a reverse proxy, keep it above the proxy's own idle timeout for upstream connections. */
-  keepAliveTimeoutMs: integer(0, 600_000, 'must be milliseconds between 0 and 600000 (e.g. 5000 for 5 s)').default(
+  /**
+   * An idle keep-alive connection is closed after this (at least 100: Node
+   * reads 0 as never). Behind a reverse proxy, keep it above the proxy's own
+   * idle timeout for upstream connections.
+   */
+  keepAliveTimeoutMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000 (e.g. 5000 for 5 s)').default(
     5000,
   ),
-  /** Open connections at most; one more gets 503 (HTTPS: is closed at once). */
+  /** Open connections at most, per process (with http.workers, per worker); one more gets 503 (HTTPS: is closed at once). */
   maxConnections: integer(1, 1_000_000, 'must be a whole number of connections between 1 and 1000000').default(1000),
   /**
-   * Open connections per client address at most; one more gets 503 (HTTPS:
-   * is closed at once). Counted by the connection's address, so behind a
+   * Open connections per client address at most, per process (with
+   * http.workers, per worker); one more gets 503 (HTTPS: is closed at once). Counted by the connection's address, so behind a
    * reverse proxy every connection is the proxy's: set it to null there (or
    * as high as maxConnections). null = no cap per address.
    */

@@ -3,6 +3,7 @@ import {
   isTimeZone,
   type MaintenanceWindow,
   maintenanceAt,
+  maintenancePause,
   minutesOf,
   WEEKDAYS,
 } from '../../../src/sip2/maintenance.js';
@@ -99,5 +100,24 @@ describe('minutesOf and isTimeZone', () => {
     expect(isTimeZone('Europe/Berlin')).toBe(true);
     expect(isTimeZone('UTC')).toBe(true);
     expect(isTimeZone('Europe/Berlni')).toBe(false);
+  });
+});
+
+describe('maintenancePause', () => {
+  it('is undefined without windows, so the pool never reads the clock for them', () => {
+    expect(maintenancePause([])).toBeUndefined();
+  });
+
+  it('describes the end in the window zone, and never answers inside a window past its end', () => {
+    const pause = maintenancePause([nightly('Europe/Berlin')])!;
+    expect(pause(new Date('2026-01-15T01:29:59.500Z'))).toEqual({
+      until: new Date('2026-01-15T01:30:00.000Z'),
+      description: 'until 02:30 (Europe/Berlin)',
+    });
+    // Half a second later, within the reuse second, the window has ended.
+    expect(pause(new Date('2026-01-15T01:30:00.000Z'))).toBeNull();
+    expect(pause(new Date('2026-01-15T00:59:59.000Z'))).toBeNull();
+    // Asked again in the next second: the window has begun.
+    expect(pause(new Date('2026-01-15T01:00:00.000Z'))?.description).toBe('until 02:30 (Europe/Berlin)');
   });
 });
