@@ -22,9 +22,11 @@ import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, describeConfig, loadConfigWithWarnings } from '../config/index.js';
 import { sip2Setup } from '../gateway/index.js';
+import { VERSION } from '../version.js';
 import { serve, serveWorker } from './serve.js';
 
 const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--workers N] [--patron NAME] [--quick]
+       paia-sip2 --version
 
   serve          run the gateway (default)
   check-config   validate the configuration, print a summary and exit
@@ -36,15 +38,19 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--w
                  session idle for sip2.pool.keepaliveSeconds + 1 s (21 s by
                  default) to see whether the ILS closes idle sessions first
 
-  --config FILE  configuration file (default: config/default.yaml)
+  --config FILE  configuration file (default: the PAIA_CONFIG variable, else
+                 config/default.yaml, the embedded demo)
   --workers N    serve: N worker processes on the one port (http.workers; more
                  than 1 needs state.store redis)
   --patron NAME  test patron for doctor
   --quick        doctor: skip the idle-session wait
+  -V, --version  print the version and exit
   -h, --help     this text
 
 Every setting can be overridden by an environment variable named after its
-path: sip2.host -> PAIA_SIP2_HOST, http.port -> PAIA_HTTP_PORT (PORT works too).`;
+path: sip2.host -> PAIA_SIP2_HOST, http.port -> PAIA_HTTP_PORT (PORT works too).
+A secret can be read from a file instead (container secrets):
+PAIA_SIP2_TERMINAL_PASSWORD_FILE, PAIA_PAIA_PATRON_ID_SECRET_FILE, PAIA_STATE_REDIS_URL_FILE.`;
 
 async function main(argv: string[]): Promise<number> {
   if (cluster.isWorker) return serveWorker();
@@ -59,11 +65,16 @@ async function main(argv: string[]): Promise<number> {
         patron: { type: 'string' },
         quick: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'V' },
       },
     });
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
     return 2;
+  }
+  if (parsed.values.version) {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
   }
   if (parsed.values.help) {
     process.stdout.write(`${USAGE}\n`);

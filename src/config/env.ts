@@ -11,8 +11,8 @@ import { suggest } from './suggest.js';
 /** Where a value came from: the environment variable (or command-line flag), keyed by dotted path. */
 export type Sources = Map<string, string>;
 
-/** PAIA_ variables that are inputs of a command, not settings (the doctor's test patron password). */
-const NOT_SETTINGS: ReadonlySet<string> = new Set(['PAIA_DOCTOR_PASSWORD']);
+/** PAIA_ variables that are inputs of a command, not settings (the doctor's test patron password, the config file's path). */
+const NOT_SETTINGS: ReadonlySet<string> = new Set(['PAIA_DOCTOR_PASSWORD', 'PAIA_CONFIG']);
 
 const TRUE_WORDS = ['true', 'yes', '1', 'on'];
 const FALSE_WORDS = ['false', 'no', '0', 'off'];
@@ -56,6 +56,12 @@ function readEnvValue(setting: Setting, text: string): unknown {
       return trimmed;
     case 'string':
       return setting.secret ? text : trimmed;
+    case 'json':
+      try {
+        return JSON.parse(trimmed) as unknown;
+      } catch {
+        return text;
+      }
   }
 }
 

@@ -1,12 +1,14 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { type Document, isMap, isScalar, LineCounter, parseDocument } from 'yaml';
+import { fileURLToPath } from 'node:url';
+import { type Document, isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { packagePath } from '../package-root.js';
 import { loadDialect } from '../sip2/dialect.js';
 import { applyEnv, applyFlags, type SettingFlag, type Sources } from './env.js';
 import { getIn, isMapping, type Raw, setIn } from './raw.js';
 import { type Config, configSchema } from './schema.js';
+import { readSecretFiles } from './secret-files.js';
 import { configSettings, FILE_PATHS, SECRET_PATHS, SECTION_KEYS, SETTING_BY_PATH } from './settings.js';
 import { suggest } from './suggest.js';
 
@@ -24,7 +26,7 @@ export { withoutSettings } from './env.js';
 export const DEFAULT_CONFIG_FILE = packagePath('config', 'default.yaml');
 
 export interface LoadOptions {
-  /** The configuration file (`--config FILE`); relative to `cwd`. Default: config/default.yaml of the package. */
+  /** The configuration file (`--config FILE`); relative to `cwd`. Default: PAIA_CONFIG of `env`, else config/default.yaml of the package. */
   file?: string | undefined;
   /** Environment with PAIA_* overrides and PORT. Default: process.env. */
   env?: NodeJS.ProcessEnv | undefined;
@@ -88,6 +90,16 @@ class Reporter {
     let line: number | null = null;
     let found = 0;
     for (const segment of path) {
+      if (isSeq(node)) {
+        // An entry of a list of sections (sip2.maintenance), by its index.
+        const item: unknown = node.items[Number(segment)];
+        const range = (item as { range?: [number, number, number] } | undefined)?.range;
+        if (!range) break;
+        line = this.lineCounter.linePos(range[0]).line;
+        found += 1;
+        node = item;
+        continue;
+      }
       if (!isMap(node)) break;
       const pair = node.items.find((item) => isScalar(item.key) && String(item.key.value) === segment);
       const range = pair && isScalar(pair.key) ? pair.key.range : undefined;
@@ -137,7 +149,7 @@ class Reporter {
   }
 
   private unknownKey(parent: string[], key: string): void {
-    const known = SECTION_KEYS.get(parent.join('.')) ?? [];
+    const known = SECTION_KEYS.get(parent.join('.')) ?? LIST_ENTRY_KEYS[parent.slice(0, -1).join('.')] ?? [];
     const nested = [...parent, ...key.split('.')].join('.');
     let message: string;
     if (key.includes('.') && (SETTING_BY_PATH.has(nested) || SECTION_KEYS.has(nested))) {
@@ -151,6 +163,9 @@ class Reporter {
     this.add([...parent, key], message, { showValue: false });
   }
 }
+
+/** The keys of an entry of a setting that is a list of sections. */
+const LIST_ENTRY_KEYS: Record<string, readonly string[]> = { 'sip2.maintenance': ['days', 'from', 'to', 'timeZone'] };
 
 /** Where a problem goes in the list: in the order of the settings; unknown keys at the end of their section. */
 function orderOf(dotted: string): number {
@@ -299,9 +314,14 @@ function scrubber(raw: Raw): (text: string) => string {
 
 /** Reads, overrides, validates and freezes the configuration; also returns warnings (unknown PAIA_* variables, risky settings). */
 export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Config; warnings: string[] } {
-  const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
-  const file = options.file === undefined ? DEFAULT_CONFIG_FILE : resolve(cwd, options.file);
+  // --config wins over PAIA_CONFIG (a path to the file, e.g. from a container or unit's environment).
+  const fromEnv = (options.env ?? process.env).PAIA_CONFIG?.trim();
+  const named = options.file ?? (fromEnv === '' ? undefined : fromEnv);
+  const file = named === undefined ? DEFAULT_CONFIG_FILE : resolve(cwd, named);
+  const secretFiles = readSecretFiles(options.env ?? process.env, cwd);
+  if (secretFiles.problems.length > 0) throw new ConfigError(file, secretFiles.problems);
+  const env = secretFiles.env;
 
   let text: string;
   try {
@@ -317,7 +337,10 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
             ? 'permission denied'
             : (error as Error).message;
     throw new ConfigError(file, [
-      { path: file, message: `cannot read the configuration file: ${reason}; check the --config argument` },
+      {
+        path: file,
+        message: `cannot read the configuration file: ${reason}; check the --config argument${options.file === undefined && named !== undefined ? ' (here: PAIA_CONFIG)' : ''}`,
+      },
     ]);
   }
 
@@ -345,6 +368,7 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
 
   const warnings: string[] = [];
   const sources = applyEnv(raw, env, warnings);
+  for (const [path, variable] of secretFiles.sources) sources.set(path, variable);
   applyFlags(raw, options.flags ?? [], sources, warnings);
   resolvePaths(raw, sources, dirname(file), cwd);
 
@@ -393,6 +417,13 @@ export function describeConfig(config: Config): Record<string, unknown> {
       trustedProxy: http.trustedProxy,
       corsOrigins: http.corsOrigins,
       workers: http.workers,
+      limits: {
+        headersTimeoutMs: http.headersTimeoutMs,
+        receiveTimeoutMs: http.receiveTimeoutMs,
+        keepAliveTimeoutMs: http.keepAliveTimeoutMs,
+        maxConnections: http.maxConnections,
+        maxConnectionsPerAddress: http.maxConnectionsPerAddress ?? 'no cap',
+      },
     },
     sip2: {
       ils: embedded
@@ -407,6 +438,10 @@ export function describeConfig(config: Config): Record<string, unknown> {
       institution: sip2.institution,
       pool: `${sip2.pool.min}-${sip2.pool.max} connections`,
       timeoutsMs: { connect: sip2.timeouts.connectMs, response: sip2.timeouts.responseMs },
+      maintenance:
+        sip2.maintenance.length === 0
+          ? 'none'
+          : sip2.maintenance.map((window) => `${window.days.join(',')} ${window.from}-${window.to} ${window.timeZone}`),
     },
     paia: {
       patronId: paia.patronId,
@@ -438,6 +473,6 @@ export function describeConfig(config: Config): Record<string, unknown> {
     metrics: metrics.enabled
       ? { path: '/metrics', allowedClients: metrics.allowedClients.length === 0 ? 'any' : metrics.allowedClients }
       : 'off',
-    log: log.level,
+    log: log.format === 'json' ? log.level : `${log.level} (${log.format})`,
   };
 }

@@ -8,8 +8,10 @@ export function isMapping(value: unknown): value is Raw {
 export function getIn(raw: unknown, path: readonly (string | number)[]): unknown {
   let current = raw;
   for (const segment of path) {
-    if (!isMapping(current)) return undefined;
-    current = current[segment];
+    // Lists of sections (sip2.maintenance): an issue's path names the entry by its index.
+    if (Array.isArray(current)) current = current[Number(segment)];
+    else if (isMapping(current)) current = current[segment];
+    else return undefined;
   }
   return current;
 }

@@ -9,6 +9,7 @@ import { CHARSETS } from '../sip2/charset.js';
 import { DEFAULT_CIRCUIT_OPTIONS } from '../sip2/circuit.js';
 import { MAX_FIELD_LENGTH } from '../sip2/codec.js';
 import type { DialectName } from '../sip2/dialect.js';
+import { isTimeZone, minutesOf, WEEKDAYS } from '../sip2/maintenance.js';
 import { DEFAULT_MAX_LIST_ENTRIES } from '../sip2/paging.js';
 
 /**
@@ -25,6 +26,7 @@ import { DEFAULT_MAX_LIST_ENTRIES } from '../sip2/paging.js';
 // ------------------------------------------------------------------ names
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_FORMATS = ['json', 'pretty'] as const;
 const DEMO_DIALECTS = ['generic', 'koha', 'evergreen', 'folio'] as const satisfies readonly DialectName[];
 
 /** Most worker processes (http.workers): far beyond the cores of any host the gateway runs on. */
@@ -302,37 +304,94 @@ const httpSection = section({
   workers: integer(1, MAX_WORKERS, `must be a whole number of worker processes between 1 and ${MAX_WORKERS}`).default(
     1,
   ),
-}).superRefine(
-  (http, ctx) => {
-    if (
-      typeof http.host === 'string' &&
-      hostProblem(http.host) === null &&
-      !isLoopback(http.host) &&
-      http.tls === null &&
-      http.trustedProxy === false
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['tls'],
-        message: `is required because http.host ("${http.host}") is not a loopback address: set http.tls.cert and http.tls.key, or set http.trustedProxy to true if a TLS-terminating proxy forwards to the gateway`,
-        params: { showValue: false },
-      });
-    }
-    if (
-      typeof http.host === 'string' &&
-      hostProblem(http.host) === null &&
-      !isLoopback(http.host) &&
-      http.publicUrl === null
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['publicUrl'],
-        message: `is required because http.host ("${http.host}") is not a loopback address: the https URL clients reach the gateway at (base path included), e.g. "https://lib.example.org/paia" (PAIA_HTTP_PUBLIC_URL); links the gateway writes start with it, never with a client's Host header`,
-      });
-    }
-  },
-  { when: () => true },
-);
+  // The HTTP server's own limits (gateway/connection-limits.ts), instead of Node's defaults.
+  /**
+   * A client must have sent its whole request head within this (also the
+   * TLS handshake), or it gets 408 and the connection closes: a client
+   * holding connections open with a head sent byte by byte is cut off.
+   */
+  headersTimeoutMs: integer(
+    1000,
+    600_000,
+    'must be milliseconds between 1000 and 600000 (e.g. 10000 for 10 s)',
+  ).default(10_000),
+  /** A client must have sent its whole request, head and body, within this (408 otherwise); at least headersTimeoutMs. */
+  receiveTimeoutMs: integer(
+    1000,
+    600_000,
+    'must be milliseconds between 1000 and 600000 (e.g. 30000 for 30 s)',
+  ).default(30_000),
+  /**
+   * An idle keep-alive connection is closed after this (at least 100: Node
+   * reads 0 as never). Behind a reverse proxy, keep it above the proxy's own
+   * idle timeout for upstream connections.
+   */
+  keepAliveTimeoutMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000 (e.g. 5000 for 5 s)').default(
+    5000,
+  ),
+  /** Open connections at most, per process (with http.workers, per worker); one more gets 503 (HTTPS: is closed at once). */
+  maxConnections: integer(1, 1_000_000, 'must be a whole number of connections between 1 and 1000000').default(1000),
+  /**
+   * Open connections per client address at most, per process (with
+   * http.workers, per worker); one more gets 503 (HTTPS: is closed at once). Counted by the connection's address, so behind a
+   * reverse proxy every connection is the proxy's: set it to null there (or
+   * as high as maxConnections). null = no cap per address.
+   */
+  maxConnectionsPerAddress: integer(
+    1,
+    1_000_000,
+    'must be a whole number of connections between 1 and 1000000, or null for no cap per address',
+  )
+    .nullable()
+    .default(100),
+})
+  .superRefine(
+    (http, ctx) => {
+      if (
+        typeof http.host === 'string' &&
+        hostProblem(http.host) === null &&
+        !isLoopback(http.host) &&
+        http.tls === null &&
+        http.trustedProxy === false
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tls'],
+          message: `is required because http.host ("${http.host}") is not a loopback address: set http.tls.cert and http.tls.key, or set http.trustedProxy to true if a TLS-terminating proxy forwards to the gateway`,
+          params: { showValue: false },
+        });
+      }
+      if (
+        typeof http.host === 'string' &&
+        hostProblem(http.host) === null &&
+        !isLoopback(http.host) &&
+        http.publicUrl === null
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['publicUrl'],
+          message: `is required because http.host ("${http.host}") is not a loopback address: the https URL clients reach the gateway at (base path included), e.g. "https://lib.example.org/paia" (PAIA_HTTP_PUBLIC_URL); links the gateway writes start with it, never with a client's Host header`,
+        });
+      }
+    },
+    { when: () => true },
+  )
+  .superRefine(
+    (http, ctx) => {
+      const { headersTimeoutMs: head, receiveTimeoutMs: whole } = http as {
+        headersTimeoutMs?: unknown;
+        receiveTimeoutMs?: unknown;
+      };
+      if (typeof head === 'number' && typeof whole === 'number' && head > whole) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['receiveTimeoutMs'],
+          message: `must be at least http.headersTimeoutMs (${head}): the whole request cannot arrive before its head`,
+        });
+      }
+    },
+    { when: () => true },
+  );
 
 const sip2Tls = z
   .strictObject(
@@ -454,6 +513,34 @@ const circuitSection = section({
   { when: () => true },
 );
 
+const DAYS_TEXT = 'mon, tue, wed, thu, fri, sat, sun';
+const HH_MM_TEXT = 'must be a local time "HH:MM" (24 h), e.g. "02:00"';
+const hhmm = z.string(must(HH_MM_TEXT)).refine((text) => minutesOf(text) !== null, must(HH_MM_TEXT));
+const TIME_ZONE_TEXT = 'must be an IANA time zone, e.g. "Europe/Berlin" or "UTC"';
+
+/** One maintenance window (sip2.maintenance). */
+const maintenanceWindow = z
+  .strictObject(
+    {
+      days: z
+        .array(
+          z.enum(WEEKDAYS, must(`must be days of the week: ${DAYS_TEXT}`)),
+          must(`must be a list of days: ${DAYS_TEXT}`),
+        )
+        .min(1, must(`must name at least one day: ${DAYS_TEXT}`)),
+      from: hhmm,
+      to: hhmm,
+      timeZone: z.string(must(TIME_ZONE_TEXT)).refine(isTimeZone, must(TIME_ZONE_TEXT)),
+    },
+    must(
+      'must be a window: days, from, to and timeZone, e.g. {days: [mon, tue], from: "02:00", to: "02:30", timeZone: Europe/Berlin}',
+    ),
+  )
+  .refine((window) => window.from !== window.to, {
+    message: 'must end at another time than it starts (from and to are equal)',
+    path: ['to'],
+  });
+
 const sip2Section = section({
   /** Host name or IP address of the ILS's SIP2 server. Leave it out (null) to run the embedded simulator with demo data. */
   host: host('must be the host name or IP address of the ILS SIP2 server, or null for the embedded demo simulator')
@@ -505,6 +592,15 @@ const sip2Section = section({
     .string(must('must be a three-letter ISO 4217 currency code in capitals, e.g. EUR or USD'))
     .regex(/^[A-Z]{3}$/, must('must be a three-letter ISO 4217 currency code in capitals, e.g. EUR or USD'))
     .default('EUR'),
+  /**
+   * Scheduled maintenance windows of the ILS (nightly backups): inside one,
+   * calls that need the ILS get 503 with Retry-After at its end, the pool
+   * opens no connections and /readyz says maintenance. Each window: the days
+   * it starts on, from and to as local "HH:MM" in an IANA time zone; a window
+   * whose end is before its start runs across midnight. In the environment:
+   * JSON, e.g. [{"days":["mon"],"from":"02:00","to":"02:30","timeZone":"Europe/Berlin"}].
+   */
+  maintenance: z.array(maintenanceWindow, must('must be a list of windows ({days, from, to, timeZone})')).default([]),
 });
 
 const paiaSection = section({
@@ -768,6 +864,8 @@ const metricsSection = section({
 const logSection = section({
   /** Log level: fatal, error, warn, info, debug (traces SIP2, passwords masked), trace or silent. */
   level: z.enum(LOG_LEVELS, must(`must be one of ${LOG_LEVELS.join(', ')}`)).default('info'),
+  /** json: one JSON object per line (for log shippers); pretty: one readable line per entry, for a person at a terminal. */
+  format: z.enum(LOG_FORMATS, must(`must be one of ${LOG_FORMATS.join(', ')}`)).default('json'),
 });
 
 const demoSection = section({

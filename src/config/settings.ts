@@ -24,7 +24,9 @@ type SettingKind =
   /** One of the schema's words, trimmed. */
   | 'enum'
   /** An optional section (TLS): true/yes/1/on switches it on ({} or the file's section), false/no/0/off/null off. */
-  | 'section';
+  | 'section'
+  /** A structured value (a list of sections) written as JSON. */
+  | 'json';
 
 export interface Setting {
   /** Dotted path, e.g. "sip2.pool.acquireTimeoutMs". */
@@ -70,6 +72,11 @@ const SETTINGS: readonly Setting[] = [
   setting('http.shutdownTimeoutMs', 'PAIA_HTTP_SHUTDOWN_TIMEOUT_MS', 'integer'),
   setting('http.requestTimeoutMs', 'PAIA_HTTP_REQUEST_TIMEOUT_MS', 'integer'),
   setting('http.workers', 'PAIA_HTTP_WORKERS', 'integer'),
+  setting('http.headersTimeoutMs', 'PAIA_HTTP_HEADERS_TIMEOUT_MS', 'integer'),
+  setting('http.receiveTimeoutMs', 'PAIA_HTTP_RECEIVE_TIMEOUT_MS', 'integer'),
+  setting('http.keepAliveTimeoutMs', 'PAIA_HTTP_KEEP_ALIVE_TIMEOUT_MS', 'integer'),
+  setting('http.maxConnections', 'PAIA_HTTP_MAX_CONNECTIONS', 'integer'),
+  setting('http.maxConnectionsPerAddress', 'PAIA_HTTP_MAX_CONNECTIONS_PER_ADDRESS', 'integer', 'nullable'),
 
   setting('sip2.host', 'PAIA_SIP2_HOST', 'string', 'nullable'),
   setting('sip2.port', 'PAIA_SIP2_PORT', 'integer'),
@@ -102,6 +109,7 @@ const SETTINGS: readonly Setting[] = [
   setting('sip2.pageSize', 'PAIA_SIP2_PAGE_SIZE', 'integer', 'nullable'),
   setting('sip2.maxListEntries', 'PAIA_SIP2_MAX_LIST_ENTRIES', 'integer'),
   setting('sip2.currency', 'PAIA_SIP2_CURRENCY', 'string'),
+  setting('sip2.maintenance', 'PAIA_SIP2_MAINTENANCE', 'json'),
 
   setting('paia.itemUri', 'PAIA_PAIA_ITEM_URI', 'string', 'nullable'),
   setting('paia.editionUri', 'PAIA_PAIA_EDITION_URI', 'string', 'nullable'),
@@ -158,6 +166,7 @@ const SETTINGS: readonly Setting[] = [
   setting('metrics.allowedClients', 'PAIA_METRICS_ALLOWED_CLIENTS', 'list'),
 
   setting('log.level', 'PAIA_LOG_LEVEL', 'enum'),
+  setting('log.format', 'PAIA_LOG_FORMAT', 'enum'),
 
   setting('demo.dialect', 'PAIA_DEMO_DIALECT', 'enum'),
   setting('demo.charset', 'PAIA_DEMO_CHARSET', 'enum'),

@@ -147,6 +147,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     sessions: () => sessions.size(),
     stateUp: () => store.health().problem === null,
     itemCache: () => itemCache?.stats() ?? null,
+    maintenance: () => pool.currentPause !== null,
   });
 
   // Behind a trusted proxy every request comes from the proxy: login throttling, auth.allowedClients and
@@ -161,6 +162,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     connections: pool.stats().connections,
     online: pool.acsStatus?.onlineStatus ?? null,
     store: { kind: store.kind, problem: store.health().problem },
+    maintenance: pool.currentPause,
   });
 
   const app = createApp({

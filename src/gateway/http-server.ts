@@ -1,10 +1,22 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type Server as HttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { createAdaptorServer, type ServerType } from '@hono/node-server';
+import type { AddressInfo, Socket } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
 import type { Logger } from '../log.js';
+import {
+  type ConnectionLimits,
+  guardServer,
+  requestErrorResponse,
+  timeoutOptions,
+  tooManyConnectionsResponse,
+} from './connection-limits.js';
 
 /**
  * The gateway's HTTP(S) listener: the Hono app's fetch on node:http or
@@ -13,13 +25,15 @@ import type { Logger } from '../log.js';
  */
 
 export interface HttpServerOptions {
-  fetch: Parameters<typeof createAdaptorServer>[0]['fetch'];
+  fetch: Parameters<typeof getRequestListener>[0];
   host: string;
   port: number;
   /** HTTPS with these PEM files; plain HTTP when null. */
   tls: { cert: string; key: string } | null;
   /** Largest request head; Node answers 431 beyond it. */
   maxHeaderBytes: number;
+  /** Timeouts and connection caps of the server itself (connection-limits.ts). */
+  limits: ConnectionLimits;
   logger: Logger;
 }
 
@@ -41,21 +55,33 @@ export interface ListeningServer {
 }
 
 export async function listenHttp(options: HttpServerOptions): Promise<ListeningServer> {
-  const { tls, logger } = options;
-  const server = tls
-    ? createAdaptorServer({
-        fetch: options.fetch,
-        createServer: createHttpsServer,
-        serverOptions: {
+  const { tls, logger, limits } = options;
+  // Connections beyond the caps (plain HTTP): their requests get 503 without reaching the app.
+  const refused = new WeakSet<Socket>();
+  const fetch: HttpServerOptions['fetch'] = (request, env) =>
+    refused.has((env as { incoming?: { socket?: Socket } } | undefined)?.incoming?.socket as Socket)
+      ? tooManyConnectionsResponse()
+      : options.fetch(request, env);
+  // Node answers 431 to a request head larger than maxHeaderSize (in JSON: connection-limits.ts).
+  const common = { maxHeaderSize: options.maxHeaderBytes, ...timeoutOptions(limits) };
+  // A request Hono's adapter cannot turn into a Request (a bad Host header, a path it refuses) gets a JSON 400 too.
+  const listener = getRequestListener(fetch, { errorHandler: requestErrorResponse });
+  const server: HttpServer | HttpsServer = tls
+    ? createHttpsServer(
+        {
           cert: readFileSync(tls.cert),
           key: readFileSync(tls.key),
-          maxHeaderSize: options.maxHeaderBytes,
+          // A TLS handshake is part of the request head's time.
+          handshakeTimeout: limits.headersTimeoutMs,
+          ...common,
         },
-      })
-    : // Node answers 431 itself to a request head larger than maxHeaderSize.
-      createAdaptorServer({ fetch: options.fetch, serverOptions: { maxHeaderSize: options.maxHeaderBytes } });
-  // Only HTTP/1.1 servers (node:http or node:https) are created above.
-  const httpServer = server as unknown as HttpServer;
+        listener,
+      )
+    : createHttpServer(common, listener);
+  // https.Server is an http.Server for everything below but the certificate.
+  const httpServer = server as HttpServer;
+  // Over HTTPS a refused connection is a TCP socket before its handshake: it cannot be answered, so it is closed at once.
+  guardServer(httpServer, limits, tls ? null : refused);
 
   // Responses in flight, so that a shutdown can tell their clients to close the connection afterwards.
   const inFlight = new Set<ServerResponse>();
@@ -111,7 +137,7 @@ export async function listenHttp(options: HttpServerOptions): Promise<ListeningS
         step = 'checking the certificate and key';
         const certificate = new X509Certificate(cert);
         // Throws when the files are not PEM or the key does not belong to the certificate.
-        (server as unknown as HttpsServer).setSecureContext({ cert, key });
+        (server as HttpsServer).setSecureContext({ cert, key });
         logger.info(
           {
             cert: tls.cert,
@@ -134,7 +160,7 @@ export async function listenHttp(options: HttpServerOptions): Promise<ListeningS
   };
 }
 
-function listen(server: ServerType, host: string, port: number): Promise<AddressInfo> {
+function listen(server: HttpServer | HttpsServer, host: string, port: number): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(new Error(`cannot listen on ${host}:${port} (${error.code ?? error.message})`)),

@@ -61,9 +61,9 @@ export interface RunningGateway extends Serving {
   reloadTls(): boolean;
 }
 
-/** The gateway's logger: JSON lines on stdout at log.level. */
+/** The gateway's logger: JSON lines (or pretty ones, log.format) on stdout at log.level. */
 export function gatewayLogger(config: Config): Logger {
-  return createLogger({ level: config.log.level, name: 'paia-sip2' });
+  return createLogger({ level: config.log.level, name: 'paia-sip2', format: config.log.format });
 }
 
 /**
@@ -85,6 +85,13 @@ export async function startGateway(
     port: config.http.port,
     tls: config.http.tls,
     maxHeaderBytes: config.http.maxHeaderBytes,
+    limits: {
+      headersTimeoutMs: config.http.headersTimeoutMs,
+      receiveTimeoutMs: config.http.receiveTimeoutMs,
+      keepAliveTimeoutMs: config.http.keepAliveTimeoutMs,
+      maxConnections: config.http.maxConnections,
+      maxConnectionsPerAddress: config.http.maxConnectionsPerAddress,
+    },
     logger: logger.child({ component: 'tls' }),
   });
   const baseUrl = `${server.url}${config.http.basePath}`;

@@ -11,6 +11,7 @@ import type { AnomalyLog } from '../sip2/anomalies.js';
 import type { Charset } from '../sip2/charset.js';
 import { type ConnectionOptions, sip2Sessions } from '../sip2/connection.js';
 import { type Dialect, loadDialect, terminatorOf } from '../sip2/dialect.js';
+import { maintenancePause } from '../sip2/maintenance.js';
 import { Sip2Messages } from '../sip2/messages.js';
 import { Sip2Pool } from '../sip2/pool.js';
 import type { AcsStatus } from '../sip2/spec.js';
@@ -190,6 +191,7 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
           failureThreshold: sip2.circuit.failureThreshold,
           coolDownMs: { initial: sip2.circuit.coolDownMs, max: sip2.circuit.maxCoolDownMs },
         },
+        pause: maintenancePause(sip2.maintenance),
         logger: hooks.logger,
       }),
     backend: (pool, options = {}) =>

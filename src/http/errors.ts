@@ -212,6 +212,15 @@ function translateBackendFailure(failure: BackendFailure): TranslatedError {
       };
     case 'busy': {
       const seconds = Math.max(1, Math.ceil(failure.retryAfterSeconds || 1));
+      if (failure.reason === 'maintenance') {
+        // The pool's own words ("the library system is in scheduled maintenance until 02:30 (Europe/Berlin)"): no host, no internals.
+        return {
+          kind: 'client',
+          error: new PaiaError('service_unavailable', 503, `${failure.message}; please try again then`, {
+            headers: { 'Retry-After': String(seconds) },
+          }),
+        };
+      }
       // An open circuit: the library system kept failing (unreachable, login refused), not a gateway under load.
       const what =
         failure.reason === 'circuit-open'

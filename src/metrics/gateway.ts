@@ -3,6 +3,7 @@ import { ANOMALY_KINDS, type AnomalyKind } from '../sip2/anomalies.js';
 import type { CircuitState } from '../sip2/circuit.js';
 import type { RoundTripEvent } from '../sip2/connection.js';
 import type { Sip2ErrorCode } from '../sip2/errors.js';
+import { VERSION } from '../version.js';
 import { type CounterCell, CounterFamily, type HistogramCell, HistogramFamily } from './cells.js';
 import { ROUTE_LABELS, type RouteLabel } from './routes.js';
 import { SIP2_MESSAGE_NAMES, SIP2_OUTCOMES } from './sip2.js';
@@ -38,6 +39,8 @@ export interface MetricsSources {
   stateUp?: () => boolean;
   /** The item-information cache; null when it is switched off. */
   itemCache?: () => { hits: number; misses: number; entries: number } | null;
+  /** Whether a scheduled maintenance window of the ILS (sip2.maintenance) is on now. */
+  maintenance?: () => boolean;
 }
 
 export interface GatewayMetricsOptions {
@@ -227,6 +230,12 @@ export class GatewayMetrics {
     this.sip2 = new Sip2Metrics(this.registry);
     this.state = new StateMetrics(this.registry);
     this.#registerSourced();
+    new Gauge({
+      name: 'paia_build_info',
+      help: 'Always 1; its labels say which paia-sip2 version runs on which Node.js',
+      labelNames: ['version', 'node'],
+      registers: [this.registry],
+    }).set({ version: VERSION, node: process.versions.node }, 1);
   }
 
   /** Adds (or replaces) the sources the scrape-time metrics read. */
@@ -347,6 +356,12 @@ export class GatewayMetrics {
       'paia_item_cache_entries',
       'Items held in the item-information cache',
       () => sources().itemCache?.()?.entries ?? 0,
+    );
+
+    gauge(
+      'paia_sip2_maintenance',
+      'Whether a scheduled maintenance window of the ILS (sip2.maintenance) is on now (1) or not (0)',
+      () => (sources().maintenance?.() ? 1 : 0),
     );
   }
 }

@@ -35,7 +35,7 @@ export type UnavailableReason =
 export type TimeoutReason = 'connect-timeout' | 'login-timeout' | 'response-timeout';
 
 /** Why the pool did not send a request at all (PoolRefused): try again later. */
-export type RefusalReason = 'queue-full' | 'acquire-timeout' | 'circuit-open' | 'shutting-down';
+export type RefusalReason = 'queue-full' | 'acquire-timeout' | 'circuit-open' | 'shutting-down' | 'maintenance';
 
 /** What the ILS sent that could not be used (IlsProtocolError). */
 export type ProtocolReason =

@@ -27,6 +27,16 @@ const PROBE_RECHECK_MS = 100;
 /** A connection the ILS closes sooner than this after its login, without serving a request, makes the next refill wait longer. */
 const DIED_YOUNG_MS = 5000;
 
+/** How often the pool looks whether a scheduled pause (a maintenance window) has begun or ended. */
+const PAUSE_CHECK_MS = 1000;
+
+/** A scheduled pause of the ILS (a maintenance window): nothing is sent and no connection opened until `until`. */
+export interface PoolPause {
+  readonly until: Date;
+  /** For messages: "until 02:30 (Europe/Berlin)". */
+  readonly description: string;
+}
+
 /** What the pool needs of a logged-in SIP2 session. Sip2Connection is one; the pool's unit tests use fakes. */
 export interface PoolConnection {
   readonly id: number;
@@ -87,6 +97,14 @@ export interface PoolOptions {
    * a probe (99) succeeds; default 5 failures, cool-down 1 s growing to 30 s.
    */
   circuit?: Partial<CircuitOptions> | undefined;
+  /**
+   * Scheduled pauses (sip2.maintenance): a pure function of the clock, asked
+   * with the current time. While it returns a pause, requests fail at once
+   * with PoolRefused (reason maintenance, Retry-After at its end), no
+   * connection is opened or probed, and idle sessions are closed; when it
+   * ends the pool fills again.
+   */
+  pause?: ((now: Date) => PoolPause | null) | undefined;
   logger?: Logger | undefined;
 }
 
@@ -109,6 +127,8 @@ export interface PoolStats {
   /** Consecutive backend failures counted towards opening the circuit. */
   consecutiveFailures: number;
   closing: boolean;
+  /** Whether a scheduled pause (maintenance window) is on. */
+  paused: boolean;
 }
 
 export interface ExecuteOptions {
@@ -189,6 +209,9 @@ export class Sip2Pool {
   private readonly circuit: CircuitBreaker;
   private probeTimer: NodeJS.Timeout | null = null;
   private fillTimer: NodeJS.Timeout | null = null;
+  private pauseTimer: NodeJS.Timeout | null = null;
+  /** The pause the last check found on (its start logged, idle sessions closed); null outside one. */
+  private pausedUntil: PoolPause | null = null;
   /** close() called: no new work is admitted, admitted work drains. */
   private closing = false;
   /** Drained or destroyed: connections are closed as they come back. */
@@ -214,6 +237,11 @@ export class Sip2Pool {
 
   /** Opens `min` connections; resolves after the first attempt whatever its outcome (failures retry in the background). */
   async start(): Promise<void> {
+    if (this.options.pause) {
+      this.pauseTimer = setInterval(() => this.checkPause(), PAUSE_CHECK_MS);
+      this.pauseTimer.unref();
+      this.checkPause();
+    }
     await this.fill();
   }
 
@@ -223,6 +251,8 @@ export class Sip2Pool {
     if (signal?.aborted) return Promise.reject(cancelled(signal, false));
     if (this.closing)
       return Promise.reject(new PoolRefused('shutting-down', 'the gateway is shutting down its ILS connections'));
+    const pause = this.pauseNow();
+    if (pause) return Promise.reject(pauseRejection(pause));
     if (this.circuit.state !== 'closed') return Promise.reject(this.circuitRejection());
     const startsNow = !this.queue.isPaused && this.queue.size === 0 && this.queue.pending < this.queue.concurrency;
     // Only work that has to wait counts: with a free connection it starts at once, even with maxWaiting 0.
@@ -359,6 +389,11 @@ export class Sip2Pool {
     return this.circuit.state !== 'closed';
   }
 
+  /** The scheduled pause (maintenance window) on now; null outside one. */
+  get currentPause(): PoolPause | null {
+    return this.pauseNow();
+  }
+
   /** True when at least one logged-in connection is open. */
   get hasReadyConnection(): boolean {
     return this.live.size > 0;
@@ -384,6 +419,7 @@ export class Sip2Pool {
       circuit: this.circuit.state,
       consecutiveFailures: this.circuit.consecutiveFailures,
       closing: this.closing,
+      paused: this.pauseNow() !== null,
     };
   }
 
@@ -428,6 +464,7 @@ export class Sip2Pool {
     // A connection that ended while in use was cleaned up by its close handler.
     if (!connection.isUsable) return;
     if (this.closed) connection.close('pool closing');
+    else if (this.pauseNow()) connection.close('scheduled maintenance of the ILS');
     else if (this.isPastLifetime(connection)) connection.close('connection lifetime reached');
     else this.putIdle(connection);
   }
@@ -465,7 +502,7 @@ export class Sip2Pool {
 
   /** Opens connections for requests that wait, beside the queue: the first connection free serves the first request. */
   private grow(): void {
-    if (this.closed || this.circuit.state !== 'closed') return;
+    if (this.closed || this.circuit.state !== 'closed' || this.pauseNow()) return;
     // A connection a keepalive holds is back within one exchange: it counts as on its way.
     const wanted = this.queue.size - this.opening - this.housekeeping.size;
     const room = this.sizeLimit() - this.live.size - this.opening;
@@ -474,6 +511,9 @@ export class Sip2Pool {
 
   /** Opens one connection into the idle set; failures are handled here and returned for the probe. */
   private async open(): Promise<{ ok: true } | { ok: false; error: unknown }> {
+    // No connection attempt during a scheduled pause: the refill starts again when it ends (checkPause).
+    const pause = this.pauseNow();
+    if (pause) return { ok: false, error: pauseRejection(pause) };
     this.opening++;
     let connection: PoolConnection;
     try {
@@ -604,6 +644,7 @@ export class Sip2Pool {
   private async fill(): Promise<void> {
     while (
       !this.closing &&
+      !this.pauseNow() &&
       this.circuit.state === 'closed' &&
       this.live.size + this.opening < Math.min(this.options.min, this.sizeLimit())
     ) {
@@ -612,7 +653,7 @@ export class Sip2Pool {
   }
 
   private scheduleFill(delayMs: number): void {
-    if (this.fillTimer || this.closing || this.circuit.state !== 'closed') return;
+    if (this.fillTimer || this.closing || this.circuit.state !== 'closed' || this.pauseNow()) return;
     if (this.live.size + this.opening >= Math.min(this.options.min, this.sizeLimit())) return;
     this.fillTimer = setTimeout(() => {
       this.fillTimer = null;
@@ -644,8 +685,40 @@ export class Sip2Pool {
     this.fillTimer = null;
     if (this.probeTimer) clearTimeout(this.probeTimer);
     this.probeTimer = null;
+    if (this.pauseTimer) clearInterval(this.pauseTimer);
+    this.pauseTimer = null;
     for (const timer of this.keepaliveTimers.values()) clearTimeout(timer);
     this.keepaliveTimers.clear();
+  }
+
+  // ------------------------------------------------------------ scheduled pauses
+
+  private pauseNow(): PoolPause | null {
+    return this.options.pause?.(new Date(Date.now())) ?? null;
+  }
+
+  /** Notices a pause beginning (waiting work fails, idle sessions close) or ending (the pool fills again). */
+  private checkPause(): void {
+    if (this.closing) return;
+    const pause = this.pauseNow();
+    if (pause && !this.pausedUntil) {
+      this.pausedUntil = pause;
+      this.log?.info(
+        { until: pause.until.toISOString() },
+        `scheduled maintenance of the ILS ${pause.description}: no SIP2 connections until then; calls get 503`,
+      );
+      if (this.fillTimer) clearTimeout(this.fillTimer);
+      this.fillTimer = null;
+      this.failWaiting(pauseRejection(pause));
+      for (const connection of this.idle.splice(0)) {
+        this.clearKeepalive(connection);
+        connection.close('scheduled maintenance of the ILS');
+      }
+    } else if (!pause && this.pausedUntil) {
+      this.pausedUntil = null;
+      this.log?.info('scheduled maintenance of the ILS is over: opening SIP2 connections again');
+      this.scheduleFill(0);
+    }
   }
 
   // ------------------------------------------------------------ the circuit
@@ -694,6 +767,12 @@ export class Sip2Pool {
   /** The one probe of a half-open circuit: a 99 on an idle connection, or a new connection (93 + 99). */
   private async probe(): Promise<void> {
     if (this.closing || this.circuit.state !== 'open') return;
+    const pause = this.pauseNow();
+    if (pause) {
+      // The ILS is down on purpose: probe once the pause is over.
+      this.scheduleProbe(Math.max(1, pause.until.getTime() - Date.now()));
+      return;
+    }
     const early = this.circuit.msUntilProbe();
     if (early > 0) {
       // Timers may fire a millisecond before the clock says so.
@@ -826,4 +905,9 @@ function notSent(error: unknown): Error {
   if (error instanceof IlsProtocolError) return new IlsProtocolError(error.reason, error.message, { cause: error });
   if (isSip2Failure(error) || error instanceof Error) return error;
   return new IlsUnavailable('connect-error', String(error));
+}
+
+function pauseRejection(pause: PoolPause): PoolRefused {
+  const seconds = Math.max(1, Math.ceil((pause.until.getTime() - Date.now()) / 1000));
+  return new PoolRefused('maintenance', `the library system is in scheduled maintenance ${pause.description}`, seconds);
 }

@@ -111,10 +111,15 @@ describe('bounded brute-force run (defaults: 5 free failures per username, 30 pe
 });
 
 describe('request head bound (http.maxHeaderBytes)', () => {
-  it('Node answers 431 to a head larger than the setting; smaller heads pass', async () => {
+  it('Node answers 431 (in JSON) to a head larger than the setting; smaller heads pass', async () => {
     const g = await gateway({ PAIA_HTTP_MAX_HEADER_BYTES: '2048' });
     const big = await fetch(`${g.url}/core/alice`, { headers: { 'X-Padding': 'a'.repeat(3000) } });
     expect(big.status).toBe(431);
+    expect(await big.json()).toEqual({
+      error: 'invalid_request',
+      code: 431,
+      error_description: 'the request head is too large',
+    });
     const small = await fetch(`${g.url}/core/alice`, { headers: { 'X-Padding': 'a'.repeat(1000) } });
     expect(small.status).toBe(401);
     // the default (16384) lets the 3000-byte header through

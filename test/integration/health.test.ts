@@ -3,9 +3,15 @@
  * process: outside PAIA (no token, no PAIA error body, at the root whatever
  * the base path), and readiness following the SIP2 side.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
+
+/** The version package.json names, which /healthz reports. */
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 /** What /readyz says of the default state store. */
 const MEMORY_STORE = { kind: 'memory', ok: true };
@@ -67,10 +73,10 @@ describe('/healthz and /readyz', () => {
     await sim?.stop();
   });
 
-  it('/healthz: 200 {"status":"alive"}, no token, no PAIA headers, not cached', async () => {
+  it('/healthz: 200 {"status":"alive","version":<package.json version>}, no token, no PAIA headers, not cached', async () => {
     const answer = await get(`${gateway.url}/healthz`);
     expect(answer.status).toBe(200);
-    expect(answer.body).toEqual({ status: 'alive' });
+    expect(answer.body).toEqual({ status: 'alive', version: PACKAGE_VERSION });
     expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(answer.headers.get('cache-control')).toBe('no-store');
     expectNoPaiaHeaders(answer);

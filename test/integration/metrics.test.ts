@@ -173,6 +173,9 @@ describe('/metrics', () => {
       kind: /^(stale-sequence|unsolicited-frame|unreadable-response|resend-requested)$/,
       le: /^(\d+(\.\d+)?|\+Inf)$/,
       operation: /^(session-create|session-get|session-delete|limit|fact-set|fact-get|invalidate|ping)$/,
+      // paia_build_info: one series per process.
+      version: /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/,
+      node: /^\d+\.\d+\.\d+$/,
     };
     const ours = metrics.samples.filter((sample) => sample.name.startsWith('paia_'));
     expect(ours.length).toBeGreaterThan(20);

@@ -171,8 +171,8 @@ describe('HTTPS (http.tls) and certificate reload on SIGHUP', () => {
     writeFileSync(cert, '-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n');
     process.kill(gateway.pid, 'SIGHUP');
     const line = await waitForOutput(gateway.stdout, /TLS certificate NOT reloaded/);
-    const logged = JSON.parse(line) as { reason: string; level: number };
-    expect(logged.level).toBe(50);
+    const logged = JSON.parse(line) as { reason: string; level: string };
+    expect(logged.level).toBe('error');
     expect(logged.reason).toMatch(/checking the certificate and key: \S/);
     // No key material in the log.
     expect(gateway.stdout()).not.toMatch(/PRIVATE KEY/);

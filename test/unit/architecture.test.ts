@@ -14,7 +14,7 @@ const SRC = join(ROOT, 'src');
 const SIMULATOR = join(ROOT, 'sip2-simulator', 'src');
 
 /** Top-level modules of src/ anyone may import: the logger, and where the package's files are. */
-const SHARED = ['log.ts', 'package-root.ts'];
+const SHARED = ['log.ts', 'package-root.ts', 'version.ts'];
 
 /**
  * Folder -> the folders it may import from (besides itself and the shared

@@ -1,5 +1,6 @@
 import type { Hono } from 'hono';
 import type { Logger } from '../../log.js';
+import { VERSION } from '../../version.js';
 import { operationsReply } from './operations.js';
 
 /**
@@ -9,14 +10,16 @@ import { operationsReply } from './operations.js';
  * middleware (no PAIA error bodies, no WWW-Authenticate, no access-log line
  * per probe, not counted in the HTTP metrics).
  *
- * - `GET /healthz`: 200 `{"status":"alive"}` while the process can answer
+ * - `GET /healthz`: 200 `{"status":"alive","version":"0.1.0"}` (the running version) while the process can answer
  *   HTTP at all, also while it shuts down (a liveness probe must not kill a
  *   draining gateway).
  * - `GET /readyz`: 200 `{"status":"ready","sip2":{"connections":2,"online":true},"store":{"kind":"redis","ok":true}}`
  *   when at least one logged-in SIP2 connection is open, the last SC status
- *   (98) said on-line Y, the state store answers, and the gateway is not shutting down; otherwise 503
- *   `{"status":"not ready","reasons":[...],"sip2":{...}}`; without a SIP2 session the reason says
- *   why the last one failed to open (terminal login refused, ILS not reached).
+ *   (98) said on-line Y, the state store answers, no scheduled maintenance window of the
+ *   ILS is on (sip2.maintenance; then `"maintenance":{"until":ISO time}` too) and the gateway is
+ *   not shutting down; otherwise 503 `{"status":"not ready","reasons":[...],"sip2":{...}}`;
+ *   without a SIP2 session the reason says why the last one failed to open (terminal login
+ *   refused, ILS not reached).
  *
  * Both answer GET and HEAD; any other method gets 405 with `Allow: GET, HEAD`.
  */
@@ -38,6 +41,8 @@ export interface ReadinessState {
   online: boolean | null;
   /** The state store: which one, and why it does not answer (null: it does). Absent: not reported. */
   store?: { kind: string; problem: string | null };
+  /** A scheduled maintenance window of the ILS that is on now (sip2.maintenance); null or absent outside one. */
+  maintenance?: { until: Date; description: string } | null;
 }
 
 interface Readiness {
@@ -47,6 +52,7 @@ interface Readiness {
     reasons?: string[];
     sip2: { connections: number; online: boolean | null };
     store?: { kind: string; ok: boolean };
+    maintenance?: { until: string };
   };
 }
 
@@ -59,15 +65,18 @@ const REASONS = {
 function readinessOf(state: ReadinessState): Readiness {
   const reasons: string[] = [];
   if (state.shuttingDown) reasons.push(REASONS.shuttingDown);
-  if (!state.loggedIn)
+  // In a maintenance window no connection is expected: that is the one reason, not the missing connection.
+  if (state.maintenance) reasons.push(`scheduled maintenance of the ILS ${state.maintenance.description}`);
+  else if (!state.loggedIn)
     reasons.push(state.sip2Problem ? `${REASONS.noConnection}: ${state.sip2Problem}` : REASONS.noConnection);
   else if (state.online === false) reasons.push(REASONS.offline);
   if (state.store?.problem) reasons.push(state.store.problem);
   const sip2 = { connections: state.connections, online: state.online };
   const store = state.store ? { store: { kind: state.store.kind, ok: state.store.problem === null } } : {};
+  const maintenance = state.maintenance ? { maintenance: { until: state.maintenance.until.toISOString() } } : {};
   return reasons.length === 0
     ? { ready: true, body: { status: 'ready', sip2, ...store } }
-    : { ready: false, body: { status: 'not ready', reasons, sip2, ...store } };
+    : { ready: false, body: { status: 'not ready', reasons, sip2, ...store, ...maintenance } };
 }
 
 export interface HealthRouteOptions {
@@ -79,7 +88,7 @@ export interface HealthRouteOptions {
 /** Mounts /healthz and /readyz; register before any middleware, so that probes pass none of it. */
 export function mountHealth(app: Hono, options: HealthRouteOptions): void {
   let lastReady: boolean | null = null;
-  app.get(HEALTH_PATH, (c) => operationsReply(c, 200, { status: 'alive' }));
+  app.get(HEALTH_PATH, (c) => operationsReply(c, 200, { status: 'alive', version: VERSION }));
   app.get(READY_PATH, (c) => {
     const readiness = readinessOf(options.readiness());
     if (lastReady !== readiness.ready) {

@@ -40,6 +40,11 @@ describe('defaults', () => {
       shutdownTimeoutMs: 10000,
       requestTimeoutMs: 30000,
       workers: 1,
+      headersTimeoutMs: 10000,
+      receiveTimeoutMs: 30000,
+      keepAliveTimeoutMs: 5000,
+      maxConnections: 1000,
+      maxConnectionsPerAddress: 100,
     });
     expect(config.sip2.host).toBeNull();
     expect(config.sip2.terminal).toEqual({ user: 'paia', password: 'paia-secret', location: 'MAIN' });
@@ -84,7 +89,8 @@ describe('defaults', () => {
       redis: { url: null, tlsCa: null, keyPrefix: 'paia-sip2:', connectTimeoutMs: 5000, commandTimeoutMs: 1000 },
     });
     expect(config.daia).toEqual({ maxIds: null, idsPerMinutePerAddress: 1200, exemptClients: [], poolShare: 0.5 });
-    expect(config.log.level).toBe('info');
+    expect(config.log).toEqual({ level: 'info', format: 'json' });
+    expect(config.sip2.maintenance).toEqual([]);
     expect(config.demo).toEqual({ dialect: 'generic', charset: 'utf-8', sip2Port: 0 });
   });
 
@@ -153,6 +159,11 @@ describe('environment overrides', () => {
         'shutdownTimeoutMs',
         'requestTimeoutMs',
         'workers',
+        'headersTimeoutMs',
+        'receiveTimeoutMs',
+        'keepAliveTimeoutMs',
+        'maxConnections',
+        'maxConnectionsPerAddress',
       ].map((key) => `http.${key}`),
       ...[
         'host',
@@ -188,7 +199,7 @@ describe('environment overrides', () => {
           'circuit.coolDownMs',
           'circuit.maxCoolDownMs',
         ])
-        .concat(['maxResends', 'pageSize', 'maxListEntries', 'currency'])
+        .concat(['maxResends', 'pageSize', 'maxListEntries', 'currency', 'maintenance'])
         .map((key) => `sip2.${key}`),
       ...['itemUri', 'editionUri', 'storageUri', 'patronTypeUri', 'patronId', 'patronIdSecret', 'maxDocs'].map(
         (key) => `paia.${key}`,
@@ -222,6 +233,7 @@ describe('environment overrides', () => {
       'metrics.enabled',
       'metrics.allowedClients',
       'log.level',
+      'log.format',
       'demo.dialect',
       'demo.charset',
       'demo.sip2Port',

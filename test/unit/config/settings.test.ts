@@ -44,6 +44,7 @@ const notNull = {
     terminal: { user: 'paia-gateway', password: 'gateway-secret', location: 'CPL' },
     institution: 'CPL',
     pageSize: 20,
+    maintenance: [{ days: ['sat', 'sun'], from: '23:00', to: '01:30', timeZone: 'Europe/Berlin' }],
   },
   paia: {
     itemUri: 'https://lib.example.org/item/{barcode}',
@@ -121,6 +122,7 @@ describe('the settings table and the schema', () => {
       enum: (value) => typeof value === 'string',
       list: (value) => Array.isArray(value),
       section: isSection,
+      json: (value) => Array.isArray(value) && value.every(isSection),
     };
     for (const setting of settings)
       expect(fits[setting.kind](valueAt(full, setting.path)), `${setting.path} as ${setting.kind}`).toBe(true);
@@ -154,6 +156,7 @@ describe('the settings table and the schema', () => {
 describe('every variable of the table', () => {
   /** How a sysadmin writes the value in the environment. */
   function asText(value: unknown): string {
+    if (Array.isArray(value) && value.some(isSection)) return JSON.stringify(value);
     if (Array.isArray(value)) return value.join(',');
     if (isSection(value)) return 'true';
     return String(value);

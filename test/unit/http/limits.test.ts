@@ -51,7 +51,7 @@ describe('brute force: lockout log line, global ceiling', () => {
     });
     const t = makeApp({ loginThrottle: throttle });
     for (let i = 0; i < 5; i++) await t.app.request('/auth/login', LOGIN('alice', 'secret-guess-1'));
-    const lines = t.logs().filter((line) => line.level === 40 && String(line.msg).startsWith('login lockout'));
+    const lines = t.logs().filter((line) => line.level === 'warn' && String(line.msg).startsWith('login lockout'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({
       lockout: {

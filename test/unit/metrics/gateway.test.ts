@@ -2,6 +2,7 @@
  * GatewayMetrics: the registry's output given fake sources, the HTTP and
  * SIP2 recorders, and that each gateway has a registry of its own.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { GatewayMetrics, type MetricsSources } from '../../../src/metrics/gateway.js';
 import { ROUTE_LABELS } from '../../../src/metrics/routes.js';
@@ -13,6 +14,7 @@ const SOURCES: Required<MetricsSources> = {
   sessions: () => 42,
   stateUp: () => true,
   itemCache: () => ({ hits: 11, misses: 6, entries: 4 }),
+  maintenance: () => true,
 };
 
 async function scrape(metrics: GatewayMetrics) {
@@ -39,6 +41,7 @@ describe('GatewayMetrics', () => {
       ['paia_item_cache_hits_total', {}, 11, 'counter'],
       ['paia_item_cache_misses_total', {}, 6, 'counter'],
       ['paia_item_cache_entries', {}, 4, 'gauge'],
+      ['paia_sip2_maintenance', {}, 1, 'gauge'],
     ];
     for (const [name, labels, value, type] of expected) {
       expect(single(text, name, labels), name).toBe(value);
@@ -53,6 +56,19 @@ describe('GatewayMetrics', () => {
       expect(name).toMatch(/^paia_/);
       expect(help.length).toBeGreaterThan(10);
     }
+  });
+
+  it('says which version runs on which Node.js in paia_build_info (always 1), and 0 for maintenance without a source', async () => {
+    const metrics = new GatewayMetrics({ defaultMetrics: false });
+    const text = await scrape(metrics);
+    const version = (
+      JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+        version: string;
+      }
+    ).version;
+    expect(single(text, 'paia_build_info', { version, node: process.versions.node })).toBe(1);
+    expect(text.types.get('paia_build_info')).toBe('gauge');
+    expect(single(text, 'paia_sip2_maintenance')).toBe(0);
   });
 
   it('reads the sources afresh on every scrape (a gauge follows, a counter reports the current total)', async () => {

@@ -469,3 +469,54 @@ describe('callers that stop waiting', () => {
     expect(ils.sent).toEqual([]);
   });
 });
+
+describe('scheduled pauses (maintenance windows)', () => {
+  /** A pause from `start` to `end` (epoch ms) of the fake clock: a pure function of the time asked with. */
+  const pauseBetween = (start: number, end: number) => (now: Date) =>
+    now.getTime() >= start && now.getTime() < end ? { until: new Date(end), description: 'until 02:30 (UTC)' } : null;
+
+  it('inside a pause: refuses at once with Retry-After to its end, opens no connection, and fills again after it', async () => {
+    const start = Date.now();
+    const pool = makePool({ min: 2, pause: pauseBetween(start, start + 90_000) });
+    await pool.start();
+    expect(ils.connects).toBe(0);
+    const refused = await settle(pool.send(ITEM));
+    expect((refused as PromiseRejectedResult).reason).toBeInstanceOf(PoolRefused);
+    expect((refused as PromiseRejectedResult).reason).toMatchObject({
+      reason: 'maintenance',
+      retryAfterSeconds: 90,
+      message: 'the library system is in scheduled maintenance until 02:30 (UTC)',
+    });
+    expect(pool.stats()).toMatchObject({ paused: true, connections: 0 });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(ils.connects).toBe(0);
+    expect(pool.currentPause?.until.getTime()).toBe(start + 90_000);
+    await vi.advanceTimersByTimeAsync(31_000);
+    expect(pool.currentPause).toBeNull();
+    expect(ils.connects).toBe(2);
+    expect(pool.stats()).toMatchObject({ paused: false, connections: 2 });
+    const served = settle(pool.send(ITEM));
+    await vi.advanceTimersByTimeAsync(ANSWER_MS);
+    expect((await served).status).toBe('fulfilled');
+    expect(pool.stats().circuit).toBe('closed');
+  });
+
+  it('when a pause begins: idle sessions are closed, busy ones after their request, and nothing waits', async () => {
+    const start = Date.now() + 5000;
+    const pool = makePool({ min: 2, max: 2, pause: pauseBetween(start, start + 60_000) });
+    await pool.start();
+    expect(pool.stats().connections).toBe(2);
+    await vi.advanceTimersByTimeAsync(5000 - ANSWER_MS / 2);
+    // One request runs across the start of the pause: it finishes, its session is then closed.
+    const running = settle(pool.send(ITEM));
+    await vi.advanceTimersByTimeAsync(ANSWER_MS);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect((await running).status).toBe('fulfilled');
+    expect(pool.stats()).toMatchObject({ connections: 0, paused: true });
+    expect(ils.sessions.size).toBe(0);
+    const connectsBefore = ils.connects;
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(ils.connects).toBe(connectsBefore);
+    expect(log.lines.some((line) => /scheduled maintenance of the ILS until 02:30 \(UTC\)/.test(line.msg))).toBe(true);
+  });
+});

@@ -1,0 +1,165 @@
+import type { Server as HttpServer } from 'node:http';
+import type { Socket } from 'node:net';
+
+/**
+ * The HTTP server's own limits, below the Hono app: how long a client may
+ * take to send a request head and a whole request, how long an idle
+ * keep-alive connection stays open, and how many connections are open at
+ * once (in total and per client address). Requests Node refuses before the
+ * app sees them (a malformed request line, a head too large, a head or body
+ * too slow) get a JSON error body in PAIA's shape instead of Node's bare
+ * status line, where the socket can still take one.
+ */
+
+export interface ConnectionLimits {
+  /** The request head must have arrived within this (Node's headersTimeout). */
+  headersTimeoutMs: number;
+  /** The whole request, head and body, must have arrived within this (Node's requestTimeout). */
+  receiveTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this (Node's keepAliveTimeout). */
+  keepAliveTimeoutMs: number;
+  /** Open connections at most; one more is refused. */
+  maxConnections: number;
+  /** Open connections per client address at most (the socket's address, so behind a proxy: the proxy's); null: no cap. */
+  maxConnectionsPerAddress: number | null;
+}
+
+/**
+ * How often Node looks for connections past headersTimeout or requestTimeout
+ * (its default is 30 s, which would let a slow client keep its connection up
+ * to 30 s past the bound).
+ */
+const CHECK_INTERVAL_MS = 1000;
+/** A refused connection gets this long to send its request (answered 503) before it is closed. */
+const REFUSED_GRACE_MS = 1000;
+
+/** The options of node:http / node:https createServer that carry the timeouts. */
+export function timeoutOptions(limits: ConnectionLimits) {
+  return {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.receiveTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.min(CHECK_INTERVAL_MS, limits.headersTimeoutMs),
+  };
+}
+
+/** A complete HTTP/1.1 response with a JSON body (only its head for a HEAD request) that closes the connection. */
+function rawJsonResponse(status: number, reason: string, body: Record<string, unknown>, headOnly: boolean): string {
+  const json = JSON.stringify(body);
+  return [
+    `HTTP/1.1 ${status} ${reason}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(json)}`,
+    'Cache-Control: no-store',
+    'Connection: close',
+    '',
+    headOnly ? '' : json,
+  ].join('\r\n');
+}
+
+/** What Node's clientError codes become: status, reason phrase, PAIA error code and description. */
+function clientErrorAnswer(code: string | undefined): [number, string, string, string] {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, 'Request Header Fields Too Large', 'invalid_request', 'the request head is too large'];
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [408, 'Request Timeout', 'invalid_request', 'the request did not arrive in time'];
+    default:
+      return [400, 'Bad Request', 'invalid_request', 'the request is not valid HTTP/1.1'];
+  }
+}
+
+/**
+ * Counts connections and refuses those beyond the caps, and answers client
+ * errors in JSON. `refused` marks a connection whose requests the fetch
+ * wrapper answers 503 without running the app; null (HTTPS, where the TCP
+ * socket cannot be answered before its handshake): refused connections are
+ * closed at once.
+ */
+export function guardServer(server: HttpServer, limits: ConnectionLimits, refused: WeakSet<Socket> | null): void {
+  let total = 0;
+  const perAddress = new Map<string, number>();
+
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const fromAddress = perAddress.get(address) ?? 0;
+    const overTotal = total >= limits.maxConnections;
+    const overAddress = limits.maxConnectionsPerAddress !== null && fromAddress >= limits.maxConnectionsPerAddress;
+    if (overTotal || overAddress) {
+      if (refused === null) {
+        socket.destroy();
+        return;
+      }
+      refused.add(socket);
+      // Its request, if one comes at once, is answered 503 (the fetch wrapper); then the connection goes.
+      socket.setTimeout(REFUSED_GRACE_MS, () => socket.destroy());
+      return;
+    }
+    total += 1;
+    perAddress.set(address, fromAddress + 1);
+    socket.once('close', () => {
+      total -= 1;
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left <= 0) perAddress.delete(address);
+      else perAddress.set(address, left);
+    });
+  });
+
+  // Node's default answers these with a bare status line; PAIA clients get a body they can read.
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Socket) => {
+    const inResponse = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+    if (error.code === 'ECONNRESET' || !socket.writable || inResponse) {
+      socket.destroy();
+      return;
+    }
+    const [status, reason, paiaError, description] = clientErrorAnswer(error.code);
+    // A parse error carries the bytes being parsed: a HEAD request's answer must have no body (its client would
+    // read the body as the next response). A head that came in pieces may not show its method: it gets the body.
+    const packet = error.rawPacket;
+    const headOnly = Buffer.isBuffer(packet) && packet.subarray(0, 5).toString('latin1') === 'HEAD ';
+    socket.end(
+      rawJsonResponse(status, reason, { error: paiaError, code: status, error_description: description }, headOnly),
+    );
+  });
+}
+
+function jsonResponse(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers },
+  });
+}
+
+/** The 503 a refused connection's request gets. */
+export function tooManyConnectionsResponse(): Response {
+  return jsonResponse(
+    503,
+    {
+      error: 'service_unavailable',
+      code: 503,
+      error_description: 'too many connections are open (from this address or in total); please try again later',
+    },
+    { 'Retry-After': '1', Connection: 'close' },
+  );
+}
+
+/**
+ * The answer to a request Hono's Node adapter could not turn into a Request
+ * (an invalid Host header, a backslash or bad escape in the path: its
+ * RequestError), which it would answer with an empty 400.
+ */
+export function requestErrorResponse(error: unknown): Response {
+  const name = error instanceof Error ? error.name : '';
+  if (name === 'RequestError')
+    return jsonResponse(400, {
+      error: 'invalid_request',
+      code: 400,
+      error_description: 'the request line or Host header is not valid',
+    });
+  // The adapter passes on anything the app's fetch threw at once: a bug, never detailed to the client.
+  return jsonResponse(500, {
+    error: 'internal_error',
+    code: 500,
+    error_description: 'an unexpected error occurred in the server',
+  });
+}
