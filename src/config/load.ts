@@ -1,6 +1,5 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Document, isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { packagePath } from '../package-root.js';
