@@ -28,8 +28,8 @@ function errorLines(gateway: GatewayProcess): { msg: string; problem?: string }[
     .stdout()
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as { level: number; msg: string; problem?: string })
-    .filter((line) => line.level >= 50);
+    .map((line) => JSON.parse(line) as { level: string; msg: string; problem?: string })
+    .filter((line) => line.level === 'error' || line.level === 'fatal');
 }
 
 /** The first error line, once the log has it (pino writes asynchronously; at most 5 s). */

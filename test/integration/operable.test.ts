@@ -216,12 +216,29 @@ describe('version, log format, PAIA_CONFIG and _FILE secrets', () => {
     const config = join(dir, 'gateway.yaml');
     writeFileSync(
       config,
-      `sip2:\n  host: 127.0.0.1\n  port: ${sim.port}\n  dialect: generic\nlog:\n  level: info\n  format: pretty\n`,
+      [
+        'sip2:',
+        '  host: 127.0.0.1',
+        `  port: ${sim.port}`,
+        '  dialect: generic',
+        '  institution: DEMO',
+        '  terminal:',
+        '    user: paia',
+        '    location: MAIN',
+        'paia:',
+        "  itemUri: 'http://127.0.0.1:8080/item/{barcode}'",
+        "  editionUri: 'http://127.0.0.1:8080/title/{title}'",
+        'log:',
+        '  level: info',
+        '  format: pretty',
+        '',
+      ].join('\n'),
     );
     const secret = join(dir, 'terminal-password');
     writeFileSync(secret, 'paia-secret\n');
+    // Everything about the ILS from the file and the secret file: no sip2Port, so the helper adds no PAIA_SIP2_* of its own.
     gateway = await startGatewayProcess({
-      sip2Port: sim.port,
+      sip2Port: null,
       dialect: 'generic',
       env: { PAIA_CONFIG: config, PAIA_SIP2_TERMINAL_PASSWORD_FILE: secret, PAIA_LOG_LEVEL: 'info' },
     });
