@@ -18,3 +18,14 @@ export function trackChild(child: ChildProcess): ChildProcess {
   child.once('exit', () => children.delete(child));
   return child;
 }
+
+/** Whether a process with this pid still runs (signal 0 probes without signalling). */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+}

@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+
 /**
  * One HTTP call to a gateway process that never hangs and never throws: the
  * answer's status (or why there was none), Retry-After and JSON body. For
@@ -44,4 +46,47 @@ export async function call(
     const name = (error as Error).name;
     return { status: name === 'TimeoutError' ? 'timeout' : 'network error', retryAfter: null, body: {} };
   }
+}
+
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/**
+ * One request on a TCP connection of its own (no keep-alive pool): a
+ * shutdown test sees each request reach the listener anew, and node:cluster
+ * hands each new connection to the next worker. Rejects after 10 s without
+ * an answer.
+ */
+export function sendOnOwnConnection(
+  url: string,
+  options: { method?: string; token?: string; json?: unknown } = {},
+): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const body = options.json === undefined ? undefined : JSON.stringify(options.json);
+    const req = httpRequest(
+      url,
+      {
+        method: options.method ?? 'GET',
+        agent: false,
+        timeout: REQUEST_TIMEOUT_MS,
+        headers: {
+          ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
+    req.on('error', reject);
+    req.end(body);
+  });
 }

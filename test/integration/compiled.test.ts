@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { withoutSettings } from '../../src/config/load.js';
 import { makeTestCerts, type TestCerts } from '../helpers/certs.js';
-import { trackChild } from '../helpers/children.js';
+import { isRunning, trackChild } from '../helpers/children.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 import { type ImageSpec, layOutImage, readDockerfile } from '../helpers/image.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
@@ -82,16 +82,6 @@ function rssMb(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB$/m);
   if (!line) throw new Error(`no VmRSS for pid ${pid}`);
   return Math.round(Number(line[1]) / 102.4) / 10;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw error;
-  }
 }
 
 /** The certificate a new TLS connection gets. */
@@ -403,9 +393,9 @@ describe('the compiled build, run as the container runs it', () => {
       expect(exited).toEqual({ code: 0, signal: null });
       expect(stdout).toMatch(/shutdown: complete/);
       const pid = gatewayPid;
-      await waitFor('the gateway to be gone', () => (alive(pid) ? undefined : true), 5000);
+      await waitFor('the gateway to be gone', () => (isRunning(pid) ? undefined : true), 5000);
     } finally {
-      if (gatewayPid !== undefined && alive(gatewayPid)) process.kill(gatewayPid, 'SIGKILL');
+      if (gatewayPid !== undefined && isRunning(gatewayPid)) process.kill(gatewayPid, 'SIGKILL');
       npm.kill('SIGKILL');
     }
   }, 180_000);

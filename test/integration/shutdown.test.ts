@@ -7,44 +7,11 @@
  * http.shutdownTimeoutMs: exit 1. A second signal: exit at once with
  * 128 + the signal number.
  */
-import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayExit, type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
+import { sendOnOwnConnection as send } from '../helpers/http-call.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** One request on a connection of its own (no keep-alive pool), so each is a separate TCP connection. */
-function send(url: string, options: { method?: string; token?: string; json?: unknown } = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const body = options.json === undefined ? undefined : JSON.stringify(options.json);
-    const req = httpRequest(
-      url,
-      {
-        method: options.method ?? 'GET',
-        agent: false,
-        headers: {
-          ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-          ...(body ? { 'content-type': 'application/json' } : {}),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /** Whether a new TCP connection to the gateway's port is refused. */
 function connectionRefused(url: string): Promise<boolean> {

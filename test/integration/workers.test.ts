@@ -6,49 +6,16 @@
  * and the primary logs the workers' pids when they all listen.
  */
 import { spawn } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { withoutSettings } from '../../src/config/index.js';
+import { isRunning } from '../helpers/children.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
+import { sendOnOwnConnection as send } from '../helpers/http-call.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-interface Answer {
-  status: number;
-  body: string;
-}
-
-/** One request on a connection of its own: node:cluster hands each new connection to the next worker. */
-function send(url: string, options: { method?: string; token?: string; json?: unknown } = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const body = options.json === undefined ? undefined : JSON.stringify(options.json);
-    const req = httpRequest(
-      url,
-      {
-        method: options.method ?? 'GET',
-        agent: false,
-        headers: {
-          ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-          ...(body ? { 'content-type': 'application/json' } : {}),
-        },
-        timeout: 10_000,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 async function login(gateway: GatewayProcess): Promise<string> {
   const answer = await send(`${gateway.url}/auth/login`, {
@@ -126,16 +93,6 @@ const workerStartLines = (gateway: GatewayProcess) =>
 
 /** Access-log lines of GET /core/alice requests: which process answered each. */
 const isPatronRequest = (line: LogLine) => line.msg === 'request' && line.path === '/core/alice';
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw error;
-  }
-}
 
 describe('serve --workers 2 with the Redis store', () => {
   let redis: RedisServer;
