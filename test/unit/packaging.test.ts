@@ -36,7 +36,7 @@ async function which(command: string): Promise<string | null> {
 }
 
 describe('the npm package', () => {
-  it('holds what runs (the command, config/, the dialects, the demo data, README, LICENSE, CHANGELOG) and no tests, benchmarks or sources', async () => {
+  it('holds what runs (the command, config/, the dialects, the demo data, README and the API doc it links, LICENSE, CHANGELOG) and no tests, benchmarks or sources', async () => {
     const files = await packedFiles();
     for (const file of [
       'package.json',
@@ -49,11 +49,12 @@ describe('the npm package', () => {
       'config/dialects/generic.yaml',
       'config/dialects/koha.yaml',
       'sip2-simulator/data/demo.json',
+      'docs/api.md',
     ])
       expect(files).toContain(file);
     const outside = files.filter(
       (file) =>
-        !/^(dist\/(src|sip2-simulator\/src)\/.+\.js|bin\/[^/]+\.mjs|config\/.+\.yaml|sip2-simulator\/data\/[^/]+\.json)$/.test(
+        !/^(dist\/(src|sip2-simulator\/src)\/.+\.js|bin\/[^/]+\.mjs|config\/.+\.yaml|sip2-simulator\/data\/[^/]+\.json|docs\/[^/]+\.md)$/.test(
           file,
         ) && !['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(file),
     );
