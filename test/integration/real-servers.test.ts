@@ -4,7 +4,7 @@
  * one worker, sessions the server closes when idle, an ILS that announces
  * 9,999 entries per list. Real gateway and simulator processes on loopback.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client, item, useFixture } from '../conformance/support.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 import { RawSip2Client } from '../helpers/simulator.js';
@@ -144,7 +144,12 @@ describe('log.level debug', () => {
   it('shows the SIP2 traffic, with the terminal and patron passwords masked', async () => {
     const { client, gateway } = fx();
     await client.login('alice');
-    const traffic = logLines(gateway).filter((line) => line.msg === 'sip2 >>' || line.msg === 'sip2 <<');
+    // The log goes out asynchronously (pino's non-blocking stdout): the lines of the login may follow its answer.
+    const trafficOf = () => logLines(gateway).filter((line) => line.msg === 'sip2 >>' || line.msg === 'sip2 <<');
+    await vi.waitFor(() => expect(trafficOf().some((line) => String(line.in).startsWith('64'))).toBe(true), {
+      timeout: 5000,
+    });
+    const traffic = trafficOf();
     const sent = traffic.filter((line) => line.msg === 'sip2 >>').map((line) => String(line.out));
     expect(sent.some((text) => text.startsWith('93') && text.includes('CO***'))).toBe(true);
     expect(sent.some((text) => text.startsWith('63') && text.includes('AD***'))).toBe(true);
