@@ -15,7 +15,9 @@ export async function hashSecretCommand(
   const chunks: Buffer[] = [];
   for await (const chunk of input) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
   // One final line break is the file's or the terminal's, not the secret's.
-  const secret = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  const secret = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
   if (secret.length < MIN_PLAIN_SECRET_LENGTH) {
     errors.write(
       `paia-sip2 hash-secret: the secret on stdin is ${secret.length === 0 ? 'empty' : `shorter than ${MIN_PLAIN_SECRET_LENGTH} characters`}; generate one, e.g. with \`openssl rand -base64 32\`\n`,
