@@ -89,7 +89,8 @@ export class ClientCredentialsLogin {
     if (found === null) return { kind: 'rejected' };
 
     const allowed = allowedScopes(found.state);
-    const granted = grantScopes(request.scopes, client.scopes).filter((scope) => allowed.includes(scope));
+    // In the canonical order of the account's scopes, whatever order the configuration lists the client's in.
+    const granted = grantScopes(request.scopes, allowed).filter((scope) => client.scopes.includes(scope));
     if (granted.length === 0) return { kind: 'scopes-not-allowed', allowed };
     const patron = options.patronIds.fromBarcode(found.barcode);
     const session: Session = {
