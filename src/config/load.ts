@@ -165,7 +165,10 @@ class Reporter {
 }
 
 /** The keys of an entry of a setting that is a list of sections. */
-const LIST_ENTRY_KEYS: Record<string, readonly string[]> = { 'sip2.maintenance': ['days', 'from', 'to', 'timeZone'] };
+const LIST_ENTRY_KEYS: Record<string, readonly string[]> = {
+  'sip2.maintenance': ['days', 'from', 'to', 'timeZone'],
+  'auth.clients': ['id', 'secretHash', 'secretEnv', 'secretFile', 'scopes', 'allowedAddresses'],
+};
 
 /** Where a problem goes in the list: in the order of the settings; unknown keys at the end of their section. */
 function orderOf(dotted: string): number {
