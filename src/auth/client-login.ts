@@ -45,7 +45,7 @@ export interface ClientLoginOptions {
 }
 
 /** The throttle's account key of a client: apart from every username. */
-export const clientAccount = (id: string) => `client\0${id}`;
+const clientAccount = (id: string) => `client\0${id}`;
 
 export class ClientCredentialsLogin {
   readonly #options: ClientLoginOptions;

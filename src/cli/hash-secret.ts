@@ -1,5 +1,4 @@
-import { hashSecret } from '../auth/client-secret.js';
-import { MIN_PLAIN_SECRET_LENGTH } from '../auth/trusted-clients.js';
+import { hashSecret, MIN_PLAIN_SECRET_LENGTH } from '../gateway/index.js';
 
 /**
  * `paia-sip2 hash-secret`: reads a client secret from stdin (never from the
