@@ -96,10 +96,10 @@ describe('client credentials grant (auth.clients)', () => {
     };
   }
 
-  /** A client credentials login, as VuFind's PAIA driver sends it (form-encoded). */
+  /** A client credentials login, as VuFind's PAIA driver sends it (a JSON body; vufind-org/vufind, module/VuFind/src/VuFind/ILS/Driver/PAIA.php, paiaLogin). */
   const clientLogin = (id: string, secret: string, patron: string, extra: { scope?: string; from?: string } = {}) =>
     call('POST', '/auth/login', {
-      form: { grant_type: 'client_credentials', patron, ...(extra.scope ? { scope: extra.scope } : {}) },
+      body: { grant_type: 'client_credentials', patron, ...(extra.scope ? { scope: extra.scope } : {}) },
       authorization: basic(id, secret),
       ...(extra.from ? { from: extra.from } : {}),
     });
@@ -142,6 +142,18 @@ describe('client credentials grant (auth.clients)', () => {
     const logout = await call('POST', '/auth/logout', { authorization: bearer, body: { patron: 'alice' } });
     expect(logout.status).toBe(200);
     expect((await as('GET', '')).status).toBe(401);
+  });
+
+  it('takes the login form-encoded too, asks the ILS once (one 63: there is no patron password to check) and never grants change_password', async () => {
+    const before = await reachedIls();
+    const login = await call('POST', '/auth/login', {
+      form: { grant_type: 'client_credentials', patron: 'dave', scope: 'read_items change_password' },
+      authorization: basic('vufind', VUFIND_SECRET),
+    });
+    expect(login.status).toBe(200);
+    // change_password is never granted (as for a password login); the rest is.
+    expect(login.body).toMatchObject({ patron: 'dave', scope: 'read_items' });
+    expect(await reachedIls()).toBe(before + 1);
   });
 
   it('caps the scopes of a blocked account (carol) as a password login does: read scopes only', async () => {
