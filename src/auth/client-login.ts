@@ -23,6 +23,8 @@ export interface ClientLoginRequest {
   /** From the Basic header; undefined when the call had none (or not Basic). */
   clientId: string | undefined;
   clientSecret: string | undefined;
+  /** The secret as sent, when it differs from the form-decoded one: tried second (see basicCredentials). */
+  clientSecretAsSent?: string | undefined;
   /** The patron's username or barcode. */
   patron: string;
   scopes: readonly string[] | undefined;
@@ -74,7 +76,10 @@ export class ClientCredentialsLogin {
       return { kind: 'rejected', retryAfterSeconds: gate.retryAfterSeconds };
     }
     const secretOk =
-      client !== undefined && request.clientSecret !== undefined && (await client.verify(request.clientSecret));
+      client !== undefined &&
+      request.clientSecret !== undefined &&
+      ((await client.verify(request.clientSecret)) ||
+        (request.clientSecretAsSent !== undefined && (await client.verify(request.clientSecretAsSent))));
     if (client === undefined || !secretOk) {
       const lockouts = await gate.attempt.failed(undefined);
       for (const lockout of lockouts) logLockout(request.log, lockout, request.clientAddress);

@@ -109,19 +109,28 @@ function verifierOf(entry: ClientSettings, env: NodeJS.ProcessEnv): SecretVerifi
 /**
  * The client id and secret of an HTTP Basic Authorization header, each
  * form-urlencoded before it was put there (RFC 6749, 2.3.1); null when the
- * header is missing or not Basic credentials.
+ * header is missing or not Basic credentials. `secretAsSent`: the secret
+ * undecoded, when that differs, for clients that send it as it is (VuFind's
+ * PAIA driver does); client ids are made of characters form encoding keeps.
  */
-export function basicCredentials(header: string | undefined): { id: string; secret: string } | null {
+export function basicCredentials(
+  header: string | undefined,
+): { id: string; secret: string; secretAsSent?: string } | null {
   const match = /^Basic[ \t]+([A-Za-z0-9+/]+=*)[ \t]*$/i.exec(header ?? '');
   if (match === null) return null;
   const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 1) return null;
+  const id = decoded.slice(0, colon);
+  const sent = decoded.slice(colon + 1);
+  let secret: string | undefined;
   try {
-    return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+    secret = formDecode(sent);
   } catch {
-    return null;
+    secret = undefined;
   }
+  if (secret === undefined) return { id, secret: sent };
+  return secret === sent ? { id, secret } : { id, secret, secretAsSent: sent };
 }
 
 function formDecode(text: string): string {

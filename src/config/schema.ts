@@ -710,7 +710,10 @@ const trustedClient = z
       /** The OAuth client_id, sent in the HTTP Basic header. */
       id: z
         .string(must('must be the client id, a string'))
-        .regex(/^[\x21-\x7e]{1,128}$/, must('must be 1 to 128 printable ASCII characters without spaces')),
+        .regex(
+          /^[A-Za-z0-9._~-]{1,128}$/,
+          must('must be 1 to 128 letters, digits, ".", "_", "~" or "-" (characters HTTP Basic clients send alike)'),
+        ),
       /** The secret as a hash (`paia-sip2 hash-secret`): scrypt$N$r$p$salt$hash. */
       secretHash: z
         .string(must('must be a secret hash (make one with `paia-sip2 hash-secret`)'))

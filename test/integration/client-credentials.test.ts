@@ -10,7 +10,8 @@ import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js'
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 const VUFIND_SECRET = 'vufind-secret-4f9a1c2e7b';
-const READER_SECRET = 'reader-secret-93be07d1aa';
+// With characters form encoding changes: the Basic header carries it encoded (RFC 6749) or as it is (VuFind).
+const READER_SECRET = 'reader+secret%93be07d1aa';
 const LOCKED_SECRET = 'locked-secret-5d2c88e0f3';
 const VUFIND_HOST = '192.0.2.10';
 const OTHER_HOST = '203.0.113.99';
@@ -154,6 +155,15 @@ describe('client credentials grant (auth.clients)', () => {
     // change_password is never granted (as for a password login); the rest is.
     expect(login.body).toMatchObject({ patron: 'dave', scope: 'read_items' });
     expect(await reachedIls()).toBe(before + 1);
+  });
+
+  it('takes a secret sent in the Basic header without form encoding, as VuFind sends it', async () => {
+    const raw = `Basic ${Buffer.from(`reader:${READER_SECRET}`).toString('base64')}`;
+    const login = await call('POST', '/auth/login', {
+      body: { grant_type: 'client_credentials', patron: 'alice' },
+      authorization: raw,
+    });
+    expect(login.status).toBe(200);
   });
 
   it('caps the scopes of a blocked account (carol) as a password login does: read scopes only', async () => {

@@ -79,6 +79,7 @@ export function mountAuth(app: Hono, options: AuthRouteOptions): void {
             clientLogin.login({
               clientId: client?.id,
               clientSecret: client?.secret,
+              clientSecretAsSent: client?.secretAsSent,
               patron: input.patron,
               scopes: parseScopeParameter(input.scope),
               clientAddress,

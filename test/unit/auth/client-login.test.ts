@@ -62,7 +62,7 @@ function setup() {
     patron: string,
     extra: { scopes?: string[]; from?: string } = {},
   ) => service.login({ clientId, clientSecret, patron, scopes: extra.scopes, clientAddress: extra.from ?? HOME });
-  return { login, sessions, lookups };
+  return { service, login, sessions, lookups };
 }
 
 describe('ClientCredentialsLogin', () => {
@@ -116,6 +116,17 @@ describe('ClientCredentialsLogin', () => {
     expect(await login('vufind', SECRET, 'no-such-patron')).toEqual({ kind: 'rejected' });
     // Only the right secret reaches the ILS.
     expect(lookups).toEqual(['no-such-patron']);
+  });
+
+  it('takes the secret as sent when its form-decoded reading is wrong (a client that does not form-encode it)', async () => {
+    const { service } = setup();
+    const base = { clientId: 'vufind', patron: 'alice', scopes: undefined, clientAddress: HOME };
+    expect(await service.login({ ...base, clientSecret: 'decoded-reading', clientSecretAsSent: SECRET })).toMatchObject(
+      { kind: 'granted' },
+    );
+    expect(await service.login({ ...base, clientSecret: 'decoded-reading', clientSecretAsSent: 'also-wrong' })).toEqual(
+      { kind: 'rejected' },
+    );
   });
 
   it('refuses a known client from an address outside its allowedAddresses, before its secret is checked', async () => {

@@ -86,7 +86,7 @@ describe('auth.clients', () => {
       'a space in its id',
       `    - id: my client\n      secretHash: "${HASH}"\n      allowedAddresses: ["192.0.2.1"]\n`,
       'auth.clients.0.id',
-      /printable ASCII characters without spaces/,
+      /letters, digits, ".", "_", "~" or "-"/,
     ],
     [
       'a misspelt key',
