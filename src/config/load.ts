@@ -487,6 +487,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
       logoutAllSessions: auth.logoutAllSessions,
       maxLoginsPerSecond: auth.maxLoginsPerSecond,
       allowedClients: auth.allowedClients.length === 0 ? 'any' : auth.allowedClients,
+      clients: auth.clients.length === 0 ? 'off' : auth.clients.map((client) => client.id),
       bruteForce: auth.bruteForce,
       passwordPolicy: {
         minLength: auth.passwordPolicy.minLength,
