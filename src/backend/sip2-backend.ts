@@ -33,6 +33,7 @@ import type {
   DocumentRequest,
   FeeRecord,
   PaiaDocument,
+  PatronLookup,
   PatronRecord,
   ServiceStatus,
 } from './types.js';
@@ -146,6 +147,10 @@ export class Sip2Backend implements Backend {
     return inBackendTerms(() => this.checkCredentials(username, password, options));
   }
 
+  lookupPatron(identifier: string, options: CallOptions = {}): Promise<PatronLookup | null> {
+    return inBackendTerms(() => this.findPatron(identifier, options));
+  }
+
   logout(barcode: string, options: CallOptions = {}): Promise<void> {
     return inBackendTerms(() => this.endSession(barcode, options));
   }
@@ -195,6 +200,24 @@ export class Sip2Backend implements Backend {
     return {
       ok: true,
       barcode: nonEmpty(response.patronIdentifier) ?? username,
+      state: accountState(response, this.dialect, this.today()),
+    };
+  }
+
+  private async findPatron(identifier: string, options: CallOptions): Promise<PatronLookup | null> {
+    if (identifier === '') return null;
+    let response: PatronInformationResponse;
+    try {
+      response = await this.send(this.messages.patronInformation(identifier), options);
+    } catch (error) {
+      // An identifier SIP2 cannot carry names no patron.
+      if (error instanceof Sip2EncodeError) return null;
+      throw error;
+    }
+    // Only BL=Y: a password login needs it too, and an ILS without BL cannot be told "no such patron" apart.
+    if (response.validPatron !== true) return null;
+    return {
+      barcode: nonEmpty(response.patronIdentifier) ?? identifier,
       state: accountState(response, this.dialect, this.today()),
     };
   }

@@ -78,6 +78,12 @@ export type CredentialCheck =
    */
   | { ok: false; patron?: string };
 
+/** A patron the ILS knows, found without a password (client credentials logins). */
+export interface PatronLookup {
+  barcode: string;
+  state: AccountState;
+}
+
 /** Per call: the caller's signal (its deadline, its client going away); SIP2 work not yet sent is then dropped. */
 export interface CallOptions {
   signal?: AbortSignal | undefined;
@@ -86,6 +92,11 @@ export interface CallOptions {
 export interface Backend {
   /** Checks the patron's credentials with the ILS (63 with AD; BL and CQ). */
   login(username: string, password: string, options?: CallOptions): Promise<CredentialCheck>;
+  /**
+   * Whether the ILS knows a patron by this username or barcode (63 without a
+   * patron password: the terminal account is trusted); null when it does not.
+   */
+  lookupPatron(identifier: string, options?: CallOptions): Promise<PatronLookup | null>;
   /** Null when the ILS does not know the patron. */
   patron(barcode: string, options?: CallOptions): Promise<PatronRecord | null>;
   items(barcode: string, options?: CallOptions): Promise<PaiaDocument[]>;

@@ -26,6 +26,7 @@ import { VERSION } from '../version.js';
 import { serve, serveWorker } from './serve.js';
 
 const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--workers N] [--patron NAME] [--quick]
+       paia-sip2 hash-secret < secret.txt
        paia-sip2 --version
 
   serve          run the gateway (default)
@@ -37,6 +38,8 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--w
                  read from PAIA_DOCTOR_PASSWORD or stdin); last, it keeps one
                  session idle for sip2.pool.keepaliveSeconds + 1 s (21 s by
                  default) to see whether the ILS closes idle sessions first
+  hash-secret    read a client secret from stdin and print its hash for
+                 auth.clients[].secretHash
 
   --config FILE  configuration file (default: the PAIA_CONFIG variable, else
                  config/default.yaml, the embedded demo)
@@ -81,9 +84,13 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const command = parsed.positionals[0] ?? 'serve';
-  if (!['serve', 'check-config', 'doctor'].includes(command) || parsed.positionals.length > 1) {
+  if (!['serve', 'check-config', 'doctor', 'hash-secret'].includes(command) || parsed.positionals.length > 1) {
     process.stderr.write(`unknown command "${parsed.positionals.join(' ')}"\n\n${USAGE}\n`);
     return 2;
+  }
+  if (command === 'hash-secret') {
+    const { hashSecretCommand } = await import('./hash-secret.js');
+    return hashSecretCommand(process.stdin, process.stdout, process.stderr);
   }
 
   let config: Config;

@@ -2,6 +2,7 @@ import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { type Document, isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { plainSecretOf } from '../auth/trusted-clients.js';
 import { packagePath } from '../package-root.js';
 import { loadDialect } from '../sip2/dialect.js';
 import { applyEnv, applyFlags, type SettingFlag, type Sources } from './env.js';
@@ -164,7 +165,10 @@ class Reporter {
 }
 
 /** The keys of an entry of a setting that is a list of sections. */
-const LIST_ENTRY_KEYS: Record<string, readonly string[]> = { 'sip2.maintenance': ['days', 'from', 'to', 'timeZone'] };
+const LIST_ENTRY_KEYS: Record<string, readonly string[]> = {
+  'sip2.maintenance': ['days', 'from', 'to', 'timeZone'],
+  'auth.clients': ['id', 'secretHash', 'secretEnv', 'secretFile', 'scopes', 'allowedAddresses'],
+};
 
 /** Where a problem goes in the list: in the order of the settings; unknown keys at the end of their section. */
 function orderOf(dotted: string): number {
@@ -212,6 +216,26 @@ function resolvePaths(raw: Raw, sources: Sources, configDir: string, cwd: string
     if (dotted === 'sip2.dialect' && DIALECT_NAME.test(value)) continue;
     setIn(raw, path, resolve(sources.has(dotted) ? cwd : configDir, value));
   }
+  const clients = getIn(raw, ['auth', 'clients']);
+  if (!Array.isArray(clients)) return;
+  for (const client of clients) {
+    if (!isMapping(client)) continue;
+    const file = client.secretFile;
+    if (typeof file !== 'string' || file.trim() === '' || isAbsolute(file)) continue;
+    client.secretFile = resolve(sources.has('auth.clients') ? cwd : configDir, file);
+  }
+}
+
+/** The secrets of auth.clients given by secretEnv or secretFile are there: a missing one is a start problem, not a failed login. */
+function checkClientSecrets(config: Config, env: NodeJS.ProcessEnv, report: Reporter): void {
+  config.auth.clients.forEach((client, index) => {
+    const found = plainSecretOf(client, env);
+    if (found === undefined || !('problem' in found)) return;
+    const key = client.secretEnv !== undefined ? 'secretEnv' : 'secretFile';
+    report.add(['auth', 'clients', String(index), key], `${found.problem} (client ${JSON.stringify(client.id)})`, {
+      showValue: false,
+    });
+  });
 }
 
 function fileProblem(file: string): string | null {
@@ -374,6 +398,7 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
   const report = new Reporter(file, doc, lineCounter, raw, sources);
   const result = configSchema.safeParse(raw);
   if (!result.success) for (const issue of result.error.issues) report.addIssue(issue);
+  else checkClientSecrets(result.data as Config, options.env ?? process.env, report);
   checkFiles(raw, sources, report);
 
   const scrub = scrubber(raw);
@@ -462,6 +487,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
       logoutAllSessions: auth.logoutAllSessions,
       maxLoginsPerSecond: auth.maxLoginsPerSecond,
       allowedClients: auth.allowedClients.length === 0 ? 'any' : auth.allowedClients,
+      clients: auth.clients.length === 0 ? 'off' : auth.clients.map((client) => client.id),
       bruteForce: auth.bruteForce,
       passwordPolicy: {
         minLength: auth.passwordPolicy.minLength,

@@ -1,9 +1,11 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { clientRuleProblem } from '../auth/client-allowlist.js';
+import { secretHashProblem } from '../auth/client-secret.js';
 import { LOGIN_THROTTLE_DEFAULTS } from '../auth/login-throttle.js';
 import { DEFAULT_PASSWORD_POLICY } from '../auth/password-policy.js';
 import { MIN_PATRON_ID_SECRET_LENGTH, PATRON_ID_MODES } from '../auth/patron-ids.js';
+import { DEFAULT_LOGIN_SCOPES } from '../auth/scopes.js';
 import { APP_DEFAULTS, DEFAULT_CORS_ORIGINS } from '../http/defaults.js';
 import { CHARSETS } from '../sip2/charset.js';
 import { DEFAULT_CIRCUIT_OPTIONS } from '../sip2/circuit.js';
@@ -697,6 +699,83 @@ const daiaSection = section({
     .default(DEFAULT_DAIA_POOL_SHARE),
 });
 
+const CLIENT_SCOPES = ['read_patron', 'read_fees', 'read_items', 'write_items'] as const;
+const CLIENT_SCOPES_TEXT = `must be a list of scopes among ${CLIENT_SCOPES.join(', ')}`;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** One trusted client of auth.clients (the OAuth client credentials grant). */
+const trustedClient = z
+  .strictObject(
+    {
+      /** The OAuth client_id, sent in the HTTP Basic header. */
+      id: z
+        .string(must('must be the client id, a string'))
+        .regex(
+          /^[A-Za-z0-9._~-]{1,128}$/,
+          must('must be 1 to 128 letters, digits, ".", "_", "~" or "-" (characters HTTP Basic clients send alike)'),
+        ),
+      /** The secret as a hash (`paia-sip2 hash-secret`): scrypt$N$r$p$salt$hash. */
+      secretHash: z
+        .string(must('must be a secret hash (make one with `paia-sip2 hash-secret`)'))
+        .superRefine((value, ctx) => {
+          const problem = secretHashProblem(value);
+          if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .optional(),
+      /** The name of an environment variable holding the secret. */
+      secretEnv: z
+        .string(must('must be the name of an environment variable, e.g. PAIA_CLIENT_VUFIND_SECRET'))
+        .regex(ENV_NAME, must('must be the name of an environment variable, e.g. PAIA_CLIENT_VUFIND_SECRET'))
+        .optional(),
+      /** A file holding the secret (relative: to the config file's directory). */
+      secretFile: z.string(must('must be the path of a file holding the secret')).min(1).optional(),
+      /** The scopes this client may obtain for a patron (at most the four core scopes). */
+      scopes: z
+        .array(z.enum(CLIENT_SCOPES, must(CLIENT_SCOPES_TEXT)), must(CLIENT_SCOPES_TEXT))
+        .min(1, must(CLIENT_SCOPES_TEXT))
+        .default([...DEFAULT_LOGIN_SCOPES] as (typeof CLIENT_SCOPES)[number][]),
+      /** Where the client may log in from: IP addresses and CIDR blocks, at least one. */
+      allowedAddresses: clientList().refine((entries) => entries.length > 0, {
+        error:
+          'must name at least one IP address or CIDR block the client logs in from (["0.0.0.0/0", "::/0"] for any, not recommended)',
+      }),
+    },
+    must(
+      'must be a client: id, one of secretHash, secretEnv or secretFile, scopes and allowedAddresses, e.g. {id: vufind, secretEnv: PAIA_CLIENT_VUFIND_SECRET, scopes: [read_patron, read_items], allowedAddresses: ["192.0.2.10"]}',
+    ),
+  )
+  .superRefine((client, ctx) => {
+    const sources = (['secretHash', 'secretEnv', 'secretFile'] as const).filter((key) => client[key] !== undefined);
+    if (sources.length !== 1) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must give the secret exactly one way, by secretHash, secretEnv or secretFile (${sources.length === 0 ? 'none is set' : `${sources.join(' and ')} are set`})`,
+      });
+    }
+  });
+
+/** auth.clients: ids unique. */
+const trustedClients = z
+  .array(
+    trustedClient,
+    must(
+      'must be a list of clients ({id, secretHash | secretEnv | secretFile, scopes, allowedAddresses}), or [] for none',
+    ),
+  )
+  .superRefine((clients, ctx) => {
+    const seen = new Set<string>();
+    clients.forEach((client, index) => {
+      if (seen.has(client.id)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [index, 'id'],
+          message: `names the client ${JSON.stringify(client.id)} a second time; ids must be unique`,
+        });
+      }
+      seen.add(client.id);
+    });
+  });
+
 const authSection = section({
   /** How long an access token is valid after login. */
   tokenLifetimeSeconds: integer(1, 2_592_000, 'must be seconds between 1 and 2592000 (30 days)').default(3600),
@@ -778,6 +857,13 @@ const authSection = section({
       'must be a list of passwords, e.g. ["password", "123456"], or [] for none',
     ).default([...DEFAULT_PASSWORD_POLICY.denyList]),
   }),
+  /**
+   * Trusted clients (a discovery system behind single sign-on) that log
+   * patrons in without their password: the OAuth client credentials grant,
+   * HTTP Basic client authentication and the patron's username or barcode.
+   * [] = off. In the environment: PAIA_AUTH_CLIENTS as a JSON list.
+   */
+  clients: trustedClients.default([]),
 });
 
 /** Default Redis key prefix: every key and channel of the gateway starts with it. */

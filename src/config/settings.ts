@@ -150,6 +150,7 @@ const SETTINGS: readonly Setting[] = [
   setting('auth.bruteForce.maxSlowdownSeconds', 'PAIA_AUTH_BRUTE_FORCE_MAX_SLOWDOWN_SECONDS', 'integer'),
   setting('auth.passwordPolicy.minLength', 'PAIA_AUTH_PASSWORD_POLICY_MIN_LENGTH', 'integer'),
   setting('auth.passwordPolicy.denyList', 'PAIA_AUTH_PASSWORD_POLICY_DENY_LIST', 'list'),
+  setting('auth.clients', 'PAIA_AUTH_CLIENTS', 'json'),
 
   setting('state.store', 'PAIA_STATE_STORE', 'enum'),
   setting('state.redis.url', 'PAIA_STATE_REDIS_URL', 'string', 'nullable', 'secret'),

@@ -1,10 +1,12 @@
 import type { Context, Hono } from 'hono';
 import { ClientAllowlist } from '../auth/client-allowlist.js';
+import { ClientCredentialsLogin } from '../auth/client-login.js';
 import { LoginService } from '../auth/login.js';
 import { LoginThrottle } from '../auth/login-throttle.js';
 import { PasswordPolicy } from '../auth/password-policy.js';
 import { PatronIds } from '../auth/patron-ids.js';
 import { TokenRateLimit } from '../auth/token-rate-limit.js';
+import { TrustedClients } from '../auth/trusted-clients.js';
 import type { Config } from '../config/index.js';
 import { createApp, lastForwardedHop, socketAddressOf } from '../http/app.js';
 import { DaiaAddressLimit } from '../http/daia-limit.js';
@@ -132,15 +134,28 @@ export async function buildComponents(config: Config, logger: Logger, options: B
       attemptsPerSecond: auth.allowedClientLimits.loginsPerSecond ?? undefined,
     },
   });
+  const patronIds = new PatronIds(config.paia.patronId, config.paia.patronIdSecret);
   const login = new LoginService({
     backend,
     sessions,
-    patronIds: new PatronIds(config.paia.patronId, config.paia.patronIdSecret),
+    patronIds,
     throttle: loginThrottle,
     passwordPolicy: new PasswordPolicy(auth.passwordPolicy),
     allowedClients,
     tokenLifetimeSeconds: auth.tokenLifetimeSeconds,
   });
+  // Off unless auth.clients names a client; the secrets from the environment were checked at load.
+  const clientLogin =
+    auth.clients.length === 0
+      ? undefined
+      : new ClientCredentialsLogin({
+          clients: TrustedClients.fromSettings(auth.clients, process.env),
+          backend,
+          sessions,
+          patronIds,
+          throttle: loginThrottle,
+          tokenLifetimeSeconds: auth.tokenLifetimeSeconds,
+        });
   metrics?.watch({
     pool: () => pool.stats(),
     logins: () => loginThrottle.stats(),
@@ -169,6 +184,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     backend,
     sessions,
     login,
+    clientLogin,
     basePath: config.http.basePath,
     publicUrl: ownUrl,
     maxDocs: config.paia.maxDocs,

@@ -7,6 +7,9 @@ import type { Sip2Pool } from '../sip2/pool.js';
 import { type BuildOptions, buildComponents, type Components } from './components.js';
 import { listenHttp } from './http-server.js';
 
+/** For `paia-sip2 hash-secret`: how auth.clients secrets are hashed, and the shortest one taken. */
+export { hashSecret } from '../auth/client-secret.js';
+export { MIN_PLAIN_SECRET_LENGTH } from '../auth/trusted-clients.js';
 /**
  * The composition root: the only reader of the configuration outside
  * src/config/. startGateway() turns a validated Config into running parts

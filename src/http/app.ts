@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
+import type { ClientCredentialsLogin } from '../auth/client-login.js';
 import type { LoginService } from '../auth/login.js';
 import type { TokenRateLimit } from '../auth/token-rate-limit.js';
 import type { DaiaService } from '../backend/daia/service.js';
@@ -34,6 +35,8 @@ export interface AppOptions {
   sessions: SessionStore;
   /** Decides logins (allowlist, password policy, brute-force throttle, the ILS, scopes, the session). */
   login: LoginService;
+  /** The client credentials grant for auth.clients; undefined: off (only password logins). */
+  clientLogin?: ClientCredentialsLogin | undefined;
   /** "" or a path such as "/paia": core methods live at {basePath}/core, auth at {basePath}/auth. */
   basePath: string;
   /**
@@ -184,6 +187,7 @@ export function createApp(options: AppOptions): Hono {
   });
   mountAuth(app, {
     login: options.login,
+    ...(options.clientLogin ? { clientLogin: options.clientLogin } : {}),
     backend: options.backend,
     sessions: options.sessions,
     clientAddress: options.clientAddress ?? socketAddress,

@@ -85,6 +85,30 @@ export function parseLogin(body: unknown): LoginInput {
   return result.data;
 }
 
+const clientCredentialsSchema = z.object(
+  {
+    grant_type: z.literal('client_credentials'),
+    patron: required("a string (the patron's username or barcode)"),
+    scope: z.string({ error: fieldError('a string of space-separated scopes') }).optional(),
+  },
+  { error: 'the request body must be an object with grant_type and patron' },
+);
+
+export type ClientCredentialsInput = z.infer<typeof clientCredentialsSchema>;
+
+/** Whether a login body asks for the client credentials grant (auth.clients). */
+export function isClientCredentialsGrant(body: unknown): boolean {
+  return (
+    typeof body === 'object' && body !== null && (body as { grant_type?: unknown }).grant_type === 'client_credentials'
+  );
+}
+
+export function parseClientCredentials(body: unknown): ClientCredentialsInput {
+  const result = clientCredentialsSchema.safeParse(body);
+  if (!result.success) throw unprocessable(describe(result.error.issues));
+  return result.data;
+}
+
 const logoutSchema = z.object(
   { patron: required('a string (the patron identifier)') },
   {

@@ -1,8 +1,10 @@
 import type { Context, Hono } from 'hono';
-import type { LoginService } from '../../auth/login.js';
+import type { ClientCredentialsLogin, ClientLoginOutcome } from '../../auth/client-login.js';
+import type { LoginOutcome, LoginService } from '../../auth/login.js';
 import { WEAK_PASSWORD_MESSAGE } from '../../auth/password-policy.js';
 import { formatScopes, METHOD_SCOPE, parseScopeParameter } from '../../auth/scopes.js';
 import type { TokenRateLimit } from '../../auth/token-rate-limit.js';
+import { basicCredentials } from '../../auth/trusted-clients.js';
 import type { Backend } from '../../backend/types.js';
 import type { SessionStore } from '../../state/sessions.js';
 import { readBody } from '../body.js';
@@ -11,12 +13,14 @@ import { guarded, readUntil } from '../guard.js';
 import { paiaAuth } from '../middleware/paia-auth/index.js';
 import { requestLog } from '../middleware/request-id/index.js';
 import { respond } from '../respond.js';
-import { parseLogin, parseLogout } from '../schemas.js';
+import { isClientCredentialsGrant, parseClientCredentials, parseLogin, parseLogout } from '../schemas.js';
 import { mountMethod } from './mount.js';
 
 export interface AuthRouteOptions {
   /** Decides logins (allowlist, password policy, throttle, the ILS, scopes, the new session). */
   login: LoginService;
+  /** The client credentials grant (auth.clients); undefined: off, and such a login is refused as a bad grant_type. */
+  clientLogin?: ClientCredentialsLogin;
   /** Logout: the token's session ends, and the patron's ILS session (35). */
   backend: Pick<Backend, 'logout'>;
   sessions: SessionStore;
@@ -33,6 +37,9 @@ export interface AuthRouteOptions {
 
 /** One answer for an unknown user, a wrong password and a locked-out login. */
 const REJECTED = 'login failed: wrong username or password';
+
+/** One answer for an unknown client, a wrong client secret, a locked-out client and an unknown patron. */
+const CLIENT_REJECTED = 'login failed: unknown client, wrong client secret or unknown patron';
 
 /** The answer to a client outside auth.allowedClients. */
 export const CLIENT_NOT_ALLOWED =
@@ -59,18 +66,40 @@ export function mountAuth(app: Hono, options: AuthRouteOptions): void {
           throw malformed('credentials are never accepted in the URL: send username and password in the POST body');
         }
         const body = await readBody(c, { maxBytes: options.maxBodyBytes, acceptForm: true });
-        const input = parseLogin(body);
         const signal = c.get('callSignal');
-        const outcome = await readUntil(signal, 'login', () =>
-          login.login({
-            username: input.username,
-            password: input.password,
-            scopes: parseScopeParameter(input.scope),
-            clientAddress,
-            signal,
-            log: requestLog(c),
-          }),
-        );
+        const { clientLogin } = options;
+        let outcome: LoginOutcome | ClientLoginOutcome;
+        let rejected = REJECTED;
+        if (clientLogin !== undefined && isClientCredentialsGrant(body)) {
+          const input = parseClientCredentials(body);
+          // RFC 6749, 2.3.1: the client authenticates with HTTP Basic; the header is redacted in logs.
+          const client = basicCredentials(c.req.header('authorization'));
+          rejected = CLIENT_REJECTED;
+          outcome = await readUntil(signal, 'login', () =>
+            clientLogin.login({
+              clientId: client?.id,
+              clientSecret: client?.secret,
+              clientSecretAsSent: client?.secretAsSent,
+              patron: input.patron,
+              scopes: parseScopeParameter(input.scope),
+              clientAddress,
+              signal,
+              log: requestLog(c),
+            }),
+          );
+        } else {
+          const input = parseLogin(body);
+          outcome = await readUntil(signal, 'login', () =>
+            login.login({
+              username: input.username,
+              password: input.password,
+              scopes: parseScopeParameter(input.scope),
+              clientAddress,
+              signal,
+              log: requestLog(c),
+            }),
+          );
+        }
         switch (outcome.kind) {
           case 'client-not-allowed':
             throw accessDenied(CLIENT_NOT_ALLOWED);
@@ -84,7 +113,7 @@ export function mountAuth(app: Hono, options: AuthRouteOptions): void {
             throw unavailable('too many logins right now; please try again in a second', outcome.retryAfterSeconds);
           case 'rejected':
             throw accessDenied(
-              REJECTED,
+              rejected,
               outcome.retryAfterSeconds === undefined
                 ? undefined
                 : { 'Retry-After': String(outcome.retryAfterSeconds) },

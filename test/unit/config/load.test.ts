@@ -83,6 +83,7 @@ describe('defaults', () => {
         maxSlowdownSeconds: 5,
       },
       passwordPolicy: { minLength: 4, denyList: [...DEFAULT_DENY_LIST] },
+      clients: [],
     });
     expect(config.state).toEqual({
       store: 'memory',
@@ -223,7 +224,7 @@ describe('environment overrides', () => {
           'bruteForce.lockoutMaxSeconds',
           'bruteForce.maxSlowdownSeconds',
         ])
-        .concat(['passwordPolicy.minLength', 'passwordPolicy.denyList'])
+        .concat(['passwordPolicy.minLength', 'passwordPolicy.denyList', 'clients'])
         .map((key) => `auth.${key}`),
       'state.store',
       ...['url', 'tlsCa', 'keyPrefix', 'connectTimeoutMs', 'commandTimeoutMs'].map((key) => `state.redis.${key}`),

@@ -53,7 +53,16 @@ const notNull = {
     patronTypeUri: 'https://lib.example.org/type/{class}',
     patronIdSecret: 'x'.repeat(40),
   },
-  auth: { allowedClientLimits: { freeFailuresPerAddress: 100, loginsPerSecond: 50 } },
+  auth: {
+    allowedClientLimits: { freeFailuresPerAddress: 100, loginsPerSecond: 50 },
+    clients: [
+      {
+        id: 'vufind',
+        secretHash: 'scrypt$32768$8$1$v96IYWJXlyU-KmUDXtqwcA$9UdJ6iytiAK23UE618JOPHwU_YDbGPpH3Pfvt2QOJK0',
+        allowedAddresses: ['192.0.2.10'],
+      },
+    ],
+  },
   daia: { maxIds: 20 },
   state: { store: 'redis', redis: { url: 'redis://127.0.0.1:6379', tlsCa: CA } },
 };

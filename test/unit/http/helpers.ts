@@ -13,6 +13,7 @@ import type {
   DocumentRequest,
   FeeRecord,
   PaiaDocument,
+  PatronLookup,
   PatronRecord,
 } from '../../../src/backend/types.js';
 import { type AppOptions, createApp } from '../../../src/http/app.js';
@@ -112,6 +113,12 @@ export class FakeBackend implements Backend {
     return this.#call('login', [username, password], () => {
       const patron = this.patrons.find((p) => p.username === username && p.password === password);
       return patron ? { ok: true, barcode: patron.barcode, state: patron.state } : { ok: false };
+    });
+  }
+  lookupPatron(identifier: string): Promise<PatronLookup | null> {
+    return this.#call('lookupPatron', [identifier], () => {
+      const patron = this.patrons.find((p) => p.username === identifier || p.barcode === identifier);
+      return patron ? { barcode: patron.barcode, state: patron.state } : null;
     });
   }
   patron(barcode: string): Promise<PatronRecord | null> {

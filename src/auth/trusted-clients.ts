@@ -1,0 +1,138 @@
+import { readFileSync } from 'node:fs';
+import { ClientAllowlist } from './client-allowlist.js';
+import { hashVerifier, parseSecretHash, plainVerifier, type SecretVerifier } from './client-secret.js';
+import type { Scope } from './scopes.js';
+
+/**
+ * The trusted clients of auth.clients (a discovery system behind single
+ * sign-on): each may log patrons in without their password, through the
+ * OAuth client credentials grant, from its own addresses and with at most
+ * its own scopes.
+ */
+
+/** One entry of auth.clients as the configuration gives it (exactly one secret source is set). */
+export interface ClientSettings {
+  readonly id: string;
+  readonly secretHash?: string | undefined;
+  readonly secretEnv?: string | undefined;
+  readonly secretFile?: string | undefined;
+  readonly scopes: readonly Scope[];
+  readonly allowedAddresses: readonly string[];
+}
+
+/** Shortest secret taken from the environment or a file: a client secret is generated, never typed. */
+export const MIN_PLAIN_SECRET_LENGTH = 16;
+
+export interface TrustedClient {
+  readonly id: string;
+  readonly scopes: readonly Scope[];
+  readonly addresses: ClientAllowlist;
+  readonly verify: SecretVerifier;
+}
+
+export class TrustedClients {
+  readonly #byId: ReadonlyMap<string, TrustedClient>;
+
+  constructor(clients: readonly TrustedClient[]) {
+    this.#byId = new Map(clients.map((client) => [client.id, client]));
+  }
+
+  /**
+   * From the validated configuration: reads secrets named by secretEnv from
+   * `env` and by secretFile from their (absolute) files. Throws, naming the
+   * client, when one is missing (the loader reports that before, at start).
+   */
+  static fromSettings(settings: readonly ClientSettings[], env: NodeJS.ProcessEnv): TrustedClients {
+    return new TrustedClients(
+      settings.map((entry) => ({
+        id: entry.id,
+        scopes: entry.scopes,
+        addresses: new ClientAllowlist(entry.allowedAddresses),
+        verify: verifierOf(entry, env),
+      })),
+    );
+  }
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  find(id: string): TrustedClient | undefined {
+    return this.#byId.get(id);
+  }
+}
+
+/** The secret of a client given by secretEnv or secretFile, or what is wrong with it; undefined for secretHash. */
+export function plainSecretOf(
+  entry: Pick<ClientSettings, 'secretEnv' | 'secretFile'>,
+  env: NodeJS.ProcessEnv,
+): { secret: string } | { problem: string } | undefined {
+  let secret: string;
+  if (entry.secretEnv !== undefined) {
+    const value = env[entry.secretEnv];
+    if (value === undefined || value === '') return { problem: `names ${entry.secretEnv}, which is not set` };
+    secret = value;
+  } else if (entry.secretFile !== undefined) {
+    try {
+      // One final line break is the file's, not the secret's.
+      secret = readFileSync(entry.secretFile, 'utf8').replace(/\r?\n$/, '');
+    } catch (error) {
+      return { problem: `cannot read ${entry.secretFile}: ${(error as Error).message}` };
+    }
+  } else {
+    return undefined;
+  }
+  if (secret.length < MIN_PLAIN_SECRET_LENGTH) {
+    return {
+      problem: `gives a secret shorter than ${MIN_PLAIN_SECRET_LENGTH} characters; generate one, e.g. with \`openssl rand -base64 32\``,
+    };
+  }
+  return { secret };
+}
+
+function verifierOf(entry: ClientSettings, env: NodeJS.ProcessEnv): SecretVerifier {
+  if (entry.secretHash !== undefined) {
+    const parsed = parseSecretHash(entry.secretHash);
+    if (typeof parsed === 'string')
+      throw new Error(`auth.clients: client ${JSON.stringify(entry.id)}: secretHash ${parsed}`);
+    return hashVerifier(parsed);
+  }
+  const plain = plainSecretOf(entry, env);
+  if (plain === undefined) throw new Error(`auth.clients: client ${JSON.stringify(entry.id)} has no secret`);
+  if ('problem' in plain) {
+    const source = entry.secretEnv !== undefined ? 'secretEnv' : 'secretFile';
+    throw new Error(`auth.clients: client ${JSON.stringify(entry.id)}: ${source} ${plain.problem}`);
+  }
+  return plainVerifier(plain.secret);
+}
+
+/**
+ * The client id and secret of an HTTP Basic Authorization header, each
+ * form-urlencoded before it was put there (RFC 6749, 2.3.1); null when the
+ * header is missing or not Basic credentials. `secretAsSent`: the secret
+ * undecoded, when that differs, for clients that send it as it is (VuFind's
+ * PAIA driver does); client ids are made of characters form encoding keeps.
+ */
+export function basicCredentials(
+  header: string | undefined,
+): { id: string; secret: string; secretAsSent?: string } | null {
+  const match = /^Basic[ \t]+([A-Za-z0-9+/]+=*)[ \t]*$/i.exec(header ?? '');
+  if (match === null) return null;
+  const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 1) return null;
+  const id = decoded.slice(0, colon);
+  const sent = decoded.slice(colon + 1);
+  let secret: string | undefined;
+  try {
+    secret = formDecode(sent);
+  } catch {
+    secret = undefined;
+  }
+  if (secret === undefined) return { id, secret: sent };
+  return secret === sent ? { id, secret } : { id, secret, secretAsSent: sent };
+}
+
+function formDecode(text: string): string {
+  return decodeURIComponent(text.replace(/\+/g, ' '));
+}
