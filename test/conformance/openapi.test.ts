@@ -188,4 +188,33 @@ describe('/openapi.json and /docs served by the gateway (base path /paia)', () =
     const bundle = await fetch(`${gateway.url}${assets[1]}`);
     expect(bundle.headers.get('cache-control')).toContain('max-age=31536000');
   });
+
+  it('answers DAIA (availability, its errors, JSONP) and unknown URLs as the document says', async () => {
+    const document = (await (await fetch(`${gateway.url}/paia/openapi.json`)).json()) as Json;
+    const checker = new OpenApiChecker(document);
+    const cases: Array<[string, Record<string, string>, number]> = [
+      ['/paia/daia?format=json&id=it-0001|it-0030', {}, 200],
+      ['/paia/daia?format=json&id=it-0001&callback=show', {}, 200],
+      ['/paia/daia?id=it-0001', {}, 422],
+      ['/paia/daia?format=json&id=it-0001', { Authorization: 'Bearer x' }, 501],
+      ['/paia/daia?format=json&id=it-0001&suppress_response_codes', { Authorization: 'Bearer x' }, 200],
+      ['/paia/nothing-here', {}, 404],
+    ];
+    for (const [path, headers, status] of cases) {
+      const url = new URL(path, gateway.url);
+      const response = await fetch(url, { headers });
+      const text = await response.text();
+      const callback = url.searchParams.get('callback');
+      const body = callback === null ? text : text.replace(/^\/\*\*\/show\(/, '').replace(/\);$/, '');
+      expect(response.status, `${path}: ${text.slice(0, 200)}`).toBe(status);
+      const exchange = {
+        method: 'GET',
+        url,
+        status: response.status,
+        contentType: response.headers.get('content-type'),
+        json: JSON.parse(body) as unknown,
+      };
+      expect(checker.problems(exchange), path).toEqual([]);
+    }
+  });
 });
