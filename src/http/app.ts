@@ -25,6 +25,7 @@ import { respondError } from './respond.js';
 import { mountAuth } from './routes/auth.js';
 import { mountCore } from './routes/core.js';
 import { mountDaia } from './routes/daia.js';
+import { mountDocs } from './routes/docs.js';
 import { type HealthRouteOptions, mountHealth } from './routes/health.js';
 import { type MetricsRouteOptions, mountMetrics } from './routes/metrics.js';
 
@@ -177,6 +178,7 @@ export function createApp(options: AppOptions): Hono {
 
   const rateLimit = options.rateLimit;
 
+  mountDocs(app, { basePath, maxDocs: options.maxDocs, daia: options.daia !== undefined });
   mountCore(app, {
     backend: options.backend,
     sessions: options.sessions,

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 import { type SimulatorProcess, type SimulatorProcessOptions, startSimulatorProcess } from '../helpers/simulator.js';
+import { OpenApiChecker } from './openapi-check.js';
 import { errorBodyProblems, isObject } from './shapes.js';
 
 /** The dialects the suite runs against (folio has no expiry date, so it is left to the backend tests). */
@@ -102,7 +103,20 @@ export function jsonpArgument(text: string, name: string): string | undefined {
 }
 
 export class Client {
+  /** The gateway's /openapi.json, fetched on first use: every reply is checked against it. */
+  private openApi: Promise<OpenApiChecker> | undefined;
+
   constructor(readonly base: string) {}
+
+  private checker(): Promise<OpenApiChecker> {
+    this.openApi ??= (async () => {
+      // X-Forwarded-Proto: the document must be readable from gateways that require it too.
+      const response = await fetch(new URL('/openapi.json', this.base), { headers: { 'X-Forwarded-Proto': 'https' } });
+      if (response.status !== 200) throw new Error(`GET /openapi.json answered ${response.status}`);
+      return new OpenApiChecker((await response.json()) as Record<string, unknown>);
+    })();
+    return this.openApi;
+  }
 
   async call(method: string, path: string, options: CallOptions = {}): Promise<Reply> {
     const url = new URL(path, this.base);
@@ -138,6 +152,12 @@ export class Client {
       json = jsonText === undefined ? undefined : (JSON.parse(jsonText) as unknown);
     } catch {
       json = undefined;
+    }
+    const problems = (await this.checker()).problems({ method, url, status: response.status, contentType, json });
+    if (problems.length > 0) {
+      throw new Error(
+        `${method} ${url.pathname}${url.search} -> ${response.status} does not match /openapi.json:\n${problems.join('\n')}\n${text.slice(0, 500)}`,
+      );
     }
     return {
       status: response.status,
