@@ -319,17 +319,34 @@ function schemas(maxDocs: number): Json {
       ...identified,
     },
     LoginRequest: {
-      type: 'object',
-      required: ['username', 'password', 'grant_type'],
-      properties: {
-        username: { type: 'string', minLength: 1 },
-        password: { type: 'string', minLength: 1, format: 'password' },
-        grant_type: { type: 'string', enum: ['password'] },
-        scope: {
-          type: 'string',
-          description: `Space-separated scopes; default ${DEFAULT_LOGIN_SCOPES.join(' ')}`,
+      oneOf: [
+        {
+          type: 'object',
+          title: 'password',
+          required: ['username', 'password', 'grant_type'],
+          properties: {
+            username: { type: 'string', minLength: 1 },
+            password: { type: 'string', minLength: 1, format: 'password' },
+            grant_type: { type: 'string', enum: ['password'] },
+            scope: {
+              type: 'string',
+              description: `Space-separated scopes; default ${DEFAULT_LOGIN_SCOPES.join(' ')}`,
+            },
+          },
         },
-      },
+        {
+          type: 'object',
+          title: 'client_credentials',
+          description:
+            'A trusted client (auth.clients, authenticated with HTTP Basic: client id and secret) logs a patron in without the password (single sign-on); off unless configured',
+          required: ['patron', 'grant_type'],
+          properties: {
+            patron: { type: 'string', minLength: 1, description: "The patron's username or barcode" },
+            grant_type: { type: 'string', enum: ['client_credentials'] },
+            scope: { type: 'string', description: "Space-separated scopes; at most the client's" },
+          },
+        },
+      ],
     },
     LoginResponse: {
       type: 'object',
@@ -422,7 +439,9 @@ export function openApiDocument(options: OpenApiOptions): Json {
       securitySchemes: {
         paia: {
           type: 'oauth2',
-          description: 'PAIA auth: POST username and password to the login method; send the token as Bearer',
+          // One flow: a second one (client credentials) would put a second login form on the /docs page.
+          description:
+            'PAIA auth: POST username and password to the login method; send the token as Bearer. Trusted clients (auth.clients) may log a patron in with grant_type=client_credentials and HTTP Basic instead (see LoginRequest)',
           flows: {
             password: {
               tokenUrl: `${base}/auth/login`,
