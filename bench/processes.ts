@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,9 +9,10 @@ import { simulatorIls } from '../test/helpers/simulator.js';
 
 /**
  * The processes a benchmark runs against: the SIP2 simulator, the gateway and
- * the hello-world server, each a separate `node --import tsx FILE` child on
- * 127.0.0.1 with an ephemeral port (one process per child: the tsx binary
- * would fork a grandchild that a signal might miss).
+ * the hello-world server, each a separate node child on 127.0.0.1 with an
+ * ephemeral port: the gateway and the simulator compiled (dist/), the
+ * hello-world through `node --import tsx` (one process per child: the tsx
+ * binary would fork a grandchild that a signal might miss).
  *
  * A child's stdout and stderr go to a file in a temporary directory (the
  * gateway logs one pino JSON line per request on stdout at `info`, as in
@@ -126,9 +127,20 @@ function readTail(file: string, chars = 4000): string {
   }
 }
 
-/** `node --import tsx SCRIPT ARGS`: how the project's own programs are run (one process, no tsx wrapper). */
+/** `node --import tsx SCRIPT ARGS`: how the bench's own TypeScript (the hello-world) is run (one process, no tsx wrapper). */
 function tsxCommand(script: string, args: string[]): string[] {
   return [process.execPath, '--import', 'tsx', script, ...args];
+}
+
+/**
+ * `node dist/SCRIPT ARGS`: the gateway and the simulator run as production
+ * runs them, compiled (`npm run build`, which `npm run bench` runs first):
+ * through tsx they would carry its loader (about 39 MB of RSS) and its startup.
+ */
+function compiledCommand(script: string, args: string[]): string[] {
+  const path = join(REPO_ROOT, 'dist', script);
+  if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first (npm run bench does)`);
+  return [process.execPath, path, ...args];
 }
 
 /**
@@ -219,7 +231,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   if (options.dataFile !== undefined) args.push('--data', options.dataFile);
   const started = await startChild(
     `simulator${options.latencyMs ? `-${options.latencyMs}ms` : ''}`,
-    tsxCommand('sip2-simulator/src/main.ts', args),
+    compiledCommand('sip2-simulator/src/main.js', args),
     { ...process.env },
     [/^sip2-simulator listening on 127\.0\.0\.1:(\d+)$/m, /^sip2-simulator control on 127\.0\.0\.1:(\d+)$/m],
   );
@@ -277,7 +289,7 @@ export interface Gateway extends Started {
 
 export async function startGateway(env: NodeJS.ProcessEnv): Promise<Gateway> {
   if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the bench gateway listens on 127.0.0.1 only');
-  const started = await startChild('gateway', tsxCommand('src/cli/main.ts', ['serve']), env, [
+  const started = await startChild('gateway', compiledCommand('src/cli/main.js', ['serve']), env, [
     /^paia-sip2 listening on (http:\/\/127\.0\.0\.1:\d+)(?:\/\S*)?\s*$/m,
   ]);
   return { ...started, url: started.banners[0]![1]! };

@@ -107,7 +107,7 @@ async function main(argv: string[]): Promise<number> {
       `client limits lifted on every bench gateway: ${Object.entries(LIFTED_LIMITS)
         .map(([name, value]) => `${name}=${value}`)
         .join(', ')} (B4 also PAIA_AUTH_MAX_SESSIONS=100000)`,
-      'each gateway: `node --import tsx src/cli/main.ts serve`, generic dialect, log level info (one JSON line per request, written to a temporary file as a production log would be); simulator `--log-level warn`; driver, simulator and gateway share this machine',
+      'each gateway: `node dist/src/cli/main.js serve` (compiled by `npm run build`), generic dialect, log level info (one JSON line per request, written to a temporary file as a production log would be); simulator `--log-level warn`; driver, simulator and gateway share this machine',
       `load average (1 min) at start ${loadAtStart.toFixed(2)}, at end ${os.loadavg()[0]!.toFixed(2)}, on ${os.cpus().length} cores: anything else running on the machine shows in the numbers`,
       ...(settings.quick
         ? ['--quick: shorter windows and fewer samples; numbers are not comparable with a full run']
