@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { entryBound } from '../lru-bound.js';
 import { cancelled, type ItemInformation, type ItemInformationResponse, type Sip2Messages } from '../sip2/index.js';
 import { abortable } from './abortable.js';
 
@@ -67,7 +68,7 @@ export class ItemInfoCache {
     this.now = options.now ?? (() => performance.now());
     this.onInvalidate = options.onInvalidate;
     this.entries = new LRUCache<string, ItemInformationResponse>({
-      max: options.maxEntries,
+      ...entryBound(options.maxEntries),
       ttl: options.ttlMs,
       // Expired entries are dropped when touched or pushed out by newer ones; no timers.
       ttlAutopurge: false,
@@ -157,7 +158,7 @@ export class ItemInfoCache {
   }
 
   stats(): ItemCacheStats {
-    return { hits: this.hits, misses: this.misses, entries: this.entries.size, maxEntries: this.entries.max };
+    return { hits: this.hits, misses: this.misses, entries: this.entries.size, maxEntries: this.entries.maxSize };
   }
 }
 

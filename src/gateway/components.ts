@@ -92,7 +92,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     );
   }
 
-  const store = createStateStore(
+  const store = await createStateStore(
     { ...config.state, maxSessions: config.auth.maxSessions, maxSessionsPerPatron: config.auth.maxSessionsPerPatron },
     logger.child({ component: 'state' }),
   );

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { entryBound } from '../../lru-bound.js';
 import { Limiter, type LimiterOptions, type OperationObserver } from '../limiter.js';
 import type { ItemInvalidation, StateStore, StoreHealth } from '../store.js';
 import { LruSessionStore } from './sessions.js';
@@ -29,7 +30,7 @@ export class MemoryStore implements StateStore {
       maxSessions: options.maxSessions,
       maxSessionsPerPatron: options.maxSessionsPerPatron,
     });
-    this.#facts = new LRUCache({ max: options.maxFacts ?? 100_000, ttlAutopurge: false });
+    this.#facts = new LRUCache({ ...entryBound(options.maxFacts ?? 100_000), ttlAutopurge: false });
   }
 
   limiter(options: LimiterOptions): Limiter {

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { entryBound } from '../../lru-bound.js';
 import { isTokenShaped, type Session, type SessionStore } from '../sessions.js';
 import { hashToken, newToken } from '../tokens.js';
 
@@ -38,7 +39,7 @@ export class LruSessionStore implements SessionStore {
     const now = options.now ?? Date.now;
     this.#now = now;
     this.#cache = new LRUCache<string, Session>({
-      max: options.maxSessions,
+      ...entryBound(options.maxSessions),
       perf: { now },
       // Evicted, expired, deleted: the patron index forgets the key too, so it stays as bounded as the cache.
       dispose: (session, key) => this.#unindex(session.patron, key),
