@@ -137,10 +137,10 @@ function tsxCommand(script: string, args: string[]): string[] {
  * runs them, compiled (`npm run build`, which `npm run bench` runs first):
  * through tsx they would carry its loader (about 39 MB of RSS) and its startup.
  */
-function compiledCommand(script: string, args: string[]): string[] {
+function compiledCommand(script: string, args: string[], nodeFlags: readonly string[] = []): string[] {
   const path = join(REPO_ROOT, 'dist', script);
   if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first (npm run bench does)`);
-  return [process.execPath, path, ...args];
+  return [process.execPath, ...nodeFlags, path, ...args];
 }
 
 /**
@@ -262,6 +262,17 @@ export function counterDelta(before: Record<string, number>, after: Record<strin
 
 // ------------------------------------------------------------ gateway
 
+/** Node options for the gateways (`--node-flags`); none: node's defaults, as npm start runs it. */
+let nodeFlagsForGateway: readonly string[] = [];
+
+export function setGatewayNodeFlags(flags: readonly string[]): void {
+  nodeFlagsForGateway = [...flags];
+}
+
+export function gatewayNodeFlags(): readonly string[] {
+  return nodeFlagsForGateway;
+}
+
 /** Client limits lifted for every gateway the bench starts (a load test is not a brute-force attack). */
 export const LIFTED_LIMITS: Readonly<Record<string, string>> = {
   PAIA_AUTH_MAX_LOGINS_PER_SECOND: '100000',
@@ -289,7 +300,7 @@ export interface Gateway extends Started {
 
 export async function startGateway(env: NodeJS.ProcessEnv): Promise<Gateway> {
   if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the bench gateway listens on 127.0.0.1 only');
-  const started = await startChild('gateway', compiledCommand('src/cli/main.js', ['serve']), env, [
+  const started = await startChild('gateway', compiledCommand('src/cli/main.js', ['serve'], nodeFlagsForGateway), env, [
     /^paia-sip2 listening on (http:\/\/127\.0\.0\.1:\d+)(?:\/\S*)?\s*$/m,
   ]);
   return { ...started, url: started.banners[0]![1]! };

@@ -16,7 +16,7 @@ import { runB3 } from './b3-overhead.js';
 import { runB4 } from './b4-memory.js';
 import { runB5 } from './b5-flow.js';
 import { runB6 } from './b6-shared-state.js';
-import { installCleanup, LIFTED_LIMITS, stopAll } from './processes.js';
+import { gatewayNodeFlags, installCleanup, LIFTED_LIMITS, setGatewayNodeFlags, stopAll } from './processes.js';
 import { machine, type Report, type Row, render, resultsFile } from './report.js';
 import { FULL, QUICK, type Settings } from './settings.js';
 
@@ -29,11 +29,13 @@ const BENCHES: Record<string, { title: string; run: (settings: Settings) => Prom
   B6: { title: 'two gateways on one Redis', run: runB6 },
 };
 
-const USAGE = `usage: npm run bench [-- [--only B1,B3] [--quick] [--write]]
+const USAGE = `usage: npm run bench [-- [--only B1,B3] [--quick] [--write] [--node-flags "FLAGS"]]
 
   --only LIST  run only these benchmarks (${Object.keys(BENCHES).join(', ')})
   --quick      shorter durations and fewer samples (for working on the bench; not comparable)
-  --write      write bench/RESULTS.md even for --only / --quick (a full run always writes it)`;
+  --write      write bench/RESULTS.md even for --only / --quick (a full run always writes it)
+  --node-flags node options for every gateway the bench starts, e.g. "--max-semi-space-size=4
+               --heap-growing-percent=40" (README, "Memory"): to weigh memory against CPU per request`;
 
 const RESULTS = new URL('./RESULTS.md', import.meta.url);
 
@@ -46,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
         only: { type: 'string' },
         quick: { type: 'boolean' },
         write: { type: 'boolean' },
+        'node-flags': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -70,6 +73,15 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const settings = values.quick ? QUICK : FULL;
+  const nodeFlags = (values['node-flags'] ?? '').split(/\s+/).filter(Boolean);
+  const notAFlag = nodeFlags.find((flag) => !flag.startsWith('--'));
+  if (notAFlag !== undefined) {
+    process.stderr.write(
+      `--node-flags takes node options (--name=value), not ${JSON.stringify(notAFlag)}\n\n${USAGE}\n`,
+    );
+    return 2;
+  }
+  setGatewayNodeFlags(nodeFlags);
   installCleanup();
 
   const started = performance.now();
@@ -96,7 +108,11 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`bench: ${id} done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
   }
 
-  const args = [values.only !== undefined ? `--only ${selected.join(',')}` : '', values.quick ? '--quick' : '']
+  const args = [
+    values.only !== undefined ? `--only ${selected.join(',')}` : '',
+    values.quick ? '--quick' : '',
+    nodeFlags.length > 0 ? `--node-flags "${nodeFlags.join(' ')}"` : '',
+  ]
     .filter(Boolean)
     .join(' ');
   const report: Report = {
@@ -107,7 +123,11 @@ async function main(argv: string[]): Promise<number> {
       `client limits lifted on every bench gateway: ${Object.entries(LIFTED_LIMITS)
         .map(([name, value]) => `${name}=${value}`)
         .join(', ')} (B4 also PAIA_AUTH_MAX_SESSIONS=100000)`,
-      'each gateway: `node dist/src/cli/main.js serve` (compiled by `npm run build`), generic dialect, log level info (one JSON line per request, written to a temporary file as a production log would be); simulator `--log-level warn`; driver, simulator and gateway share this machine',
+      `each gateway: \`node ${gatewayNodeFlags()
+        .map((flag) => `${flag} `)
+        .join(
+          '',
+        )}dist/src/cli/main.js serve\` (compiled by \`npm run build\`), generic dialect, log level info (one JSON line per request, written to a temporary file as a production log would be); simulator \`--log-level warn\`; driver, simulator and gateway share this machine`,
       `load average (1 min) at start ${loadAtStart.toFixed(2)}, at end ${os.loadavg()[0]!.toFixed(2)}, on ${os.cpus().length} cores: anything else running on the machine shows in the numbers`,
       ...(settings.quick
         ? ['--quick: shorter windows and fewer samples; numbers are not comparable with a full run']
@@ -117,7 +137,8 @@ async function main(argv: string[]): Promise<number> {
   };
   process.stdout.write(`\n${render(report)}\n`);
 
-  const full = values.only === undefined && !values.quick;
+  // RESULTS.md holds the numbers of the gateway as shipped: a run with other node flags is written only when asked.
+  const full = values.only === undefined && !values.quick && nodeFlags.length === 0;
   if (full || values.write) {
     writeFileSync(RESULTS, resultsFile(report));
     process.stdout.write(`\nwritten to bench/RESULTS.md\n`);
