@@ -41,7 +41,7 @@ export class SharedCalls<K, V> {
     if (signal?.aborted) return Promise.reject(cancelled(signal, false));
     let call = this.calls.get(key);
     if (call === undefined) call = this.start(key, start, onAnswer);
-    return this.wait(call, signal);
+    return this.wait(key, call, signal);
   }
 
   /** The next run() for `key` starts new work; callers of the work in flight still get its outcome. */
@@ -73,7 +73,7 @@ export class SharedCalls<K, V> {
     return call;
   }
 
-  private wait(call: Call<V>, signal: AbortSignal | undefined): Promise<V> {
+  private wait(key: K, call: Call<V>, signal: AbortSignal | undefined): Promise<V> {
     if (signal === undefined) {
       call.waiters = Number.POSITIVE_INFINITY;
       return call.promise;
@@ -81,7 +81,11 @@ export class SharedCalls<K, V> {
     call.waiters += 1;
     return abortable(call.promise, signal, () => {
       call.waiters -= 1;
-      if (call.waiters <= 0) call.controller.abort(signal.reason);
+      if (call.waiters <= 0) {
+        // Cancelled work is joined by nobody: the next caller starts anew.
+        if (this.calls.get(key) === call) this.calls.delete(key);
+        call.controller.abort(signal.reason);
+      }
       return cancelled(signal, false);
     });
   }

@@ -363,6 +363,29 @@ describe('Sip2Backend items with counts to be trusted (listCounts: reliable)', (
   });
 });
 
+describe('Sip2Backend: identical reads of concurrent calls', () => {
+  const lists = { charged: ['a', 'b'], hold: ['c'] };
+
+  it('two items calls of one patron at once cost one set of messages, without the item cache', async () => {
+    const alone = makeBackend({ patron: info64(lists), delayMs: 10 });
+    await alone.backend.items('p1');
+    const { backend, sent } = makeBackend({ patron: info64(lists), delayMs: 10 });
+    const [one, two] = await Promise.all([backend.items('p1'), backend.items('p1')]);
+    expect(two).toEqual(one);
+    expect(sent.map((m) => m.code)).toEqual(alone.sent.map((m) => m.code));
+  });
+
+  it('never shares the reads of two patrons, nor two logins of one', async () => {
+    const { backend, sent } = makeBackend({ patron: info64(lists), delayMs: 10 });
+    await Promise.all([backend.items('p1'), backend.items('p2')]);
+    expect(sent.filter((m) => m.code === '63' && m.patronIdentifier === 'p2')).toHaveLength(2);
+    expect(sent.filter((m) => m.code === '63' && m.patronIdentifier === 'p1')).toHaveLength(2);
+    const before = sent.length;
+    await Promise.all([backend.login('p1', 'pw'), backend.login('p1', 'pw')]);
+    expect(sent.slice(before).map((m) => m.code)).toEqual(['63', '63']);
+  });
+});
+
 describe('Sip2Backend with the item cache', () => {
   const itemsSent = (sent: RequestMessage[]) =>
     sent.filter((m) => m.code === '17').map((m) => (m as { itemIdentifier: string }).itemIdentifier);
