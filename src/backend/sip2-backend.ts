@@ -361,8 +361,13 @@ export class Sip2Backend implements Backend {
     const wanted = (list: SummaryList) => listCount(first, list) !== 0;
     const inCharged = (list: SummaryList) => (this.dialect.chargedIncludes as readonly string[]).includes(list);
     const none: PatronList = { entries: [], first, requests: 0, truncated: false };
-    const read = (list: SummaryList, now: boolean) =>
-      wanted(list) && now ? this.list(barcode, list, send) : Promise.resolve(none);
+    const read = (list: SummaryList, now: boolean): Promise<PatronList> => {
+      if (!(wanted(list) && now)) return Promise.resolve(none);
+      const reading = this.list(barcode, list, send);
+      // Awaited only after the charged list: should that fail first, this one's failure is not unhandled.
+      reading.catch(() => {});
+      return reading;
+    };
 
     const chargedList = this.list(barcode, 'charged', send, { first, onEntries: lookAll });
     const holdList = read('hold', true);

@@ -349,6 +349,23 @@ describe('Sip2Backend items with counts to be trusted (listCounts: reliable)', (
     expect(itemsAsked(paged.sent)).toHaveLength(5);
   });
 
+  it('a call failing on a charged page leaves no list read unhandled (the hold list fails too, later)', async () => {
+    const { backend } = makeBackend(
+      {
+        patron: (list, message) => {
+          if (list === 'charged' && message.startItem === '2') throw new Error('page 2 lost');
+          if (list === 'hold') throw new Error('hold list lost');
+          const page = info64({ charged: ['a', 'b'], hold: ['c'] })(list);
+          return list === 'charged' ? { ...page, chargedItems: ['a'] } : page;
+        },
+      },
+      { pageSize: 1 },
+    );
+    await expect(backend.items('p1')).rejects.toThrow('page 2 lost');
+    // Long enough for the hold list's failure to arrive: vitest fails the run on an unhandled rejection.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  });
+
   it('an ILS writing 0 counts while its lists have entries: a dialect that trusts counts misses them, one that does not finds them', async () => {
     const zeroCounts = info64(lists, {
       holdItemsCount: 0,
