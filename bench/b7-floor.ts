@@ -31,13 +31,13 @@ const PATRON = 'ten';
 const LOANS = 10;
 
 /** The patrons of the messages table and their passwords (demo data, plus the bench's own). */
-export const MESSAGE_PATRONS: ReadonlyArray<{ barcode: string; password: string }> = [
+const MESSAGE_PATRONS: ReadonlyArray<{ barcode: string; password: string }> = [
   { barcode: 'alice', password: 'alice-pass' },
   { barcode: 'dave', password: 'dave-pass' },
   { barcode: PATRON, password: `${PATRON}-pass` },
 ];
 
-export interface PatronMessages {
+interface PatronMessages {
   patron: string;
   items: Record<string, number>;
   patronInfo: Record<string, number>;

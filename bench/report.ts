@@ -169,9 +169,9 @@ SIP2 messages one call sends (simulator \`GET /counters\`, 63s and 17s, one
 call at a time, generic dialect, item cache off), before (main at 7a302b6:
 five list requests per items call, whatever the counts) and after (the
 charged list first, then only lists whose count is not 0; identical reads of
-concurrent calls shared). Reproduce "after" with \`npm run bench -- --only B7\`
-(row "B7 messages"); "before" with the same \`messagesPerCall()\` of
-bench/b7-floor.ts run against a build of 7a302b6.
+concurrent calls shared). Reproduce "after" with \`node --import tsx bench/messages.ts\` after
+\`npm run build\` (or the row "B7 messages" of \`npm run bench -- --only B7\`);
+"before" with the same script in a built copy of 7a302b6 (see its comment).
 
 | patron | GET items before | GET items after | patron + items + fees before | after |
 |---|---|---|---|---|

@@ -18,7 +18,7 @@ export type FineFormat = (typeof FINE_FORMATS)[number];
  * (all six blank: "not available" in the 3M text), zero (all six 0000 while
  * the lists keep their entries: counts no client can trust).
  */
-export const COUNT_MODES = ['exact', 'folio', 'blank', 'zero'] as const;
+const COUNT_MODES = ['exact', 'folio', 'blank', 'zero'] as const;
 export type CountMode = (typeof COUNT_MODES)[number];
 
 /** How a patron identifier sent in AA is matched against the stored ones (patron-ids.ts). */
