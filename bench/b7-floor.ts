@@ -29,6 +29,7 @@ const POOL = 4;
 const TARGET = 1.1;
 const PATRON = 'ten';
 const LOANS = 10;
+const DIRECT_SAMPLES = 20;
 
 /** The patrons of the messages table and their passwords (demo data, plus the bench's own). */
 const MESSAGE_PATRONS: ReadonlyArray<{ barcode: string; password: string }> = [
@@ -90,9 +91,16 @@ export async function runB7(settings: Settings): Promise<Row[]> {
     try {
       const direct = await openDirect(simulator.port);
       let sizes: Record<string, number>;
+      let directRoundTrip: number;
       try {
         const summary = await direct.connection.send(direct.requests.patronInformation(PATRON));
         sizes = Object.fromEntries(ITEM_LISTS.map((list) => [list, listCount(summary, list) ?? 0]));
+        // What one round trip really takes at this latency on this machine (timers, scheduling), for the notes.
+        const item = library.patron.items[0]!;
+        const trips = await sequential(DIRECT_SAMPLES, async () => {
+          await direct.connection.send(direct.requests.itemInformation(item));
+        });
+        directRoundTrip = percentile(sortedOf(trips), 50);
       } finally {
         direct.close();
       }
@@ -134,6 +142,7 @@ export async function runB7(settings: Settings): Promise<Row[]> {
           floor.formula,
           `gateway p50 ${ms(p50)}, p99 ${ms(p99)} over ${settings.b7Calls} sequential calls after 2 warm-ups; ≈ ${(p50 / LATENCY_MS).toFixed(1)} round trips of ${LATENCY_MS} ms per call (p50 ÷ ${LATENCY_MS} ms; the floor is ${floor.ms / LATENCY_MS}); one call sent ${counts(perCall)} = ${total(perCall)} messages (simulator GET /counters before/after)`,
           `list sizes of ${PATRON}: ${counts(sizes)}`,
+          `one 17 sent straight to the simulator over one SIP2 connection: p50 ${ms(directRoundTrip)} over ${DIRECT_SAMPLES} (the ${LATENCY_MS} ms the simulator waits, plus timers and scheduling on this machine); ${floor.ms / LATENCY_MS} such round trips take ${ms((floor.ms / LATENCY_MS) * directRoundTrip)}`,
         ];
         if (!valid) notes.push(`INVALID: answers had ${[...new Set(docs)].join('/')} documents, expected ${LOANS}`);
         const unknown = unknownSettings(extra);
