@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -61,4 +61,56 @@ export function generateLibrary(patronCount: number, loansPerPatron: number): Ge
   const file = join(dir, 'library.json');
   writeFileSync(file, JSON.stringify(library));
   return { file, patrons, itemCount: items.length, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The demo patrons, plus one only the bench uses. */
+export interface DemoPlusLibrary {
+  file: string;
+  /** The added patron: `loans` loans of its own items, due in the future, nothing else. */
+  patron: { barcode: string; password: string; items: string[] };
+  remove(): void;
+}
+
+/**
+ * The simulator's demo data (sip2-simulator/data/demo.json) with one more
+ * patron, `barcode`, who has `loans` loans and nothing else (no holds, no
+ * fines), for B7. The demo patrons stay exactly as they are (tests rely on
+ * them); the file is a temporary copy.
+ */
+export function demoPlusLoansPatron(barcode: string, loans: number): DemoPlusLibrary {
+  const demo = JSON.parse(readFileSync(new URL('../sip2-simulator/data/demo.json', import.meta.url), 'utf8')) as {
+    patrons: unknown[];
+    items: unknown[];
+  };
+  const width = String(loans).length;
+  const own: string[] = [];
+  for (let i = 1; i <= loans; i++) {
+    const item = `${barcode}-${String(i).padStart(width, '0')}`;
+    own.push(item);
+    demo.items.push({
+      barcode: item,
+      title: `Bench Volume ${i}`,
+      titleId: `t-${item}`,
+      callNumber: `BX ${i}`,
+      mediaType: '001',
+      loan: { patron: barcode, dueInDays: 7 + i, renewals: 0 },
+    });
+  }
+  const password = `${barcode}-pass`;
+  demo.patrons.push({
+    barcode,
+    password,
+    name: `Bench Patron ${barcode}`,
+    email: `${barcode}@example.org`,
+    patronClass: 'adult',
+    expiresInDays: 365,
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'paia-bench-data-'));
+  const file = join(dir, 'library.json');
+  writeFileSync(file, JSON.stringify(demo));
+  return {
+    file,
+    patron: { barcode, password, items: own },
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

@@ -123,15 +123,17 @@ How each number is computed (more in bench/README.md):
   with one valid token, simulator at 0 ms, SIP2 pool 4. Reference: a bare Hono
   hello-world (bench/hello-server.ts), same driver settings, run alone before.
   Result = gateway req/s / hello-world req/s.
-- **B2 fan-out** (target <= 1.2): simulator answering every SIP2 message after
-  20 ms, pool 8, item cache off. \`GET /core/dave/items\` (120 loans) one call
-  at a time, 12 calls after 2 warm-ups; p50. Minimum = (L + ceil(D / 8)) × 20 ms,
-  D = documents in the answer, L = sequential 63 round trips (1, plus 1 when a
-  list needs more than one page: the first page gives the count, the other
-  pages go out in parallel). Result = p50 / minimum. Baseline row: the same
-  SIP2 messages sent naively over one connection, strictly one after another
-  (p50 of 3 runs). Cached row: the same call against a gateway whose item
-  cache is on and warm. Neither has a target.
+- **B2 fan-out** (target <= 1.1): simulator answering every SIP2 message after
+  20 ms, pool 8, item cache off. \`GET /core/dave/items\` (120 loans, 5 overdue)
+  one call at a time, 12 calls after 2 warm-ups; p50. Floor = the messages the
+  answer needs (bench/floor.ts): the charged list's first page alone (its 64
+  carries the counts), then the rest 8 at a time: floor = (1 + ceil((L - 1 +
+  D) / 8)) × 20 ms, L = list requests needed (the charged pages, plus one per
+  page of each other list whose count is not 0 and that the dialect does not
+  count among the charged items), D = documents (one 17 each). Result = p50 /
+  floor. Baseline row: the same SIP2 messages sent naively over one
+  connection, strictly one after another (p50 of 3 runs). Cached row: the same
+  call against a gateway whose item cache is on and warm. Neither has a target.
 - **B3 overhead** (target <= 1 ms): one request at a time, simulator at 0 ms.
   p50 of \`GET /core/alice\` through the gateway minus p50 of the same 63
   sent straight to the simulator over one persistent SIP2 connection from the
@@ -146,11 +148,40 @@ How each number is computed (more in bench/README.md):
 - **B5 flow** (no target): 16 virtual patrons, each looping login, patron,
   items, fees, logout, over the demo patrons that can log in; HTTP requests/s
   and flows/s completed in a 10 s window after 2 s warm-up.
+- **B7 at the floor** (target <= 1.1): a patron with 10 loans and nothing else
+  (added to a copy of the demo data), simulator at 20 ms per message, pool 4,
+  item cache off; \`GET /core/ten/items\` 40 times one at a time after 2
+  warm-ups; p50 / floor, floor = (1 + ceil(10 / 4)) × 20 ms = 80 ms (one 63,
+  then three rounds of 17s; bench/floor.ts). The notes give the round trips
+  per call (p50 / 20 ms) and the messages of one call. The "B7 messages" row:
+  SIP2 messages (63 and 17, simulator /counters) of one GET items, and of the
+  account view (patron + items + fees), for alice, dave and the 10-loan
+  patron.
 
 The gateway's client limits (logins per second, requests per minute per
 token, sessions per patron) are lifted for every bench gateway, as listed
 below: they protect the ILS from clients and would otherwise turn a load test
 into 429/503. The brute-force lockout stays as configured.
+
+## Messages per call (issue 17)
+
+SIP2 messages one call sends (simulator \`GET /counters\`, 63s and 17s, one
+call at a time, generic dialect, item cache off), before (main at 7a302b6:
+five list requests per items call, whatever the counts) and after (the
+charged list first, then only lists whose count is not 0; identical reads of
+concurrent calls shared). Reproduce "after" with \`node --import tsx bench/messages.ts\` after
+\`npm run build\` (or the row "B7 messages" of \`npm run bench -- --only B7\`);
+"before" with the same script in a built copy of 7a302b6 (see its comment).
+
+| patron | GET items before | GET items after | patron + items + fees before | after |
+|---|---|---|---|---|
+| alice (3 loans, 1 overdue, a hold ready, a hold pending) | 10 (63×5, 17×5) | 9 (63×4, 17×5) | 12 | 11 |
+| dave (120 loans, 5 overdue) | 127 (63×7, 17×120) | 124 (63×4, 17×120) | 129 | 126 |
+| ten (10 loans, nothing else) | 15 (63×5, 17×10) | 11 (63×1, 17×10) | 17 | 13 |
+
+With the koha, evergreen and folio dialects, which count overdue items among
+the charged ones, alice's items cost 8 (63×3). Two identical GET items of
+one patron at the same time now cost one set of these messages, not two.
 
 ---
 

@@ -16,6 +16,7 @@ import { runB3 } from './b3-overhead.js';
 import { runB4 } from './b4-memory.js';
 import { runB5 } from './b5-flow.js';
 import { runB6 } from './b6-shared-state.js';
+import { runB7 } from './b7-floor.js';
 import { gatewayNodeFlags, installCleanup, LIFTED_LIMITS, setGatewayNodeFlags, stopAll } from './processes.js';
 import { machine, type Report, type Row, render, resultsFile } from './report.js';
 import { FULL, QUICK, type Settings } from './settings.js';
@@ -27,6 +28,7 @@ const BENCHES: Record<string, { title: string; run: (settings: Settings) => Prom
   B4: { title: 'memory with 10,000 sessions and cached items', run: runB4 },
   B5: { title: 'login-to-logout flow', run: runB5 },
   B6: { title: 'two gateways on one Redis', run: runB6 },
+  B7: { title: 'a 10-loan patron at the floor, 20 ms SIP2 latency, pool 4', run: runB7 },
 };
 
 const USAGE = `usage: npm run bench [-- [--only B1,B3] [--quick] [--write] [--node-flags "FLAGS"]]

@@ -16,6 +16,8 @@ export interface Settings {
   b4LoginsPerPatron: number;
   /** B5: virtual patrons. */
   b5Virtual: number;
+  /** B7: sequential measured calls (after 2 warm-ups). */
+  b7Calls: number;
 }
 
 export const FULL: Settings = {
@@ -30,6 +32,7 @@ export const FULL: Settings = {
   b4Loans: 100,
   b4LoginsPerPatron: 100,
   b5Virtual: 16,
+  b7Calls: 40,
 };
 
 export const QUICK: Settings = {
@@ -41,4 +44,5 @@ export const QUICK: Settings = {
   b2NaiveRuns: 1,
   b3Batches: 3,
   b4LoginsPerPatron: 20,
+  b7Calls: 10,
 };

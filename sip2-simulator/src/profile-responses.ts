@@ -1,7 +1,7 @@
 import { formatCents } from './data.js';
 import type { Fine } from './library.js';
 import { pageSlice } from './library.js';
-import type { FineFormat, Profile } from './profiles.js';
+import type { CountMode, FineFormat, Profile } from './profiles.js';
 
 /**
  * What a server profile changes in a 64 Patron Information response: the
@@ -140,4 +140,14 @@ export function inflateList(list: string, entries: readonly string[], n: number)
   const out = entries.slice(0, n);
   for (let i = out.length + 1; i <= n; i++) out.push(syntheticEntry(list, i));
   return out;
+}
+
+/** The six counts as the profile's system writes them (null: four blanks). */
+export function writtenCounts<K extends string>(counts: Record<K, number>, mode: CountMode): Record<K, number | null> {
+  const written = { ...counts } as Record<K, number | null>;
+  for (const name of Object.keys(written) as K[]) {
+    if (mode === 'zero') written[name] = 0;
+    else if (mode === 'blank' || (mode === 'folio' && name === 'unavailableHold')) written[name] = null;
+  }
+  return written;
 }

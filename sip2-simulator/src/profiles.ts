@@ -12,6 +12,15 @@
 export const FINE_FORMATS = ['dialect', 'sipserver', 'koha', 'eg-legacy', 'eg-3m', 'eg-swyer-b', 'folio'] as const;
 export type FineFormat = (typeof FINE_FORMATS)[number];
 
+/**
+ * How the six counts of a 64 are written: exact (each its list's length),
+ * folio (the unavailable holds count left blank, as edge-sip2 does), blank
+ * (all six blank: "not available" in the 3M text), zero (all six 0000 while
+ * the lists keep their entries: counts no client can trust).
+ */
+const COUNT_MODES = ['exact', 'folio', 'blank', 'zero'] as const;
+export type CountMode = (typeof COUNT_MODES)[number];
+
 /** How a patron identifier sent in AA is matched against the stored ones (patron-ids.ts). */
 const ID_MATCHES = ['exact', 'folded'] as const;
 export type IdMatch = (typeof ID_MATCHES)[number];
@@ -32,6 +41,8 @@ export interface Profile {
   scStatusFirst: boolean;
   /** Patron identifiers matched exactly, or as a case- and accent-insensitive SQL collation compares them (Koha). */
   ids: IdMatch;
+  /** How the 64's six counts are written. */
+  counts: CountMode;
 }
 
 export function defaultProfile(): Profile {
@@ -44,6 +55,7 @@ export function defaultProfile(): Profile {
     pad: false,
     scStatusFirst: false,
     ids: 'exact',
+    counts: 'exact',
   };
 }
 
@@ -59,18 +71,19 @@ export const PRESETS: Readonly<Record<string, string>> = {
   sipserver: 'workers=50,idle-timeout=0,fines=sipserver,pad=on,sc-status-first=on',
   // Evergreen's SIPServer with the default av_format eg_legacy; its list slices pad like SIPServer's.
   evergreen: 'fines=eg-legacy,pad=on',
-  // FOLIO edge-sip2: AV = item barcodes of open fee/fine accounts, BV as a Java float.
-  folio: 'fines=folio',
+  // FOLIO edge-sip2: AV = item barcodes of open fee/fine accounts, BV as a Java float, the
+  // unavailable holds count blank.
+  folio: 'fines=folio,counts=folio',
 };
 
-const KNOBS = ['workers', 'idle-timeout', 'fines', 'bv', 'bh', 'pad', 'sc-status-first', 'ids'] as const;
+const KNOBS = ['workers', 'idle-timeout', 'fines', 'bv', 'bh', 'pad', 'sc-status-first', 'ids', 'counts'] as const;
 
 /** What `--help`, the README and error messages list. */
 const PROFILE_HELP = [
   `presets: ${Object.keys(PRESETS).join(', ')}`,
   'knobs: workers=N (1-1000), idle-timeout=S (0 = never), ' +
     `fines=${FINE_FORMATS.join('|')}, bv=on|off, bh=on|off, pad=on|off, sc-status-first=on|off, ` +
-    `ids=${ID_MATCHES.join('|')}`,
+    `ids=${ID_MATCHES.join('|')}, counts=${COUNT_MODES.join('|')}`,
 ].join('; ');
 
 export class ProfileError extends Error {}
@@ -137,6 +150,11 @@ function applyKnob(profile: Profile, term: string): Profile {
         throw new ProfileError(`ids must be one of ${ID_MATCHES.join(', ')} (got "${value}")`);
       }
       return { ...profile, ids: value as IdMatch };
+    case 'counts':
+      if (!(COUNT_MODES as readonly string[]).includes(value)) {
+        throw new ProfileError(`counts must be one of ${COUNT_MODES.join(', ')} (got "${value}")`);
+      }
+      return { ...profile, counts: value as CountMode };
   }
 }
 
@@ -154,8 +172,13 @@ function onOff(name: string, text: string): boolean {
 
 function example(name: string): string {
   return (
-    { workers: 'workers=1', 'idle-timeout': 'idle-timeout=60', fines: 'fines=koha', ids: 'ids=folded' }[name] ??
-    `${name}=on`
+    {
+      workers: 'workers=1',
+      'idle-timeout': 'idle-timeout=60',
+      fines: 'fines=koha',
+      ids: 'ids=folded',
+      counts: 'counts=zero',
+    }[name] ?? `${name}=on`
   );
 }
 
@@ -171,5 +194,6 @@ export function describeProfile(profile: Profile): string {
   if (profile.pad) terms.push('pad=on');
   if (profile.scStatusFirst) terms.push('sc-status-first=on');
   if (profile.ids !== base.ids) terms.push(`ids=${profile.ids}`);
+  if (profile.counts !== base.counts) terms.push(`counts=${profile.counts}`);
   return terms.join(',');
 }

@@ -40,7 +40,7 @@ import {
 } from './circulation.js';
 import { formatCents } from './data.js';
 import type { Fine, Item, Hold as LibraryHold, Patron } from './library.js';
-import { accountFields, fineList, inflateList, listPage, MAX_LIST_COUNT } from './profile-responses.js';
+import { accountFields, fineList, inflateList, listPage, MAX_LIST_COUNT, writtenCounts } from './profile-responses.js';
 import { defaultProfile } from './profiles.js';
 import { type ResponseContext, requestPatron } from './response-context.js';
 
@@ -319,17 +319,18 @@ function patronInformation(request: PatronInformation, ctx: ResponseContext): Pa
     lists = Object.fromEntries(Object.entries(lists).map(([name, list]) => [name, inflateList(name, list, inflated)]));
     for (const name of Object.keys(counts)) counts[name] = inflated;
   }
+  const written = writtenCounts(counts, profile.counts);
   const response: PatronInformationResponse = {
     code: '64',
     patronStatus: summary.flags,
     language: language(request.language),
     transactionDate: txDate(ctx),
-    holdItemsCount: counts.hold!,
-    overdueItemsCount: counts.overdue!,
-    chargedItemsCount: counts.charged!,
-    fineItemsCount: counts.fine!,
-    recallItemsCount: counts.recall!,
-    unavailableHoldsCount: counts.unavailableHold!,
+    holdItemsCount: written.hold!,
+    overdueItemsCount: written.overdue!,
+    chargedItemsCount: written.charged!,
+    fineItemsCount: written.fine!,
+    recallItemsCount: written.recall!,
+    unavailableHoldsCount: written.unavailableHold!,
     institutionId: library.institution,
     patronIdentifier: patron.barcode,
     personalName: patron.name,

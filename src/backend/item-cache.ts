@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { entryBound } from '../lru-bound.js';
-import { cancelled, type ItemInformation, type ItemInformationResponse, type Sip2Messages } from '../sip2/index.js';
-import { abortable } from './abortable.js';
+import type { ItemInformation, ItemInformationResponse, Sip2Messages } from '../sip2/index.js';
+import { SharedCalls } from './shared-calls.js';
 
 /** Asks the ILS about one item (one 17 through the pool); `signal` is the asking call's (deadline, client gone). */
 export type ItemLookup = (item: string, signal?: AbortSignal) => Promise<ItemInformationResponse>;
@@ -29,16 +29,6 @@ export interface ItemCacheStats {
 /** Most items kept out of the cache after writes of unknown outcome (the oldest go first beyond it). */
 const MAX_QUIET_ITEMS = 10_000;
 
-interface Pending {
-  promise: Promise<ItemInformationResponse>;
-  /** Set by invalidate(): the answer may predate a write, so it is handed to its waiters but not kept. */
-  stale: boolean;
-  /** Cancels the shared lookup; used once every call waiting for it has given up. */
-  controller: AbortController;
-  /** Calls still waiting for it. */
-  waiters: number;
-}
-
 /**
  * A short-lived cache of item information (SIP2 18) by item barcode, shared
  * by `items` and DAIA. Only answers are kept, never failures. Concurrent
@@ -51,7 +41,8 @@ interface Pending {
  */
 export class ItemInfoCache {
   private readonly entries: LRUCache<string, ItemInformationResponse>;
-  private readonly pending = new Map<string, Pending>();
+  /** Lookups in flight; invalidate() forgets one, so its answer is handed to its waiters but not kept. */
+  private readonly inFlight = new SharedCalls<string, ItemInformationResponse>();
   /** Items whose answers are not stored until the time given: a write of theirs may still be under way at the ILS. */
   private readonly quiet = new Map<string, number>();
   private readonly ttlMs: number;
@@ -88,43 +79,16 @@ export class ItemInfoCache {
       this.hits += 1;
       return Promise.resolve(cached);
     }
-    let pending = this.pending.get(item);
-    if (pending !== undefined) {
-      this.hits += 1;
-    } else {
-      this.misses += 1;
-      pending = this.start(item, lookup);
-    }
-    return this.wait(pending, signal);
-  }
-
-  private start(item: string, lookup: ItemLookup): Pending {
-    const controller = new AbortController();
-    const pending: Pending = { promise: lookup(item, controller.signal), stale: false, controller, waiters: 0 };
-    this.pending.set(item, pending);
-    const settle = () => {
-      if (this.pending.get(item) === pending) this.pending.delete(item);
-    };
-    pending.promise.then((response) => {
-      settle();
-      if (!pending.stale && !this.isQuiet(item)) this.entries.set(item, response);
-    }, settle);
-    return pending;
-  }
-
-  private wait(pending: Pending, signal: AbortSignal | undefined): Promise<ItemInformationResponse> {
-    if (signal === undefined) {
-      // A caller that cannot give up keeps the lookup alive for good.
-      pending.waiters = Number.POSITIVE_INFINITY;
-      return pending.promise;
-    }
-    if (signal.aborted) return Promise.reject(cancelled(signal, false));
-    pending.waiters += 1;
-    return abortable(pending.promise, signal, () => {
-      pending.waiters -= 1;
-      if (pending.waiters <= 0) pending.controller.abort(signal.reason);
-      return cancelled(signal, false);
-    });
+    if (this.inFlight.has(item)) this.hits += 1;
+    else this.misses += 1;
+    return this.inFlight.run(
+      item,
+      (lookupSignal) => lookup(item, lookupSignal),
+      signal,
+      (response) => {
+        if (!this.isQuiet(item)) this.entries.set(item, response);
+      },
+    );
   }
 
   /**
@@ -137,11 +101,7 @@ export class ItemInfoCache {
     // An invalidation heard from another instance is not passed on again.
     if (!options.fromPeer) this.onInvalidate?.(item, options.outcomeUnknown ?? false);
     this.entries.delete(item);
-    const inFlight = this.pending.get(item);
-    if (inFlight !== undefined) {
-      inFlight.stale = true;
-      this.pending.delete(item);
-    }
+    this.inFlight.forget(item);
     if (options.outcomeUnknown) {
       this.quiet.delete(item); // re-inserted last: the map stays in order of expiry
       this.quiet.set(item, this.now() + this.ttlMs);

@@ -10,11 +10,12 @@ import PQueue from 'p-queue';
 /** The bound when the caller names none; the gateway uses sip2.pool.max. */
 export const DEFAULT_MAX_PARALLEL = 32;
 
-export type Limiter = <T>(task: () => Promise<T>) => Promise<T>;
+/** `priority`: waiting tasks of a higher priority go first (default 0); equal ones in order. */
+export type Limiter = <T>(task: () => Promise<T>, priority?: number) => Promise<T>;
 
 export function limiter(max: number): Limiter {
   if (!Number.isFinite(max)) return (task) => task();
   if (!Number.isInteger(max) || max < 1) throw new RangeError('the parallelism bound must be an integer >= 1');
   const queue = new PQueue({ concurrency: max });
-  return <T>(task: () => Promise<T>) => queue.add(task);
+  return <T>(task: () => Promise<T>, priority = 0) => queue.add(task, { priority });
 }

@@ -3,6 +3,7 @@ import type tls from 'node:tls';
 import { DaiaService } from '../backend/daia/service.js';
 import { ItemInfoCache } from '../backend/item-cache.js';
 import { PoolShare, shareOf } from '../backend/pool-share.js';
+import { SharedReads } from '../backend/shared-reads.js';
 import { acsSupportsHoldsOf, Sip2Backend } from '../backend/sip2-backend.js';
 import { compileUriTemplates, type UriTemplatesConfig } from '../backend/uris.js';
 import type { Config } from '../config/index.js';
@@ -124,6 +125,16 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
     institutionId: sip2.institution,
     terminalPassword: sip2.terminalPasswordInMessages ? sip2.terminal.password : undefined,
   });
+  // The backend and DAIA over one pool share identical reads in flight (one 17 for an item both ask about).
+  const sharedReads = new WeakMap<Sip2Pool, SharedReads>();
+  const sharedReadsOf = (pool: Sip2Pool): SharedReads => {
+    let reads = sharedReads.get(pool);
+    if (reads === undefined) {
+      reads = new SharedReads();
+      sharedReads.set(pool, reads);
+    }
+    return reads;
+  };
   const uris: UriTemplatesConfig = {
     item: config.paia.itemUri ?? `${ownUrl}/item/{barcode}`,
     edition: config.paia.editionUri ?? `${ownUrl}/title/{title}`,
@@ -196,6 +207,7 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
       }),
     backend: (pool, options = {}) =>
       new Sip2Backend({
+        sharedReads: sharedReadsOf(pool),
         send: (message, callOptions) => pool.send(message, callOptions),
         messages,
         dialect,
@@ -212,6 +224,7 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
       }),
     daia: (pool, itemCache) =>
       new DaiaService({
+        sharedReads: sharedReadsOf(pool),
         send: (message, callOptions) => pool.send(message, callOptions),
         messages,
         dialect,

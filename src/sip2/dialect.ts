@@ -88,6 +88,21 @@ const dialectSchema = z
     listLimit: z.number().int().min(1).max(9999),
     /** The BP/BQ page size the client asks for. */
     pageSize: z.number().int().min(1).max(9999),
+    /**
+     * How far the six counts of a 64 can be trusted. reliable: a count of 0
+     * means the list is empty, so the backend does not ask for it (the 3M
+     * text: a count the ILS does not know is four blanks, and a blank count
+     * is always read as unknown, so that list is asked for). unreliable: the
+     * ILS may write 0 (or anything) while the list has entries, so every list
+     * is asked for. Default unreliable: a dialect file that says nothing is
+     * read the safe way.
+     */
+    listCounts: z.enum(['reliable', 'unreliable']).default('unreliable'),
+    /**
+     * Lists whose entries this ILS always also lists as charged items (AU):
+     * when the charged list was read completely, these are not asked for.
+     */
+    chargedIncludes: z.array(z.enum(['overdue', 'recall'])).default([]),
   })
   .strict();
 

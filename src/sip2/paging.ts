@@ -41,6 +41,20 @@ export interface PagingOptions {
   pageSize: number;
   /** The most entries read, whatever count the ILS announces. */
   maxEntries?: number;
+  /** The first page, when the caller already has it (it asked for page 1 itself): it is not asked for again. */
+  first?: PatronInformationResponse;
+  /**
+   * Told of each page's entries as soon as the page is in (the first page
+   * once the requests for the others are out), so work on them can start
+   * before the last page arrives. Entries of pages found to repeat the first
+   * (an ILS ignoring BP/BQ) may be among them.
+   */
+  onEntries?: (entries: readonly string[]) => void;
+}
+
+/** The BP/BQ range of the first page. */
+export function firstPageRange(options: PagingOptions): { start: number; end: number } {
+  return { start: 1, end: Math.min(options.pageSize, options.maxEntries ?? DEFAULT_MAX_LIST_ENTRIES) };
 }
 
 export function listEntries(response: PatronInformationResponse, list: SummaryList): string[] {
@@ -68,7 +82,9 @@ export async function fetchPatronList(
   options: PagingOptions,
 ): Promise<PatronList> {
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_LIST_ENTRIES;
-  const first = await send(build(1, Math.min(options.pageSize, maxEntries)));
+  const range = firstPageRange(options);
+  const first = options.first ?? (await send(build(range.start, range.end)));
+  const firstRequests = options.first === undefined ? 1 : 0;
   const firstEntries = listEntries(first, list).slice(0, maxEntries);
   const announced = listCount(first, list);
   if (
@@ -77,10 +93,11 @@ export async function fetchPatronList(
     firstEntries.length === 0 ||
     firstEntries.length >= maxEntries
   ) {
+    options.onEntries?.(firstEntries);
     return {
       entries: firstEntries,
       first,
-      requests: 1,
+      requests: firstRequests,
       truncated: announced !== null && firstEntries.length < announced,
     };
   }
@@ -92,8 +109,19 @@ export async function fetchPatronList(
   const step = firstEntries.length;
   const starts: number[] = [];
   for (let start = step + 1; start <= count; start += step) starts.push(start);
-  const pages = await Promise.all(starts.map((start) => send(build(start, Math.min(start + step - 1, count)))));
-  const requests = 1 + pages.length;
+  const pending = starts.map((start) => send(build(start, Math.min(start + step - 1, count))));
+  options.onEntries?.(firstEntries);
+  const pages = await Promise.all(
+    options.onEntries
+      ? pending.map((page) =>
+          page.then((response) => {
+            options.onEntries?.(listEntries(response, list).slice(0, step));
+            return response;
+          }),
+        )
+      : pending,
+  );
+  const requests = firstRequests + pages.length;
   // An ILS that ignores BP/BQ answers every page with the first entries again: keep the first page only.
   if (pages.some((page) => listEntries(page, list)[0] === firstEntries[0])) {
     return { entries: firstEntries, first, requests, truncated: true };

@@ -170,7 +170,11 @@ describe.each(DIALECTS)('library system failures (%s)', (dialect) => {
     expect(login.status, login.text).toBe(200);
     const token = String(login.body.access_token);
     await fx().sim.setFaults({ latencyMs: 800 });
-    const replies = await Promise.all([client.get('/core/alice', { token }), client.get('/core/alice', { token })]);
+    // Two different reads: two identical ones at once would share a single 63 (SharedReads).
+    const replies = await Promise.all([
+      client.get('/core/alice', { token }),
+      client.get('/core/alice/fees', { token }),
+    ]);
     const statuses = replies.map((reply) => reply.status).sort();
     expect(statuses, replies.map((reply) => reply.text).join('\n')).toEqual([200, 503]);
     const busy = replies.find((reply) => reply.status === 503)!;

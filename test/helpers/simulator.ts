@@ -86,6 +86,7 @@ interface ProfileState {
   pad: boolean;
   scStatusFirst: boolean;
   ids: 'exact' | 'folded';
+  counts: 'exact' | 'folio' | 'blank' | 'zero';
 }
 
 export interface CountersState {

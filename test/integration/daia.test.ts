@@ -321,7 +321,8 @@ describe.each(DAIA_DIALECTS)('DAIA (%s)', (dialect) => {
       const deadline = Date.now() + 20_000;
       while ((await one()).status !== 200 && Date.now() < deadline) await sleep(200);
       await fx().sim.setFaults({ latencyMs: 800 });
-      const replies = await Promise.all([one(), one()]);
+      // Two different items: two requests for the same one would share a single 17 (SharedReads).
+      const replies = await Promise.all([one(), client.get('/daia', query([item('it-0002')]))]);
       expect(replies.map((r) => r.status).sort(), replies.map((r) => r.text).join('\n')).toEqual([200, 503]);
       const busy = replies.find((r) => r.status === 503)!;
       expectDaiaError(busy, 503, 'service_unavailable');

@@ -250,11 +250,17 @@ describe('failure translation: every simulator fault, end to end', () => {
   it('queue full: 503 service_unavailable with Retry-After at once, while admitted requests are served', async () => {
     const { client } = fx().extras[1]!;
     await settle();
-    const session = await client.login('alice');
+    // Four patrons: four identical reads at once would share a single 63 (SharedReads).
+    const sessions = [
+      await client.login('alice'),
+      await client.login('dave'),
+      await client.login('frank'),
+      await client.login('hanna', { password: 'hanna-pass' }),
+    ];
     await fx().sim.setFaults({ latencyMs: SLOW_MS });
     // one runs on the only connection, one waits, two find the waiting room full
     const replies = await Promise.all(
-      [0, 1, 2, 3].map(() => timed(() => client.get('/core/alice', { token: session.token }))),
+      sessions.map((session) => timed(() => client.get(`/core/${session.patron}`, { token: session.token }))),
     );
     const statuses = replies.map(({ reply }) => reply.status).sort();
     expect(statuses, replies.map(({ reply }) => `${reply.status} ${reply.text}`).join('\n')).toEqual([

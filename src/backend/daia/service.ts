@@ -8,6 +8,7 @@ import { inBackendTerms } from '../errors.js';
 import { type ItemInfoCache, type ItemLookup, itemLookup } from '../item-cache.js';
 import { DEFAULT_MAX_PARALLEL, limiter } from '../parallel.js';
 import type { PoolShare } from '../pool-share.js';
+import { SharedReads } from '../shared-reads.js';
 import type { UriTemplates } from '../uris.js';
 import { type DaiaMappingContext, daiaDocument } from './mapping.js';
 import type { DaiaDocument, DaiaResponse } from './types.js';
@@ -35,6 +36,8 @@ export interface DaiaServiceOptions {
    * it, DAIA may use the whole pool.
    */
   share?: PoolShare | null;
+  /** Where identical reads of concurrent requests meet (shared with the PAIA backend); default: this service's own. */
+  sharedReads?: SharedReads;
   /** Clock for `timestamp` (tests). */
   now?: () => Date;
 }
@@ -66,9 +69,13 @@ export class DaiaService {
     this.options = options;
     const { share } = options;
     // With a share, the share answers a caller that gives up; the 17 it let through runs to its end holding it.
-    const send: ItemInformationSend = share
+    const viaShare: ItemInformationSend = share
       ? (message, callOptions) => share.run(() => options.send(message), callOptions?.signal)
       : options.send;
+    // Requests asking about the same item at once share one 17 (and one slot of the share).
+    const sharedReads = options.sharedReads ?? new SharedReads();
+    const send: ItemInformationSend = (message, callOptions) =>
+      sharedReads.send(message, callOptions ?? {}, viaShare as Parameters<SharedReads['send']>[2]);
     this.itemInformation = itemLookup(send, options.messages, options.itemCache);
     this.ctx = { dialect: options.dialect, uris: options.uris, institution: options.institution };
   }

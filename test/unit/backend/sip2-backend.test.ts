@@ -13,6 +13,7 @@ import { Sip2Messages } from '../../../src/sip2/messages.js';
 import type {
   HoldResponse,
   ItemInformationResponse,
+  PatronInformation,
   PatronInformationResponse,
   RenewResponse,
   RequestMessage,
@@ -69,7 +70,7 @@ function item18(barcode: string, fields: Partial<ItemInformationResponse> = {}):
 }
 
 interface FakeIls {
-  patron?: (list: SummaryList | null) => PatronInformationResponse;
+  patron?: (list: SummaryList | null, message: PatronInformation) => PatronInformationResponse;
   item?: (barcode: string) => ItemInformationResponse;
   renew?: (barcode: string) => Promise<RenewResponse> | RenewResponse;
   hold?: (
@@ -91,7 +92,7 @@ function makeBackend(ils: FakeIls, options: Partial<Sip2BackendOptions> & { dial
       await new Promise((resolve) => setTimeout(resolve, ils.delayMs ?? 1));
       switch (message.code) {
         case '63':
-          return ils.patron!(message.summary);
+          return ils.patron!(message.summary, message);
         case '17':
           return ils.item ? ils.item(message.itemIdentifier) : item18(message.itemIdentifier);
         case '29':
@@ -153,12 +154,18 @@ const holdAnswer = (ok: boolean, fields: Partial<HoldResponse> = {}): HoldRespon
   ...fields,
 });
 
+/** generic, with counts marked as not to be trusted: every list is read, as before dialects said otherwise. */
+const UNRELIABLE: Dialect = { ...loadDialect('generic'), listCounts: 'unreliable' };
+
 describe('Sip2Backend items', () => {
-  it('reads the five lists in parallel, then every 17 in parallel', async () => {
-    const { backend, sent, maxInFlight } = makeBackend({
-      patron: info64({ charged: ['a', 'b'], overdue: ['a'], hold: ['c', 'd'], unavailableHold: ['d'] }),
-      delayMs: 20,
-    });
+  it('counts not to be trusted: reads the five lists in parallel, then every 17 in parallel', async () => {
+    const { backend, sent, maxInFlight } = makeBackend(
+      {
+        patron: info64({ charged: ['a', 'b'], overdue: ['a'], hold: ['c', 'd'], unavailableHold: ['d'] }),
+        delayMs: 20,
+      },
+      { dialect: UNRELIABLE },
+    );
     const docs = await backend.items('p1');
     expect(docs.map((doc) => [doc.item, doc.status])).toEqual([
       [I('a'), 3],
@@ -262,6 +269,140 @@ describe('Sip2Backend items', () => {
   });
 });
 
+const listsAsked = (sent: RequestMessage[]) =>
+  sent.flatMap((m) => (m.code === '63' ? [`${m.summary}:${m.startItem ?? ''}`] : []));
+const itemsAsked = (sent: RequestMessage[]) => sent.flatMap((m) => (m.code === '17' ? [m.itemIdentifier] : []));
+
+describe('Sip2Backend items with counts to be trusted (listCounts: reliable)', () => {
+  const lists = { charged: ['a', 'b'], overdue: ['a'], hold: ['c', 'd'], unavailableHold: ['d'] };
+
+  it('asks for the charged list first, then only the lists whose count is not 0; the answer is the same', async () => {
+    const reliable = makeBackend({ patron: info64(lists) });
+    const unreliable = makeBackend({ patron: info64(lists) }, { dialect: UNRELIABLE });
+    const docs = await reliable.backend.items('p1');
+    expect(docs).toEqual(await unreliable.backend.items('p1'));
+    // generic: overdue items are not said to be charged ones, so the overdue list is read; recall (0) is not.
+    expect(listsAsked(reliable.sent)).toEqual(['charged:1', 'hold:1', 'unavailableHold:1', 'overdue:1']);
+    expect(listsAsked(unreliable.sent)).toHaveLength(5);
+    expect(itemsAsked(reliable.sent).sort()).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('a patron with loans only costs one 63 and a 17 per loan', async () => {
+    const { backend, sent } = makeBackend({ patron: info64({ charged: ['a', 'b', 'c'] }) });
+    expect(await backend.items('p1')).toHaveLength(3);
+    expect(sent.map((m) => m.code)).toEqual(['63', '17', '17', '17']);
+  });
+
+  it('asks for a list whose count is blank (unknown), and for none of an unknown patron', async () => {
+    const { backend, sent } = makeBackend({
+      patron: info64({ charged: ['a'], unavailableHold: ['p'] }, { unavailableHoldsCount: null }),
+    });
+    expect((await backend.items('p1')).map((doc) => [doc.item, doc.status])).toEqual([
+      [I('a'), 3],
+      [I('p'), 1],
+    ]);
+    expect(listsAsked(sent)).toEqual(['charged:1', 'unavailableHold:1']);
+
+    const unknown = makeBackend({ patron: info64({}, { validPatron: false, personalName: '' }) });
+    expect(await unknown.backend.items('nobody')).toEqual([]);
+    expect(unknown.sent.map((m) => m.code)).toEqual(['63']);
+  });
+
+  it('chargedIncludes: skips the overdue list when the charged list is complete, reads it when it is not', async () => {
+    const koha = loadDialect('koha');
+    expect(koha.chargedIncludes).toContain('overdue');
+    const complete = makeBackend({ patron: info64(lists) }, { dialect: koha });
+    await complete.backend.items('p1');
+    expect(listsAsked(complete.sent)).toEqual(['charged:1', 'hold:1', 'unavailableHold:1']);
+
+    // The ILS announces three loans but lists two: the overdue list may hold the third.
+    const short = makeBackend(
+      { patron: info64({ charged: ['a', 'b'], overdue: ['z'] }, { chargedItemsCount: 3 }) },
+      { dialect: koha },
+    );
+    const docs = await short.backend.items('p1');
+    // The page after the first repeats it (the fake ignores BP): the list stays short.
+    expect(listsAsked(short.sent)).toEqual(['charged:1', 'charged:3', 'overdue:1']);
+    expect(docs.map((doc) => doc.item)).toEqual([I('a'), I('b'), I('z')]);
+  });
+
+  it('asks about the loans of the first page while the other pages are on their way', async () => {
+    const charged = ['a', 'b', 'c', 'd', 'e'];
+    // A fake ILS that pages by BP, two entries a page.
+    const paged = makeBackend(
+      {
+        patron: (list, message) => {
+          const page = info64({ charged })(list);
+          const from = Number(message.startItem ?? 1) - 1;
+          return list === 'charged' ? { ...page, chargedItems: charged.slice(from, from + 2) } : page;
+        },
+      },
+      { pageSize: 2 },
+    );
+    const docs = await paged.backend.items('p1');
+    expect(docs.map((doc) => doc.item)).toEqual(charged.map(I));
+    expect(
+      paged.sent
+        .slice(0, 5)
+        .map((m) => (m.code === '63' ? `63:${m.startItem}` : m.code === '17' ? `17:${m.itemIdentifier}` : m.code)),
+    ).toEqual(['63:1', '63:3', '63:5', '17:a', '17:b']);
+    expect(itemsAsked(paged.sent)).toHaveLength(5);
+  });
+
+  it('a call failing on a charged page leaves no list read unhandled (the hold list fails too, later)', async () => {
+    const { backend } = makeBackend(
+      {
+        patron: (list, message) => {
+          if (list === 'charged' && message.startItem === '2') throw new Error('page 2 lost');
+          if (list === 'hold') throw new Error('hold list lost');
+          const page = info64({ charged: ['a', 'b'], hold: ['c'] })(list);
+          return list === 'charged' ? { ...page, chargedItems: ['a'] } : page;
+        },
+      },
+      { pageSize: 1 },
+    );
+    await expect(backend.items('p1')).rejects.toThrow('page 2 lost');
+    // Long enough for the hold list's failure to arrive: vitest fails the run on an unhandled rejection.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  });
+
+  it('an ILS writing 0 counts while its lists have entries: a dialect that trusts counts misses them, one that does not finds them', async () => {
+    const zeroCounts = info64(lists, {
+      holdItemsCount: 0,
+      overdueItemsCount: 0,
+      chargedItemsCount: 0,
+      unavailableHoldsCount: 0,
+    });
+    const trusting = makeBackend({ patron: zeroCounts });
+    expect((await trusting.backend.items('p1')).map((doc) => doc.item)).toEqual([I('a'), I('b')]);
+    const careful = makeBackend({ patron: zeroCounts }, { dialect: UNRELIABLE });
+    expect((await careful.backend.items('p1')).map((doc) => doc.item)).toEqual([I('a'), I('b'), I('c'), I('d')]);
+  });
+});
+
+describe('Sip2Backend: identical reads of concurrent calls', () => {
+  const lists = { charged: ['a', 'b'], hold: ['c'] };
+
+  it('two items calls of one patron at once cost one set of messages, without the item cache', async () => {
+    const alone = makeBackend({ patron: info64(lists), delayMs: 10 });
+    await alone.backend.items('p1');
+    const { backend, sent } = makeBackend({ patron: info64(lists), delayMs: 10 });
+    const [one, two] = await Promise.all([backend.items('p1'), backend.items('p1')]);
+    expect(two).toEqual(one);
+    expect(sent.map((m) => m.code)).toEqual(alone.sent.map((m) => m.code));
+  });
+
+  it('never shares the reads of two patrons, nor two logins of one', async () => {
+    const { backend, sent } = makeBackend({ patron: info64(lists), delayMs: 10 });
+    await Promise.all([backend.items('p1'), backend.items('p2')]);
+    expect(sent.filter((m) => m.code === '63' && m.patronIdentifier === 'p2')).toHaveLength(2);
+    expect(sent.filter((m) => m.code === '63' && m.patronIdentifier === 'p1')).toHaveLength(2);
+    const before = sent.length;
+    await Promise.all([backend.login('p1', 'pw'), backend.login('p1', 'pw')]);
+    expect(sent.slice(before).map((m) => m.code)).toEqual(['63', '63']);
+  });
+});
+
 describe('Sip2Backend with the item cache', () => {
   const itemsSent = (sent: RequestMessage[]) =>
     sent.filter((m) => m.code === '17').map((m) => (m as { itemIdentifier: string }).itemIdentifier);
@@ -269,7 +410,7 @@ describe('Sip2Backend with the item cache', () => {
   it('a second items call sends the lists again but no 17', async () => {
     const { backend, sent } = makeBackend(
       { patron: info64({ charged: ['a', 'b'], hold: ['c'] }) },
-      { itemCache: new ItemInfoCache({ ttlMs: 60_000, maxEntries: 100 }) },
+      { itemCache: new ItemInfoCache({ ttlMs: 60_000, maxEntries: 100 }), dialect: UNRELIABLE },
     );
     const first = await backend.items('p1');
     const second = await backend.items('p1');

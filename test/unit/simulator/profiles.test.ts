@@ -10,6 +10,7 @@ import {
   listPage,
   perlNumber,
   syntheticEntry,
+  writtenCounts,
 } from '../../../sip2-simulator/src/profile-responses.js';
 import {
   defaultProfile,
@@ -56,6 +57,7 @@ describe('parseProfile', () => {
       pad: true,
       scStatusFirst: true,
       ids: 'exact',
+      counts: 'exact',
     });
     expect(parseProfile(['fines=eg-3m, bv=off ,bh=on,pad=on'])).toMatchObject({
       fines: 'eg-3m',
@@ -184,5 +186,27 @@ describe('list pages', () => {
     expect(inflateList('charged', ['it-1'], 3)).toEqual(['it-1', 'x-charged-0002', 'x-charged-0003']);
     expect(inflateList('charged', ['a', 'b', 'c'], 2)).toEqual(['a', 'b']);
     expect(syntheticEntry('unavailableHold', 42)).toBe('x-unavailable-hold-0042');
+  });
+});
+
+describe('counts (how the 64 writes its six counts)', () => {
+  const counts = { hold: 2, overdue: 1, charged: 3, fine: 0, recall: 0, unavailableHold: 1 };
+
+  it('writes exact counts by default, a blank unavailable holds count for folio, all blank or all 0 when asked', () => {
+    expect(defaultProfile().counts).toBe('exact');
+    expect(parseProfile(['folio']).counts).toBe('folio');
+    expect(writtenCounts(counts, 'exact')).toEqual(counts);
+    expect(writtenCounts(counts, 'folio')).toEqual({ ...counts, unavailableHold: null });
+    expect(Object.values(writtenCounts(counts, 'blank'))).toEqual([null, null, null, null, null, null]);
+    expect(Object.values(writtenCounts(counts, 'zero'))).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+
+  it('reads and describes the knob, and names the modes when the value is wrong', () => {
+    expect(parseProfile(['koha,counts=zero'])).toMatchObject({ fines: 'koha', counts: 'zero' });
+    expect(describeProfile(parseProfile(['counts=blank']))).toBe('counts=blank');
+    expect(() => parseProfile(['counts=some'])).toThrow(
+      /counts must be one of exact, folio, blank, zero \(got "some"\)/,
+    );
+    expect(() => parseProfile(['counts'])).toThrow(/needs a value, e.g. counts=zero/);
   });
 });

@@ -55,6 +55,22 @@ describe('built-in dialects', () => {
     });
   });
 
+  it('trust their 64 counts, and say which lists are part of the charged list (config/dialects/*.yaml has the sources)', () => {
+    expect(
+      Object.fromEntries(
+        BUILTIN_DIALECTS.map((name) => {
+          const { listCounts, chargedIncludes } = loadDialect(name);
+          return [name, { listCounts, chargedIncludes }];
+        }),
+      ),
+    ).toEqual({
+      generic: { listCounts: 'reliable', chargedIncludes: ['recall'] },
+      koha: { listCounts: 'reliable', chargedIncludes: ['overdue'] },
+      evergreen: { listCounts: 'reliable', chargedIncludes: ['overdue'] },
+      folio: { listCounts: 'reliable', chargedIncludes: ['overdue', 'recall'] },
+    });
+  });
+
   it('terminatorOf maps CR and CRLF', () => {
     expect(terminatorOf(loadDialect('generic'))).toBe('\r');
     expect(terminatorOf(loadDialect('folio'))).toBe('\r\n');
@@ -267,6 +283,16 @@ describe('invalid dialect files', () => {
     const dialect: Dialect = loadDialect(write(valid));
     expect(dialect.name).toBe('custom');
     expect(parseFineItem('1.50 Faust', dialect)).toEqual({ amount: '1.50', about: 'Faust' });
+  });
+
+  it('a file that says nothing of list counts reads every list (unreliable, nothing in the charged list)', () => {
+    expect(loadDialect(write(valid))).toMatchObject({ listCounts: 'unreliable', chargedIncludes: [] });
+    expect(loadDialect(write({ ...valid, listCounts: 'reliable', chargedIncludes: ['overdue'] }))).toMatchObject({
+      listCounts: 'reliable',
+      chargedIncludes: ['overdue'],
+    });
+    expect(loadError({ ...valid, listCounts: 'mostly' })).toMatch(/listCounts/);
+    expect(loadError({ ...valid, chargedIncludes: ['hold'] })).toMatch(/chargedIncludes/);
   });
 
   it.each([

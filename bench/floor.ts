@@ -1,0 +1,54 @@
+import type { Dialect } from '../src/sip2/dialect.js';
+import type { SummaryList } from '../src/sip2/spec.js';
+
+/**
+ * The least time GET items can take against an ILS that answers every SIP2
+ * message after `latencyMs`, over `pool` connections, counting only the
+ * messages the answer really needs (B2, B7):
+ *
+ * - the charged list's first page: alone, since its 64 tells (by the counts)
+ *   what else is needed;
+ * - then everything else, `pool` at a time: the other charged pages, one 63
+ *   per page of each other list whose count is not 0 (none for a list the
+ *   dialect says is part of the charged list, chargedIncludes, once that is
+ *   complete), and one 17 per document.
+ *
+ * floor = (1 + ceil(rest / pool)) × latency, where rest = messages after the
+ * first. A dependency the formula ignores (a 17 can only follow the page
+ * naming its item) costs nothing as long as the first page names at least
+ * `pool` items, as it does here; with counts not to be trusted all five lists
+ * go out at once instead, and the floor would be that of today's flow.
+ */
+export interface Floor {
+  ms: number;
+  /** 63s needed: the charged pages plus the pages of the other lists needed. */
+  lists: number;
+  /** 17s needed: one per document. */
+  items: number;
+  /** How it was computed, for the notes. */
+  formula: string;
+}
+
+const OTHER_LISTS: readonly SummaryList[] = ['overdue', 'recall', 'hold', 'unavailableHold'];
+
+export function itemsFloor(
+  sizes: Readonly<Record<string, number>>,
+  documents: number,
+  options: { dialect: Dialect; perPage: number; pool: number; latencyMs: number },
+): Floor {
+  const { dialect, perPage, pool, latencyMs } = options;
+  const pages = (n: number) => Math.max(1, Math.ceil(n / perPage));
+  const chargedPages = pages(sizes.charged ?? 0);
+  const others = OTHER_LISTS.filter(
+    (list) => (sizes[list] ?? 0) > 0 && !(dialect.chargedIncludes as readonly string[]).includes(list),
+  );
+  const lists = chargedPages + others.reduce((sum, list) => sum + pages(sizes[list] ?? 0), 0);
+  const rest = lists - 1 + documents;
+  const rounds = 1 + Math.ceil(rest / pool);
+  const ms = rounds * latencyMs;
+  const formula =
+    `floor = (1 + ceil((L - 1 + D) / ${pool})) × ${latencyMs} ms = (1 + ceil((${lists} - 1 + ${documents}) / ${pool})) × ${latencyMs} = ${rounds} × ${latencyMs} = ${ms} ms; ` +
+    `L = ${lists} list requests needed (${chargedPages} charged page${chargedPages === 1 ? '' : 's'} of ${perPage}` +
+    `${others.length > 0 ? `, plus ${others.join(', ')}` : ''}; lists with count 0${dialect.chargedIncludes.length > 0 ? ` or part of the charged list (${dialect.chargedIncludes.join(', ')})` : ''} are not read), D = ${documents} documents (one 17 each)`;
+  return { ms, lists, items: documents, formula };
+}

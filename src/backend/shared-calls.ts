@@ -1,0 +1,92 @@
+import { cancelled } from '../sip2/index.js';
+import { abortable } from './abortable.js';
+
+interface Call<V> {
+  promise: Promise<V>;
+  /** Cancels the shared work; used once every caller waiting for it has given up. */
+  controller: AbortController;
+  /** Callers still waiting for it. */
+  waiters: number;
+}
+
+/**
+ * Work in flight shared by key: a caller asking for a key whose work is
+ * already under way waits for that work instead of starting its own. A
+ * caller whose `signal` aborts stops waiting at once; the shared work is
+ * cancelled (its signal aborted) only when no caller waits for it any more.
+ * A caller without a signal cannot give up, so it keeps the work alive.
+ * Only work in flight is shared: once settled, the next caller starts anew.
+ * Used by the item cache (one 17 per item however many calls ask) and by
+ * SharedReads (identical SIP2 reads of concurrent calls).
+ */
+export class SharedCalls<K, V> {
+  private readonly calls = new Map<K, Call<V>>();
+
+  /** Whether work for `key` is in flight (a run() now would join it). */
+  has(key: K): boolean {
+    return this.calls.has(key);
+  }
+
+  /**
+   * The outcome of the work in flight for `key`, else of `start(signal)`,
+   * started now. `onAnswer` (of the caller that starts the work) is told the
+   * answer unless forget(key) was called meanwhile.
+   */
+  run(
+    key: K,
+    start: (signal: AbortSignal) => Promise<V>,
+    signal?: AbortSignal,
+    onAnswer?: (value: V) => void,
+  ): Promise<V> {
+    if (signal?.aborted) return Promise.reject(cancelled(signal, false));
+    let call = this.calls.get(key);
+    if (call === undefined) call = this.start(key, start, onAnswer);
+    return this.wait(key, call, signal);
+  }
+
+  /** The next run() for `key` starts new work; callers of the work in flight still get its outcome. */
+  forget(key: K): void {
+    this.calls.delete(key);
+  }
+
+  private start(key: K, start: (signal: AbortSignal) => Promise<V>, onAnswer?: (value: V) => void): Call<V> {
+    const controller = new AbortController();
+    let promise: Promise<V>;
+    try {
+      promise = start(controller.signal);
+    } catch (error) {
+      promise = Promise.reject(error);
+    }
+    const call: Call<V> = { promise, controller, waiters: 0 };
+    this.calls.set(key, call);
+    // Registered before any waiter's: the work is no longer in flight once its callers hear of it.
+    promise.then(
+      (value) => {
+        if (this.calls.get(key) !== call) return; // forgotten: its answer may be stale
+        this.calls.delete(key);
+        onAnswer?.(value);
+      },
+      () => {
+        if (this.calls.get(key) === call) this.calls.delete(key);
+      },
+    );
+    return call;
+  }
+
+  private wait(key: K, call: Call<V>, signal: AbortSignal | undefined): Promise<V> {
+    if (signal === undefined) {
+      call.waiters = Number.POSITIVE_INFINITY;
+      return call.promise;
+    }
+    call.waiters += 1;
+    return abortable(call.promise, signal, () => {
+      call.waiters -= 1;
+      if (call.waiters <= 0) {
+        // Cancelled work is joined by nobody: the next caller starts anew.
+        if (this.calls.get(key) === call) this.calls.delete(key);
+        call.controller.abort(signal.reason);
+      }
+      return cancelled(signal, false);
+    });
+  }
+}

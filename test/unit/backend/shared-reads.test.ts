@@ -1,0 +1,194 @@
+import { describe, expect, it } from 'vitest';
+import { SharedCalls } from '../../../src/backend/shared-calls.js';
+import { SharedReads, shareKey } from '../../../src/backend/shared-reads.js';
+import type { CallOptions } from '../../../src/backend/types.js';
+import { CallCancelled } from '../../../src/sip2/errors.js';
+import { Sip2Messages } from '../../../src/sip2/messages.js';
+import type { RequestMessage } from '../../../src/sip2/spec.js';
+
+const messages = new Sip2Messages({ institutionId: 'X', terminalPassword: 'tp' });
+
+/** A send whose answers the test releases by hand; it records every message and the signal it got. */
+function manualSend() {
+  const sent: Array<{ message: RequestMessage; signal: AbortSignal | undefined }> = [];
+  const waiting: Array<(answer: unknown) => void> = [];
+  const send = (message: RequestMessage, options?: CallOptions): Promise<never> => {
+    sent.push({ message, signal: options?.signal });
+    return new Promise((resolve) => waiting.push(resolve as (answer: unknown) => void));
+  };
+  const answerAll = (answer: unknown) => {
+    for (const resolve of waiting.splice(0)) resolve(answer);
+  };
+  return { send, sent, answerAll };
+}
+
+describe('SharedReads', () => {
+  it('sends two identical 63s in flight at once as one, and both callers get its answer', async () => {
+    const reads = new SharedReads();
+    const ils = manualSend();
+    const a = reads.send(messages.patronInformation('alice', { list: 'charged', start: 1, end: 50 }), {}, ils.send);
+    const b = reads.send(messages.patronInformation('alice', { list: 'charged', start: 1, end: 50 }), {}, ils.send);
+    expect(ils.sent).toHaveLength(1);
+    ils.answerAll('64 for alice');
+    expect(await a).toBe('64 for alice');
+    expect(await b).toBe('64 for alice');
+  });
+
+  it('sends two 17s of one item as one; once answered, the next one goes to the ILS again', async () => {
+    const reads = new SharedReads();
+    const ils = manualSend();
+    const first = [
+      reads.send(messages.itemInformation('it-1'), {}, ils.send),
+      reads.send(messages.itemInformation('it-1'), {}, ils.send),
+    ];
+    expect(ils.sent).toHaveLength(1);
+    ils.answerAll('18');
+    await Promise.all(first);
+    const later = reads.send(messages.itemInformation('it-1'), {}, ils.send);
+    expect(ils.sent).toHaveLength(2);
+    ils.answerAll('18 again');
+    expect(await later).toBe('18 again');
+  });
+
+  it('never shares reads that differ: another patron, list, page or item', () => {
+    const reads = new SharedReads();
+    const ils = manualSend();
+    for (const message of [
+      messages.patronInformation('alice', { list: 'charged', start: 1, end: 50 }),
+      messages.patronInformation('bob', { list: 'charged', start: 1, end: 50 }),
+      messages.patronInformation('alice', { list: 'hold', start: 1, end: 50 }),
+      messages.patronInformation('alice', { list: 'charged', start: 51, end: 100 }),
+      messages.patronInformation('alice'),
+      messages.itemInformation('it-1'),
+      messages.itemInformation('it-2'),
+    ]) {
+      void reads.send(message, {}, ils.send);
+    }
+    expect(ils.sent).toHaveLength(7);
+  });
+
+  it('never shares a 63 carrying a patron password (a credential check), even an identical one', () => {
+    const reads = new SharedReads();
+    const ils = manualSend();
+    const login = () => messages.patronInformation('alice', { password: 'secret' });
+    void reads.send(login(), {}, ils.send);
+    void reads.send(login(), {}, ils.send);
+    expect(ils.sent).toHaveLength(2);
+    expect(shareKey(login())).toBeNull();
+    expect(shareKey(messages.patronInformation('alice', { password: '' }))).toBeNull();
+  });
+
+  it('never shares a write: renew (29), hold (15), end session (35), or a patron status (23)', () => {
+    const reads = new SharedReads();
+    const ils = manualSend();
+    const writes = [
+      () => messages.renew('alice', 'it-1'),
+      () => messages.hold('+', 'alice', { item: 'it-1' }),
+      () => messages.hold('-', 'alice', { item: 'it-1' }),
+      () => messages.endSession('alice'),
+      () => messages.patronStatus('alice'),
+    ];
+    for (const write of writes) {
+      void reads.send(write(), {}, ils.send);
+      void reads.send(write(), {}, ils.send);
+      expect(shareKey(write())).toBeNull();
+    }
+    expect(ils.sent).toHaveLength(writes.length * 2);
+  });
+
+  it('a caller whose signal aborts stops waiting at once; the shared read goes on for the other', async () => {
+    const reads = new SharedReads();
+    const ils = manualSend();
+    const gone = new AbortController();
+    const stays = new AbortController();
+    const a = reads.send(messages.itemInformation('it-1'), { signal: gone.signal }, ils.send);
+    const b = reads.send(messages.itemInformation('it-1'), { signal: stays.signal }, ils.send);
+    gone.abort(new Error('client went away'));
+    await expect(a).rejects.toBeInstanceOf(CallCancelled);
+    expect(ils.sent[0]!.signal!.aborted).toBe(false);
+    ils.answerAll('18');
+    expect(await b).toBe('18');
+  });
+
+  it('cancels the shared read once nobody waits for it any more', async () => {
+    const reads = new SharedReads();
+    const ils = manualSend();
+    const one = new AbortController();
+    const two = new AbortController();
+    const a = reads.send(messages.itemInformation('it-1'), { signal: one.signal }, ils.send);
+    const b = reads.send(messages.itemInformation('it-1'), { signal: two.signal }, ils.send);
+    one.abort(new Error('deadline'));
+    await expect(a).rejects.toBeInstanceOf(CallCancelled);
+    expect(ils.sent[0]!.signal!.aborted).toBe(false);
+    two.abort(new Error('deadline'));
+    await expect(b).rejects.toBeInstanceOf(CallCancelled);
+    expect(ils.sent[0]!.signal!.aborted).toBe(true);
+    // A read asked for after that starts anew.
+    void reads.send(messages.itemInformation('it-1'), {}, ils.send);
+    expect(ils.sent).toHaveLength(2);
+  });
+
+  it('a caller without a signal keeps the shared read alive; an already aborted one is refused without a send', async () => {
+    const reads = new SharedReads();
+    const ils = manualSend();
+    const patient = reads.send(messages.itemInformation('it-1'), {}, ils.send);
+    const hasty = new AbortController();
+    const b = reads.send(messages.itemInformation('it-1'), { signal: hasty.signal }, ils.send);
+    hasty.abort(new Error('gone'));
+    await expect(b).rejects.toBeInstanceOf(CallCancelled);
+    expect(ils.sent[0]!.signal!.aborted).toBe(false);
+    ils.answerAll('18');
+    expect(await patient).toBe('18');
+
+    const aborted = AbortSignal.abort(new Error('gone before'));
+    await expect(reads.send(messages.itemInformation('it-2'), { signal: aborted }, ils.send)).rejects.toBeInstanceOf(
+      CallCancelled,
+    );
+    expect(ils.sent).toHaveLength(1);
+  });
+
+  it('passes a failure on to every caller, and the next read goes to the ILS again', async () => {
+    const reads = new SharedReads();
+    let calls = 0;
+    const failing = () => {
+      calls += 1;
+      return Promise.reject(new Error('ILS down'));
+    };
+    const both = [
+      reads.send(messages.itemInformation('it-1'), {}, failing),
+      reads.send(messages.itemInformation('it-1'), {}, failing),
+    ];
+    for (const call of both) await expect(call).rejects.toThrow('ILS down');
+    expect(calls).toBe(1);
+    await expect(reads.send(messages.itemInformation('it-1'), {}, failing)).rejects.toThrow('ILS down');
+    expect(calls).toBe(2);
+  });
+});
+
+describe('SharedCalls', () => {
+  it('tells the starter of the answer unless the key was forgotten meanwhile', async () => {
+    const calls = new SharedCalls<string, string>();
+    const told: string[] = [];
+    let release: (value: string) => void = () => {};
+    const work = () => new Promise<string>((resolve) => (release = resolve));
+    const a = calls.run('k', work, undefined, (value) => told.push(value));
+    release('first');
+    await a;
+    const b = calls.run('k', work, undefined, (value) => told.push(value));
+    calls.forget('k');
+    expect(calls.has('k')).toBe(false);
+    release('second');
+    expect(await b).toBe('second');
+    expect(told).toEqual(['first']);
+  });
+
+  it('turns a start that throws into a rejection', async () => {
+    const calls = new SharedCalls<string, string>();
+    await expect(
+      calls.run('k', () => {
+        throw new Error('cannot build');
+      }),
+    ).rejects.toThrow('cannot build');
+    expect(calls.has('k')).toBe(false);
+  });
+});
