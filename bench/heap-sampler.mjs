@@ -8,7 +8,7 @@
  * to $BENCH_HEAP_PROFILE (a .heapprofile that bench/profile-summary.ts and
  * Chrome DevTools read).
  */
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 
 const file = process.env.BENCH_HEAP_PROFILE;
@@ -23,7 +23,11 @@ if (file) {
   process.once('SIGUSR2', () => {
     session.post('HeapProfiler.stopSampling', (error, result) => {
       if (error) writeFileSync(`${file}.error`, error.message);
-      else writeFileSync(file, JSON.stringify(result.profile));
+      else {
+        // Written aside, then renamed: the file appears complete or not at all.
+        writeFileSync(`${file}.part`, JSON.stringify(result.profile));
+        renameSync(`${file}.part`, file);
+      }
     });
   });
 }

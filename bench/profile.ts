@@ -22,6 +22,8 @@ import { login } from './paia.js';
 import { gatewayEnv, installCleanup, startGateway, startSimulator, stopAll } from './processes.js';
 import { FULL } from './settings.js';
 
+const USAGE = 'usage: npm run bench:profile [-- --seconds N] [--heap] [--dir DIR]\n';
+
 /** SIGUSR2 makes bench/heap-sampler.mjs write the allocation profile; waits (at most 30 s) until it is there. */
 async function writeHeapProfile(pid: number, file: string): Promise<void> {
   process.kill(pid, 'SIGUSR2');
@@ -30,22 +32,26 @@ async function writeHeapProfile(pid: number, file: string): Promise<void> {
     if (Date.now() > deadline) throw new Error(`no heap profile in ${file} after 30 s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  // The file appears when writeFileSync opens it: give the write a moment to finish.
-  await new Promise((resolve) => setTimeout(resolve, 1000));
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      seconds: { type: 'string', default: '20' },
-      heap: { type: 'boolean' },
-      dir: { type: 'string' },
-    },
-  });
+  let values: { seconds: string; heap?: boolean; dir?: string };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        seconds: { type: 'string', default: '20' },
+        heap: { type: 'boolean' },
+        dir: { type: 'string' },
+      },
+    }));
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
   const seconds = Number(values.seconds);
   if (!Number.isFinite(seconds) || seconds <= 0) {
-    process.stderr.write('usage: npm run bench:profile [-- --seconds N] [--heap] [--dir DIR]\n');
+    process.stderr.write(`--seconds must be a positive number\n${USAGE}`);
     return 2;
   }
   const dir = resolve(values.dir ?? mkdtempSync(join(tmpdir(), 'paia-profile-')));
