@@ -137,10 +137,10 @@ function tsxCommand(script: string, args: string[]): string[] {
  * runs them, compiled (`npm run build`, which `npm run bench` runs first):
  * through tsx they would carry its loader (about 39 MB of RSS) and its startup.
  */
-function compiledCommand(script: string, args: string[], nodeFlags: readonly string[] = []): string[] {
+function compiledCommand(script: string, args: string[], nodeArgs: readonly string[] = []): string[] {
   const path = join(REPO_ROOT, 'dist', script);
   if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first (npm run bench does)`);
-  return [process.execPath, ...nodeFlags, path, ...args];
+  return [process.execPath, ...nodeArgs, path, ...args];
 }
 
 /**
@@ -298,9 +298,14 @@ export interface Gateway extends Started {
   readonly url: string;
 }
 
-export async function startGateway(env: NodeJS.ProcessEnv): Promise<Gateway> {
+/**
+ * nodeArgs: flags for node itself, before the script (bench/profile.ts passes --cpu-prof and --heap-prof),
+ * after those of `--node-flags`.
+ */
+export async function startGateway(env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = []): Promise<Gateway> {
   if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the bench gateway listens on 127.0.0.1 only');
-  const started = await startChild('gateway', compiledCommand('src/cli/main.js', ['serve'], nodeFlagsForGateway), env, [
+  const flags = [...nodeFlagsForGateway, ...nodeArgs];
+  const started = await startChild('gateway', compiledCommand('src/cli/main.js', ['serve'], flags), env, [
     /^paia-sip2 listening on (http:\/\/127\.0\.0\.1:\d+)(?:\/\S*)?\s*$/m,
   ]);
   return { ...started, url: started.banners[0]![1]! };

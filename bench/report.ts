@@ -116,13 +116,18 @@ logins, incomplete answers), whatever the number.
 
 How each number is computed (more in bench/README.md):
 
-- **B1 throughput** (target >= 0.5): closed loop of 32 keep-alive HTTP
-  connections (undici Pool, one worker per connection, the next request as
-  soon as the previous one answered), 2 s warm-up, then a 10 s window;
-  req/s = answers completed in the window / 10 s. Gateway: \`GET /core/alice\`
-  with one valid token, simulator at 0 ms, SIP2 pool 4. Reference: a bare Hono
-  hello-world (bench/hello-server.ts), same driver settings, run alone before.
-  Result = gateway req/s / hello-world req/s.
+- **B1 CPU per request** (target <= 6): gateway CPU seconds per translated
+  request ÷ hello-world CPU seconds per request, both read from /proc
+  (utime + stime of the serving process) over a measured window. Gateway:
+  \`GET /core/alice\` with one valid token (one SIP2 63 each), simulator at
+  0 ms, SIP2 pool 4. Reference: a bare Hono hello-world
+  (bench/hello-server.ts). Same closed loop for both: 32 keep-alive HTTP
+  connections (undici Pool, the next request as soon as the previous one
+  answered). Three rounds, each a fresh hello-world (2 s warm-up + 4 s
+  window) then a fresh simulator + gateway (6 s warm-up, long enough for
+  V8's JIT to settle, + 4 s window); never both at once. Result =
+  median(gateway µs/request) ÷ median(hello µs/request); the notes give
+  every process's value, their spread and both req/s.
 - **B2 fan-out** (target <= 1.1): simulator answering every SIP2 message after
   20 ms, pool 8, item cache off. \`GET /core/dave/items\` (120 loans, 5 overdue)
   one call at a time, 12 calls after 2 warm-ups; p50. Floor = the messages the
@@ -134,10 +139,11 @@ How each number is computed (more in bench/README.md):
   floor. Baseline row: the same SIP2 messages sent naively over one
   connection, strictly one after another (p50 of 3 runs). Cached row: the same
   call against a gateway whose item cache is on and warm. Neither has a target.
-- **B3 overhead** (target <= 1 ms): one request at a time, simulator at 0 ms.
+- **B3 overhead** (target <= 0.5 ms): one request at a time, simulator at 0 ms.
   p50 of \`GET /core/alice\` through the gateway minus p50 of the same 63
   sent straight to the simulator over one persistent SIP2 connection from the
-  bench process; 1000 samples each, the two alternating in batches of 100.
+  bench process; 2000 warm-up calls each, then 1000 samples each, the two
+  alternating in batches of 100.
 - **B4 memory** (target <= 200 MB): 100 patrons × 100 loans = 10,000 distinct
   items (generated data), 10,000 logins whose tokens stay valid, one
   \`GET items\` per patron (fills 10,000 item-cache entries). Result = VmRSS of

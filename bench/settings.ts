@@ -5,6 +5,13 @@ export interface Settings {
   durationMs: number;
   /** B1: connections (= workers) of the closed loop. */
   b1Connections: number;
+  /** B1: fresh gateway processes and as many fresh hello-world processes, alternating; the median of each is taken. */
+  b1Rounds: number;
+  /** B1: warm-up of a fresh gateway (JIT tiering takes it about 5 s to settle under load) and of a hello-world (about 1 s). */
+  b1GatewayWarmupMs: number;
+  b1HelloWarmupMs: number;
+  /** B1: the measured window of each process. */
+  b1WindowMs: number;
   /** B2: sequential measured calls (after 2 warm-ups) and naive baseline runs. */
   b2Calls: number;
   b2NaiveRuns: number;
@@ -25,6 +32,10 @@ export const FULL: Settings = {
   warmupMs: 2000,
   durationMs: 10_000,
   b1Connections: 32,
+  b1Rounds: 3,
+  b1GatewayWarmupMs: 6000,
+  b1HelloWarmupMs: 2000,
+  b1WindowMs: 4000,
   b2Calls: 12,
   b2NaiveRuns: 3,
   b3Batches: 10,
@@ -40,6 +51,10 @@ export const QUICK: Settings = {
   quick: true,
   warmupMs: 1000,
   durationMs: 3000,
+  b1Rounds: 2,
+  b1GatewayWarmupMs: 4000,
+  b1HelloWarmupMs: 1000,
+  b1WindowMs: 2000,
   b2Calls: 6,
   b2NaiveRuns: 1,
   b3Batches: 3,

@@ -1,4 +1,4 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 
 /**
  * prom-client's Counter and Histogram, handed out per combination of label
@@ -48,20 +48,118 @@ export interface HistogramFamilyOptions<L extends string> extends FamilyOptions<
   buckets: readonly number[];
 }
 
+/** One series of a HistogramFamily: per-bucket counts (not cumulative), sum and count. */
+class HistogramSeries implements HistogramCell {
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+  constructor(
+    readonly labels: LabelValues<string>,
+    private readonly bounds: readonly number[],
+  ) {
+    this.counts = new Float64Array(bounds.length);
+  }
+  observe(value: number): void {
+    if (!Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${value}`);
+    const bounds = this.bounds;
+    for (let i = 0; i < bounds.length; i++) {
+      if (value <= bounds[i]!) {
+        this.counts[i]! += 1;
+        break;
+      }
+    }
+    this.sum += value;
+    this.count += 1;
+  }
+}
+
+/** A sample as prom-client's Registry renders it (the shape its own Histogram hands over). */
+interface Sample {
+  value: number;
+  metricName: string;
+  labels: Record<string, string | number>;
+  sharedLabels: LabelValues<string>;
+}
+
+/**
+ * A histogram registered in a prom-client Registry, rendered exactly as
+ * prom-client's Histogram renders (cumulative `_bucket` with `le`, `+Inf`,
+ * `_sum`, `_count` per series). A cell adds to its own bucket directly:
+ * prom-client's Histogram validates and hashes the label values on every
+ * observation, a cost the CPU profile of B1 showed on every request
+ * (bench/README.md, CPU profile).
+ */
 export class HistogramFamily<L extends string> {
-  readonly #histogram: Histogram<L>;
+  readonly name: string;
+  readonly help: string;
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  readonly #labelNames: readonly L[];
+  readonly #bounds: readonly number[];
+  /** In creation order; a series is shown from its first observation on. */
+  readonly #series: HistogramSeries[] = [];
 
   constructor(options: HistogramFamilyOptions<L>) {
-    this.#histogram = new Histogram({
-      name: options.name,
-      help: options.help,
-      labelNames: options.labelNames,
-      buckets: [...options.buckets],
-      registers: [options.registry],
-    });
+    const bounds = [...options.buckets];
+    if (bounds.some((bound, i) => !Number.isFinite(bound) || (i > 0 && bound <= bounds[i - 1]!)))
+      throw new Error(`buckets of ${options.name} must be finite and ascending`);
+    this.name = options.name;
+    this.help = options.help;
+    this.#labelNames = options.labelNames;
+    this.#bounds = bounds;
+    options.registry.registerMetric(this as never);
   }
 
   cell(labels: LabelValues<L>): HistogramCell {
-    return this.#histogram.labels({ ...labels });
+    for (const name of Object.keys(labels))
+      if (!this.#labelNames.includes(name as L)) throw new Error(`${this.name} has no label ${name}`);
+    const series = new HistogramSeries({ ...labels }, this.#bounds);
+    this.#series.push(series);
+    return series;
+  }
+
+  /** What prom-client's Registry asks each registered metric for when it renders /metrics. */
+  async getForPromString(): Promise<{
+    name: string;
+    help: string;
+    type: string;
+    aggregator: string;
+    values: Sample[];
+  }> {
+    const values: Sample[] = [];
+    const bucket = `${this.name}_bucket`;
+    for (const series of this.#series) {
+      if (series.count === 0) continue;
+      const shared = series.labels;
+      let cumulative = 0;
+      this.#bounds.forEach((bound, i) => {
+        cumulative += series.counts[i]!;
+        values.push({ value: cumulative, metricName: bucket, labels: { le: bound }, sharedLabels: shared });
+      });
+      values.push(
+        { value: series.count, metricName: bucket, labels: { le: '+Inf' }, sharedLabels: shared },
+        { value: series.sum, metricName: `${this.name}_sum`, labels: {}, sharedLabels: shared },
+        { value: series.count, metricName: `${this.name}_count`, labels: {}, sharedLabels: shared },
+      );
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  /** The same samples with the series' labels merged in (prom-client's Metric.get(), used by registry.getMetricsAsJSON()). */
+  async get(): Promise<{
+    name: string;
+    help: string;
+    type: string;
+    aggregator: string;
+    values: Array<Omit<Sample, 'sharedLabels'>>;
+  }> {
+    const data = await this.getForPromString();
+    return {
+      ...data,
+      values: data.values.map(({ sharedLabels, labels, ...sample }) => ({
+        ...sample,
+        labels: { ...labels, ...sharedLabels },
+      })),
+    };
   }
 }

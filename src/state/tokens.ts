@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** 256 bits of randomness per access token. */
 const TOKEN_BYTES = 32;
@@ -17,7 +17,9 @@ export function newToken(): string {
  * compare hashes, so their timing says nothing about the token.
  */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('base64url');
+  // The one-shot crypto.hash (Node 20.12+) is the same SHA-256 without a Hash object: about 2.5× faster,
+  // and every authenticated request hashes its token (bench/README.md, CPU profile).
+  return hash('sha256', token, 'base64url');
 }
 
 /** Whether a string can be a token this server issued (cheap check before hashing). */

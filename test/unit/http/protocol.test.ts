@@ -307,6 +307,8 @@ describe('request ids and logging', () => {
       '/auth/login',
       jsonPost({ username: 'alice', password: 'wrong-secret-pw', grant_type: 'password' }),
     );
+    // An access line is written on the event loop's next turn, after its response went out.
+    await new Promise((resolve) => setImmediate(resolve));
     const lines = t.logs().filter((line) => line.msg === 'request');
     expect(lines).toHaveLength(4);
     expect(lines[1]).toMatchObject({ reqId: 'req-42', method: 'GET', path: `/core/${patron}/items`, status: 200 });

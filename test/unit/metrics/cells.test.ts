@@ -1,5 +1,5 @@
 /** Counter and histogram cells: each cell feeds exactly its own series of the registry it was made for. */
-import { Registry } from 'prom-client';
+import { Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { CounterFamily, HistogramFamily } from '../../../src/metrics/cells.js';
 import { parseExposition, single } from './exposition.js';
@@ -26,6 +26,60 @@ describe('HistogramFamily', () => {
     expect(single(text, 'x_seconds_bucket', { route: 'a', le: '+Inf' })).toBe(6);
     expect(single(text, 'x_seconds_sum', { route: 'a' })).toBeCloseTo(21.5021, 10);
     expect(single(text, 'x_seconds_count', { route: 'b' })).toBe(1);
+  });
+
+  it("renders /metrics exactly as prom-client's own Histogram does for the same observations", async () => {
+    const ours = new Registry();
+    const theirs = new Registry();
+    const family = new HistogramFamily({
+      registry: ours,
+      name: 'h_seconds',
+      help: 'h',
+      labelNames: ['m', 'r'],
+      buckets: BUCKETS,
+    });
+    const reference = new Histogram({
+      name: 'h_seconds',
+      help: 'h',
+      labelNames: ['m', 'r'],
+      buckets: BUCKETS,
+      registers: [theirs],
+    });
+    const observations: Array<[{ m: string; r: string }, number]> = [
+      [{ m: 'GET', r: 'patron' }, 0.0004],
+      [{ m: 'GET', r: 'patron' }, 0.01],
+      [{ m: 'POST', r: 'login' }, 2],
+      [{ m: 'GET', r: 'patron' }, 99],
+      [{ m: 'POST', r: 'login' }, 0.1],
+    ];
+    const cells = new Map<string, ReturnType<typeof family.cell>>();
+    for (const [labels, value] of observations) {
+      const key = `${labels.m} ${labels.r}`;
+      if (!cells.has(key)) cells.set(key, family.cell(labels));
+      cells.get(key)!.observe(value);
+      reference.observe(labels, value);
+    }
+    expect(await ours.metrics()).toBe(await theirs.metrics());
+    const samples = async (registry: Registry) =>
+      (await registry.getMetricsAsJSON()).flatMap((metric) =>
+        metric.values.map((sample) => ({
+          labels: sample.labels,
+          value: sample.value,
+          metricName: (sample as { metricName?: string }).metricName,
+        })),
+      );
+    expect(await samples(ours)).toEqual(await samples(theirs));
+  });
+
+  it('refuses a value that is not a finite number, as prom-client does', () => {
+    const family = new HistogramFamily({
+      registry: new Registry(),
+      name: 'n_seconds',
+      help: 'n',
+      labelNames: ['a'],
+      buckets: BUCKETS,
+    });
+    expect(() => family.cell({ a: '1' }).observe(Number.NaN)).toThrow(TypeError);
   });
 
   it('shows no series before the first observation', async () => {

@@ -1,3 +1,4 @@
+import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
 import { CHARSETS, canEncode, decodeText, encodeText, isCharset } from '../../../src/sip2/charset.js';
 
@@ -15,6 +16,18 @@ describe('charsets', () => {
     expect([...encodeText('Aü£ñ░ß', 'cp850')]).toEqual([0x41, 0x81, 0x9c, 0xa4, 0xb0, 0xe1]);
     expect([...encodeText('Aü£ñß', 'latin1')]).toEqual([0x41, 0xfc, 0xa3, 0xf1, 0xdf]);
     expect([...encodeText('Aü東🦊', 'utf-8')]).toEqual([0x41, 0xc3, 0xbc, 0xe6, 0x9d, 0xb1, 0xf0, 0x9f, 0xa6, 0x8a]);
+  });
+
+  it("carry all-ASCII text (the fast path past the code tables) exactly as iconv-lite's tables do, in every charset", () => {
+    const ascii = String.fromCharCode(...Array.from({ length: 128 }, (_, i) => i));
+    for (const charset of CHARSETS) {
+      expect(encodeText(ascii, charset)).toEqual(iconv.encode(ascii, charset));
+      expect(decodeText(iconv.encode(ascii, charset), charset)).toBe(ascii);
+      expect(canEncode(ascii, charset)).toBe(true);
+    }
+    // One byte above ASCII still goes through the table: 0x81 is ü in cp850, not U+0081.
+    expect(decodeText(Buffer.from([0x41, 0x81]), 'cp850')).toBe('Aü');
+    expect([...encodeText('Aü', 'cp850')]).toEqual([0x41, 0x81]);
   });
 
   it('decode those bytes back', () => {

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { MiddlewareHandler } from 'hono';
 
 /**
@@ -25,22 +26,35 @@ export interface DeadlineOptions {
   timeoutMs: number;
 }
 
+/** The node:http response under @hono/node-server (its fetch `env`); undefined under app.request(). */
+function outgoingOf(env: unknown): ServerResponse | undefined {
+  return (env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+}
+
 export function deadline(options: DeadlineOptions): MiddlewareHandler {
   if (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1)
     throw new RangeError('timeoutMs must be a positive integer');
   return async (c, next) => {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort('deadline'), options.timeoutMs);
-    // @hono/node-server aborts the request's signal when the client closes the connection before the answer.
-    const client = c.req.raw.signal;
     const onClientGone = () => controller.abort('client-gone');
-    client.addEventListener('abort', onClientGone, { once: true });
+    // Under @hono/node-server the response's 'close' before it finished is the client going away, the
+    // same test the server uses to abort c.req.raw.signal. Listening there spares every request the
+    // AbortController and EventTarget listener that reading c.req.raw.signal makes (bench/README.md, CPU profile).
+    const outgoing = outgoingOf(c.env);
+    const onClose = () => {
+      if (!outgoing?.writableFinished) onClientGone();
+    };
+    const client = outgoing === undefined ? c.req.raw.signal : undefined;
+    if (outgoing !== undefined) outgoing.once('close', onClose);
+    else client?.addEventListener('abort', onClientGone, { once: true });
     c.set('callSignal', controller.signal);
     try {
       await next();
     } finally {
       clearTimeout(timer);
-      client.removeEventListener('abort', onClientGone);
+      if (outgoing !== undefined) outgoing.off('close', onClose);
+      else client?.removeEventListener('abort', onClientGone);
       controller.abort('call-over');
     }
   };
