@@ -16,7 +16,9 @@ import { unknownSettings } from './sip2-direct.js';
  * every item; then VmRSS of the gateway process from /proc/PID/status.
  */
 
-const TARGET_BYTES = 200 * 1024 * 1024;
+/** Right after the load, and settled (issue 17). */
+const TARGET_BYTES = 120 * 1024 * 1024;
+const SETTLED_TARGET_BYTES = 100 * 1024 * 1024;
 const LOGIN_CONCURRENCY = 32;
 const ITEMS_CONCURRENCY = 8;
 const POOL = '8';
@@ -107,8 +109,8 @@ export async function runB4(settings: Settings): Promise<Row[]> {
             id: 'B4 settled',
             what: `the same gateway ${(settings.quick ? 3000 : SETTLE_MS) / 1000} s later, sessions and cache still live, no requests`,
             result: mb(settled.rss),
-            target: `<= ${TARGET_BYTES / 1024 / 1024} MB`,
-            met: metOf(settled.rss <= TARGET_BYTES, valid),
+            target: `<= ${SETTLED_TARGET_BYTES / 1024 / 1024} MB`,
+            met: metOf(settled.rss <= SETTLED_TARGET_BYTES, valid),
             notes: [],
           },
         ];

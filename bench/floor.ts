@@ -2,9 +2,11 @@ import type { Dialect } from '../src/sip2/dialect.js';
 import type { SummaryList } from '../src/sip2/spec.js';
 
 /**
- * The least time GET items can take against an ILS that answers every SIP2
- * message after `latencyMs`, over `pool` connections, counting only the
- * messages the answer really needs (B2, B7):
+ * The least time GET items can take against an ILS whose round trip takes
+ * `roundTripMs` (measured in the same run by sending a message straight to
+ * the simulator: its configured wait plus what timers and scheduling add on
+ * this machine, so the floor is one a client could reach), over `pool`
+ * connections, counting only the messages the answer really needs (B2, B7):
  *
  * - the charged list's first page: alone, since its 64 tells (by the counts)
  *   what else is needed;
@@ -13,7 +15,7 @@ import type { SummaryList } from '../src/sip2/spec.js';
  *   dialect says is part of the charged list, chargedIncludes, once that is
  *   complete), and one 17 per document.
  *
- * floor = (1 + ceil(rest / pool)) × latency, where rest = messages after the
+ * floor = (1 + ceil(rest / pool)) × round trip, where rest = messages after the
  * first. A dependency the formula ignores (a 17 can only follow the page
  * naming its item) costs nothing as long as the first page names at least
  * `pool` items, as it does here; with counts not to be trusted all five lists
@@ -25,6 +27,8 @@ export interface Floor {
   lists: number;
   /** 17s needed: one per document. */
   items: number;
+  /** Round trips on the critical path: the first page, then the rest pool at a time. */
+  rounds: number;
   /** How it was computed, for the notes. */
   formula: string;
 }
@@ -34,9 +38,9 @@ const OTHER_LISTS: readonly SummaryList[] = ['overdue', 'recall', 'hold', 'unava
 export function itemsFloor(
   sizes: Readonly<Record<string, number>>,
   documents: number,
-  options: { dialect: Dialect; perPage: number; pool: number; latencyMs: number },
+  options: { dialect: Dialect; perPage: number; pool: number; latencyMs: number; roundTripMs: number },
 ): Floor {
-  const { dialect, perPage, pool, latencyMs } = options;
+  const { dialect, perPage, pool, latencyMs, roundTripMs } = options;
   const pages = (n: number) => Math.max(1, Math.ceil(n / perPage));
   const chargedPages = pages(sizes.charged ?? 0);
   const others = OTHER_LISTS.filter(
@@ -45,10 +49,12 @@ export function itemsFloor(
   const lists = chargedPages + others.reduce((sum, list) => sum + pages(sizes[list] ?? 0), 0);
   const rest = lists - 1 + documents;
   const rounds = 1 + Math.ceil(rest / pool);
-  const ms = rounds * latencyMs;
+  const ms = rounds * roundTripMs;
+  const rt = roundTripMs.toFixed(1);
   const formula =
-    `floor = (1 + ceil((L - 1 + D) / ${pool})) × ${latencyMs} ms = (1 + ceil((${lists} - 1 + ${documents}) / ${pool})) × ${latencyMs} = ${rounds} × ${latencyMs} = ${ms} ms; ` +
+    `floor = (1 + ceil((L - 1 + D) / ${pool})) × RT = (1 + ceil((${lists} - 1 + ${documents}) / ${pool})) × ${rt} ms = ${rounds} × ${rt} = ${ms.toFixed(1)} ms; ` +
+    `RT = ${rt} ms, p50 of one 63 sent straight to the simulator (its ${latencyMs} ms wait plus timers and scheduling here; ${rounds} × ${latencyMs} ms = ${rounds * latencyMs} ms without them); ` +
     `L = ${lists} list requests needed (${chargedPages} charged page${chargedPages === 1 ? '' : 's'} of ${perPage}` +
     `${others.length > 0 ? `, plus ${others.join(', ')}` : ''}; lists with count 0${dialect.chargedIncludes.length > 0 ? ` or part of the charged list (${dialect.chargedIncludes.join(', ')})` : ''} are not read), D = ${documents} documents (one 17 each)`;
-  return { ms, lists, items: documents, formula };
+  return { ms, lists, items: documents, rounds, formula };
 }

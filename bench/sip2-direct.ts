@@ -2,8 +2,10 @@ import { type Config, loadConfigWithWarnings } from '../src/config/index.js';
 import { sip2Setup } from '../src/gateway/index.js';
 import { Sip2Connection } from '../src/sip2/connection.js';
 import type { Dialect } from '../src/sip2/dialect.js';
+import type { RequestMessage } from '../src/sip2/index.js';
 import type { Sip2Messages } from '../src/sip2/messages.js';
 import { simulatorIls } from '../test/helpers/simulator.js';
+import { percentile, sequential, sortedOf } from './driver.js';
 
 /**
  * A SIP2 session from the bench process straight to the simulator, built
@@ -41,6 +43,19 @@ export function unknownSettings(env: Record<string, string | undefined>): string
     if (name.startsWith('PAIA_') && value !== undefined) paia[name] = value;
   const { warnings } = loadConfigWithWarnings({ env: paia });
   return warnings.filter((warning) => / is not a paia-sip2 setting/.test(warning));
+}
+
+/**
+ * p50 of `samples` round trips of `message` over the direct session, one at a
+ * time: what one SIP2 message really costs against this simulator on this
+ * machine (its configured wait plus timers and scheduling), the unit of the
+ * items floor (B2, B7).
+ */
+export async function roundTripP50(direct: DirectSip2, message: RequestMessage, samples = 20): Promise<number> {
+  const trips = await sequential(samples, async () => {
+    await direct.connection.send(message);
+  });
+  return percentile(sortedOf(trips), 50);
 }
 
 export async function openDirect(sip2Port: number): Promise<DirectSip2> {
