@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withoutSettings } from '../src/config/load.js';
+import { GATEWAY_NODE_FLAGS } from '../src/node-flags.js';
 import { simulatorIls } from '../test/helpers/simulator.js';
 
 /**
@@ -262,8 +263,8 @@ export function counterDelta(before: Record<string, number>, after: Record<strin
 
 // ------------------------------------------------------------ gateway
 
-/** Node options for the gateways (`--node-flags`); none: node's defaults, as npm start runs it. */
-let nodeFlagsForGateway: readonly string[] = [];
+/** Node options for the gateways: those it ships with (src/node-flags.ts), unless `--node-flags` gives others. */
+let nodeFlagsForGateway: readonly string[] = GATEWAY_NODE_FLAGS;
 
 export function setGatewayNodeFlags(flags: readonly string[]): void {
   nodeFlagsForGateway = [...flags];

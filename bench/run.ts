@@ -31,13 +31,14 @@ const BENCHES: Record<string, { title: string; run: (settings: Settings) => Prom
   B7: { title: 'a 10-loan patron at the floor, 20 ms SIP2 latency, pool 4', run: runB7 },
 };
 
-const USAGE = `usage: npm run bench [-- [--only B1,B3] [--quick] [--write] [--node-flags "FLAGS"]]
+const USAGE = `usage: npm run bench [-- [--only B1,B3] [--quick] [--write] ["--node-flags=FLAGS"]]
 
   --only LIST  run only these benchmarks (${Object.keys(BENCHES).join(', ')})
   --quick      shorter durations and fewer samples (for working on the bench; not comparable)
   --write      write bench/RESULTS.md even for --only / --quick (a full run always writes it)
-  --node-flags node options for every gateway the bench starts, e.g. "--max-semi-space-size=4
-               --heap-growing-percent=40" (README, "Memory"): to weigh memory against CPU per request`;
+  --node-flags=FLAGS
+               node options for every gateway instead of those it ships with (src/node-flags.ts;
+               README, "Memory"), e.g. --node-flags= for node's defaults: to weigh memory against CPU`;
 
 const RESULTS = new URL('./RESULTS.md', import.meta.url);
 
@@ -75,15 +76,15 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const settings = values.quick ? QUICK : FULL;
-  const nodeFlags = (values['node-flags'] ?? '').split(/\s+/).filter(Boolean);
-  const notAFlag = nodeFlags.find((flag) => !flag.startsWith('--'));
+  const nodeFlags = values['node-flags']?.split(/\s+/).filter(Boolean);
+  const notAFlag = nodeFlags?.find((flag) => !flag.startsWith('--'));
   if (notAFlag !== undefined) {
     process.stderr.write(
       `--node-flags takes node options (--name=value), not ${JSON.stringify(notAFlag)}\n\n${USAGE}\n`,
     );
     return 2;
   }
-  setGatewayNodeFlags(nodeFlags);
+  if (nodeFlags !== undefined) setGatewayNodeFlags(nodeFlags);
   installCleanup();
 
   const started = performance.now();
@@ -113,7 +114,7 @@ async function main(argv: string[]): Promise<number> {
   const args = [
     values.only !== undefined ? `--only ${selected.join(',')}` : '',
     values.quick ? '--quick' : '',
-    nodeFlags.length > 0 ? `--node-flags "${nodeFlags.join(' ')}"` : '',
+    nodeFlags !== undefined ? `"--node-flags=${nodeFlags.join(' ')}"` : '',
   ]
     .filter(Boolean)
     .join(' ');
@@ -140,7 +141,7 @@ async function main(argv: string[]): Promise<number> {
   process.stdout.write(`\n${render(report)}\n`);
 
   // RESULTS.md holds the numbers of the gateway as shipped: a run with other node flags is written only when asked.
-  const full = values.only === undefined && !values.quick && nodeFlags.length === 0;
+  const full = values.only === undefined && !values.quick && nodeFlags === undefined;
   if (full || values.write) {
     writeFileSync(RESULTS, resultsFile(report));
     process.stdout.write(`\nwritten to bench/RESULTS.md\n`);

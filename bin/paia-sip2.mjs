@@ -1,7 +1,9 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=60
 // The paia-sip2 command (package.json "bin"): the compiled command line
 // (npm run build writes dist/), in this one process, so SIGTERM, SIGINT and
 // SIGHUP reach the gateway itself. `paia-sip2 doctor --patron NAME` checks the ILS.
+// The shebang passes the gateway's heap options (src/node-flags.ts); `env -S`
+// splits them (GNU coreutils 8.30+, BSD and macOS env).
 import { existsSync } from 'node:fs';
 
 const main = new URL('../dist/src/cli/main.js', import.meta.url);

@@ -5,6 +5,7 @@ import { startWorkers } from '../gateway/cluster/primary.js';
 import { startWorker } from '../gateway/cluster/worker.js';
 import { gatewayLogger, type Serving, startGateway } from '../gateway/index.js';
 import type { Logger } from '../log.js';
+import { missingNodeFlags } from '../node-flags.js';
 
 /**
  * `paia-sip2 serve`: starts the gateway, prints where it listens (and, in
@@ -24,6 +25,13 @@ export async function serve(config: Config): Promise<number> {
   }
   // Signal handlers first: whoever waits for the listening line may signal right after reading it.
   const { exitCode } = untilSignal(gateway, logger);
+  const missing = missingNodeFlags();
+  if (missing.length > 0) {
+    logger.info(
+      { missing },
+      'node runs without some of the gateway\'s heap options (npm start, the container and the systemd unit pass them): after a burst of requests memory stays higher until V8 trims it (README, "Memory")',
+    );
+  }
   process.stdout.write(`paia-sip2 listening on ${gateway.baseUrl}\n`);
   if (gateway.demo) {
     process.stdout.write(

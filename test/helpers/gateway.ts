@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { withoutSettings } from '../../src/config/load.js';
+import { GATEWAY_NODE_FLAGS } from '../../src/node-flags.js';
 import { trackChild } from './children.js';
 import { simulatorIls } from './simulator.js';
 
@@ -37,8 +38,8 @@ export interface GatewayProcessOptions {
   /** Further command-line flags after `serve`, e.g. ['--workers', '2']. */
   args?: string[];
   /**
-   * Run the compiled gateway as the container does (`node dist/src/cli/main.js
-   * serve`) from `dir`, a directory laid out as the image is, instead of
+   * Run the compiled gateway as the container does (`node FLAGS dist/src/cli/main.js
+   * serve`, with the heap flags of src/node-flags.ts) from `dir`, a directory laid out as the image is, instead of
    * src/cli/main.ts through tsx; under `prefix` if given (a command that ends
    * by exec-ing the rest, so the pid stays the gateway's).
    */
@@ -87,7 +88,14 @@ export function startGatewayProcess(options: GatewayProcessOptions): Promise<Gat
   if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the test gateway listens on 127.0.0.1 only');
   const { compiled } = options;
   const [file, ...args] = compiled
-    ? [...(compiled.prefix ?? []), process.execPath, 'dist/src/cli/main.js', 'serve', ...(options.args ?? [])]
+    ? [
+        ...(compiled.prefix ?? []),
+        process.execPath,
+        ...GATEWAY_NODE_FLAGS,
+        'dist/src/cli/main.js',
+        'serve',
+        ...(options.args ?? []),
+      ]
     : [process.execPath, '--import', 'tsx', 'src/cli/main.ts', 'serve', ...(options.args ?? [])];
   const child = spawn(file!, args, { cwd: compiled?.dir ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { withoutSettings } from '../../src/config/load.js';
+import { GATEWAY_NODE_FLAGS } from '../../src/node-flags.js';
 import { makeTestCerts, type TestCerts } from '../helpers/certs.js';
 import { isRunning, trackChild } from '../helpers/children.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
@@ -261,7 +262,7 @@ describe('the compiled build, run as the container runs it', () => {
   });
 
   it("runs the Dockerfile's CMD from a directory laid out as the image, in the image's environment", () => {
-    expect(image.cmd).toEqual(['node', 'dist/src/cli/main.js', 'serve']);
+    expect(image.cmd).toEqual(['node', ...GATEWAY_NODE_FLAGS, 'dist/src/cli/main.js', 'serve']);
     // What startGatewayProcess runs with `compiled` is that command.
     expect(image.workdir).toBe('/app');
     expect(existsSync(join(app, 'config', 'dialects', 'generic.yaml'))).toBe(true);

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { GATEWAY_NODE_FLAGS, missingNodeFlags } from '../../src/node-flags.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
@@ -69,13 +70,39 @@ describe('the npm package', () => {
   });
 });
 
+describe("the gateway's node options (src/node-flags.ts)", () => {
+  const flags = GATEWAY_NODE_FLAGS.join(' ');
+
+  it('are passed by npm start, the paia-sip2 command, the Dockerfile and the systemd unit alike', () => {
+    const { scripts } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(scripts.start).toBe(`exec node ${flags} dist/src/cli/main.js serve`);
+    expect(readFileSync(join(REPO_ROOT, 'bin', 'paia-sip2.mjs'), 'utf8').split('\n')[0]).toBe(
+      `#!/usr/bin/env -S node ${flags}`,
+    );
+    const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8'))?.[1];
+    expect(JSON.parse(cmd ?? 'null')).toEqual(['node', ...GATEWAY_NODE_FLAGS, 'dist/src/cli/main.js', 'serve']);
+    expect(readFileSync(join(REPO_ROOT, 'deploy', 'paia-sip2.service'), 'utf8')).toContain(
+      `ExecStart=/usr/bin/node ${flags} /opt/`,
+    );
+  });
+
+  it('are accepted by this node, and the paia-sip2 command starts through its shebang', async () => {
+    const { stdout } = await run(join(REPO_ROOT, 'bin', 'paia-sip2.mjs'), ['--version'], { timeout: 20_000 });
+    expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(missingNodeFlags([...GATEWAY_NODE_FLAGS])).toEqual([]);
+    expect(missingNodeFlags(['--max-semi-space-size=8'])).toEqual(['--heap-growing-percent=60']);
+  });
+});
+
 describe('the systemd unit (deploy/paia-sip2.service)', () => {
   const unit = readFileSync(join(REPO_ROOT, 'deploy', 'paia-sip2.service'), 'utf8');
   const setting = (name: string) => [...unit.matchAll(new RegExp(`^${name}=(.*)$`, 'gm'))].map((match) => match[1]);
 
   it('runs the compiled gateway with node directly, reloads with SIGHUP and stops with SIGTERM past the drain bound', () => {
     expect(setting('ExecStart')).toEqual([
-      '/usr/bin/node /opt/paia-sip2/dist/src/cli/main.js serve --config /etc/paia-sip2/config.yaml',
+      `/usr/bin/node ${GATEWAY_NODE_FLAGS.join(' ')} /opt/paia-sip2/dist/src/cli/main.js serve --config /etc/paia-sip2/config.yaml`,
     ]);
     expect(setting('ExecReload')).toEqual(['/bin/kill -HUP $MAINPID']);
     expect(setting('KillSignal')).toEqual(['SIGTERM']);
