@@ -46,14 +46,7 @@ export function generateLibrary(patronCount: number, loansPerPatron: number): Ge
     defaultLocation: 'MAIN',
     rules: { loanPeriodDays: 28, renewalLimit: 3, holdExpiryDays: 365 },
     terminals: [{ login: 'paia', password: 'paia-secret', location: 'MAIN' }],
-    patrons: patrons.map(({ barcode, password }) => ({
-      barcode,
-      password,
-      name: `Bench Patron ${barcode}`,
-      email: `${barcode}@example.org`,
-      patronClass: 'adult',
-      expiresInDays: 365,
-    })),
+    patrons: patrons.map(({ barcode, password }) => benchPatron(barcode, password)),
     items,
     holds: [],
   };
@@ -97,14 +90,7 @@ export function demoPlusLoansPatron(barcode: string, loans: number): DemoPlusLib
     });
   }
   const password = `${barcode}-pass`;
-  demo.patrons.push({
-    barcode,
-    password,
-    name: `Bench Patron ${barcode}`,
-    email: `${barcode}@example.org`,
-    patronClass: 'adult',
-    expiresInDays: 365,
-  });
+  demo.patrons.push(benchPatron(barcode, password));
   const dir = mkdtempSync(join(tmpdir(), 'paia-bench-data-'));
   const file = join(dir, 'library.json');
   writeFileSync(file, JSON.stringify(demo));
@@ -112,5 +98,17 @@ export function demoPlusLoansPatron(barcode: string, loans: number): DemoPlusLib
     file,
     patron: { barcode, password, items: own },
     remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A patron record of the generated data: an adult whose card is valid for a year. */
+function benchPatron(barcode: string, password: string) {
+  return {
+    barcode,
+    password,
+    name: `Bench Patron ${barcode}`,
+    email: `${barcode}@example.org`,
+    patronClass: 'adult',
+    expiresInDays: 365,
   };
 }
