@@ -168,6 +168,8 @@ export interface HttpLoopOptions {
   durationMs: number;
   /** The status every answer must have; default 200. */
   expectStatus?: number;
+  /** Path and headers of worker `worker` instead of `path` and `headers` (e.g. one patron per connection). */
+  requestFor?: (worker: number) => { path: string; headers?: Record<string, string> };
   onWindowStart?: () => void;
   onWindowEnd?: () => void;
 }
@@ -183,11 +185,12 @@ export async function httpLoop(options: HttpLoopOptions): Promise<LoopResult> {
       durationMs: options.durationMs,
       onWindowStart: options.onWindowStart,
       onWindowEnd: options.onWindowEnd,
-      task: async () => {
+      task: async (worker) => {
+        const target = options.requestFor?.(worker) ?? options;
         const response = await pool.request({
-          path: options.path,
+          path: target.path,
           method: options.method ?? 'GET',
-          headers: options.headers,
+          headers: target.headers,
         });
         await response.body.arrayBuffer();
         return { ok: response.statusCode === expected, label: String(response.statusCode) };

@@ -119,8 +119,10 @@ How each number is computed (more in bench/README.md):
 - **B1 CPU per request** (target <= 6): gateway CPU seconds per translated
   request ÷ hello-world CPU seconds per request, both read from /proc
   (utime + stime of the serving process) over a measured window. Gateway:
-  \`GET /core/alice\` with one valid token (one SIP2 63 each), simulator at
-  0 ms, SIP2 pool 4. Reference: a bare Hono hello-world
+  \`GET /core/PATRON\`, each of the 32 connections its own generated patron
+  and token, so every request sends its own SIP2 63 (identical reads in
+  flight at once share one round trip; the notes count the 63s against the
+  answers), simulator at 0 ms, SIP2 pool 4. Reference: a bare Hono hello-world
   (bench/hello-server.ts). Same closed loop for both: 32 keep-alive HTTP
   connections (undici Pool, the next request as soon as the previous one
   answered). Three rounds, each a fresh hello-world (2 s warm-up + 4 s
