@@ -1,5 +1,5 @@
-import { generateLibrary } from './data.js';
-import { httpLoop, httpPool, type LoopResult, mapConcurrent } from './driver.js';
+import { type GeneratedLibrary, generateLibrary } from './data.js';
+import { type HttpLoopOptions, httpLoop, httpPool, type LoopResult, mapConcurrent } from './driver.js';
 import { login } from './paia.js';
 import { counterDelta, cpuSecondsOf, gatewayEnv, startGateway, startHello, startSimulator } from './processes.js';
 import { counts, metOf, ms, perSecond, type Row } from './report.js';
@@ -25,7 +25,7 @@ import type { Settings } from './settings.js';
 const TARGET = 6;
 const POOL = '4';
 /** Loans of each generated patron: GET /core/PATRON reads none of them, the 64 only counts them. */
-const LOANS = 2;
+export const B1_LOANS = 2;
 
 /** CPU seconds used by each process (pid) and by the bench process itself during the measured window. */
 class WindowCpu {
@@ -96,8 +96,28 @@ async function measureHello(settings: Settings): Promise<Measured> {
   }
 }
 
+/** Logs every patron of `library` in; worker w then asks for patron w's GET /core (B1, bench/profile.ts). */
+export async function patronPerWorker(
+  gatewayUrl: string,
+  library: GeneratedLibrary,
+): Promise<NonNullable<HttpLoopOptions['requestFor']>> {
+  const http = httpPool(gatewayUrl, 8);
+  let tokens: Array<string | Error>;
+  try {
+    tokens = await mapConcurrent(library.patrons, 8, (patron) => login(http, patron.barcode, patron.password));
+  } finally {
+    await http.close();
+  }
+  const failed = tokens.find((token) => token instanceof Error);
+  if (failed !== undefined) throw failed;
+  return (worker) => ({
+    path: `/core/${library.patrons[worker]!.barcode}`,
+    headers: { authorization: `Bearer ${tokens[worker] as string}` },
+  });
+}
+
 async function measureGateway(settings: Settings): Promise<Measured> {
-  const library = generateLibrary(settings.b1Connections, LOANS);
+  const library = generateLibrary(settings.b1Connections, B1_LOANS);
   try {
     const simulator = await startSimulator({ dataFile: library.file });
     try {
@@ -105,22 +125,13 @@ async function measureGateway(settings: Settings): Promise<Measured> {
         gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: POOL, PAIA_SIP2_POOL_MAX: POOL }),
       );
       try {
-        const http = httpPool(gateway.url, 8);
-        const tokens = await mapConcurrent(library.patrons, 8, (patron) =>
-          login(http, patron.barcode, patron.password),
-        );
-        await http.close();
-        const failed = tokens.find((token) => token instanceof Error);
-        if (failed !== undefined) throw failed;
+        const requestFor = await patronPerWorker(gateway.url, library);
         const cpu = new WindowCpu({ gateway: gateway.pid, simulator: simulator.pid });
         const before = await simulator.counters();
         const result = await httpLoop({
           origin: gateway.url,
           path: '/core/',
-          requestFor: (worker) => ({
-            path: `/core/${library.patrons[worker]!.barcode}`,
-            headers: { authorization: `Bearer ${tokens[worker] as string}` },
-          }),
+          requestFor,
           connections: settings.b1Connections,
           warmupMs: settings.b1GatewayWarmupMs,
           durationMs: settings.b1WindowMs,

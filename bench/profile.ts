@@ -4,7 +4,7 @@
  * Profiles the compiled gateway under B1's load: simulator at 0 ms, gateway
  * with the bench's environment (gatewayEnv + the lifted limits, pool 4, log
  * level info to a file) started with `node --cpu-prof`, one login, then
- * B1's closed loop of GET /core/alice (32 connections) for a warm-up and
+ * B1's closed loop of GET /core/PATRON (32 connections, one generated patron each) for a warm-up and
  * `--seconds`. With --heap, an allocation profile as well (bench/heap-sampler.mjs:
  * V8's sampling heap profiler counting freed objects too). The gateway is
  * stopped with SIGTERM so that node writes the profiles; each is then
@@ -17,8 +17,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { httpLoop, httpPool } from './driver.js';
-import { login } from './paia.js';
+import { B1_LOANS, patronPerWorker } from './b1-throughput.js';
+import { generateLibrary } from './data.js';
+import { httpLoop } from './driver.js';
 import { gatewayEnv, installCleanup, startGateway, startSimulator, stopAll } from './processes.js';
 import { FULL } from './settings.js';
 
@@ -61,19 +62,17 @@ async function main(argv: string[]): Promise<number> {
   const env: Record<string, string> = { PAIA_SIP2_POOL_MIN: '4', PAIA_SIP2_POOL_MAX: '4' };
   if (values.heap) nodeArgs.push('--import', resolve('bench/heap-sampler.mjs'));
 
-  const simulator = await startSimulator();
+  const library = generateLibrary(FULL.b1Connections, B1_LOANS);
+  const simulator = await startSimulator({ dataFile: library.file });
   try {
     const gatewayEnvironment = gatewayEnv(simulator.port, env);
     if (values.heap) gatewayEnvironment.BENCH_HEAP_PROFILE = join(dir, 'gateway.heapprofile');
     const gateway = await startGateway(gatewayEnvironment, nodeArgs);
     try {
-      const http = httpPool(gateway.url, 1);
-      const token = await login(http, 'alice', 'alice-pass');
-      await http.close();
       const result = await httpLoop({
         origin: gateway.url,
-        path: '/core/alice',
-        headers: { authorization: `Bearer ${token}` },
+        path: '/core/',
+        requestFor: await patronPerWorker(gateway.url, library),
         connections: FULL.b1Connections,
         warmupMs: FULL.b1GatewayWarmupMs,
         durationMs: seconds * 1000,
@@ -87,6 +86,7 @@ async function main(argv: string[]): Promise<number> {
     }
   } finally {
     await simulator.stop();
+    library.remove();
   }
   for (const file of readdirSync(dir).filter((name) => /\.(cpu|heap)profile$/.test(name))) {
     const path = join(dir, file);
