@@ -49,6 +49,11 @@ export class SharedCalls<K, V> {
     this.calls.delete(key);
   }
 
+  /** forget() for every key in flight that `test` accepts (a handful at any time: the calls in flight). */
+  forgetWhere(test: (key: K) => boolean): void {
+    for (const key of [...this.calls.keys()]) if (test(key)) this.calls.delete(key);
+  }
+
   private start(key: K, start: (signal: AbortSignal) => Promise<V>, onAnswer?: (value: V) => void): Call<V> {
     const controller = new AbortController();
     let promise: Promise<V>;

@@ -20,24 +20,65 @@ type Send = <M extends RequestMessage>(message: M, options?: CallOptions) => Pro
 export class SharedReads {
   private readonly calls = new SharedCalls<string, unknown>();
 
-  /** `send(message, options)`, or the identical read in flight. */
-  send<M extends RequestMessage>(message: M, options: CallOptions, send: Send): Promise<ResponseOf<M['code']>> {
+  /**
+   * `send(message, options)`, or the identical read in flight in the same
+   * lane. Lanes keep callers that wait differently apart: DAIA's reads wait
+   * for its share of the pool, and a patron's call must never wait behind
+   * them, nor fail with their "too many DAIA requests".
+   */
+  send<M extends RequestMessage>(
+    message: M,
+    options: CallOptions,
+    send: Send,
+    lane: ReadLane = 'paia',
+  ): Promise<ResponseOf<M['code']>> {
     const key = shareKey(message);
     if (key === null) return send(message, options);
-    return this.calls.run(key, (signal) => send(message, { ...options, signal }), options.signal) as Promise<
-      ResponseOf<M['code']>
-    >;
+    return this.calls.run(
+      `${lane}${key}`,
+      (signal) => send(message, { ...options, signal }),
+      options.signal,
+    ) as Promise<ResponseOf<M['code']>>;
   }
+
+  /**
+   * A write of `item` (29, 15) for `patron` is under way or just settled:
+   * reads in flight about either began before it and may answer with the
+   * state before it, so no later read may join them (in any lane). The
+   * backend calls this when a write goes out and when its outcome is known;
+   * the gateway when another instance reports a write.
+   */
+  forget(subject: { item?: string | undefined; patron?: string | undefined }): void {
+    const marks: string[] = [];
+    if (subject.item !== undefined) marks.push(subjectMark('17', subject.item));
+    if (subject.patron !== undefined) marks.push(subjectMark('63', subject.patron));
+    if (marks.length > 0) this.calls.forgetWhere((key) => marks.some((mark) => key.includes(mark)));
+  }
+}
+
+/** The lane of a shared read: PAIA calls, or DAIA's share of the pool. */
+export type ReadLane = 'paia' | 'daia';
+
+/** The part of a key that names what a read is about: the item of a 17, the patron of a 63. */
+function subjectMark(code: '63' | '17', id: string): string {
+  return `\n${code}:${JSON.stringify(id)}\n`;
 }
 
 /**
  * What makes two reads the same read: every field but the transaction date
- * (the message builder writes them in one order); null for a message that
- * must not be shared.
+ * (the message builder writes them in one order), after a mark naming the
+ * item or patron it is about; null for a message that must not be shared.
  */
 export function shareKey(message: RequestMessage): string | null {
-  if (message.code === '63' ? message.patronPassword !== undefined : message.code !== '17') return null;
+  let mark: string;
+  if (message.code === '63' && message.patronPassword === undefined) {
+    mark = subjectMark('63', message.patronIdentifier);
+  } else if (message.code === '17') {
+    mark = subjectMark('17', message.itemIdentifier);
+  } else {
+    return null;
+  }
   const identity: Record<string, unknown> = { ...message };
   delete identity.transactionDate;
-  return JSON.stringify(identity);
+  return `${mark}${JSON.stringify(identity)}`;
 }

@@ -125,6 +125,8 @@ export class Sip2Backend implements Backend {
   private readonly maxListEntries: number;
   private readonly itemCache: ItemInfoCache | null;
   private readonly itemInformation: ItemLookup;
+  private readonly sharedReads: SharedReads;
+  private warnedCounts = false;
 
   constructor(options: Sip2BackendOptions) {
     const currency = parseCurrency(options.currency);
@@ -133,6 +135,7 @@ export class Sip2Backend implements Backend {
     if (!Number.isInteger(options.pageSize) || options.pageSize < 1)
       throw new RangeError('pageSize must be an integer >= 1');
     const sharedReads = options.sharedReads ?? new SharedReads();
+    this.sharedReads = sharedReads;
     this.send = (message, callOptions) => sharedReads.send(message, callOptions ?? {}, options.send);
     this.messages = options.messages;
     this.dialect = options.dialect;
@@ -358,7 +361,12 @@ export class Sip2Backend implements Backend {
         if (trimmed !== '') void lookup(trimmed);
       }
     };
-    const wanted = (list: SummaryList) => listCount(first, list) !== 0;
+    // A charged count below the entries on its own first page: this ILS's counts cannot be trusted (one that
+    // writes 0000 whatever the lists hold); then every list is read, as for a dialect whose counts are unreliable.
+    const chargedCount = listCount(first, 'charged');
+    const contradicted = chargedCount !== null && (first.chargedItems?.length ?? 0) > chargedCount;
+    if (contradicted) this.countsContradicted(chargedCount, first.chargedItems?.length ?? 0);
+    const wanted = (list: SummaryList) => contradicted || listCount(first, list) !== 0;
     const inCharged = (list: SummaryList) => (this.dialect.chargedIncludes as readonly string[]).includes(list);
     const none: PatronList = { entries: [], first, requests: 0, truncated: false };
     const read = (list: SummaryList, now: boolean): Promise<PatronList> => {
@@ -376,7 +384,7 @@ export class Sip2Backend implements Backend {
     const recallList = read('recall', !inCharged('recall'));
     const charged = await chargedList;
     // Complete: the ILS announced a count and every entry of it was read.
-    const complete = listCount(first, 'charged') !== null && !charged.truncated;
+    const complete = !contradicted && listCount(first, 'charged') !== null && !charged.truncated;
     const [overdue, recall, hold, unavailable] = await Promise.all([
       inCharged('overdue') && !complete ? read('overdue', true) : overdueList,
       inCharged('recall') && !complete ? read('recall', true) : recallList,
@@ -384,6 +392,16 @@ export class Sip2Backend implements Backend {
       unavailableList,
     ]);
     return { charged, overdue, recall, hold, unavailable };
+  }
+
+  /** Once per backend: the warning that the dialect's listCounts: reliable does not fit this ILS. */
+  private countsContradicted(count: number, entries: number): void {
+    if (this.warnedCounts) return;
+    this.warnedCounts = true;
+    this.logger?.warn(
+      { dialect: this.dialect.name, chargedItemsCount: count, chargedItems: entries },
+      'the ILS announced fewer charged items than it listed: its 64 counts cannot be trusted, so every list is read on each items call; set listCounts: unreliable in the dialect',
+    );
   }
 
   private async readFees(barcode: string, options: CallOptions): Promise<FeeRecord> {
@@ -407,7 +425,7 @@ export class Sip2Backend implements Backend {
   // ------------------------------------------------------------ writes
 
   private renewItems(barcode: string, docs: DocumentRequest[], options: CallOptions): Promise<PaiaDocument[]> {
-    return this.write<string, RenewResponse>(docs, RENEW, {
+    return this.write<string, RenewResponse>(barcode, docs, RENEW, {
       plan: (doc) => {
         if (doc.item === undefined) {
           return {
@@ -438,7 +456,7 @@ export class Sip2Backend implements Backend {
   }
 
   private placeHolds(barcode: string, docs: DocumentRequest[], options: CallOptions): Promise<PaiaDocument[]> {
-    return this.write<HoldTarget, HoldResponse>(docs, REQUEST, {
+    return this.write<HoldTarget, HoldResponse>(barcode, docs, REQUEST, {
       plan: (doc) => {
         const target = this.holdTarget(doc, REQUEST);
         if ('done' in target) return target;
@@ -466,7 +484,7 @@ export class Sip2Backend implements Backend {
   }
 
   private cancelHolds(barcode: string, docs: DocumentRequest[], options: CallOptions): Promise<PaiaDocument[]> {
-    return this.write<HoldTarget, HoldResponse>(docs, CANCEL, {
+    return this.write<HoldTarget, HoldResponse>(barcode, docs, CANCEL, {
       plan: (doc) => this.holdTarget(doc, CANCEL),
       execute: (target) => this.send(this.messages.hold('-', barcode, target), options),
       itemOf: (target) => target.item,
@@ -491,6 +509,7 @@ export class Sip2Backend implements Backend {
    * answers 502/503/504: nothing happened, and a plain error says so.
    */
   private async write<T, R>(
+    barcode: string,
     docs: DocumentRequest[],
     kind: WriteKind,
     steps: {
@@ -507,15 +526,23 @@ export class Sip2Backend implements Backend {
     for (const plan of plans) {
       if ('done' in plan || runs.has(plan.key)) continue;
       const item = steps.itemOf(plan.target);
+      // Reads of the item or the patron in flight began before this write: no read from now on joins them
+      // (SharedReads), neither while the write is under way nor once it has settled.
+      const forgetReads = () => this.sharedReads.forget({ item, patron: barcode });
       runs.set(
         plan.key,
-        limit(() => steps.execute(plan.target))
+        limit(() => {
+          forgetReads();
+          return steps.execute(plan.target);
+        })
           .then(
             (response) => {
+              forgetReads();
               if (item !== undefined) this.itemCache?.invalidate(item);
               return response;
             },
             (error: unknown) => {
+              forgetReads();
               // The item may have changed; with the outcome unknown it may still change.
               if (item !== undefined)
                 this.itemCache?.invalidate(item, { outcomeUnknown: isFailure(error) && error.requestSent });

@@ -105,7 +105,10 @@ export async function buildComponents(config: Config, logger: Logger, options: B
       logger.warn({ item, error: (error as Error).message }, 'could not tell other instances to drop an item');
     });
   });
-  store.onInvalidation(({ item, outcomeUnknown }) => itemCache?.invalidate(item, { outcomeUnknown, fromPeer: true }));
+  store.onInvalidation(({ item, outcomeUnknown }) => {
+    sip2.forgetReads(pool, item);
+    itemCache?.invalidate(item, { outcomeUnknown, fromPeer: true });
+  });
   const backend = sip2.backend(pool, { itemCache, logger: logger.child({ component: 'backend' }) });
   // Anonymous DAIA: its share of the pool is the DAIA service's (sip2.ts); its ids per address are counted in the store.
   const daia = sip2.daia(pool, itemCache);

@@ -94,6 +94,8 @@ export interface Sip2Setup {
   /** The item-information cache of cache.items; null when it is switched off. */
   /** The item cache, when enabled; `onInvalidate` tells other instances of each item this one drops. */
   itemCache(onInvalidate?: (item: string, outcomeUnknown: boolean) => void): ItemInfoCache | null;
+  /** Another instance wrote `item`: reads of it in flight over `pool` are joined by no later read (SharedReads.forget). */
+  forgetReads(pool: Sip2Pool, item: string): void;
 }
 
 /**
@@ -242,6 +244,7 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
         // More 17s of one request than its share can run would only queue, ahead of other DAIA requests.
         maxParallel: shareOf(sip2.pool.max, config.daia.poolShare),
       }),
+    forgetReads: (pool, item) => sharedReadsOf(pool).forget({ item }),
     itemCache: (onInvalidate) => {
       const { items } = config.cache;
       if (!items.enabled) return null;

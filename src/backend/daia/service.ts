@@ -75,7 +75,7 @@ export class DaiaService {
     // Requests asking about the same item at once share one 17 (and one slot of the share).
     const sharedReads = options.sharedReads ?? new SharedReads();
     const send: ItemInformationSend = (message, callOptions) =>
-      sharedReads.send(message, callOptions ?? {}, viaShare as Parameters<SharedReads['send']>[2]);
+      sharedReads.send(message, callOptions ?? {}, viaShare as Parameters<SharedReads['send']>[2], 'daia');
     this.itemInformation = itemLookup(send, options.messages, options.itemCache);
     this.ctx = { dialect: options.dialect, uris: options.uris, institution: options.institution };
   }

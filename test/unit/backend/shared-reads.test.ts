@@ -165,6 +165,53 @@ describe('SharedReads', () => {
   });
 });
 
+describe('SharedReads after a write', () => {
+  it('lets no later read join a read of the written item or patron begun before the write', async () => {
+    const reads = new SharedReads();
+    const ils = manualSend();
+    const before17 = reads.send(messages.itemInformation('it-1'), {}, ils.send);
+    const before63 = reads.send(
+      messages.patronInformation('alice', { list: 'charged', start: 1, end: 50 }),
+      {},
+      ils.send,
+    );
+    const bob63 = reads.send(messages.patronInformation('bob', { list: 'charged', start: 1, end: 50 }), {}, ils.send);
+    const other17 = reads.send(messages.itemInformation('it-2'), {}, ils.send);
+    expect(ils.sent).toHaveLength(4);
+    // A renewal of it-1 by alice went out (or settled): what is in flight about either may predate it.
+    reads.forget({ item: 'it-1', patron: 'alice' });
+    const after17 = reads.send(messages.itemInformation('it-1'), {}, ils.send);
+    const after63 = reads.send(
+      messages.patronInformation('alice', { list: 'charged', start: 1, end: 50 }),
+      {},
+      ils.send,
+    );
+    // Reads of others still share.
+    const bobAgain = reads.send(
+      messages.patronInformation('bob', { list: 'charged', start: 1, end: 50 }),
+      {},
+      ils.send,
+    );
+    const otherAgain = reads.send(messages.itemInformation('it-2'), {}, ils.send);
+    expect(ils.sent.map(({ message }) => message.code)).toEqual(['17', '63', '63', '17', '17', '63']);
+    ils.answerAll('answer');
+    await Promise.all([before17, before63, bob63, other17, after17, after63, bobAgain, otherAgain]);
+  });
+
+  it('keeps the lanes apart: a PAIA read never joins a DAIA read waiting for its share of the pool', () => {
+    const reads = new SharedReads();
+    const ils = manualSend();
+    void reads.send(messages.itemInformation('it-1'), {}, ils.send, 'daia');
+    void reads.send(messages.itemInformation('it-1'), {}, ils.send, 'paia');
+    void reads.send(messages.itemInformation('it-1'), {}, ils.send, 'daia');
+    expect(ils.sent).toHaveLength(2);
+    // forget() reaches every lane.
+    reads.forget({ item: 'it-1' });
+    void reads.send(messages.itemInformation('it-1'), {}, ils.send, 'daia');
+    expect(ils.sent).toHaveLength(3);
+  });
+});
+
 describe('SharedCalls', () => {
   it('tells the starter of the answer unless the key was forgotten meanwhile', async () => {
     const calls = new SharedCalls<string, string>();
