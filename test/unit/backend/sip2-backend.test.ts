@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { BackendFailure } from '../../../src/backend/errors.js';
 import { ItemInfoCache } from '../../../src/backend/item-cache.js';
 import { limiter } from '../../../src/backend/parallel.js';
+import { SharedReads } from '../../../src/backend/shared-reads.js';
 import { acsSupportsHoldsOf, Sip2Backend, type Sip2BackendOptions } from '../../../src/backend/sip2-backend.js';
 import { noPatronFlags } from '../../../src/sip2/codec.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
@@ -287,6 +288,33 @@ describe('Sip2Backend items with counts to be trusted (listCounts: reliable)', (
     expect(itemsAsked(reliable.sent).sort()).toEqual(['a', 'b', 'c', 'd']);
   });
 
+  it('reads every list when the charged count is below the entries it lists (an ILS writing 0000), and warns once', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino(
+      { level: 'warn' },
+      new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+          callback();
+        },
+      }),
+    );
+    const zeroes = {
+      holdItemsCount: 0,
+      overdueItemsCount: 0,
+      chargedItemsCount: 0,
+      recallItemsCount: 0,
+      unavailableHoldsCount: 0,
+    };
+    const trusted = makeBackend({ patron: info64(lists) });
+    const zeroed = makeBackend({ patron: info64(lists, zeroes) }, { logger });
+    const docs = await zeroed.backend.items('p1');
+    expect(docs).toEqual(await trusted.backend.items('p1'));
+    expect(listsAsked(zeroed.sent)).toHaveLength(5);
+    await zeroed.backend.items('p1');
+    expect(lines.filter((line) => /counts cannot be trusted/.test(String(line.msg)))).toHaveLength(1);
+  });
+
   it('a patron with loans only costs one 63 and a 17 per loan', async () => {
     const { backend, sent } = makeBackend({ patron: info64({ charged: ['a', 'b', 'c'] }) });
     expect(await backend.items('p1')).toHaveLength(3);
@@ -366,17 +394,15 @@ describe('Sip2Backend items with counts to be trusted (listCounts: reliable)', (
     await new Promise((resolve) => setTimeout(resolve, 20));
   });
 
-  it('an ILS writing 0 counts while its lists have entries: a dialect that trusts counts misses them, one that does not finds them', async () => {
-    const zeroCounts = info64(lists, {
-      holdItemsCount: 0,
-      overdueItemsCount: 0,
-      chargedItemsCount: 0,
-      unavailableHoldsCount: 0,
-    });
+  it('an ILS writing 0 counts for a patron with holds and no loans: a dialect that trusts counts misses them (nothing contradicts the counts), one that does not finds them', async () => {
+    const zeroCounts = info64(
+      { hold: ['c', 'd'], unavailableHold: ['d'] },
+      { holdItemsCount: 0, unavailableHoldsCount: 0 },
+    );
     const trusting = makeBackend({ patron: zeroCounts });
-    expect((await trusting.backend.items('p1')).map((doc) => doc.item)).toEqual([I('a'), I('b')]);
+    expect(await trusting.backend.items('p1')).toEqual([]);
     const careful = makeBackend({ patron: zeroCounts }, { dialect: UNRELIABLE });
-    expect((await careful.backend.items('p1')).map((doc) => doc.item)).toEqual([I('a'), I('b'), I('c'), I('d')]);
+    expect((await careful.backend.items('p1')).map((doc) => doc.item)).toEqual([I('c'), I('d')]);
   });
 });
 
@@ -441,6 +467,31 @@ describe('Sip2Backend with the item cache', () => {
     // b's renewal may still happen at the ILS: b is asked for every time (for one TTL), the others come from the cache.
     await backend.items('p1');
     expect(itemsSent(sent).slice(9)).toEqual(['b']);
+  });
+
+  it("tells the shared reads of each write's item and patron when the write goes out and when it has settled", async () => {
+    const reads = new SharedReads();
+    const forgotten: unknown[] = [];
+    const forget = reads.forget.bind(reads);
+    reads.forget = (subject) => {
+      forgotten.push(subject);
+      forget(subject);
+    };
+    const { backend } = makeBackend(
+      { renew: renewOk, hold: (mode) => holdAnswer(mode === '+') },
+      { sharedReads: reads },
+    );
+    await backend.renew('p1', [{ item: I('a') }]);
+    expect(forgotten).toEqual([
+      { item: 'a', patron: 'p1' },
+      { item: 'a', patron: 'p1' },
+    ]);
+    forgotten.length = 0;
+    await backend.request('p1', [{ edition: 'https://x.org/t/t1' }]);
+    expect(forgotten).toEqual([
+      { item: undefined, patron: 'p1' },
+      { item: undefined, patron: 'p1' },
+    ]);
   });
 });
 
