@@ -96,8 +96,8 @@ export class HistogramFamily<L extends string> {
   readonly aggregator = 'sum';
   readonly #labelNames: readonly L[];
   readonly #bounds: readonly number[];
-  /** In creation order; a series is shown from its first observation on. */
-  readonly #series: HistogramSeries[] = [];
+  /** By their label values, in creation order; a series is shown from its first observation on. */
+  readonly #series = new Map<string, HistogramSeries>();
 
   constructor(options: HistogramFamilyOptions<L>) {
     const bounds = [...options.buckets];
@@ -110,11 +110,16 @@ export class HistogramFamily<L extends string> {
     options.registry.registerMetric(this as never);
   }
 
+  /** The series of these label values, the same one for the same values (as prom-client's labels() gives). */
   cell(labels: LabelValues<L>): HistogramCell {
     for (const name of Object.keys(labels))
       if (!this.#labelNames.includes(name as L)) throw new Error(`${this.name} has no label ${name}`);
-    const series = new HistogramSeries({ ...labels }, this.#bounds);
-    this.#series.push(series);
+    const key = JSON.stringify(this.#labelNames.map((name) => labels[name] ?? null));
+    let series = this.#series.get(key);
+    if (series === undefined) {
+      series = new HistogramSeries({ ...labels }, this.#bounds);
+      this.#series.set(key, series);
+    }
     return series;
   }
 
@@ -128,7 +133,7 @@ export class HistogramFamily<L extends string> {
   }> {
     const values: Sample[] = [];
     const bucket = `${this.name}_bucket`;
-    for (const series of this.#series) {
+    for (const series of this.#series.values()) {
       if (series.count === 0) continue;
       const shared = series.labels;
       let cumulative = 0;

@@ -71,6 +71,21 @@ describe('HistogramFamily', () => {
     expect(await samples(ours)).toEqual(await samples(theirs));
   });
 
+  it('hands out one series per set of label values: two cells of the same values feed one series', async () => {
+    const registry = new Registry();
+    const family = new HistogramFamily({
+      registry,
+      name: 'y_seconds',
+      help: 'y',
+      labelNames: ['message', 'code'],
+      buckets: BUCKETS,
+    });
+    family.cell({ message: 'other', code: 'other' }).observe(0.5);
+    family.cell({ code: 'other', message: 'other' }).observe(0.5);
+    const text = parseExposition(await registry.metrics());
+    expect(single(text, 'y_seconds_count', { message: 'other', code: 'other' })).toBe(2);
+  });
+
   it('refuses a value that is not a finite number, as prom-client does', () => {
     const family = new HistogramFamily({
       registry: new Registry(),
