@@ -79,8 +79,11 @@ export class ItemInfoCache {
       this.hits += 1;
       return Promise.resolve(cached);
     }
-    if (this.inFlight.has(item)) this.hits += 1;
-    else this.misses += 1;
+    // A caller that has already given up asks nothing (run() rejects it at once): neither a hit nor a miss.
+    if (signal?.aborted !== true) {
+      if (this.inFlight.has(item)) this.hits += 1;
+      else this.misses += 1;
+    }
     return this.inFlight.run(
       item,
       (lookupSignal) => lookup(item, lookupSignal),

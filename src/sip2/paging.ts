@@ -113,9 +113,11 @@ export async function fetchPatronList(
   options.onEntries?.(firstEntries);
   const pages = await Promise.all(
     options.onEntries
-      ? pending.map((page) =>
+      ? pending.map((page, i) =>
           page.then((response) => {
-            options.onEntries?.(listEntries(response, list).slice(0, step));
+            // Only the positions the count leaves this page: entries beyond it are dropped below, never looked up.
+            const room = count - (starts[i]! - 1);
+            options.onEntries?.(listEntries(response, list).slice(0, Math.min(step, room)));
             return response;
           }),
         )

@@ -17,6 +17,8 @@ function ils(options: {
   announced?: number;
   ignoresPaging?: boolean;
   shortPageAt?: number;
+  /** Fills every page to perPage, whatever BQ asks for. */
+  overfills?: boolean;
 }) {
   const sent: Array<[number, number]> = [];
   const send = async (request: PatronInformation): Promise<PatronInformationResponse> => {
@@ -24,7 +26,7 @@ function ils(options: {
     const end = Number(request.endItem);
     sent.push([start, end]);
     const from = options.ignoresPaging ? 1 : start;
-    let take = Math.min(end - from + 1, options.perPage);
+    let take = options.overfills ? options.perPage : Math.min(end - from + 1, options.perPage);
     if (options.shortPageAt === start) take = Math.max(1, take - 3);
     const chargedItems: string[] = [];
     for (let n = from; n < from + take && n <= options.entries; n++) chargedItems.push(`it-${n}`);
@@ -49,6 +51,17 @@ function ils(options: {
 }
 
 describe('fetchPatronList', () => {
+  it('reports to onEntries only the entries within the announced count, even from a page filled past it', async () => {
+    const { send } = ils({ entries: 9, perPage: 4, announced: 6, overfills: true });
+    const reported: string[] = [];
+    const list = await fetchPatronList(send, build, 'charged', {
+      pageSize: 4,
+      onEntries: (entries) => reported.push(...entries),
+    });
+    expect(list.entries).toEqual(['it-1', 'it-2', 'it-3', 'it-4', 'it-5', 'it-6']);
+    expect(reported).toEqual(list.entries);
+  });
+
   it('reads a list in the pages the count calls for, at the page size the ILS really returns', async () => {
     const { send, sent } = ils({ entries: 120, perPage: 20 });
     const list = await fetchPatronList(send, build, 'charged', { pageSize: 50 });
