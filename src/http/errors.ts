@@ -2,17 +2,20 @@ import { BackendFailure } from '../backend/errors.js';
 import { StoreUnavailable } from '../state/errors.js';
 
 /** The PAIA request error codes (spec: Errors). */
-export type PaiaErrorCode =
-  | 'not_found'
-  | 'not_implemented'
-  | 'invalid_request'
-  | 'invalid_grant'
-  | 'insufficient_scope'
-  | 'access_denied'
-  | 'internal_error'
-  | 'service_unavailable'
-  | 'bad_gateway'
-  | 'gateway_timeout';
+export const PAIA_ERROR_CODES = [
+  'not_found',
+  'not_implemented',
+  'invalid_request',
+  'invalid_grant',
+  'insufficient_scope',
+  'access_denied',
+  'internal_error',
+  'service_unavailable',
+  'bad_gateway',
+  'gateway_timeout',
+] as const;
+
+export type PaiaErrorCode = (typeof PAIA_ERROR_CODES)[number];
 
 /** Extra parameters of the WWW-Authenticate challenge (RFC 6750 section 3). */
 export interface BearerChallenge {

@@ -1,5 +1,6 @@
 import { DEFAULT_LOGIN_SCOPES, METHOD_SCOPE, type PaiaMethod, SCOPES } from '../../auth/scopes.js';
 import { VERSION } from '../../version.js';
+import { PAIA_ERROR_CODES } from '../errors.js';
 import { daiaSchemas } from './daia-schemas.js';
 
 /**
@@ -378,19 +379,6 @@ function schemas(maxDocs: number): Json {
   };
 }
 
-const ERROR_CODES = [
-  'not_found',
-  'not_implemented',
-  'invalid_request',
-  'invalid_grant',
-  'insufficient_scope',
-  'access_denied',
-  'internal_error',
-  'service_unavailable',
-  'bad_gateway',
-  'gateway_timeout',
-];
-
 /** `{error, code, error_description}`; auth bodies have no `code` (OAuth clients, spec: SHOULD NOT). */
 function errorSchema(withCode: boolean): Json {
   return {
@@ -398,7 +386,7 @@ function errorSchema(withCode: boolean): Json {
     required: withCode ? ['error', 'code', 'error_description'] : ['error', 'error_description'],
     additionalProperties: false,
     properties: {
-      error: { type: 'string', enum: ERROR_CODES },
+      error: { type: 'string', enum: [...PAIA_ERROR_CODES] },
       ...(withCode ? { code: { type: 'integer', minimum: 400, maximum: 599 } } : {}),
       error_description: { type: 'string' },
     },
