@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withoutSettings } from '../src/config/load.js';
 import { GATEWAY_NODE_FLAGS } from '../src/node-flags.js';
+import { freePort } from '../test/helpers/free-port.js';
 import { simulatorIls } from '../test/helpers/simulator.js';
 
 /**
@@ -322,18 +322,6 @@ export async function startHello(): Promise<Started & { url: string }> {
 }
 
 // ------------------------------------------------------------ redis
-
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** redis-server (Debian's package; `.ci/run` installs it) on loopback, without persistence. */
 export async function startRedis(): Promise<Started & { url: string }> {

@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as connectTls } from 'node:tls';
 import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer, Wait } from 'testcontainers';
 import { trackChild } from './children.js';
+import { freePort } from './free-port.js';
 
 /**
  * A real Redis for the shared-state tests, in one of two forms behind one
@@ -72,18 +73,6 @@ export interface RedisServerOptions {
  */
 export class RedisWithoutTls extends Error {}
 const WITHOUT_TLS = /'tls-[a-z-]+ [^\n]*'\s*\nBad directive|Failed finding TLS support/;
-
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** How the helper reaches a Redis it started: over TLS trusting this CA (PEM text), with this password. */
 interface Reach {

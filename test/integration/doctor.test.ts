@@ -1,6 +1,6 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { explainRun as explain, type DoctorRun as Run, runDoctorProcess } from '../helpers/doctor.js';
+import { freePort } from '../helpers/free-port.js';
 import { type SimulatorProcess, simulatorIls, startSimulatorProcess } from '../helpers/simulator.js';
 
 /**
@@ -16,19 +16,6 @@ const PATRON_SECRET = 'Pw5-doctor-patron-secret-0815';
 
 const doctor = (args: string[], env: Record<string, string>, stdin?: string): Promise<Run> =>
   runDoctorProcess(['--quick', ...args], env, stdin);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 describe('paia-sip2 doctor', () => {
   let sim: SimulatorProcess;

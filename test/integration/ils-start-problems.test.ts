@@ -4,23 +4,10 @@
  * not ready, and clients told the library system is unreachable (not that
  * the service is busy). Real gateway and simulator processes on loopback.
  */
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/free-port.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
-
-/** A port on 127.0.0.1 where nothing listens. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 /** The gateway's log lines at error level (pino's 50). */
 function errorLines(gateway: GatewayProcess): { msg: string; problem?: string }[] {
