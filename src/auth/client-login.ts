@@ -1,11 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Backend, PatronLookup } from '../backend/types.js';
-import type { Session, SessionStore } from '../state/sessions.js';
+import type { SessionStore } from '../state/sessions.js';
 import type { LoginOutcome } from './login.js';
 import type { LockoutEvent, LoginThrottle } from './login-throttle.js';
 import type { PatronIds } from './patron-ids.js';
 import { allowedScopes, DEFAULT_LOGIN_SCOPES, grantScopes } from './scopes.js';
+import { holdBack, startSession } from './session-grant.js';
 import type { TrustedClients } from './trusted-clients.js';
 
 /**
@@ -83,7 +83,7 @@ export class ClientCredentialsLogin {
     if (client === undefined || !secretOk) {
       const lockouts = await gate.attempt.failed(undefined);
       for (const lockout of lockouts) logLockout(request.log, lockout, request.clientAddress);
-      if (gate.attempt.slowdownMs > 0) await pause(gate.attempt.slowdownMs, request.signal);
+      if (gate.attempt.slowdownMs > 0) await holdBack(gate.attempt.slowdownMs, request.signal);
       return { kind: 'rejected' };
     }
     // The secret is right: its failures are cleared whatever the ILS says about the patron.
@@ -97,14 +97,7 @@ export class ClientCredentialsLogin {
     // In the canonical order of the account's scopes, whatever order the configuration lists the client's in.
     const granted = grantScopes(request.scopes, allowed).filter((scope) => client.scopes.includes(scope));
     if (granted.length === 0) return { kind: 'scopes-not-allowed', allowed };
-    const patron = options.patronIds.fromBarcode(found.barcode);
-    const session: Session = {
-      patron,
-      barcode: found.barcode,
-      scopes: granted,
-      expiresAt: this.#now() + options.tokenLifetimeSeconds * 1000,
-    };
-    const token = await options.sessions.create(session);
+    const { patron, token } = await startSession(options, found.barcode, granted, this.#now());
     // The patron stays out of the line: it may be the barcode.
     request.log?.info({ client: client.id }, 'client credentials login');
     return {
@@ -122,8 +115,4 @@ function logLockout(log: Logger | undefined, lockout: LockoutEvent, address: str
     { lockout: { ...lockout }, address },
     `client credentials lockout: ${lockout.kind} locked for ${lockout.retryAfterSeconds} s after ${lockout.failures} failed client logins`,
   );
-}
-
-async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  await sleep(ms, undefined, signal ? { signal } : {}).catch(() => {});
 }

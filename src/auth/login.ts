@@ -1,12 +1,12 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Backend, CredentialCheck } from '../backend/types.js';
-import type { Session, SessionStore } from '../state/sessions.js';
+import type { SessionStore } from '../state/sessions.js';
 import type { ClientAllowlist } from './client-allowlist.js';
 import type { LockoutEvent, LoginThrottle } from './login-throttle.js';
 import type { PasswordPolicy } from './password-policy.js';
 import type { PatronIds } from './patron-ids.js';
 import { allowedScopes, DEFAULT_LOGIN_SCOPES, grantScopes, type Scope } from './scopes.js';
+import { holdBack, startSession } from './session-grant.js';
 
 /**
  * PAIA login as a service: client allowlist, password policy, brute-force
@@ -116,7 +116,7 @@ export class LoginService {
       const lockouts = await gate.attempt.failed(verdict.patron);
       for (const lockout of lockouts) logLockout(request.log, lockout, request.clientAddress);
       // An address in a lockout gets its failed answers late: guessing from it slows down, correct logins do not.
-      if (gate.attempt.slowdownMs > 0) await pause(gate.attempt.slowdownMs, request.signal);
+      if (gate.attempt.slowdownMs > 0) await holdBack(gate.attempt.slowdownMs, request.signal);
       return { kind: 'rejected' };
     }
     await gate.attempt.succeeded(verdict.barcode);
@@ -124,14 +124,9 @@ export class LoginService {
     const allowed = allowedScopes(verdict.state);
     const granted = grantScopes(request.scopes, allowed);
     if (granted.length === 0) return { kind: 'scopes-not-allowed', allowed };
-    const patron = options.patronIds.fromBarcode(verdict.barcode);
-    const session: Session = {
-      patron,
-      barcode: verdict.barcode,
-      scopes: granted,
-      expiresAt: this.now() + options.tokenLifetimeSeconds * 1000,
-    };
-    let token = await options.sessions.create(session);
+    const started = await startSession(options, verdict.barcode, granted, this.now());
+    const { patron, session } = started;
+    let { token } = started;
     // Spec: a token never equals the user's password. 2^-256, but cheap to rule out.
     while (token === request.password) {
       await options.sessions.delete(token);
@@ -147,9 +142,4 @@ function logLockout(log: Logger | undefined, lockout: LockoutEvent, address: str
     { lockout: { ...lockout }, address },
     `login lockout: ${lockout.kind} locked for ${lockout.retryAfterSeconds} s after ${lockout.failures} failed logins`,
   );
-}
-
-/** Waits `ms`, or less if the call's signal aborts first (its deadline: the answer is then due). */
-async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  await sleep(ms, undefined, signal ? { signal } : {}).catch(() => {});
 }
