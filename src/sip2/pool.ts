@@ -19,6 +19,7 @@ import {
 } from './errors.js';
 import { SC_STATUS } from './messages.js';
 import { type AcsStatus, NON_IDEMPOTENT, type RequestMessage, type ResponseOf } from './spec.js';
+import { WaitingLine } from './waiting-line.js';
 
 export type { CircuitState } from './circuit.js';
 
@@ -166,9 +167,10 @@ export interface ExecuteOptions {
  * - p-queue lowers its running count a microtask after a task ends, after
  *   the task put its connection back: the count is briefly one too high,
  *   never too low.
- * - p-queue rejects a task whose AbortSignal fires even while it runs and
- *   frees its slot. The signal given to p-queue is therefore aborted only
- *   while the task waits (acquire timeout, caller cancelled); once it runs,
+ * - A waiting request that gives up (acquire timeout, caller cancelled) is
+ *   taken out of p-queue's line (WaitingLine.cancel) and answered by the
+ *   pool, never through an AbortSignal given to p-queue, which would also
+ *   reject a task that already runs and free its slot early. Once it runs,
  *   the caller is answered separately and the slot is held until the
  *   connection is back.
  *
@@ -195,8 +197,11 @@ export class Sip2Pool {
   /** Connections a keepalive or probe holds, outside the queue's count. */
   private readonly housekeeping = new Set<PoolConnection>();
   private readonly keepaliveTimers = new Map<PoolConnection, NodeJS.Timeout>();
-  /** One controller per request waiting in the queue: aborting it takes the request out. */
-  private readonly waiting = new Set<AbortController>();
+  /** Each request waiting in the queue, by its id in the line: calling it takes the request out with that error. */
+  private readonly waiting = new Map<string, (error: Error) => void>();
+  private waiterIds = 0;
+  /** The queue's line of waiting tasks (p-queue creates it, again on clear()); see WaitingLine. */
+  private line!: WaitingLine;
   private opening = 0;
   private created = 0;
   private connectFailures = 0;
@@ -225,7 +230,17 @@ export class Sip2Pool {
     }
     this.options = options;
     this.log = options.logger;
-    this.queue = new PQueue({ concurrency: 1, autoStart: false });
+    const pool = this;
+    this.queue = new PQueue({
+      concurrency: 1,
+      autoStart: false,
+      queueClass: class extends WaitingLine {
+        constructor() {
+          super();
+          pool.line = this;
+        }
+      },
+    });
     this.circuit = new CircuitBreaker(
       {
         failureThreshold: options.circuit?.failureThreshold ?? DEFAULT_CIRCUIT_OPTIONS.failureThreshold,
@@ -271,11 +286,22 @@ export class Sip2Pool {
         signal?.removeEventListener('abort', onCallerAbort);
         settle();
       };
-      // Set only while the task waits; see the class comment on p-queue and signals.
-      let queued: { controller: AbortController; timer: NodeJS.Timeout } | null = null;
+      // Set only while the task waits: its place in the line and its acquire timer.
+      let queued: { id: string; timer: NodeJS.Timeout } | null = null;
+      /** Takes the waiting task out of the line and answers its caller with `error`; nothing once it started. */
+      const stopWaiting = (error: Error) => {
+        if (started || !queued) return;
+        clearTimeout(queued.timer);
+        this.waiting.delete(queued.id);
+        this.line.cancel(queued.id);
+        queued = null;
+        // p-queue says idle only when a task ends or the queue is cleared: with nothing running, say it now.
+        if (this.line.size === 0 && this.queue.pending === 0) this.queue.clear();
+        answer(() => reject(error));
+      };
       const onCallerAbort = () => {
         if (!started) {
-          queued?.controller.abort(cancelled(signal!, false));
+          stopWaiting(cancelled(signal!, false));
           return;
         }
         answer(() => reject(cancelled(signal!, true)));
@@ -284,7 +310,7 @@ export class Sip2Pool {
         started = true;
         if (queued) {
           clearTimeout(queued.timer);
-          this.waiting.delete(queued.controller);
+          this.waiting.delete(queued.id);
         }
         const connection = this.takeIdle();
         if (!connection) {
@@ -316,27 +342,24 @@ export class Sip2Pool {
       signal?.addEventListener('abort', onCallerAbort, { once: true });
       let task: Promise<T>;
       if (startsNow) {
-        // p-queue starts the task inside add(): no acquire timer or abort signal to pay for (the common case).
+        // p-queue starts the task inside add(): no acquire timer to pay for (the common case).
         task = this.queue.add(run);
       } else {
-        const controller = new AbortController();
-        const timer = setTimeout(() => {
-          controller.abort(
-            new PoolRefused(
-              'acquire-timeout',
-              `no ILS connection became free within ${this.options.acquireTimeoutMs} ms`,
+        const id = `w${++this.waiterIds}`;
+        const timer = setTimeout(
+          () =>
+            stopWaiting(
+              new PoolRefused(
+                'acquire-timeout',
+                `no ILS connection became free within ${this.options.acquireTimeoutMs} ms`,
+              ),
             ),
-          );
-        }, this.options.acquireTimeoutMs);
-        queued = { controller, timer };
-        this.waiting.add(controller);
-        task = this.queue.add(run, { signal: controller.signal });
-        task
-          .catch(() => {})
-          .finally(() => {
-            clearTimeout(timer);
-            this.waiting.delete(controller);
-          });
+          this.options.acquireTimeoutMs,
+        );
+        queued = { id, timer };
+        this.waiting.set(id, stopWaiting);
+        // A task taken out by stopWaiting never runs and this promise never settles: its caller is answered there.
+        task = this.queue.add(run, { id });
         this.grow();
       }
       task.then(
@@ -482,8 +505,7 @@ export class Sip2Pool {
   }
 
   private failWaiting(error: Error): void {
-    for (const controller of [...this.waiting]) controller.abort(error);
-    this.waiting.clear();
+    for (const stopWaiting of [...this.waiting.values()]) stopWaiting(error);
   }
 
   // ------------------------------------------------------------ opening connections

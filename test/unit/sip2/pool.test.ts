@@ -433,6 +433,22 @@ describe('callers that stop waiting', () => {
     expect(pool.stats()).toMatchObject({ waiting: 0, consecutiveFailures: 0 });
   });
 
+  it('drains at once when the last waiting request gives up while nothing runs, instead of waiting out the drain timeout', async () => {
+    ils.mode = 'silent';
+    const pool = makePool({ min: 0, max: 1, acquireTimeoutMs: 200 });
+    const call = settle(pool.send(ITEM));
+    let closed = false;
+    const closing = pool.close(5000).then(() => {
+      closed = true;
+    });
+    await vi.advanceTimersByTimeAsync(250);
+    expect((await call).status).toBe('rejected');
+    expect(((await call) as PromiseRejectedResult).reason).toMatchObject({ reason: 'acquire-timeout' });
+    expect(closed).toBe(true);
+    await closing;
+    expect(log.warnings().some((line) => /did not drain in time/.test(line.msg))).toBe(false);
+  });
+
   it('answers a caller whose deadline passes mid-exchange at once; the write finishes, its outcome is logged, the connection comes back', async () => {
     const pool = makePool({ min: 1, max: 1 });
     await pool.start();
