@@ -197,8 +197,12 @@ export class Sip2Pool {
   /** Connections a keepalive or probe holds, outside the queue's count. */
   private readonly housekeeping = new Set<PoolConnection>();
   private readonly keepaliveTimers = new Map<PoolConnection, NodeJS.Timeout>();
-  /** Each request waiting in the queue, by its id in the line: calling it takes the request out with that error. */
-  private readonly waiting = new Map<string, (error: Error) => void>();
+  /**
+   * Each request waiting in the queue, by its id in the line, in arrival order: when it came (Date.now())
+   * and how to take it out with an error. One timer (acquireTimer) gives up on those waiting too long.
+   */
+  private readonly waiting = new Map<string, { since: number; stop: (error: Error) => void }>();
+  private acquireTimer: NodeJS.Timeout | null = null;
   private waiterIds = 0;
   /** The queue's line of waiting tasks (p-queue creates it, again on clear()); see WaitingLine. */
   private line!: WaitingLine;
@@ -286,14 +290,13 @@ export class Sip2Pool {
         signal?.removeEventListener('abort', onCallerAbort);
         settle();
       };
-      // Set only while the task waits: its place in the line and its acquire timer.
-      let queued: { id: string; timer: NodeJS.Timeout } | null = null;
+      // Set only while the task waits: its place in the line.
+      let queued: string | null = null;
       /** Takes the waiting task out of the line and answers its caller with `error`; nothing once it started. */
       const stopWaiting = (error: Error) => {
-        if (started || !queued) return;
-        clearTimeout(queued.timer);
-        this.waiting.delete(queued.id);
-        this.line.cancel(queued.id);
+        if (started || queued === null) return;
+        this.waiting.delete(queued);
+        this.line.cancel(queued);
         queued = null;
         // p-queue says idle only when a task ends or the queue is cleared: with nothing running, say it now.
         if (this.line.size === 0 && this.queue.pending === 0) this.queue.clear();
@@ -308,10 +311,7 @@ export class Sip2Pool {
       };
       const run = async (): Promise<T> => {
         started = true;
-        if (queued) {
-          clearTimeout(queued.timer);
-          this.waiting.delete(queued.id);
-        }
+        if (queued !== null) this.waiting.delete(queued);
         const connection = this.takeIdle();
         if (!connection) {
           // Cannot happen while the queue's count follows the free connections; fail loudly rather than hang.
@@ -346,18 +346,9 @@ export class Sip2Pool {
         task = this.queue.add(run);
       } else {
         const id = `w${++this.waiterIds}`;
-        const timer = setTimeout(
-          () =>
-            stopWaiting(
-              new PoolRefused(
-                'acquire-timeout',
-                `no ILS connection became free within ${this.options.acquireTimeoutMs} ms`,
-              ),
-            ),
-          this.options.acquireTimeoutMs,
-        );
-        queued = { id, timer };
-        this.waiting.set(id, stopWaiting);
+        queued = id;
+        this.waiting.set(id, { since: Date.now(), stop: stopWaiting });
+        this.acquireTimer ??= setTimeout(() => this.expireWaiting(), this.options.acquireTimeoutMs);
         // A task taken out by stopWaiting never runs and this promise never settles: its caller is answered there.
         task = this.queue.add(run, { id });
         this.grow();
@@ -477,7 +468,7 @@ export class Sip2Pool {
   private takeIdle(): PoolConnection | undefined {
     while (this.idle.length > 0) {
       const connection = this.idle.shift()!;
-      this.clearKeepalive(connection);
+      // Its keepalive timer keeps running: it finds the connection busy, and putIdle re-arms it.
       if (connection.isUsable) return connection;
     }
     return undefined;
@@ -505,7 +496,27 @@ export class Sip2Pool {
   }
 
   private failWaiting(error: Error): void {
-    for (const stopWaiting of [...this.waiting.values()]) stopWaiting(error);
+    for (const { stop } of [...this.waiting.values()]) stop(error);
+    if (this.acquireTimer) clearTimeout(this.acquireTimer);
+    this.acquireTimer = null;
+  }
+
+  /**
+   * Gives up on the requests that have waited acquireTimeoutMs, then sleeps until the next one will have.
+   * One timer for all of them rather than one per request: everyone waits equally long, so the oldest
+   * waiter (first in arrival order) is always the next to give up.
+   */
+  private expireWaiting(): void {
+    this.acquireTimer = null;
+    const timeoutMs = this.options.acquireTimeoutMs;
+    const now = Date.now();
+    for (const { since, stop } of [...this.waiting.values()]) {
+      if (now - since < timeoutMs) {
+        this.acquireTimer = setTimeout(() => this.expireWaiting(), since + timeoutMs - now);
+        return;
+      }
+      stop(new PoolRefused('acquire-timeout', `no ILS connection became free within ${timeoutMs} ms`));
+    }
   }
 
   // ------------------------------------------------------------ opening connections
@@ -844,9 +855,14 @@ export class Sip2Pool {
     }
   }
 
+  /** One timer per connection, re-armed (refresh) each time it goes idle: no new timer per request. */
   private armKeepalive(connection: PoolConnection): void {
     if (this.options.keepaliveIntervalMs <= 0) return;
-    this.clearKeepalive(connection);
+    const armed = this.keepaliveTimers.get(connection);
+    if (armed) {
+      armed.refresh();
+      return;
+    }
     const timer = setTimeout(() => void this.keepalive(connection), this.options.keepaliveIntervalMs);
     timer.unref();
     this.keepaliveTimers.set(connection, timer);
@@ -860,7 +876,7 @@ export class Sip2Pool {
 
   /** An idle connection proves it is alive with a 99, or is replaced. */
   private async keepalive(connection: PoolConnection): Promise<void> {
-    this.keepaliveTimers.delete(connection);
+    // Busy (or housekept) since the timer was armed: putIdle re-arms it when the connection is back.
     const index = this.idle.indexOf(connection);
     if (index === -1) return;
     this.idle.splice(index, 1);

@@ -318,6 +318,48 @@ describe('the pool queue', () => {
     expect(ils.sent.filter((code) => code === '17')).toHaveLength(1);
   });
 
+  it('gives up on each waiting request acquireTimeoutMs after it came, not when an earlier one gave up', async () => {
+    const pool = makePool({ min: 1, max: 1, acquireTimeoutMs: 150 });
+    await pool.start();
+    ils.answerMs = 1000;
+    const running = settle(pool.send(ITEM));
+    let firstDone = false;
+    let secondDone = false;
+    const first = settle(pool.send(ITEM)).finally(() => {
+      firstDone = true;
+    });
+    await vi.advanceTimersByTimeAsync(100);
+    const second = settle(pool.send(ITEM)).finally(() => {
+      secondDone = true;
+    });
+    await vi.advanceTimersByTimeAsync(60); // t = 160: the first waited 160 ms, the second 60
+    expect([firstDone, secondDone]).toEqual([true, false]);
+    expect(((await first) as PromiseRejectedResult).reason).toMatchObject({ reason: 'acquire-timeout' });
+    await vi.advanceTimersByTimeAsync(80); // t = 240: the second waited 140 ms
+    expect(secondDone).toBe(false);
+    await vi.advanceTimersByTimeAsync(20); // t = 260: 160 ms
+    expect(((await second) as PromiseRejectedResult).reason).toMatchObject({ reason: 'acquire-timeout' });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect((await running).status).toBe('fulfilled');
+    expect(pool.stats().waiting).toBe(0);
+  });
+
+  it('sends a keepalive only once a connection has been idle for the whole interval, however long it was busy before', async () => {
+    const pool = makePool({ min: 1, max: 1, keepaliveIntervalMs: 1000 });
+    await pool.start();
+    // Busy across several intervals, with idle gaps shorter than one.
+    for (let round = 0; round < 8; round++) {
+      const call = settle(pool.send(ITEM));
+      await vi.advanceTimersByTimeAsync(ANSWER_MS + 300);
+      expect((await call).status).toBe('fulfilled');
+    }
+    expect(ils.sent).not.toContain('99');
+    await vi.advanceTimersByTimeAsync(700); // 1000 ms idle since the last answer
+    expect(ils.sent.filter((code) => code === '99')).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(ANSWER_MS + 1000); // idle again for a whole interval after the 99
+    expect(ils.sent.filter((code) => code === '99')).toHaveLength(2);
+  });
+
   it('keeps a connection a keepalive holds out of the count, and the request waits for it rather than opening another', async () => {
     const pool = makePool({ min: 1, max: 2, keepaliveIntervalMs: 1000 });
     await pool.start();
