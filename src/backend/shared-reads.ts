@@ -78,7 +78,12 @@ export function shareKey(message: RequestMessage): string | null {
   } else {
     return null;
   }
-  const identity: Record<string, unknown> = { ...message };
-  delete identity.transactionDate;
-  return `${mark}${JSON.stringify(identity)}`;
+  // Field by field rather than JSON of a copy without the date: this runs for every read (CPU profile 1.8%).
+  let key = mark;
+  const fields = message as unknown as Record<string, unknown>;
+  for (const name in fields) {
+    const value = fields[name];
+    if (name !== 'transactionDate' && value !== undefined) key += `${name}=${JSON.stringify(value)}\n`;
+  }
+  return key;
 }

@@ -40,17 +40,22 @@ export function parseSip2Date(text: string): Sip2DateTime | null {
   return isValid(value) ? value : null;
 }
 
+/** The last date formatted and its text: the message builder hands the codec one date object per second. */
+let lastFormatted: { value: Sip2DateTime; text: string } | null = null;
+
 export function formatSip2Date(value: Sip2DateTime | null): string {
   if (value === null) return UNSUPPORTED_DATE;
-  return (
+  if (lastFormatted?.value === value) return lastFormatted.text;
+  const text =
     pad(value.year, 4) +
     pad(value.month, 2) +
     pad(value.day, 2) +
     value.zone +
     pad(value.hour, 2) +
     pad(value.minute, 2) +
-    pad(value.second, 2)
-  );
+    pad(value.second, 2);
+  lastFormatted = { value, text };
+  return text;
 }
 
 /** A JS Date as a SIP2 date, in the process's local time (the SIP2-preferred form) or in UTC. */

@@ -1,4 +1,4 @@
-import { sip2DateFrom } from './date.js';
+import { type Sip2DateTime, sip2DateFrom } from './date.js';
 import type {
   EndPatronSession,
   FeePaid,
@@ -31,6 +31,7 @@ export interface RequestDefaults {
 export class Sip2Messages {
   private readonly language: string;
   private readonly now: () => Date;
+  private dated: { second: number; value: Sip2DateTime } | null = null;
 
   constructor(private readonly defaults: RequestDefaults) {
     this.language = defaults.language ?? '000';
@@ -154,7 +155,11 @@ export class Sip2Messages {
     };
   }
 
-  private date() {
-    return sip2DateFrom(this.now());
+  /** The transaction date, one object per second: every message in that second carries the same one. */
+  private date(): Sip2DateTime {
+    const now = this.now();
+    const second = Math.floor(now.getTime() / 1000);
+    if (this.dated?.second !== second) this.dated = { second, value: sip2DateFrom(now) };
+    return this.dated.value;
   }
 }

@@ -11,6 +11,7 @@ import {
   UNSUPPORTED_DATE,
   UTC_ZONE,
 } from '../../../src/sip2/date.js';
+import { Sip2Messages } from '../../../src/sip2/messages.js';
 
 const at = (zone: string, year = 2026, month = 11, day = 21, hour = 17, minute = 29, second = 31): Sip2DateTime => ({
   year,
@@ -215,5 +216,22 @@ describe('sip2DateFrom', () => {
       ),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('transaction dates of built messages', () => {
+  it('stamps every message with the second it is built in, reusing one date (and its text) within a second', () => {
+    let clock = new Date(2026, 10, 25, 9, 30, 15, 100);
+    const requests = new Sip2Messages({ institutionId: 'DEMO', now: () => clock });
+    const first = requests.itemInformation('it-1').transactionDate;
+    clock = new Date(2026, 10, 25, 9, 30, 15, 900);
+    const sameSecond = requests.patronInformation('alice').transactionDate;
+    expect(sameSecond).toBe(first);
+    expect(formatSip2Date(sameSecond)).toBe('20261125    093015');
+    clock = new Date(2026, 10, 25, 9, 30, 16, 0);
+    const next = requests.itemInformation('it-1').transactionDate;
+    expect(next).not.toBe(first);
+    expect(formatSip2Date(next)).toBe('20261125    093016');
+    expect(formatSip2Date(first)).toBe('20261125    093015');
   });
 });
