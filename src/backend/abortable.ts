@@ -1,10 +1,12 @@
+import type { CancelSignal } from '../sip2/index.js';
+
 /**
  * The outcome of `promise`, unless `signal` aborts first: then the error
  * `onAbort` returns (it may also let go of what the caller held), and the
  * promise goes on without this waiter. The abort listener is removed either
  * way, so a long-lived signal does not collect listeners.
  */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () => unknown): Promise<T> {
+export function abortable<T>(promise: Promise<T>, signal: CancelSignal, onAbort: () => unknown): Promise<T> {
   // A listener added to an aborted signal never runs.
   if (signal.aborted) return Promise.reject(onAbort());
   return new Promise<T>((resolve, reject) => {

@@ -8,6 +8,7 @@ import {
   Sip2DecodeError,
   Sip2EncodeError,
 } from '../sip2/errors.js';
+import type { CancelSignal } from '../sip2/index.js';
 
 /**
  * The backend's error contract: what a Backend's methods reject with when the
@@ -84,6 +85,6 @@ export async function inBackendTerms<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /** The failure of a call whose signal aborted before anything of it was answered. */
-export function cancelledCall(signal: AbortSignal): BackendFailure {
+export function cancelledCall(signal: CancelSignal): BackendFailure {
   return backendFailureOf(cancelled(signal, false))!;
 }

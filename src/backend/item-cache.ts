@@ -1,10 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import { entryBound } from '../lru-bound.js';
-import type { ItemInformation, ItemInformationResponse, Sip2Messages } from '../sip2/index.js';
+import type { CancelSignal, ItemInformation, ItemInformationResponse, Sip2Messages } from '../sip2/index.js';
 import { SharedCalls } from './shared-calls.js';
 
 /** Asks the ILS about one item (one 17 through the pool); `signal` is the asking call's (deadline, client gone). */
-export type ItemLookup = (item: string, signal?: AbortSignal) => Promise<ItemInformationResponse>;
+export type ItemLookup = (item: string, signal?: CancelSignal) => Promise<ItemInformationResponse>;
 
 export interface ItemCacheOptions {
   /** How long an answer is used. */
@@ -73,7 +73,7 @@ export class ItemInfoCache {
    * lookup; a call whose `signal` aborts stops waiting at once, and the
    * shared lookup is cancelled only when no call waits for it any more.
    */
-  get(item: string, lookup: ItemLookup, signal?: AbortSignal): Promise<ItemInformationResponse> {
+  get(item: string, lookup: ItemLookup, signal?: CancelSignal): Promise<ItemInformationResponse> {
     const cached = this.entries.get(item);
     if (cached !== undefined) {
       this.hits += 1;
@@ -130,7 +130,7 @@ export class ItemInfoCache {
  * is one, else straight to the ILS.
  */
 export function itemLookup(
-  send: (message: ItemInformation, options?: { signal?: AbortSignal | undefined }) => Promise<ItemInformationResponse>,
+  send: (message: ItemInformation, options?: { signal?: CancelSignal | undefined }) => Promise<ItemInformationResponse>,
   messages: Pick<Sip2Messages, 'itemInformation'>,
   cache: ItemInfoCache | null | undefined,
 ): ItemLookup {

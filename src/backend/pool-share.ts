@@ -1,4 +1,5 @@
 import PQueue from 'p-queue';
+import type { CancelSignal } from '../sip2/index.js';
 import { cancelled } from '../sip2/index.js';
 import { BackendFailure } from './errors.js';
 
@@ -68,7 +69,7 @@ export class PoolShare {
    * (busy) when too many wait or the wait is too long, with CallCancelled
    * when `signal` aborts first; `request` then never runs.
    */
-  run<T>(request: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  run<T>(request: () => Promise<T>, signal?: CancelSignal): Promise<T> {
     if (signal?.aborted) return Promise.reject(cancelled(signal, false));
     // The pool may have learned that the ILS serves fewer sessions: the share follows.
     this.#queue.concurrency = this.concurrency;

@@ -1,10 +1,10 @@
-import { cancelled } from '../sip2/index.js';
+import { Cancellation, type CancelSignal, cancelled } from '../sip2/index.js';
 import { abortable } from './abortable.js';
 
 interface Call<V> {
   promise: Promise<V>;
   /** Cancels the shared work; used once every caller waiting for it has given up. */
-  controller: AbortController;
+  cancellation: Cancellation;
   /** Callers still waiting for it. */
   waiters: number;
 }
@@ -34,8 +34,8 @@ export class SharedCalls<K, V> {
    */
   run(
     key: K,
-    start: (signal: AbortSignal) => Promise<V>,
-    signal?: AbortSignal,
+    start: (signal: CancelSignal) => Promise<V>,
+    signal?: CancelSignal,
     onAnswer?: (value: V) => void,
   ): Promise<V> {
     if (signal?.aborted) return Promise.reject(cancelled(signal, false));
@@ -54,15 +54,15 @@ export class SharedCalls<K, V> {
     for (const key of [...this.calls.keys()]) if (test(key)) this.calls.delete(key);
   }
 
-  private start(key: K, start: (signal: AbortSignal) => Promise<V>, onAnswer?: (value: V) => void): Call<V> {
-    const controller = new AbortController();
+  private start(key: K, start: (signal: CancelSignal) => Promise<V>, onAnswer?: (value: V) => void): Call<V> {
+    const cancellation = new Cancellation();
     let promise: Promise<V>;
     try {
-      promise = start(controller.signal);
+      promise = start(cancellation);
     } catch (error) {
       promise = Promise.reject(error);
     }
-    const call: Call<V> = { promise, controller, waiters: 0 };
+    const call: Call<V> = { promise, cancellation, waiters: 0 };
     this.calls.set(key, call);
     // Registered before any waiter's: the work is no longer in flight once its callers hear of it.
     promise.then(
@@ -78,7 +78,7 @@ export class SharedCalls<K, V> {
     return call;
   }
 
-  private wait(key: K, call: Call<V>, signal: AbortSignal | undefined): Promise<V> {
+  private wait(key: K, call: Call<V>, signal: CancelSignal | undefined): Promise<V> {
     if (signal === undefined) {
       call.waiters = Number.POSITIVE_INFINITY;
       return call.promise;
@@ -89,7 +89,7 @@ export class SharedCalls<K, V> {
       if (call.waiters <= 0) {
         // Cancelled work is joined by nobody: the next caller starts anew.
         if (this.calls.get(key) === call) this.calls.delete(key);
-        call.controller.abort(signal.reason);
+        call.cancellation.abort(signal.reason);
       }
       return cancelled(signal, false);
     });

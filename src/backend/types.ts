@@ -1,3 +1,5 @@
+import type { CancelSignal } from '../sip2/index.js';
+
 /**
  * PAIA as the backend sees it: plain data in the spec's field names, and one
  * interface the HTTP layer calls. The backend speaks SIP2; the HTTP layer
@@ -86,7 +88,7 @@ export interface PatronLookup {
 
 /** Per call: the caller's signal (its deadline, its client going away); SIP2 work not yet sent is then dropped. */
 export interface CallOptions {
-  signal?: AbortSignal | undefined;
+  signal?: CancelSignal | undefined;
 }
 
 export interface Backend {

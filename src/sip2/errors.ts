@@ -1,3 +1,5 @@
+import type { CancelSignal } from './cancel-signal.js';
+
 /**
  * One error base for everything the SIP2 layer throws, each with a stable
  * `code` that callers (the HTTP layer, metrics, tests) switch on, and for
@@ -168,14 +170,14 @@ const CANCEL_MESSAGES: Record<CancelReason, string> = {
   'call-over': 'the call was answered before this part of it reached the ILS',
 };
 
-/** The reason a caller cancels with: what its AbortSignal carries, when it is one of ours. */
-function cancelReasonOf(signal: AbortSignal): CancelReason {
+/** The reason a caller cancels with: what its CancelSignal carries, when it is one of ours. */
+function cancelReasonOf(signal: CancelSignal): CancelReason {
   const reason: unknown = signal.reason;
   return reason === 'deadline' || reason === 'call-over' ? reason : 'client-gone';
 }
 
 /** The error for a call its signal cancelled; `requestSent` says whether its message had left. */
-export function cancelled(signal: AbortSignal, requestSent: boolean): CallCancelled {
+export function cancelled(signal: CancelSignal, requestSent: boolean): CallCancelled {
   const reason = cancelReasonOf(signal);
   return new CallCancelled(reason, CANCEL_MESSAGES[reason], { requestSent });
 }

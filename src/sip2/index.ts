@@ -1,3 +1,4 @@
+export * from './cancel-signal.js';
 export * from './charset.js';
 export * from './checksum.js';
 export * from './codec.js';

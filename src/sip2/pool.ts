@@ -1,5 +1,6 @@
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
+import type { CancelSignal } from './cancel-signal.js';
 import {
   CircuitBreaker,
   type CircuitOptions,
@@ -139,7 +140,7 @@ export interface ExecuteOptions {
    * requestSent false. Aborted while it runs: the caller gets CallCancelled
    * with requestSent true at once, and the exchange finishes on its own.
    */
-  signal?: AbortSignal | undefined;
+  signal?: CancelSignal | undefined;
   /** Called with the outcome of work that finished after its caller had stopped waiting (to log a write's fate). */
   onAbandonedOutcome?: ((outcome: PromiseSettledResult<unknown>) => void) | undefined;
 }
@@ -169,7 +170,7 @@ export interface ExecuteOptions {
  *   never too low.
  * - A waiting request that gives up (acquire timeout, caller cancelled) is
  *   taken out of p-queue's line (WaitingLine.cancel) and answered by the
- *   pool, never through an AbortSignal given to p-queue, which would also
+ *   pool, never through an CancelSignal given to p-queue, which would also
  *   reject a task that already runs and free its slot early. Once it runs,
  *   the caller is answered separately and the slot is held until the
  *   connection is back.
@@ -372,7 +373,7 @@ export class Sip2Pool {
    */
   async send<M extends RequestMessage>(
     message: M,
-    options: { signal?: AbortSignal | undefined } = {},
+    options: { signal?: CancelSignal | undefined } = {},
   ): Promise<ResponseOf<M['code']>> {
     const write = NON_IDEMPOTENT.has(message.code);
     const execution: ExecuteOptions = {

@@ -1,3 +1,5 @@
+import type { CancelSignal } from '../../sip2/index.js';
+
 import {
   type ItemInformation,
   type ItemInformationResponse,
@@ -16,7 +18,7 @@ import type { DaiaDocument, DaiaResponse } from './types.js';
 /** Sends one 17 through the pool (Sip2Pool.send). */
 type ItemInformationSend = (
   message: ItemInformation,
-  options?: { signal?: AbortSignal | undefined },
+  options?: { signal?: CancelSignal | undefined },
 ) => Promise<ItemInformationResponse>;
 
 export interface DaiaServiceOptions {
@@ -103,12 +105,12 @@ export class DaiaService {
    */
   availability(
     requestIds: readonly string[],
-    options: { signal?: AbortSignal | undefined } = {},
+    options: { signal?: CancelSignal | undefined } = {},
   ): Promise<DaiaResponse> {
     return inBackendTerms(() => this.lookUpAll(requestIds, options.signal));
   }
 
-  private async lookUpAll(requestIds: readonly string[], signal: AbortSignal | undefined): Promise<DaiaResponse> {
+  private async lookUpAll(requestIds: readonly string[], signal: CancelSignal | undefined): Promise<DaiaResponse> {
     const documents = new Map<string, { requested: string; resolved: ResolvedId }>();
     for (const requested of requestIds) {
       const resolved = this.resolve(requested);
@@ -139,7 +141,7 @@ export class DaiaService {
   }
 
   /** The 18 for one barcode; null when the barcode cannot be put into a 17 (an unknown item, not an error). */
-  private async lookup(barcode: string, signal: AbortSignal | undefined): Promise<ItemInformationResponse | null> {
+  private async lookup(barcode: string, signal: CancelSignal | undefined): Promise<ItemInformationResponse | null> {
     try {
       return await this.itemInformation(barcode, signal);
     } catch (error) {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SharedCalls } from '../../../src/backend/shared-calls.js';
 import { SharedReads, shareKey } from '../../../src/backend/shared-reads.js';
 import type { CallOptions } from '../../../src/backend/types.js';
+import type { CancelSignal } from '../../../src/sip2/cancel-signal.js';
 import { CallCancelled } from '../../../src/sip2/errors.js';
 import { Sip2Messages } from '../../../src/sip2/messages.js';
 import type { RequestMessage } from '../../../src/sip2/spec.js';
@@ -10,7 +11,7 @@ const messages = new Sip2Messages({ institutionId: 'X', terminalPassword: 'tp' }
 
 /** A send whose answers the test releases by hand; it records every message and the signal it got. */
 function manualSend() {
-  const sent: Array<{ message: RequestMessage; signal: AbortSignal | undefined }> = [];
+  const sent: Array<{ message: RequestMessage; signal: CancelSignal | undefined }> = [];
   const waiting: Array<(answer: unknown) => void> = [];
   const send = (message: RequestMessage, options?: CallOptions): Promise<never> => {
     sent.push({ message, signal: options?.signal });

@@ -4,6 +4,7 @@ import { DaiaService, splitQueryId } from '../../../../src/backend/daia/service.
 import { ItemInfoCache } from '../../../../src/backend/item-cache.js';
 import { PoolShare } from '../../../../src/backend/pool-share.js';
 import { compileUriTemplates } from '../../../../src/backend/uris.js';
+import type { CancelSignal } from '../../../../src/sip2/cancel-signal.js';
 import { sip2DateFrom } from '../../../../src/sip2/date.js';
 import { loadDialect } from '../../../../src/sip2/dialect.js';
 import { IlsTimeout, Sip2EncodeError } from '../../../../src/sip2/errors.js';
@@ -213,7 +214,7 @@ describe('DaiaService', () => {
   it("sends every 17 of all requests together through the share: never more than the share's at once", async () => {
     let inFlight = 0;
     let peak = 0;
-    const signals: Array<AbortSignal | undefined> = [];
+    const signals: Array<CancelSignal | undefined> = [];
     const poolShare = new PoolShare({
       name: 'DAIA',
       share: 0.5,
