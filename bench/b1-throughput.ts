@@ -1,7 +1,15 @@
 import { type GeneratedLibrary, generateLibrary } from './data.js';
 import { type HttpLoopOptions, httpLoop, httpPool, type LoopResult, mapConcurrent } from './driver.js';
 import { login } from './paia.js';
-import { counterDelta, cpuSecondsOf, gatewayEnv, startGateway, startHello, startSimulator } from './processes.js';
+import {
+  counterDelta,
+  cpuSecondsOf,
+  gatewayEnv,
+  startGateway,
+  startHello,
+  startRelay,
+  startSimulator,
+} from './processes.js';
 import { counts, metOf, ms, perSecond, type Row } from './report.js';
 import type { Settings } from './settings.js';
 
@@ -152,6 +160,50 @@ async function measureGateway(settings: Settings): Promise<Measured> {
   }
 }
 
+/** The layers of B1's gateway, each without those above it (bench/relay-server.mjs). */
+const LAYERS = [
+  ['conn', 'a bare relay over Sip2Connection (Hono, the codec, no pool)'],
+  ['pool', "+ the gateway's Sip2Pool"],
+  ['backend', '+ Sip2Backend.patron() (shared reads, the PatronRecord)'],
+] as const;
+
+/**
+ * CPU per request of one layer relay (fresh simulator and relay, the gateway's warm-up and window):
+ * what the SIP2 path costs without the HTTP layer, and the floor of any relay on Hono and this codec.
+ */
+async function measureLayer(settings: Settings, mode: (typeof LAYERS)[number][0]): Promise<Measured> {
+  const library = generateLibrary(settings.b1Connections, B1_LOANS);
+  try {
+    const simulator = await startSimulator({ dataFile: library.file });
+    try {
+      const relay = await startRelay(
+        mode,
+        gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: POOL, PAIA_SIP2_POOL_MAX: POOL }),
+      );
+      try {
+        const cpu = new WindowCpu({ relay: relay.pid });
+        const result = await httpLoop({
+          origin: relay.url,
+          path: '/core/',
+          requestFor: (worker) => ({ path: `/core/${library.patrons[worker]!.barcode}` }),
+          connections: settings.b1Connections,
+          warmupMs: settings.b1GatewayWarmupMs,
+          durationMs: settings.b1WindowMs,
+          onWindowStart: cpu.open,
+          onWindowEnd: cpu.close,
+        });
+        return { result, cpu, us: cpu.perRequestUs('relay', result) };
+      } finally {
+        await relay.stop();
+      }
+    } finally {
+      await simulator.stop();
+    }
+  } finally {
+    library.remove();
+  }
+}
+
 function describe(round: number, kind: string, m: Measured): string {
   const r = m.result;
   return `${kind} #${round + 1}: ${m.us.toFixed(0)} µs/req, ${perSecond(r.requestsPerSecond)} (p50 ${ms(r.p50)}, p99 ${ms(r.p99)}); CPU ${m.cpu.describe(r)}; statuses ${counts(r.outcomes)}`;
@@ -164,6 +216,9 @@ export async function runB1(settings: Settings): Promise<Row[]> {
     hellos.push(await measureHello(settings));
     gateways.push(await measureGateway(settings));
   }
+  // Once, after the rounds: where the gateway's CPU per request goes, layer by layer (notes only).
+  const layers: Array<[string, Measured]> = [];
+  for (const [mode, what] of LAYERS) layers.push([what, await measureLayer(settings, mode)]);
   const gatewayUs = median(gateways.map((m) => m.us));
   const helloUs = median(hellos.map((m) => m.us));
   const ratio = gatewayUs / helloUs;
@@ -184,6 +239,14 @@ export async function runB1(settings: Settings): Promise<Row[]> {
         ', ',
       )} (each of the ${settings.b1Connections} connections asks for its own patron, so no two identical reads are ever in flight at once)`,
     `throughput (median): gateway ${perSecond(median(gateways.map((m) => m.result.requestsPerSecond)))}, hello-world ${perSecond(median(hellos.map((m) => m.result.requestsPerSecond)))}`,
+    `layers (one fresh process each, same load): ${layers
+      .map(
+        ([what, m]) =>
+          `${what}: ${m.us.toFixed(0)} µs/req (${(m.us / helloUs).toFixed(1)} × hello${m.result.failures > 0 ? `, ${m.result.failures} failed answers` : ''})`,
+      )
+      .join(
+        '; ',
+      )}; the whole gateway (HTTP layer: routing, auth, limits, logs, metrics, deadline): ${gatewayUs.toFixed(0)} µs/req`,
     ...gateways.map((m, i) => describe(i, 'gateway', m)),
     ...hellos.map((m, i) => describe(i, 'hello', m)),
     `driver: ${settings.b1Connections} connections; ${settings.b1Rounds} rounds, each a fresh hello-world (${settings.b1HelloWarmupMs / 1000} s warm-up + ${settings.b1WindowMs / 1000} s) then a fresh simulator + gateway (${settings.b1GatewayWarmupMs / 1000} s warm-up + ${settings.b1WindowMs / 1000} s); gateway pool min=max=${POOL}, simulator 0 ms`,

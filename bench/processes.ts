@@ -321,6 +321,22 @@ export async function startHello(): Promise<Started & { url: string }> {
   return { ...started, url: started.banners[0]![1]! };
 }
 
+// ------------------------------------------------------------ B1's layers
+
+/** bench/relay-server.mjs over the compiled gateway, in one of its modes, with a gateway's environment (gatewayEnv). */
+export async function startRelay(
+  mode: 'conn' | 'pool' | 'backend',
+  env: NodeJS.ProcessEnv,
+): Promise<Started & { url: string }> {
+  if (!existsSync(join(REPO_ROOT, 'dist', 'src', 'gateway', 'index.js')))
+    throw new Error('dist/ is missing: run `npm run build` first (npm run bench does)');
+  const command = [process.execPath, ...nodeFlagsForGateway, join(REPO_ROOT, 'bench', 'relay-server.mjs'), mode];
+  const started = await startChild(`relay-${mode}`, command, env, [
+    /^relay listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m,
+  ]);
+  return { ...started, url: started.banners[0]![1]! };
+}
+
 // ------------------------------------------------------------ redis
 
 /** redis-server (Debian's package; `.ci/run` installs it) on loopback, without persistence. */
