@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Backend, PatronLookup } from '../backend/types.js';
+import type { CancelSignal } from '../cancel-signal.js';
 import type { SessionStore } from '../state/sessions.js';
 import type { LoginOutcome } from './login.js';
 import type { LockoutEvent, LoginThrottle } from './login-throttle.js';
@@ -29,7 +30,7 @@ export interface ClientLoginRequest {
   patron: string;
   scopes: readonly string[] | undefined;
   clientAddress: string | undefined;
-  signal?: AbortSignal | undefined;
+  signal?: CancelSignal | undefined;
   log?: Logger | undefined;
 }
 

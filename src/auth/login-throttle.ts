@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type CancelSignal, delay } from '../cancel-signal.js';
 import type { Limiter, StateStore } from '../state/index.js';
 import { addressKey } from './address-key.js';
 import { SubjectKeys } from './canonical-username.js';
@@ -214,7 +214,7 @@ export class LoginThrottle {
    * ILS now; may wait (at most maxQueueWaitMs, or until `signal` aborts)
    * behind other attempts at the same account.
    */
-  async begin(username: string, address?: string, signal?: AbortSignal): Promise<LoginGate> {
+  async begin(username: string, address?: string, signal?: CancelSignal): Promise<LoginGate> {
     const user = this.#keys.username(username);
     // Counted as DAIA counts them: IPv6 by its /64, which one subscriber can pick addresses from at will.
     const from = address === undefined || address.trim() === '' ? undefined : addressKey(address);
@@ -260,7 +260,7 @@ export class LoginThrottle {
         this.#busy += 1;
         return { allowed: false, reason: 'busy', retryAfterSeconds: 1 };
       }
-      await sleep(this.#pollMs, undefined, signal ? { signal } : {}).catch(() => {});
+      await delay(this.#pollMs, signal);
     }
   }
 

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Backend, CredentialCheck } from '../backend/types.js';
+import type { CancelSignal } from '../cancel-signal.js';
 import type { SessionStore } from '../state/sessions.js';
 import type { ClientAllowlist } from './client-allowlist.js';
 import type { LockoutEvent, LoginThrottle } from './login-throttle.js';
@@ -23,7 +24,7 @@ export interface LoginRequest {
   /** The client's address, for the allowlist and the brute-force counters; undefined when unknown. */
   clientAddress: string | undefined;
   /** The call's signal (deadline, client gone), passed on to the ILS check. */
-  signal?: AbortSignal | undefined;
+  signal?: CancelSignal | undefined;
   /** Where lockouts are logged (the request's logger, so lines carry its id). */
   log?: Logger | undefined;
 }

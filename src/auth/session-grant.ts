@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type CancelSignal, delay } from '../cancel-signal.js';
 import type { Session, SessionStore } from '../state/sessions.js';
 import type { PatronIds } from './patron-ids.js';
 
@@ -27,6 +27,6 @@ export async function startSession(
 }
 
 /** Waits `ms`, or less if the call's signal aborts first (its deadline: the answer is then due). */
-export async function holdBack(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  await sleep(ms, undefined, signal ? { signal } : {}).catch(() => {});
+export async function holdBack(ms: number, signal: CancelSignal | undefined): Promise<void> {
+  await delay(ms, signal);
 }

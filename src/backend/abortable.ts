@@ -1,4 +1,4 @@
-import type { CancelSignal } from '../sip2/index.js';
+import type { CancelSignal } from '../cancel-signal.js';
 
 /**
  * The outcome of `promise`, unless `signal` aborts first: then the error

@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../cancel-signal.js';
 import {
   CallCancelled,
   cancelled,
@@ -8,7 +9,6 @@ import {
   Sip2DecodeError,
   Sip2EncodeError,
 } from '../sip2/errors.js';
-import type { CancelSignal } from '../sip2/index.js';
 
 /**
  * The backend's error contract: what a Backend's methods reject with when the

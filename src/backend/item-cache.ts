@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
+import type { CancelSignal } from '../cancel-signal.js';
 import { entryBound } from '../lru-bound.js';
-import type { CancelSignal, ItemInformation, ItemInformationResponse, Sip2Messages } from '../sip2/index.js';
+import type { ItemInformation, ItemInformationResponse, Sip2Messages } from '../sip2/index.js';
 import { SharedCalls } from './shared-calls.js';
 
 /** Asks the ILS about one item (one 17 through the pool); `signal` is the asking call's (deadline, client gone). */

@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import type { CancelSignal } from '../sip2/index.js';
+import type { CancelSignal } from '../cancel-signal.js';
 import { cancelled } from '../sip2/index.js';
 import { BackendFailure } from './errors.js';
 

@@ -1,4 +1,5 @@
-import { Cancellation, type CancelSignal, cancelled } from '../sip2/index.js';
+import { Cancellation, type CancelSignal } from '../cancel-signal.js';
+import { cancelled } from '../sip2/index.js';
 import { abortable } from './abortable.js';
 
 interface Call<V> {

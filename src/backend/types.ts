@@ -1,4 +1,4 @@
-import type { CancelSignal } from '../sip2/index.js';
+import type { CancelSignal } from '../cancel-signal.js';
 
 /**
  * PAIA as the backend sees it: plain data in the spec's field names, and one

@@ -1,5 +1,6 @@
 import { abortable } from '../backend/abortable.js';
 import { cancelledCall } from '../backend/errors.js';
+import type { CancelSignal } from '../cancel-signal.js';
 
 /**
  * Runs a call into a plug-in (backend, session store) so that whatever it
@@ -19,7 +20,7 @@ export async function guarded<T>(what: string, call: () => Promise<T>): Promise<
  * the backend drops the call's unsent SIP2 work, and the client gets its 504
  * at the deadline even if something below were slow to notice.
  */
-export function readUntil<T>(signal: AbortSignal, what: string, call: () => Promise<T>): Promise<T> {
+export function readUntil<T>(signal: CancelSignal, what: string, call: () => Promise<T>): Promise<T> {
   if (signal.aborted) return Promise.reject(cancelledCall(signal));
   return abortable(guarded(what, call), signal, () => cancelledCall(signal));
 }

@@ -1,4 +1,4 @@
-import type { CancelSignal } from './cancel-signal.js';
+import type { CancelSignal } from '../cancel-signal.js';
 
 /**
  * One error base for everything the SIP2 layer throws, each with a stable

@@ -1,4 +1,3 @@
-export * from './cancel-signal.js';
 export * from './charset.js';
 export * from './checksum.js';
 export * from './codec.js';

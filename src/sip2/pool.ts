@@ -1,6 +1,6 @@
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
-import type { CancelSignal } from './cancel-signal.js';
+import type { CancelSignal } from '../cancel-signal.js';
 import {
   CircuitBreaker,
   type CircuitOptions,

@@ -1,4 +1,4 @@
-import type { CancelSignal } from '../../sip2/index.js';
+import type { CancelSignal } from '../../cancel-signal.js';
 
 import {
   type ItemInformation,

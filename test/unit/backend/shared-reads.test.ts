@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SharedCalls } from '../../../src/backend/shared-calls.js';
 import { SharedReads, shareKey } from '../../../src/backend/shared-reads.js';
 import type { CallOptions } from '../../../src/backend/types.js';
-import type { CancelSignal } from '../../../src/sip2/cancel-signal.js';
+import type { CancelSignal } from '../../../src/cancel-signal.js';
 import { CallCancelled } from '../../../src/sip2/errors.js';
 import { Sip2Messages } from '../../../src/sip2/messages.js';
 import type { RequestMessage } from '../../../src/sip2/spec.js';

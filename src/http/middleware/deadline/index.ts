@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { MiddlewareHandler } from 'hono';
+import { Cancellation, type CancelSignal } from '../../../cancel-signal.js';
 
 /**
  * One bound on a whole call (http.requestTimeoutMs), however many SIP2
@@ -14,7 +15,7 @@ import type { MiddlewareHandler } from 'hono';
 /** What this middleware hands to the handlers after it. */
 interface DeadlineVariables {
   /** Aborts when the call's time is up ('deadline'), its client went away ('client-gone'), or it was answered ('call-over'). */
-  callSignal: AbortSignal;
+  callSignal: CancelSignal;
 }
 
 declare module 'hono' {
@@ -35,7 +36,9 @@ export function deadline(options: DeadlineOptions): MiddlewareHandler {
   if (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1)
     throw new RangeError('timeoutMs must be a positive integer');
   return async (c, next) => {
-    const controller = new AbortController();
+    // Not an AbortController: one per request, with the listeners the pool and the backend add and remove on it,
+    // cost some 5 µs of CPU per call; Cancellation does the same for the gateway's own layers (cancel-signal.ts).
+    const controller = new Cancellation();
     const timer = setTimeout(() => controller.abort('deadline'), options.timeoutMs);
     const onClientGone = () => controller.abort('client-gone');
     // Under @hono/node-server the response's 'close' before it finished is the client going away, the
@@ -48,7 +51,7 @@ export function deadline(options: DeadlineOptions): MiddlewareHandler {
     const client = outgoing === undefined ? c.req.raw.signal : undefined;
     if (outgoing !== undefined) outgoing.once('close', onClose);
     else client?.addEventListener('abort', onClientGone, { once: true });
-    c.set('callSignal', controller.signal);
+    c.set('callSignal', controller);
     try {
       await next();
     } finally {

@@ -4,7 +4,7 @@ import { DaiaService, splitQueryId } from '../../../../src/backend/daia/service.
 import { ItemInfoCache } from '../../../../src/backend/item-cache.js';
 import { PoolShare } from '../../../../src/backend/pool-share.js';
 import { compileUriTemplates } from '../../../../src/backend/uris.js';
-import type { CancelSignal } from '../../../../src/sip2/cancel-signal.js';
+import type { CancelSignal } from '../../../../src/cancel-signal.js';
 import { sip2DateFrom } from '../../../../src/sip2/date.js';
 import { loadDialect } from '../../../../src/sip2/dialect.js';
 import { IlsTimeout, Sip2EncodeError } from '../../../../src/sip2/errors.js';

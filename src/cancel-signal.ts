@@ -64,3 +64,17 @@ export class Cancellation implements CancelSignal {
     }
   }
 }
+
+/** Resolves after `ms`, or as soon as `signal` aborts (a wait its call no longer needs); never rejects. */
+export function delay(ms: number, signal?: CancelSignal): Promise<void> {
+  if (signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

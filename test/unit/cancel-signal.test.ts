@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import { Cancellation } from '../../../src/sip2/cancel-signal.js';
-import { cancelled } from '../../../src/sip2/errors.js';
+import { describe, expect, it, vi } from 'vitest';
+import { Cancellation, delay } from '../../src/cancel-signal.js';
+import { cancelled } from '../../src/sip2/errors.js';
 
 describe('the light cancellation signal', () => {
   it('runs each listener once, in the order added, with the reason readable, and is aborted for good', () => {
@@ -50,5 +50,55 @@ describe('the light cancellation signal', () => {
       process.off('uncaughtException', onUncaught);
       for (const listener of listeners) process.on('uncaughtException', listener);
     }
+  });
+});
+
+describe('a wait its call may cut short', () => {
+  it('resolves after its time, or as soon as the signal aborts, and leaves no listener behind', async () => {
+    vi.useFakeTimers();
+    try {
+      const signal = new Cancellation();
+      let waited = false;
+      const wait = delay(1000, signal).then(() => {
+        waited = true;
+      });
+      await vi.advanceTimersByTimeAsync(999);
+      expect(waited).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await wait;
+      expect(waited).toBe(true);
+
+      let cut = false;
+      const cutShort = delay(60_000, signal).then(() => {
+        cut = true;
+      });
+      signal.abort('deadline');
+      await vi.advanceTimersByTimeAsync(0);
+      await cutShort;
+      expect(cut).toBe(true);
+      expect(vi.getTimerCount()).toBe(0);
+      await delay(60_000, signal); // already aborted: at once
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('takes its listener off the signal when the time is up', async () => {
+    const signal = new Cancellation();
+    const added: Array<() => void> = [];
+    const removed: Array<() => void> = [];
+    const spy = {
+      get aborted() {
+        return signal.aborted;
+      },
+      get reason() {
+        return signal.reason;
+      },
+      addEventListener: (_type: 'abort', listener: () => void) => added.push(listener),
+      removeEventListener: (_type: 'abort', listener: () => void) => removed.push(listener),
+    };
+    await delay(1, spy);
+    expect(added).toHaveLength(1);
+    expect(removed).toEqual(added);
   });
 });
