@@ -1,6 +1,6 @@
-import PQueue from 'p-queue';
+import type PQueue from 'p-queue';
 import type { CancelSignal } from '../cancel-signal.js';
-import { cancelled } from '../sip2/index.js';
+import { cancelled, WaitingQueue } from '../sip2/index.js';
 import { BackendFailure } from './errors.js';
 
 /**
@@ -47,6 +47,7 @@ export function shareOf(connections: number, share: number): number {
 
 export class PoolShare {
   readonly #options: PoolShareOptions;
+  readonly #waits: WaitingQueue;
   readonly #queue: PQueue;
   #refused = 0;
 
@@ -56,7 +57,17 @@ export class PoolShare {
       throw new RangeError('maxWaiting must be an integer >= 0');
     if (!(options.waitTimeoutMs > 0)) throw new RangeError('waitTimeoutMs must be > 0');
     this.#options = options;
-    this.#queue = new PQueue({ concurrency: this.concurrency });
+    this.#waits = new WaitingQueue({
+      concurrency: this.concurrency,
+      autoStart: true,
+      waitTimeoutMs: options.waitTimeoutMs,
+      onWaitTimeout: () =>
+        this.#refuse(
+          'share-timeout',
+          `no ${options.name} share of the ILS connections became free within ${options.waitTimeoutMs} ms`,
+        ),
+    });
+    this.#queue = this.#waits.queue;
   }
 
   /** How many requests may hold the share now. */
@@ -73,54 +84,13 @@ export class PoolShare {
     if (signal?.aborted) return Promise.reject(cancelled(signal, false));
     // The pool may have learned that the ILS serves fewer sessions: the share follows.
     this.#queue.concurrency = this.concurrency;
-    const startsNow = this.#queue.size === 0 && this.#queue.pending < this.#queue.concurrency;
-    if (!startsNow && this.#queue.size >= this.#options.maxWaiting) {
+    if (!this.#waits.startsNow && this.#queue.size >= this.#options.maxWaiting) {
       return Promise.reject(
         this.#refuse('share-full', `too many ${this.#options.name} requests are waiting for the ILS`),
       );
     }
 
-    return new Promise<T>((resolve, reject) => {
-      let started = false;
-      let answered = false;
-      const answer = (settle: () => void) => {
-        if (answered) return;
-        answered = true;
-        signal?.removeEventListener('abort', onCallerAbort);
-        clearTimeout(timer);
-        settle();
-      };
-      // Aborted only while the request waits: p-queue frees the slot of a task whose signal fires while it runs.
-      const waiting = new AbortController();
-      const onCallerAbort = () => {
-        if (started) answer(() => reject(cancelled(signal!, true)));
-        else waiting.abort(cancelled(signal!, false));
-      };
-      const timer = setTimeout(() => {
-        if (started || waiting.signal.aborted) return;
-        waiting.abort(
-          this.#refuse(
-            'share-timeout',
-            `no ${this.#options.name} share of the ILS connections became free within ${this.#options.waitTimeoutMs} ms`,
-          ),
-        );
-      }, this.#options.waitTimeoutMs);
-      signal?.addEventListener('abort', onCallerAbort, { once: true });
-
-      this.#queue
-        .add(
-          () => {
-            started = true;
-            clearTimeout(timer);
-            return request();
-          },
-          { signal: waiting.signal },
-        )
-        .then(
-          (value) => answer(() => resolve(value)),
-          (error: unknown) => answer(() => reject(error)),
-        );
-    });
+    return this.#waits.run(request, { signal });
   }
 
   stats(): PoolShareStats {

@@ -10,3 +10,4 @@ export * from './messages.js';
 export * from './paging.js';
 export * from './pool.js';
 export * from './spec.js';
+export * from './waiting-queue.js';

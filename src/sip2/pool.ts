@@ -1,4 +1,4 @@
-import PQueue from 'p-queue';
+import type PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { CancelSignal } from '../cancel-signal.js';
 import {
@@ -20,7 +20,7 @@ import {
 } from './errors.js';
 import { SC_STATUS } from './messages.js';
 import { type AcsStatus, NON_IDEMPOTENT, type RequestMessage, type ResponseOf } from './spec.js';
-import { WaitingLine } from './waiting-line.js';
+import { WaitingQueue, type WaitOptions } from './waiting-queue.js';
 
 export type { CircuitState } from './circuit.js';
 
@@ -133,17 +133,8 @@ export interface PoolStats {
   paused: boolean;
 }
 
-export interface ExecuteOptions {
-  /**
-   * The caller's signal (its deadline, its client going away). Aborted while
-   * the work waits: it never runs and the caller gets CallCancelled with
-   * requestSent false. Aborted while it runs: the caller gets CallCancelled
-   * with requestSent true at once, and the exchange finishes on its own.
-   */
-  signal?: CancelSignal | undefined;
-  /** Called with the outcome of work that finished after its caller had stopped waiting (to log a write's fate). */
-  onAbandonedOutcome?: ((outcome: PromiseSettledResult<unknown>) => void) | undefined;
-}
+/** The caller's signal and what to do with the outcome of work its caller stopped waiting for (WaitOptions). */
+export type ExecuteOptions = WaitOptions<unknown>;
 
 /**
  * A bounded pool of logged-in SIP2 connections, with ONE queue of requests.
@@ -169,11 +160,10 @@ export interface ExecuteOptions {
  *   the task put its connection back: the count is briefly one too high,
  *   never too low.
  * - A waiting request that gives up (acquire timeout, caller cancelled) is
- *   taken out of p-queue's line (WaitingLine.cancel) and answered by the
- *   pool, never through an CancelSignal given to p-queue, which would also
- *   reject a task that already runs and free its slot early. Once it runs,
- *   the caller is answered separately and the slot is held until the
- *   connection is back.
+ *   taken out of p-queue's line and answered by the WaitingQueue, never
+ *   through an AbortSignal given to p-queue, which would also reject a task
+ *   that already runs and free its slot early. Once it runs, the caller is
+ *   answered separately and the slot is held until the connection is back.
  *
  * A circuit breaker (circuit.ts) stands in front of the queue: after
  * repeated backend failures it opens, `execute` then rejects at once with
@@ -190,6 +180,8 @@ export interface ExecuteOptions {
  */
 export class Sip2Pool {
   private readonly options: PoolOptions;
+  /** The one queue of requests (WaitingQueue: p-queue whose waiting requests can give up) and its p-queue. */
+  private readonly waits: WaitingQueue;
   private readonly queue: PQueue;
   private readonly log: Logger | undefined;
   /** Logged-in connections, busy or idle. */
@@ -198,15 +190,6 @@ export class Sip2Pool {
   /** Connections a keepalive or probe holds, outside the queue's count. */
   private readonly housekeeping = new Set<PoolConnection>();
   private readonly keepaliveTimers = new Map<PoolConnection, NodeJS.Timeout>();
-  /**
-   * Each request waiting in the queue, by its id in the line, in arrival order: when it came (Date.now())
-   * and how to take it out with an error. One timer (acquireTimer) gives up on those waiting too long.
-   */
-  private readonly waiting = new Map<string, { since: number; stop: (error: Error) => void }>();
-  private acquireTimer: NodeJS.Timeout | null = null;
-  private waiterIds = 0;
-  /** The queue's line of waiting tasks (p-queue creates it, again on clear()); see WaitingLine. */
-  private line!: WaitingLine;
   private opening = 0;
   private created = 0;
   private connectFailures = 0;
@@ -235,17 +218,14 @@ export class Sip2Pool {
     }
     this.options = options;
     this.log = options.logger;
-    const pool = this;
-    this.queue = new PQueue({
+    this.waits = new WaitingQueue({
       concurrency: 1,
       autoStart: false,
-      queueClass: class extends WaitingLine {
-        constructor() {
-          super();
-          pool.line = this;
-        }
-      },
+      waitTimeoutMs: options.acquireTimeoutMs,
+      onWaitTimeout: () =>
+        new PoolRefused('acquire-timeout', `no ILS connection became free within ${options.acquireTimeoutMs} ms`),
     });
+    this.queue = this.waits.queue;
     this.circuit = new CircuitBreaker(
       {
         failureThreshold: options.circuit?.failureThreshold ?? DEFAULT_CIRCUIT_OPTIONS.failureThreshold,
@@ -274,7 +254,7 @@ export class Sip2Pool {
     const pause = this.pauseNow();
     if (pause) return Promise.reject(pauseRejection(pause));
     if (this.circuit.state !== 'closed') return Promise.reject(this.circuitRejection());
-    const startsNow = !this.queue.isPaused && this.queue.size === 0 && this.queue.pending < this.queue.concurrency;
+    const startsNow = this.waits.startsNow;
     // Only work that has to wait counts: with a free connection it starts at once, even with maxWaiting 0.
     if (!startsNow && this.queue.size >= this.options.maxWaiting) {
       return Promise.reject(
@@ -282,87 +262,36 @@ export class Sip2Pool {
       );
     }
 
-    return new Promise<T>((resolve, reject) => {
-      let started = false;
-      let answered = false;
-      const answer = (settle: () => void) => {
-        if (answered) return;
-        answered = true;
-        signal?.removeEventListener('abort', onCallerAbort);
-        settle();
-      };
-      // Set only while the task waits: its place in the line.
-      let queued: string | null = null;
-      /** Takes the waiting task out of the line and answers its caller with `error`; nothing once it started. */
-      const stopWaiting = (error: Error) => {
-        if (started || queued === null) return;
-        this.waiting.delete(queued);
-        this.line.cancel(queued);
-        queued = null;
-        // p-queue says idle only when a task ends or the queue is cleared: with nothing running, say it now.
-        if (this.line.size === 0 && this.queue.pending === 0) this.queue.clear();
-        answer(() => reject(error));
-      };
-      const onCallerAbort = () => {
-        if (!started) {
-          stopWaiting(cancelled(signal!, false));
-          return;
-        }
-        answer(() => reject(cancelled(signal!, true)));
-      };
-      const run = async (): Promise<T> => {
-        started = true;
-        if (queued !== null) this.waiting.delete(queued);
-        const connection = this.takeIdle();
-        if (!connection) {
-          // Cannot happen while the queue's count follows the free connections; fail loudly rather than hang.
-          this.log?.error({ stats: this.stats() }, 'SIP2 pool found no idle connection for a started request');
-          throw new PoolRefused('acquire-timeout', 'no ILS connection was free');
-        }
-        try {
-          const result = await fn(connection);
-          this.circuit.recordSuccess();
-          return result;
-        } catch (error) {
-          this.recordOutcome(error);
-          if (
-            error instanceof IlsUnavailable &&
-            error.requestSent &&
-            (error.reason === 'closed' || error.reason === 'reset')
-          ) {
-            // A session found dead mid-request (an ILS restart drops them all at once, before their closes
-            // reach us): the idle ones are suspect too. They are replaced as needed, so a retry gets a live one.
-            this.retireIdle();
-          }
-          throw error;
-        } finally {
-          this.release(connection);
-        }
-      };
-
-      signal?.addEventListener('abort', onCallerAbort, { once: true });
-      let task: Promise<T>;
-      if (startsNow) {
-        // p-queue starts the task inside add(): no acquire timer to pay for (the common case).
-        task = this.queue.add(run);
-      } else {
-        const id = `w${++this.waiterIds}`;
-        queued = id;
-        this.waiting.set(id, { since: Date.now(), stop: stopWaiting });
-        this.acquireTimer ??= setTimeout(() => this.expireWaiting(), this.options.acquireTimeoutMs);
-        // A task taken out by stopWaiting never runs and this promise never settles: its caller is answered there.
-        task = this.queue.add(run, { id });
-        this.grow();
+    const run = async (): Promise<T> => {
+      const connection = this.takeIdle();
+      if (!connection) {
+        // Cannot happen while the queue's count follows the free connections; fail loudly rather than hang.
+        this.log?.error({ stats: this.stats() }, 'SIP2 pool found no idle connection for a started request');
+        throw new PoolRefused('acquire-timeout', 'no ILS connection was free');
       }
-      task.then(
-        (result) =>
-          answered
-            ? options.onAbandonedOutcome?.({ status: 'fulfilled', value: result })
-            : answer(() => resolve(result)),
-        (error: unknown) =>
-          answered ? options.onAbandonedOutcome?.({ status: 'rejected', reason: error }) : answer(() => reject(error)),
-      );
-    });
+      try {
+        const result = await fn(connection);
+        this.circuit.recordSuccess();
+        return result;
+      } catch (error) {
+        this.recordOutcome(error);
+        if (
+          error instanceof IlsUnavailable &&
+          error.requestSent &&
+          (error.reason === 'closed' || error.reason === 'reset')
+        ) {
+          // A session found dead mid-request (an ILS restart drops them all at once, before their closes
+          // reach us): the idle ones are suspect too. They are replaced as needed, so a retry gets a live one.
+          this.retireIdle();
+        }
+        throw error;
+      } finally {
+        this.release(connection);
+      }
+    };
+    const outcome = this.waits.run(run, options);
+    if (!startsNow) this.grow();
+    return outcome;
   }
 
   /**
@@ -497,27 +426,7 @@ export class Sip2Pool {
   }
 
   private failWaiting(error: Error): void {
-    for (const { stop } of [...this.waiting.values()]) stop(error);
-    if (this.acquireTimer) clearTimeout(this.acquireTimer);
-    this.acquireTimer = null;
-  }
-
-  /**
-   * Gives up on the requests that have waited acquireTimeoutMs, then sleeps until the next one will have.
-   * One timer for all of them rather than one per request: everyone waits equally long, so the oldest
-   * waiter (first in arrival order) is always the next to give up.
-   */
-  private expireWaiting(): void {
-    this.acquireTimer = null;
-    const timeoutMs = this.options.acquireTimeoutMs;
-    const now = Date.now();
-    for (const { since, stop } of [...this.waiting.values()]) {
-      if (now - since < timeoutMs) {
-        this.acquireTimer = setTimeout(() => this.expireWaiting(), since + timeoutMs - now);
-        return;
-      }
-      stop(new PoolRefused('acquire-timeout', `no ILS connection became free within ${timeoutMs} ms`));
-    }
+    this.waits.failWaiting(error);
   }
 
   // ------------------------------------------------------------ opening connections

@@ -4,7 +4,7 @@ import type { Queue, QueueAddOptions } from 'p-queue';
 type RunFunction = () => Promise<unknown>;
 
 /**
- * The pool's waiting requests, in arrival order: the queue class p-queue
+ * Waiting tasks (the pool's requests), in arrival order: the queue class p-queue
  * keeps its queued tasks in (its `queueClass` option), with one addition,
  * `cancel(id)`, which takes a waiting task out at once.
  *
@@ -14,10 +14,10 @@ type RunFunction = () => Promise<unknown>;
  * than everything else the queue does for the request (CPU profile of the
  * pool under B1's load: createAbortSignal 16%, plus the garbage collector
  * reclaiming the signals). A cancelled task never runs, so the promise
- * p-queue returned for it never settles: the pool answers such a caller
- * itself (Sip2Pool.execute).
+ * p-queue returned for it never settles: WaitingQueue answers such a
+ * caller itself.
  *
- * The pool uses no priorities: order is arrival order. A Map keeps insertion
+ * No priorities: order is arrival order. A Map keeps insertion
  * order and deletes in constant time, which is all a FIFO with removal needs.
  */
 export class WaitingLine implements Queue<RunFunction, QueueAddOptions> {
@@ -53,6 +53,6 @@ export class WaitingLine implements Queue<RunFunction, QueueAddOptions> {
   }
 
   setPriority(): void {
-    throw new Error('the SIP2 pool serves requests in arrival order; it has no priorities');
+    throw new Error('a WaitingLine serves tasks in arrival order; it has no priorities');
   }
 }
