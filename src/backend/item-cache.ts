@@ -2,7 +2,6 @@ import { LRUCache } from 'lru-cache';
 import type { CancelSignal } from '../cancel-signal.js';
 import { entryBound } from '../lru-bound.js';
 import type { ItemInformation, ItemInformationResponse, Sip2Messages } from '../sip2/index.js';
-import { SharedCalls } from './shared-calls.js';
 
 /** Asks the ILS about one item (one 17 through the pool); `signal` is the asking call's (deadline, client gone). */
 export type ItemLookup = (item: string, signal?: CancelSignal) => Promise<ItemInformationResponse>;
@@ -19,31 +18,38 @@ export interface ItemCacheOptions {
 }
 
 export interface ItemCacheStats {
-  /** Answers served from the cache, including lookups that joined one already in flight. */
+  /** Answers served from the cache. */
   hits: number;
-  /** Lookups that went to the ILS. */
+  /** Lookups that went on to the ILS (identical ones at the same time share one 17 there: SharedReads). */
   misses: number;
   entries: number;
   maxEntries: number;
 }
 
-/** Most items kept out of the cache after writes of unknown outcome (the oldest go first beyond it). */
-const MAX_QUIET_ITEMS = 10_000;
+/** Most items remembered as quiet (writes of unknown outcome) or as invalidated; the oldest go first beyond it. */
+const MAX_TRACKED_ITEMS = 10_000;
 
 /**
  * A short-lived cache of item information (SIP2 18) by item barcode, shared
- * by `items` and DAIA. Only answers are kept, never failures. Concurrent
- * lookups of one item share a single round trip.
+ * by `items` and DAIA. Only answers are kept, never failures. A miss asks
+ * its own lookup: concurrent lookups of one item share a single 17 beneath
+ * the cache (SharedReads, in the lane of the call that asks, so a patron's
+ * lookup never waits behind DAIA's share of the pool).
  *
  * Invalidation and writes race: a 17 sent before or during a renew may come
  * back with the state before it. invalidate() therefore drops the entry and
- * also marks a lookup in flight as stale, so its answer is not stored; the
- * backend calls it once the write's outcome is known (or unknown).
+ * also makes every lookup already in flight for the item stale, so its
+ * answer is passed on but not stored; the backend calls it once the write's
+ * outcome is known (or unknown).
  */
 export class ItemInfoCache {
   private readonly entries: LRUCache<string, ItemInformationResponse>;
-  /** Lookups in flight; invalidate() forgets one, so its answer is handed to its waiters but not kept. */
-  private readonly inFlight = new SharedCalls<string, ItemInformationResponse>();
+  /** invalidate() calls so far: a lookup notes the count when it starts, to tell whether its item was invalidated since. */
+  private invalidations = 0;
+  /** Each invalidated item with the count at its last invalidation, oldest first (at most MAX_TRACKED_ITEMS). */
+  private readonly invalidatedAt = new Map<string, number>();
+  /** The count of the newest record dropped from invalidatedAt: a lookup older than it can no longer be judged. */
+  private forgottenUpTo = 0;
   /** Items whose answers are not stored until the time given: a write of theirs may still be under way at the ILS. */
   private readonly quiet = new Map<string, number>();
   private readonly ttlMs: number;
@@ -69,10 +75,8 @@ export class ItemInfoCache {
   }
 
   /**
-   * The cached answer for `item`, else the answer of `lookup(item)` (stored
-   * unless invalidated meanwhile). Calls asking at the same time share one
-   * lookup; a call whose `signal` aborts stops waiting at once, and the
-   * shared lookup is cancelled only when no call waits for it any more.
+   * The cached answer for `item`, else the answer of `lookup(item, signal)`,
+   * stored unless the item was invalidated while it was on its way.
    */
   get(item: string, lookup: ItemLookup, signal?: CancelSignal): Promise<ItemInformationResponse> {
     const cached = this.entries.get(item);
@@ -80,19 +84,13 @@ export class ItemInfoCache {
       this.hits += 1;
       return Promise.resolve(cached);
     }
-    // A caller that has already given up asks nothing (run() rejects it at once): neither a hit nor a miss.
-    if (signal?.aborted !== true) {
-      if (this.inFlight.has(item)) this.hits += 1;
-      else this.misses += 1;
-    }
-    return this.inFlight.run(
-      item,
-      (lookupSignal) => lookup(item, lookupSignal),
-      signal,
-      (response) => {
-        if (!this.isQuiet(item)) this.entries.set(item, response);
-      },
-    );
+    // A caller that has already given up asks nothing (the lookup rejects it at once): neither a hit nor a miss.
+    if (signal?.aborted !== true) this.misses += 1;
+    const asked = this.invalidations;
+    return lookup(item, signal).then((response) => {
+      if (!this.invalidatedSince(item, asked) && !this.isQuiet(item)) this.entries.set(item, response);
+      return response;
+    });
   }
 
   /**
@@ -105,12 +103,26 @@ export class ItemInfoCache {
     // An invalidation heard from another instance is not passed on again.
     if (!options.fromPeer) this.onInvalidate?.(item, options.outcomeUnknown ?? false);
     this.entries.delete(item);
-    this.inFlight.forget(item);
+    this.invalidations += 1;
+    this.invalidatedAt.delete(item); // re-inserted last: the map stays in order of invalidation
+    this.invalidatedAt.set(item, this.invalidations);
+    if (this.invalidatedAt.size > MAX_TRACKED_ITEMS) {
+      const [oldest, count] = this.invalidatedAt.entries().next().value!;
+      this.invalidatedAt.delete(oldest);
+      this.forgottenUpTo = count;
+    }
     if (options.outcomeUnknown) {
       this.quiet.delete(item); // re-inserted last: the map stays in order of expiry
       this.quiet.set(item, this.now() + this.ttlMs);
-      if (this.quiet.size > MAX_QUIET_ITEMS) this.quiet.delete(this.quiet.keys().next().value!);
+      if (this.quiet.size > MAX_TRACKED_ITEMS) this.quiet.delete(this.quiet.keys().next().value!);
     }
+  }
+
+  /** Whether `item` was invalidated after a lookup that started when `asked` invalidations had happened. */
+  private invalidatedSince(item: string, asked: number): boolean {
+    // Records older than the lookup may have been dropped: then nobody can say, and the answer is not kept.
+    if (asked < this.forgottenUpTo) return true;
+    return (this.invalidatedAt.get(item) ?? 0) > asked;
   }
 
   private isQuiet(item: string): boolean {

@@ -17,8 +17,7 @@ interface Call<V> {
  * cancelled (its signal aborted) only when no caller waits for it any more.
  * A caller without a signal cannot give up, so it keeps the work alive.
  * Only work in flight is shared: once settled, the next caller starts anew.
- * Used by the item cache (one 17 per item however many calls ask) and by
- * SharedReads (identical SIP2 reads of concurrent calls).
+ * Used by SharedReads (identical SIP2 reads of concurrent calls).
  */
 export class SharedCalls<K, V> {
   private readonly calls = new Map<K, Call<V>>();
@@ -28,20 +27,11 @@ export class SharedCalls<K, V> {
     return this.calls.has(key);
   }
 
-  /**
-   * The outcome of the work in flight for `key`, else of `start(signal)`,
-   * started now. `onAnswer` (of the caller that starts the work) is told the
-   * answer unless forget(key) was called meanwhile.
-   */
-  run(
-    key: K,
-    start: (signal: CancelSignal) => Promise<V>,
-    signal?: CancelSignal,
-    onAnswer?: (value: V) => void,
-  ): Promise<V> {
+  /** The outcome of the work in flight for `key`, else of `start(signal)`, started now. */
+  run(key: K, start: (signal: CancelSignal) => Promise<V>, signal?: CancelSignal): Promise<V> {
     if (signal?.aborted) return Promise.reject(cancelled(signal, false));
     let call = this.calls.get(key);
-    if (call === undefined) call = this.start(key, start, onAnswer);
+    if (call === undefined) call = this.start(key, start);
     return this.wait(key, call, signal);
   }
 
@@ -55,7 +45,7 @@ export class SharedCalls<K, V> {
     for (const key of [...this.calls.keys()]) if (test(key)) this.calls.delete(key);
   }
 
-  private start(key: K, start: (signal: CancelSignal) => Promise<V>, onAnswer?: (value: V) => void): Call<V> {
+  private start(key: K, start: (signal: CancelSignal) => Promise<V>): Call<V> {
     const cancellation = new Cancellation();
     let promise: Promise<V>;
     try {
@@ -66,16 +56,11 @@ export class SharedCalls<K, V> {
     const call: Call<V> = { promise, cancellation, waiters: 0 };
     this.calls.set(key, call);
     // Registered before any waiter's: the work is no longer in flight once its callers hear of it.
-    promise.then(
-      (value) => {
-        if (this.calls.get(key) !== call) return; // forgotten: its answer may be stale
-        this.calls.delete(key);
-        onAnswer?.(value);
-      },
-      () => {
-        if (this.calls.get(key) === call) this.calls.delete(key);
-      },
-    );
+    const settled = () => {
+      // A forgotten call may have been replaced by newer work under its key: leave that alone.
+      if (this.calls.get(key) === call) this.calls.delete(key);
+    };
+    promise.then(settled, settled);
     return call;
   }
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ItemInfoCache, itemLookup } from '../../../src/backend/item-cache.js';
+import { SharedReads } from '../../../src/backend/shared-reads.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
 import { Sip2Messages } from '../../../src/sip2/messages.js';
-import type { ItemInformation, ItemInformationResponse } from '../../../src/sip2/spec.js';
+import type { ItemInformation, ItemInformationResponse, RequestMessage, ResponseOf } from '../../../src/sip2/spec.js';
 
 function answer(item: string, dueDate = 'one'): ItemInformationResponse {
   return {
@@ -15,6 +16,18 @@ function answer(item: string, dueDate = 'one'): ItemInformationResponse {
     titleIdentifier: `Title ${item}`,
     dueDate,
   };
+}
+
+/** A SIP2 send of 17s whose answers the test releases by hand (answerAll), recording the items asked. */
+function manualSend() {
+  const sent: string[] = [];
+  const waiting: Array<() => void> = [];
+  const send = <M extends RequestMessage>(message: M): Promise<ResponseOf<M['code']>> => {
+    const item = (message as unknown as ItemInformation).itemIdentifier;
+    sent.push(item);
+    return new Promise((resolve) => waiting.push(() => resolve(answer(item) as unknown as ResponseOf<M['code']>)));
+  };
+  return { send, sent, answerAll: () => waiting.splice(0).forEach((release) => release()) };
 }
 
 /** A lookup whose answers the test releases by hand, counting the calls per item. */
@@ -62,15 +75,32 @@ describe('ItemInfoCache', () => {
     expect(calls).toBe(2);
   });
 
-  it('shares one round trip between concurrent lookups of the same item', async () => {
+  it('leaves concurrent lookups of one item to the reads beneath: each miss asks its lookup, one answer is kept', async () => {
     const cache = new ItemInfoCache({ ttlMs: 15_000, maxEntries: 10 });
     const ils = manualLookup();
     const first = cache.get('a', ils.lookup);
     const second = cache.get('a', ils.lookup);
-    expect(ils.calls).toEqual(['a']);
-    ils.waiting[0]!.resolve(answer('a'));
-    expect(await first).toBe(await second);
-    expect(cache.stats()).toMatchObject({ hits: 1, misses: 1, entries: 1 });
+    expect(ils.calls).toEqual(['a', 'a']);
+    for (const waiter of ils.waiting) waiter.resolve(answer('a'));
+    expect((await first).itemIdentifier).toBe('a');
+    expect((await second).itemIdentifier).toBe('a');
+    expect(cache.stats()).toMatchObject({ hits: 0, misses: 2, entries: 1 });
+    await cache.get('a', ils.lookup);
+    expect(cache.stats()).toMatchObject({ hits: 1, misses: 2 });
+  });
+
+  it('keeps no answer of a lookup that outlived more invalidations than the cache remembers', async () => {
+    const cache = new ItemInfoCache({ ttlMs: 15_000, maxEntries: 10 });
+    const ils = manualLookup();
+    const slow = cache.get('a', ils.lookup);
+    for (let i = 0; i <= 10_000; i++) cache.invalidate(`other-${i}`);
+    ils.waiting[0]!.resolve(answer('a', 'maybe stale'));
+    expect((await slow).dueDate).toBe('maybe stale');
+    const next = cache.get('a', ils.lookup);
+    expect(ils.calls).toEqual(['a', 'a']);
+    ils.waiting[1]!.resolve(answer('a', 'fresh'));
+    expect((await next).dueDate).toBe('fresh');
+    expect((await cache.get('a', ils.lookup)).dueDate).toBe('fresh');
   });
 
   it('keeps no failure: the next get asks again', async () => {
@@ -167,6 +197,39 @@ describe('itemLookup', () => {
     await cached('b');
     await cached('b');
     expect(sent).toEqual(['a', 'a', 'b']);
+  });
+
+  it('sends one 17 for concurrent lookups of one item through the cache: the shared reads beneath join them', async () => {
+    const reads = new SharedReads();
+    const raw = manualSend();
+    const cache = new ItemInfoCache({ ttlMs: 15_000, maxEntries: 10 });
+    const lookup = itemLookup((message, options) => reads.send(message, options ?? {}, raw.send), requests, cache);
+    const both = Promise.all([lookup('a'), lookup('a')]);
+    expect(raw.sent).toEqual(['a']);
+    raw.answerAll();
+    expect((await both).map((response) => response.itemIdentifier)).toEqual(['a', 'a']);
+  });
+
+  it("never lets a patron's lookup join DAIA's lookup of the same item in flight, even through the one cache", async () => {
+    const reads = new SharedReads();
+    const raw = manualSend();
+    const cache = new ItemInfoCache({ ttlMs: 15_000, maxEntries: 10 });
+    const daia = itemLookup(
+      (message, options) => reads.send(message, options ?? {}, raw.send, 'daia'),
+      requests,
+      cache,
+    );
+    const paia = itemLookup(
+      (message, options) => reads.send(message, options ?? {}, raw.send, 'paia'),
+      requests,
+      cache,
+    );
+    const fromDaia = daia('a');
+    const fromPaia = paia('a');
+    expect(raw.sent).toEqual(['a', 'a']);
+    raw.answerAll();
+    expect((await fromDaia).itemIdentifier).toBe('a');
+    expect((await fromPaia).itemIdentifier).toBe('a');
   });
 
   it('turns a message that cannot be built into a rejection, not a synchronous throw', async () => {

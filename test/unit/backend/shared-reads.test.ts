@@ -214,20 +214,26 @@ describe('SharedReads after a write', () => {
 });
 
 describe('SharedCalls', () => {
-  it('tells the starter of the answer unless the key was forgotten meanwhile', async () => {
+  it('after forget starts new work, while the forgotten work still answers its callers and leaves the new work in place', async () => {
     const calls = new SharedCalls<string, string>();
-    const told: string[] = [];
-    let release: (value: string) => void = () => {};
-    const work = () => new Promise<string>((resolve) => (release = resolve));
-    const a = calls.run('k', work, undefined, (value) => told.push(value));
-    release('first');
-    await a;
-    const b = calls.run('k', work, undefined, (value) => told.push(value));
+    const releases: Array<(value: string) => void> = [];
+    const work = () => new Promise<string>((resolve) => releases.push(resolve));
+    const first = calls.run('k', work);
+    const joined = calls.run('k', work);
+    expect(releases).toHaveLength(1);
     calls.forget('k');
+    const fresh = calls.run('k', work);
+    expect(releases).toHaveLength(2);
+    releases[0]!('old');
+    expect(await first).toBe('old');
+    expect(await joined).toBe('old');
+    expect(calls.has('k')).toBe(true);
+    const joinsFresh = calls.run('k', work);
+    expect(releases).toHaveLength(2);
+    releases[1]!('new');
+    expect(await fresh).toBe('new');
+    expect(await joinsFresh).toBe('new');
     expect(calls.has('k')).toBe(false);
-    release('second');
-    expect(await b).toBe('second');
-    expect(told).toEqual(['first']);
   });
 
   it('turns a start that throws into a rejection', async () => {
