@@ -27,7 +27,10 @@ function manualSend() {
     sent.push(item);
     return new Promise((resolve) => waiting.push(() => resolve(answer(item) as unknown as ResponseOf<M['code']>)));
   };
-  return { send, sent, answerAll: () => waiting.splice(0).forEach((release) => release()) };
+  const answerAll = () => {
+    for (const release of waiting.splice(0)) release();
+  };
+  return { send, sent, answerAll };
 }
 
 /** A lookup whose answers the test releases by hand, counting the calls per item. */
