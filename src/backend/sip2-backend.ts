@@ -333,9 +333,9 @@ export class Sip2Backend implements Backend {
   /**
    * Counts to be trusted (dialect listCounts: reliable): the charged list's
    * first page comes first, and its 64 carries all six counts. Then, at
-   * once: the other charged pages, a 17 for each charged entry as soon as
-   * its page is in, and only the lists whose count is not 0 (a blank count
-   * is unknown: that list is read). A list the dialect says is part of the
+   * once: the other charged pages and only the lists whose count is not 0
+   * (a blank count is unknown: that list is read), with a 17 for each entry
+   * of any list as soon as its page is in. A list the dialect says is part of the
    * charged list (chargedIncludes) is read only when the charged list came
    * back incomplete.
    *
@@ -371,7 +371,8 @@ export class Sip2Backend implements Backend {
     const none: PatronList = { entries: [], first, requests: 0, truncated: false };
     const read = (list: SummaryList, now: boolean): Promise<PatronList> => {
       if (!(wanted(list) && now)) return Promise.resolve(none);
-      const reading = this.list(barcode, list, send);
+      // Every entry is looked up in the end (one lookup per item whatever its lists): start as its page arrives.
+      const reading = this.list(barcode, list, send, { onEntries: lookAll });
       // Awaited only after the charged list: should that fail first, this one's failure is not unhandled.
       reading.catch(() => {});
       return reading;

@@ -377,6 +377,36 @@ describe('Sip2Backend items with counts to be trusted (listCounts: reliable)', (
     expect(itemsAsked(paged.sent)).toHaveLength(5);
   });
 
+  it('asks about the entries of every list as it arrives, not once all lists are in', async () => {
+    const lists: Lists = { charged: ['c1'], hold: ['h1'], unavailableHold: ['u1'] };
+    let unavailableAnswered = false;
+    const askedWhile: string[] = [];
+    const slow = makeBackend({
+      patron: (list) => {
+        const page = info64(lists)(list);
+        if (list !== 'unavailableHold') return page;
+        // The pending holds take longer than everything else.
+        return new Promise((resolve) =>
+          setTimeout(() => {
+            unavailableAnswered = true;
+            resolve(page);
+          }, 50),
+        ) as unknown as PatronInformationResponse;
+      },
+      item: (barcode) => {
+        askedWhile.push(`${barcode}${unavailableAnswered ? ' after' : ' before'} the pending holds`);
+        return item18(barcode);
+      },
+    });
+    const docs = await slow.backend.items('p1');
+    expect(docs.map((doc) => doc.item)).toEqual(['c1', 'h1', 'u1'].map(I));
+    expect(askedWhile).toEqual([
+      'c1 before the pending holds',
+      'h1 before the pending holds',
+      'u1 after the pending holds',
+    ]);
+  });
+
   it('a call failing on a charged page leaves no list read unhandled (the hold list fails too, later)', async () => {
     const { backend } = makeBackend(
       {
