@@ -17,10 +17,11 @@ import { accessLog } from './middleware/access-log/index.js';
 import { deadline } from './middleware/deadline/index.js';
 import { requireForwardedHttps } from './middleware/forwarded-proto/index.js';
 import { httpMetrics } from './middleware/metrics/index.js';
-import { paiaFormat } from './middleware/paia-format/index.js';
-import { requestId, requestLog } from './middleware/request-id/index.js';
-import { requestUrl } from './middleware/request-url/index.js';
-import { responsePolicy, responsePolicyMiddleware } from './middleware/response-policy/index.js';
+import { paiaFormatStep } from './middleware/paia-format/index.js';
+import { requestIdStep, requestLog } from './middleware/request-id/index.js';
+import { type RequestStep, requestSteps } from './middleware/request-steps/index.js';
+import { parseRequestUrl } from './middleware/request-url/index.js';
+import { responsePolicy, responsePolicyStep } from './middleware/response-policy/index.js';
 import { respondError } from './respond.js';
 import { mountAuth } from './routes/auth.js';
 import { mountCore } from './routes/core.js';
@@ -159,22 +160,26 @@ export function createApp(options: AppOptions): Hono {
       }),
     );
   }
+  const checkUrlLength: RequestStep = (c) => {
+    // Path and query are percent-encoded ASCII once parsed, so characters are bytes.
+    const url = c.get('url');
+    if (url.pathname.length + url.search.length > maxUrlBytes) throw uriTooLong(maxUrlBytes);
+  };
   app.use(
     '*',
-    requestUrl(),
-    responsePolicyMiddleware(policy),
-    requestId({ logger: options.logger }),
+    // Outside the steps, so that a request they refuse (bad callback, URL too long) gets its line too;
+    // the line is made after the response, when the steps have set the request id.
     accessLog({ logger: accessLogger }),
-    paiaFormat({ authPrefix, ...(options.daia ? { daiaPath } : {}) }),
-    async (c, next) => {
-      // Path and query are percent-encoded ASCII once parsed, so characters are bytes.
-      const url = c.get('url');
-      if (url.pathname.length + url.search.length > maxUrlBytes) throw uriTooLong(maxUrlBytes);
-      await next();
-    },
+    requestSteps(
+      parseRequestUrl,
+      responsePolicyStep(policy),
+      requestIdStep({ logger: options.logger }),
+      paiaFormatStep({ authPrefix, ...(options.daia ? { daiaPath } : {}) }),
+      checkUrlLength,
+      ...(options.requireForwardedHttps ? [requireForwardedHttps()] : []),
+    ),
+    deadline({ timeoutMs: options.requestTimeoutMs ?? APP_DEFAULTS.requestTimeoutMs }),
   );
-  if (options.requireForwardedHttps) app.use('*', requireForwardedHttps());
-  app.use('*', deadline({ timeoutMs: options.requestTimeoutMs ?? APP_DEFAULTS.requestTimeoutMs }));
 
   const rateLimit = options.rateLimit;
 

@@ -134,6 +134,10 @@ export function negotiateCharset(acceptCharset: string | undefined, accept: stri
   return DEFAULT_RESPONSE_CHARSET;
 }
 
+// Made once, not per response (replace() starts a global pattern from 0 every time).
+const LINE_SEPARATORS = /[\u2028\u2029]/g;
+const NON_ASCII = /[\u0080-\uffff]/g;
+
 /**
  * Makes JSON text safe for the charset: for ISO-8859-1 every non-ASCII UTF-16
  * unit becomes \uXXXX (surrogate pairs as two escapes, valid JSON); for
@@ -142,10 +146,18 @@ export function negotiateCharset(acceptCharset: string | undefined, accept: stri
  * escape means the same character.
  */
 export function escapeJsonText(json: string, charset: ResponseCharset): string {
-  const pattern = charset === 'utf-8' ? /[\u2028\u2029]/g : /[\u0080-\uffff]/g;
-  return json.replace(pattern, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return json.replace(charset === 'utf-8' ? LINE_SEPARATORS : NON_ASCII, escapeUnit);
 }
 
-export function encodeBody(text: string, charset: ResponseCharset): Uint8Array {
-  return Buffer.from(text, charset === 'utf-8' ? 'utf8' : 'latin1');
+function escapeUnit(unit: string): string {
+  return `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * The body to send: for UTF-8 the text itself, which @hono/node-server hands
+ * to Node as it is and Node encodes as UTF-8 straight into the socket write
+ * (no Buffer made per response); for ISO-8859-1 its bytes.
+ */
+export function encodeBody(text: string, charset: ResponseCharset): string | Uint8Array {
+  return charset === 'utf-8' ? text : Buffer.from(text, 'latin1');
 }

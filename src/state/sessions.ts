@@ -21,8 +21,12 @@ export interface SessionStore {
    * the patron already has the most live sessions allowed, the oldest ends.
    */
   create(session: Session): Promise<string>;
-  /** The session of a token; null when unknown, expired or malformed. */
-  get(token: string): Promise<Session | null>;
+  /**
+   * The session of a token; null when unknown, expired or malformed.
+   * `tokenHash`: hashToken(token), when the caller needs it anyway (the
+   * token rate limit counts by it): one SHA-256 per request instead of two.
+   */
+  get(token: string, tokenHash?: string): Promise<Session | null>;
   /** Invalidates one token (no error when unknown). */
   delete(token: string): Promise<void>;
   /** Invalidates every token of a patron (public id); returns how many. */

@@ -24,21 +24,27 @@ export function mountMethod(app: Hono, route: MethodRoute): void {
   const method = paiaMethod({ scope: route.scope });
   const [first, ...rest] = route.handlers;
   if (first === undefined) throw new Error(`no handler for ${route.verb} ${route.path}`);
-  app.on(route.verb, route.path, method, first, ...rest);
-  app.options(route.path, method, (c) =>
-    respond(
-      c,
-      200,
-      {},
-      {
-        Allow: allow.join(', '),
-        'Access-Control-Allow-Methods': allow.join(', '),
-        'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS,
-        'Access-Control-Max-Age': '86400',
-      },
+  app.on(route.verb, route.path, method(first), ...rest);
+  app.options(
+    route.path,
+    method((c) =>
+      respond(
+        c,
+        200,
+        {},
+        {
+          Allow: allow.join(', '),
+          'Access-Control-Allow-Methods': allow.join(', '),
+          'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS,
+          'Access-Control-Max-Age': '86400',
+        },
+      ),
     ),
   );
-  app.all(route.path, method, (c) => {
-    throw methodNotAllowed(c.req.method, allow);
-  });
+  app.all(
+    route.path,
+    method((c) => {
+      throw methodNotAllowed(c.req.method, allow);
+    }),
+  );
 }

@@ -87,9 +87,9 @@ export class LruSessionStore implements SessionStore {
     }
   }
 
-  async get(token: string): Promise<Session | null> {
+  async get(token: string, tokenHash?: string): Promise<Session | null> {
     if (!isTokenShaped(token)) return null;
-    const key = hashToken(token);
+    const key = tokenHash ?? hashToken(token);
     const session = this.#cache.get(key);
     if (session === undefined) return null;
     if (session.expiresAt <= this.#now()) {

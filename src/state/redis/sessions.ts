@@ -92,9 +92,10 @@ export class RedisSessionStore implements SessionStore {
     }
   }
 
-  async get(token: string): Promise<Session | null> {
+  async get(token: string, tokenHash?: string): Promise<Session | null> {
     if (!isTokenShaped(token)) return null;
-    const text = await this.#run('session-get', () => this.#redis.get(this.#sessionKey(hashToken(token))));
+    const key = this.#sessionKey(tokenHash ?? hashToken(token));
+    const text = await this.#run('session-get', () => this.#redis.get(key));
     if (text === null) return null;
     let session: Session | null;
     try {

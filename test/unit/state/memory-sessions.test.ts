@@ -41,6 +41,15 @@ describe('LruSessionStore', () => {
     }
   });
 
+  it('uses the token hash its caller already made instead of hashing again', async () => {
+    const store = new LruSessionStore({ maxSessions: 10 });
+    const token = await store.create(session('a', Date.now() + 60_000));
+    expect(await store.get(token, hashToken(token))).toMatchObject({ patron: 'a' });
+    // The hash passed is the key looked up: another token's hash finds nothing, even with this token.
+    expect(await store.get(token, hashToken(`${token}x`))).toBeNull();
+    expect(await store.get('x'.repeat(10_000), hashToken(token))).toBeNull();
+  });
+
   it('returns copies, so callers cannot change a stored session', async () => {
     const store = new LruSessionStore({ maxSessions: 10 });
     const token = await store.create(session('a', Date.now() + 60_000));

@@ -27,7 +27,8 @@ export interface AccessLogOptions {
 /**
  * One log line per request, after the response is made: method, path
  * (never the query string, which may carry an access token), status, PAIA
- * error code if any, duration, request id (so `requestId` runs before it).
+ * error code if any, duration, request id (set by `requestIdStep` before
+ * the response is made).
  * Headers and bodies are never logged.
  *
  * The line is made when the response is, and written on the next turn of the

@@ -58,13 +58,17 @@ export function paiaAuth(options: PaiaAuthOptions): MiddlewareHandler {
         false,
       );
     }
-    const session = token.length > MAX_TOKEN_CHARS ? null : await guarded('session store', () => sessions.get(token));
-    if (session === null) throw invalidGrant('the access token is invalid or has expired; log in again', true);
+    // Longer than any token: unknown, without hashing it.
+    if (token.length > MAX_TOKEN_CHARS) throw unknownToken();
+    // Hashed once, for the session lookup and the rate limit.
+    const tokenHash = hashToken(token);
+    const session = await guarded('session store', () => sessions.get(token, tokenHash));
+    if (session === null) throw unknownToken();
     c.set('auth', { session, token });
     c.set('tokenScopes', session.scopes);
     if (rateLimit) {
       // Keyed by the token's hash: the rate limit never holds a usable token.
-      const verdict = await guarded('state store', () => rateLimit.take(hashToken(token)));
+      const verdict = await guarded('state store', () => rateLimit.take(tokenHash));
       if (!verdict.allowed) throw tooManyRequests(rateLimit.perMinute, verdict.retryAfterSeconds);
     }
     if (patronParam !== undefined && c.req.param(patronParam) !== session.patron) {
@@ -73,6 +77,11 @@ export function paiaAuth(options: PaiaAuthOptions): MiddlewareHandler {
     if (scope && !session.scopes.includes(scope)) throw insufficientScope(scope);
     await next();
   };
+}
+
+/** 401: unknown, expired and impossible tokens look the same to the client. */
+function unknownToken() {
+  return invalidGrant('the access token is invalid or has expired; log in again', true);
 }
 
 /** The token of a request, or undefined when none is given. Throws 400 when header and query disagree. */

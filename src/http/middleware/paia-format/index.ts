@@ -1,6 +1,6 @@
-import type { MiddlewareHandler } from 'hono';
 import { malformed } from '../../errors.js';
 import { negotiateCharset, type ResponseCharset } from '../../response-charset.js';
+import type { RequestStep } from '../request-steps/index.js';
 import { urlOf } from '../request-url/index.js';
 
 /** What this middleware hands to the handlers and the renderer after it. */
@@ -37,21 +37,17 @@ export const DEFAULT_FORMAT: ResponseFormat = { charset: 'utf-8', suppressRespon
 const CALLBACK = /^[A-Za-z0-9_]+$/;
 
 /**
- * Reads the special request parameters that shape every response
- * (`callback`, `suppress_response_codes`) and negotiates the charset from
- * Accept-Charset and Accept; stores the result as `format`. A bad callback
- * is a 400, rendered as plain JSON.
- *
- * It is also the point past which anything thrown reaches the app's
- * onError: a thrown non-Error value (which Hono would not hand to onError)
- * is wrapped into an Error here.
+ * A request step (request-steps): reads the special request parameters that
+ * shape every response (`callback`, `suppress_response_codes`) and
+ * negotiates the charset from Accept-Charset and Accept; stores the result
+ * as `format`. A bad callback is a 400, rendered as plain JSON.
  *
  * @example
- * app.use(paiaFormat({ authPrefix: '/auth' }))
+ * app.use(requestSteps(paiaFormatStep({ authPrefix: '/auth' })))
  */
-export function paiaFormat(options: PaiaFormatOptions): MiddlewareHandler {
+export function paiaFormatStep(options: PaiaFormatOptions): RequestStep {
   const { authPrefix, daiaPath } = options;
-  return async function paiaFormatMiddleware(c, next) {
+  return function negotiateFormat(c) {
     const query = urlOf(c).searchParams;
     const path = c.req.path;
     const format: ResponseFormat = {
@@ -71,11 +67,6 @@ export function paiaFormat(options: PaiaFormatOptions): MiddlewareHandler {
         throw malformed('the callback parameter may contain only letters A-Z and a-z, digits and underscores');
       }
       format.callback = callback;
-    }
-    try {
-      await next();
-    } catch (thrown) {
-      throw thrown instanceof Error ? thrown : new Error(`non-Error value thrown: ${typeof thrown}`);
     }
   };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import type { Logger } from '../../../log.js';
+import type { RequestStep } from '../request-steps/index.js';
 
 /** What this middleware hands to the handlers after it. */
 interface RequestIdVariables {
@@ -30,25 +31,24 @@ export interface RequestIdOptions {
 const SANE_ID = /^[A-Za-z0-9._:+/=-]{1,128}$/;
 
 /**
- * Request id middleware: takes a sane incoming `X-Request-Id` or makes one
- * and stores it as `requestId` (the renderer echoes it in the response
- * header); requestLog(c) gives the request's logger.
+ * Request id, a request step (request-steps): takes a sane incoming
+ * `X-Request-Id` or makes one and stores it as `requestId` (the renderer
+ * echoes it in the response header); requestLog(c) gives the request's logger.
  *
  * @example
- * app.use(requestId({ logger }))
+ * app.use(requestSteps(requestIdStep({ logger })))
  */
-export function requestId(options: RequestIdOptions): MiddlewareHandler {
+export function requestIdStep(options: RequestIdOptions): RequestStep {
   const headerName = options.headerName ?? 'X-Request-Id';
   const generate = options.generate ?? randomUUID;
   const isValid = options.isValid ?? ((id: string) => SANE_ID.test(id));
-  return async function requestIdMiddleware(c, next) {
+  return function assignRequestId(c) {
     const incoming = c.req.header(headerName)?.trim();
     const id = incoming !== undefined && isValid(incoming) ? incoming : generate();
     c.set('requestId', id);
     // The child logger is made only when the request logs something besides its access line:
     // making one per request cost more than the rest of the line (a pino child redacts its bindings).
     c.set('appLog', options.logger);
-    await next();
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 
 /**
  * Parses the request URL once, first thing, for every later middleware and
@@ -16,11 +16,9 @@ declare module 'hono' {
   interface ContextVariableMap extends RequestUrlVariables {}
 }
 
-export function requestUrl(): MiddlewareHandler {
-  return async function requestUrlMiddleware(c, next) {
-    c.set('url', new URL(c.req.url));
-    await next();
-  };
+/** A request step (request-steps): the first of them. */
+export function parseRequestUrl(c: Context): void {
+  c.set('url', new URL(c.req.url));
 }
 
 /** The parsed request URL; parsed here when the middleware has not run (a response made before it). */

@@ -1,6 +1,7 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import { DEFAULT_CORS_ORIGINS } from '../../defaults.js';
 import { lastForwardedHop } from '../../forwarded.js';
+import type { RequestStep } from '../request-steps/index.js';
 import { urlOf } from '../request-url/index.js';
 
 /** What this middleware hands to the renderer. */
@@ -52,12 +53,9 @@ export function responsePolicy(options: {
   return { corsOrigins: new Set(origins), hsts };
 }
 
-/** Stores the response policy for respond(). First in the chain, so that every response sees it. */
-export function responsePolicyMiddleware(policy: ResponsePolicy): MiddlewareHandler {
-  return async function responsePolicyHandler(c, next) {
-    c.set('responsePolicy', policy);
-    await next();
-  };
+/** A request step (request-steps) that stores the response policy for respond(). Among the first, so that every response sees it. */
+export function responsePolicyStep(policy: ResponsePolicy): RequestStep {
+  return (c) => c.set('responsePolicy', policy);
 }
 
 /** Whether the request reached us over HTTPS: directly, or per X-Forwarded-Proto (believed only when hsts is on, i.e. with TLS or a trusted proxy). */
