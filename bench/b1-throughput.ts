@@ -5,6 +5,7 @@ import {
   counterDelta,
   cpuSecondsOf,
   gatewayEnv,
+  type Simulator,
   startGateway,
   startHello,
   startRelay,
@@ -124,40 +125,63 @@ export async function patronPerWorker(
   });
 }
 
-async function measureGateway(settings: Settings): Promise<Measured> {
+/** A fresh generated library (one patron per connection) and a fresh simulator on it, for `run`; both gone afterwards. */
+async function withFreshSimulator<T>(
+  settings: Settings,
+  run: (library: GeneratedLibrary, simulator: Simulator) => Promise<T>,
+): Promise<T> {
   const library = generateLibrary(settings.b1Connections, B1_LOANS);
   try {
     const simulator = await startSimulator({ dataFile: library.file });
     try {
-      const gateway = await startGateway(
-        gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: POOL, PAIA_SIP2_POOL_MAX: POOL }),
-      );
-      try {
-        const requestFor = await patronPerWorker(gateway.url, library);
-        const cpu = new WindowCpu({ gateway: gateway.pid, simulator: simulator.pid });
-        const before = await simulator.counters();
-        const result = await httpLoop({
-          origin: gateway.url,
-          path: '/core/',
-          requestFor,
-          connections: settings.b1Connections,
-          warmupMs: settings.b1GatewayWarmupMs,
-          durationMs: settings.b1WindowMs,
-          onWindowStart: cpu.open,
-          onWindowEnd: cpu.close,
-        });
-        const sent = counterDelta(before, await simulator.counters())['63'] ?? 0;
-        const answers = Object.values(result.outcomes).reduce((sum, n) => sum + n, 0);
-        return { result, cpu, us: cpu.perRequestUs('gateway', result), translated: { sent, answers } };
-      } finally {
-        await gateway.stop();
-      }
+      return await run(library, simulator);
     } finally {
       await simulator.stop();
     }
   } finally {
     library.remove();
   }
+}
+
+/** B1's load on a gateway or layer relay: its warm-up, then the measured window, the CPU of `cpu`'s processes in it. */
+function serverLoop(
+  settings: Settings,
+  origin: string,
+  requestFor: NonNullable<HttpLoopOptions['requestFor']>,
+  cpu: WindowCpu,
+): Promise<LoopResult> {
+  return httpLoop({
+    origin,
+    path: '/core/',
+    requestFor,
+    connections: settings.b1Connections,
+    warmupMs: settings.b1GatewayWarmupMs,
+    durationMs: settings.b1WindowMs,
+    onWindowStart: cpu.open,
+    onWindowEnd: cpu.close,
+  });
+}
+
+/** The pool size of every B1 gateway and layer relay. */
+function poolEnv(simulator: Simulator): NodeJS.ProcessEnv {
+  return gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: POOL, PAIA_SIP2_POOL_MAX: POOL });
+}
+
+function measureGateway(settings: Settings): Promise<Measured> {
+  return withFreshSimulator(settings, async (library, simulator) => {
+    const gateway = await startGateway(poolEnv(simulator));
+    try {
+      const requestFor = await patronPerWorker(gateway.url, library);
+      const cpu = new WindowCpu({ gateway: gateway.pid, simulator: simulator.pid });
+      const before = await simulator.counters();
+      const result = await serverLoop(settings, gateway.url, requestFor, cpu);
+      const sent = counterDelta(before, await simulator.counters())['63'] ?? 0;
+      const answers = Object.values(result.outcomes).reduce((sum, n) => sum + n, 0);
+      return { result, cpu, us: cpu.perRequestUs('gateway', result), translated: { sent, answers } };
+    } finally {
+      await gateway.stop();
+    }
+  });
 }
 
 /** The layers of B1's gateway, each without those above it (bench/relay-server.mjs). */
@@ -171,37 +195,18 @@ const LAYERS = [
  * CPU per request of one layer relay (fresh simulator and relay, the gateway's warm-up and window):
  * what the SIP2 path costs without the HTTP layer, and the floor of any relay on Hono and this codec.
  */
-async function measureLayer(settings: Settings, mode: (typeof LAYERS)[number][0]): Promise<Measured> {
-  const library = generateLibrary(settings.b1Connections, B1_LOANS);
-  try {
-    const simulator = await startSimulator({ dataFile: library.file });
+function measureLayer(settings: Settings, mode: (typeof LAYERS)[number][0]): Promise<Measured> {
+  return withFreshSimulator(settings, async (library, simulator) => {
+    const relay = await startRelay(mode, poolEnv(simulator));
     try {
-      const relay = await startRelay(
-        mode,
-        gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: POOL, PAIA_SIP2_POOL_MAX: POOL }),
-      );
-      try {
-        const cpu = new WindowCpu({ relay: relay.pid });
-        const result = await httpLoop({
-          origin: relay.url,
-          path: '/core/',
-          requestFor: (worker) => ({ path: `/core/${library.patrons[worker]!.barcode}` }),
-          connections: settings.b1Connections,
-          warmupMs: settings.b1GatewayWarmupMs,
-          durationMs: settings.b1WindowMs,
-          onWindowStart: cpu.open,
-          onWindowEnd: cpu.close,
-        });
-        return { result, cpu, us: cpu.perRequestUs('relay', result) };
-      } finally {
-        await relay.stop();
-      }
+      const cpu = new WindowCpu({ relay: relay.pid });
+      const patronOf = (worker: number) => ({ path: `/core/${library.patrons[worker]!.barcode}` });
+      const result = await serverLoop(settings, relay.url, patronOf, cpu);
+      return { result, cpu, us: cpu.perRequestUs('relay', result) };
     } finally {
-      await simulator.stop();
+      await relay.stop();
     }
-  } finally {
-    library.remove();
-  }
+  });
 }
 
 function describe(round: number, kind: string, m: Measured): string {
