@@ -423,15 +423,17 @@ async function fineItems(ctx: CheckContext, pool: Sip2Pool, barcode: string): Pr
   const requests = setup.messages;
   const entries = await report.step(
     'fine items (AV): 63 with the fine summary',
-    async () => {
-      const list = await fetchPatronList(
-        (message) => pool.send(message),
-        (start, end) => requests.patronInformation(barcode, { list: 'fine', start, end }),
-        'fine',
-        { pageSize: settings.pageSize, maxEntries: settings.maxListEntries },
-      );
-      return list.entries.filter((entry) => entry.trim() !== '');
-    },
+    // In the backend's terms: explainPatronStep explains a SIP2 failure only as a BackendFailure.
+    () =>
+      inBackendTerms(async () => {
+        const list = await fetchPatronList(
+          (message) => pool.send(message),
+          (start, end) => requests.patronInformation(barcode, { list: 'fine', start, end }),
+          'fine',
+          { pageSize: settings.pageSize, maxEntries: settings.maxListEntries },
+        );
+        return list.entries.filter((entry) => entry.trim() !== '');
+      }),
     (error) => explainPatronStep(error, ctx),
     (read) => {
       const matched = read.filter((entry) => parseFineItem(entry, dialect) !== null).length;
