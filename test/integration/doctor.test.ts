@@ -1,5 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { explainRun as explain, type DoctorRun as Run, runDoctorProcess } from '../helpers/doctor.js';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { explainRun as explain, type DoctorRun as Run, runDoctorProcess, warningBlock } from '../helpers/doctor.js';
 import { freePort } from '../helpers/free-port.js';
 import { type SimulatorProcess, simulatorIls, startSimulatorProcess } from '../helpers/simulator.js';
 
@@ -16,6 +19,15 @@ const PATRON_SECRET = 'Pw5-doctor-patron-secret-0815';
 
 const doctor = (args: string[], env: Record<string, string>, stdin?: string): Promise<Run> =>
   runDoctorProcess(['--quick', ...args], env, stdin);
+
+/** The list-count step as printed: its ok line and the lines below it, up to the next step. */
+function countStep(stdout: string): string {
+  const lines = stdout.split('\n');
+  const at = lines.findIndex((line) => line.startsWith('ok   list counts'));
+  if (at === -1) return '';
+  const next = lines.findIndex((line, i) => i > at && /^(ok|skip|FAIL|wait) /.test(line));
+  return lines.slice(at, next).join('\n');
+}
 
 describe('paia-sip2 doctor', () => {
   let sim: SimulatorProcess;
@@ -186,5 +198,110 @@ describe('paia-sip2 doctor', () => {
     expect(run.stdout).toMatch(/^all checks passed$/m);
     // The doctor talked to its own simulator, not to the test's.
     expect((await sim.counters()).received['93'] ?? 0).toBe(0);
+  });
+  describe("the 64's counts against the lists (profile counts=...)", () => {
+    const alice = { PAIA_DOCTOR_PASSWORD: 'alice-pass' };
+    let dir: string;
+    /** The generic dialect with listCounts: unreliable, as a sysadmin writes one (README "Dialects"). */
+    let untrusting: string;
+
+    beforeAll(() => {
+      dir = mkdtempSync(join(tmpdir(), 'paia-doctor-dialect-'));
+      untrusting = join(dir, 'untrusting.yaml');
+      const generic = readFileSync(new URL('../../config/dialects/generic.yaml', import.meta.url), 'utf8');
+      expect(generic).toMatch(/^listCounts: reliable$/m);
+      writeFileSync(
+        untrusting,
+        generic
+          .replace(/^name: generic$/m, 'name: untrusting')
+          .replace(/^listCounts: reliable$/m, 'listCounts: unreliable'),
+      );
+    });
+    afterAll(() => {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+    afterEach(async () => {
+      await sim.setProfile('none');
+    });
+
+    it('with exact counts prints each list’s count and entries (never the entries) and no warning', async () => {
+      const run = await doctor(['--patron', 'alice'], { ...ils, ...alice });
+      expect(run.code, explain(run)).toBe(0);
+      const step = countStep(run.stdout);
+      expect(step).toMatch(
+        /^ok {3}list counts: 6 lists read with 6 63s; counts: 6 matching, 0 differing, 0 blank \([\d.]+ ms\)$/m,
+      );
+      // alice: 3 loans (1 overdue), fines f-0001 and f-0002, a hold ready (it-0010) and one pending (it-0020).
+      expect(step.split('\n').slice(1, 7)).toEqual([
+        '     hold (AS): count 2, 2 entries',
+        '     overdue (AT): count 1, 1 entry',
+        '     charged (AU): count 3, 3 entries',
+        '     fine (AV): count 2, 2 entries',
+        '     recall (BU): count 0, 0 entries',
+        '     unavailable hold (CD): count 1, 1 entry',
+      ]);
+      expect(step).toContain('the counts match the lists, as dialect generic (listCounts: reliable) expects');
+      expect(step).not.toMatch(/it-00|Zauberberg|overdue 2/);
+      expect(run.stdout).not.toMatch(/^ {5}! /m);
+    });
+
+    it('with counts=zero and the trusting generic dialect warns, names the lists and numbers, and advises listCounts: unreliable; exit 0', async () => {
+      await sim.setProfile('counts=zero');
+      const run = await doctor(['--patron', 'alice'], { ...ils, ...alice });
+      expect(run.code, explain(run)).toBe(0);
+      const step = countStep(run.stdout);
+      expect(step).toMatch(/counts: 1 matching, 5 differing, 0 blank/);
+      expect(step).toContain('     hold (AS): count 0, 2 entries: does not match');
+      expect(step).toContain('     recall (BU): count 0, 0 entries\n');
+      const warning = warningBlock(run.stdout, '64 counts do not match its lists');
+      expect(warning, run.stdout).not.toBeNull();
+      expect(warning).toContain(
+        "! the ILS's 64 counts do not match its lists (hold (AS) count 0, 2 entries; overdue (AT) count 0, 1 entry; " +
+          'charged (AU) count 0, 3 entries; fine (AV) count 0, 2 entries; unavailable hold (CD) count 0, 1 entry), ' +
+          'but dialect generic trusts them (listCounts: reliable):',
+      );
+      expect(warning).toContain('it skips hold (AS), overdue (AT), unavailable hold (CD)');
+      expect(warning).toContain(
+        "Fix: set listCounts: unreliable in a dialect file of your own (copy config/dialects/generic.yaml, set listCounts: unreliable in it, set sip2.dialect to the file's path)",
+      );
+      expect(run.stdout).toMatch(/^all checks passed$/m);
+    });
+
+    it('with counts=zero warns for a patron with holds and no loans, whose holds the gateway then misses without noticing', async () => {
+      await sim.setProfile('counts=zero');
+      const run = await doctor(['--patron', 'gina'], { ...ils, PAIA_DOCTOR_PASSWORD: 'gina-pass' });
+      expect(run.code, explain(run)).toBe(0);
+      // What the gateway makes of it: no documents, and no warning of its own (no charged page to contradict).
+      expect(run.stdout).toMatch(/^ok {3}PAIA items \([\d.]+ ms\)\n {5}\{\n {7}"doc": \[\]\n {5}\}\n {5}0 documents$/m);
+      expect(run.stdout).not.toContain('announced fewer charged items');
+      const warning = warningBlock(run.stdout, '64 counts do not match its lists');
+      expect(warning, run.stdout).toContain('(hold (AS) count 0, 1 entry; unavailable hold (CD) count 0, 1 entry)');
+      expect(warning).toContain('for a patron without loans it cannot');
+      expect(warning).toContain('set listCounts: unreliable');
+    });
+
+    it('with counts=blank says every list is read on every call, whatever the dialect says, and does not warn', async () => {
+      await sim.setProfile('counts=blank');
+      const run = await doctor(['--patron', 'alice'], { ...ils, ...alice });
+      expect(run.code, explain(run)).toBe(0);
+      const step = countStep(run.stdout);
+      expect(step).toMatch(/counts: 0 matching, 0 differing, 6 blank/);
+      expect(step).toContain('     charged (AU): count blank (unknown), 3 entries');
+      expect(step).toContain(
+        'all six lists have blank counts: the gateway reads those lists on every call, whatever listCounts says (dialect generic: reliable)',
+      );
+      expect(step).not.toContain('the counts match');
+      expect(run.stdout).not.toMatch(/^ {5}! /m);
+    });
+
+    it('with a dialect marked listCounts: unreliable and exact counts says a trusting dialect would save messages, without a warning', async () => {
+      const run = await doctor(['--patron', 'alice'], { ...ils, ...alice, PAIA_SIP2_DIALECT: untrusting });
+      expect(run.code, explain(run)).toBe(0);
+      expect(run.stdout).toMatch(/, dialect untrusting, /);
+      expect(countStep(run.stdout)).toContain(
+        'the counts match the lists: a dialect with listCounts: reliable would save SIP2 messages on this ILS',
+      );
+      expect(run.stdout).not.toMatch(/^ {5}! /m);
+    });
   });
 });

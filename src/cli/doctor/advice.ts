@@ -1,9 +1,9 @@
 import { BackendFailure } from '../../backend/errors.js';
 import { type AdviceContext, explainOpen, explainProtocol, messageOf } from '../../gateway/ils-advice.js';
 import type { Sip2Settings } from '../../gateway/index.js';
-import type { Dialect } from '../../sip2/dialect.js';
+import { BUILTIN_DIALECTS, type Dialect } from '../../sip2/dialect.js';
 import { IlsProtocolError, IlsTimeout, IlsUnavailable, PoolRefused } from '../../sip2/errors.js';
-import type { CharsetFinding, FineFindings } from './findings.js';
+import { type CharsetFinding, countVerdict, type FineFindings, type ListCount, listTag } from './findings.js';
 import { CheckFailed } from './report.js';
 
 /**
@@ -198,6 +198,106 @@ export function fineAdvice(findings: FineFindings, dialect: Dialect): Advice {
     text: `${unmatched} of ${findings.read} fine items (AV) fit none of the patterns of dialect ${dialect.name} (sip2.dialect).`,
     more,
   };
+}
+
+/** One list as the count step prints it: its name and 64 field, its count, its entries (never the entries themselves). */
+export function countLine(row: ListCount, maxListEntries: number): string {
+  const count = row.count === null ? 'blank (unknown)' : String(row.count);
+  const line = `${listName(row)}: count ${count}, ${entries(row.entries)}`;
+  switch (countVerdict(row)) {
+    case 'differs':
+      return `${line}: does not match`;
+    case 'capped':
+      return `${line} (read up to sip2.maxListEntries, ${maxListEntries}): not a contradiction`;
+    default:
+      return line;
+  }
+}
+
+/**
+ * What the lists say about the dialect's listCounts: notes (detail lines) and,
+ * when the dialect trusts counts that do not match, the warning.
+ */
+export function countsAdvice(
+  rows: readonly ListCount[],
+  dialect: Dialect,
+): { notes: string[]; warning: Advice | null } {
+  const notes: string[] = [];
+  const blank = rows.filter((row) => countVerdict(row) === 'blank');
+  const differing = rows.filter((row) => countVerdict(row) === 'differs');
+  const trusted = dialect.listCounts === 'reliable';
+  if (blank.length > 0) {
+    const which =
+      blank.length === 1
+        ? `${names(blank)} has a blank count: the gateway reads that list`
+        : `${blank.length === rows.length ? 'all six lists' : names(blank)} have blank counts: the gateway reads those lists`;
+    notes.push(`${which} on every call, whatever listCounts says (dialect ${dialect.name}: ${dialect.listCounts})`);
+  }
+  if (rows.every((row) => row.entries === 0)) {
+    notes.push(
+      'the test patron has no entries in any list, so a wrong count of 0 cannot show: a test patron with loans and holds tells more',
+    );
+    return { notes, warning: null };
+  }
+  if (differing.length > 0) {
+    if (trusted) return { notes, warning: mismatchWarning(differing, dialect) };
+    notes.push(
+      `the counts do not match the lists: listCounts: unreliable (dialect ${dialect.name}) is right for this ILS`,
+    );
+    return { notes, warning: null };
+  }
+  // Blank counts, or lists read only up to sip2.maxListEntries: nothing was matched.
+  if (!rows.some((row) => row.entries > 0 && countVerdict(row) === 'matches')) return { notes, warning: null };
+  const counts = blank.length > 0 ? 'the other counts match their lists' : 'the counts match the lists';
+  notes.push(
+    trusted
+      ? `${counts}, as dialect ${dialect.name} (listCounts: reliable) expects`
+      : `${counts}: a dialect with listCounts: reliable would save SIP2 messages on this ILS ` +
+          `(items calls skip a list whose count is 0; README "Dialects"); check a few more patrons before you trust them`,
+  );
+  return { notes, warning: null };
+}
+
+/** The lists the items calls read by their count (the charged list always is; fees read the fine list whatever it says). */
+const SKIPPED_AT_ZERO: readonly ListCount['list'][] = ['hold', 'overdue', 'recall', 'unavailableHold'];
+
+function mismatchWarning(differing: readonly ListCount[], dialect: Dialect): Advice {
+  const numbers = differing.map((row) => `${listName(row)} count ${row.count}, ${entries(row.entries)}`).join('; ');
+  const missed = differing.filter((row) => row.count === 0 && row.entries > 0 && SKIPPED_AT_ZERO.includes(row.list));
+  const more: string[] = [];
+  if (missed.length > 0) {
+    more.push(
+      `The gateway does not read a list whose count is 0: for a patron like this one it skips ${names(missed)}, ` +
+        'and their entries are missing from PAIA items unless another list carries them.',
+    );
+  }
+  more.push(
+    "The gateway notices wrong counts only when the charged list's first page holds more loans than its count " +
+      '(then it reads every list and logs a warning); for a patron without loans it cannot.',
+  );
+  const where = (BUILTIN_DIALECTS as readonly string[]).includes(dialect.name)
+    ? `a dialect file of your own (copy config/dialects/${dialect.name}.yaml, set listCounts: unreliable in it, set sip2.dialect to the file's path)`
+    : 'the dialect file sip2.dialect names';
+  more.push(
+    `Fix: set listCounts: unreliable in ${where}; items calls then read all five lists whatever the counts say (README "Dialects").`,
+  );
+  return {
+    text: `the ILS's 64 counts do not match its lists (${numbers}), but dialect ${dialect.name} trusts them (listCounts: reliable):`,
+    more,
+  };
+}
+
+function entries(count: number): string {
+  return `${count} entr${count === 1 ? 'y' : 'ies'}`;
+}
+
+function names(rows: readonly ListCount[]): string {
+  return rows.map(listName).join(', ');
+}
+
+function listName(row: Pick<ListCount, 'list'>): string {
+  const name = row.list === 'unavailableHold' ? 'unavailable hold' : row.list;
+  return `${name} (${listTag(row.list)})`;
 }
 
 // The doctor's checks take all their advice from here.

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { inBackendTerms } from '../../backend/errors.js';
 import type { Sip2Backend } from '../../backend/sip2-backend.js';
 import type { AccountState, FeeRecord, PaiaDocument, PatronRecord } from '../../backend/types.js';
 import type { Sip2Setup } from '../../gateway/index.js';
@@ -9,12 +10,14 @@ import { toDate } from '../../sip2/date.js';
 import { parseFineItem } from '../../sip2/dialect.js';
 import { IlsTimeout, IlsUnavailable } from '../../sip2/errors.js';
 import { SC_STATUS } from '../../sip2/messages.js';
-import { fetchPatronList } from '../../sip2/paging.js';
+import { fetchPatronList, listCount } from '../../sip2/paging.js';
 import type { Sip2Pool } from '../../sip2/pool.js';
-import type { AcsStatus } from '../../sip2/spec.js';
+import { type AcsStatus, SUMMARY_LISTS } from '../../sip2/spec.js';
 import {
   type AdviceContext,
   charsetAdvice,
+  countLine,
+  countsAdvice,
   explainDemoStart,
   explainOpen,
   explainPatronStep,
@@ -24,7 +27,15 @@ import {
   messageOf,
   sessionLimitAdvice,
 } from './advice.js';
-import { type CharsetFinding, charsetFinding, fineFindings, supportedMessages } from './findings.js';
+import {
+  type CharsetFinding,
+  type CountVerdict,
+  charsetFinding,
+  countVerdict,
+  fineFindings,
+  type ListCount,
+  supportedMessages,
+} from './findings.js';
 import type { TestPatron } from './input.js';
 import { CheckFailed, formatMs, type Report } from './report.js';
 
@@ -256,7 +267,7 @@ export async function sessionsAtOnce(ctx: CheckContext): Promise<void> {
 
 // ---------------------------------------------------------------- the test patron
 
-/** Login, patron, items and fees through the pool and backend the gateway builds, then the fine items and the charset. */
+/** Login, patron, items (and the 64's counts against the lists) and fees through the pool and backend the gateway builds, then the fine items and the charset. */
 export async function patronChecks(ctx: CheckContext, acs: AcsStatus, patron: TestPatron): Promise<void> {
   const { setup, report } = ctx;
   const warnings: string[] = [];
@@ -320,6 +331,7 @@ export async function patronChecks(ctx: CheckContext, acs: AcsStatus, patron: Te
   showWarnings();
   report.json({ doc: docs.slice(0, SHOWN_DOCUMENTS) });
   report.detail(shownOf(docs.length, 'document'));
+  await listCounts(ctx, pool, barcode);
 
   const fees = await report.step('PAIA fees', () => backend.fees(barcode), explain);
   showWarnings();
@@ -354,6 +366,54 @@ async function closePool(ctx: CheckContext, pool: Sip2Pool): Promise<void> {
 }
 
 /**
+ * The six counts of the 64 against the lists they announce, each list read
+ * in full (BP/BQ pages, up to sip2.maxListEntries). With listCounts: reliable
+ * the gateway skips a list whose count is 0, so a count that does not match
+ * is worth a warning then; a mismatch never fails the run, it is advice.
+ * Only numbers are printed: the entries are patron data.
+ */
+async function listCounts(ctx: CheckContext, pool: Sip2Pool, barcode: string): Promise<void> {
+  const { setup, settings, dialect, report } = ctx;
+  const requests = setup.messages;
+  const { rows } = await report.step(
+    'list counts: the six lists of the 64, each read with 63s, against their counts',
+    // In the backend's terms, so that a SIP2 failure is explained as in the PAIA steps.
+    () =>
+      inBackendTerms(async () => {
+        const rows: ListCount[] = [];
+        let sent = 0;
+        // One list after the other: a few round trips, and an ILS with few workers is not crowded.
+        for (const list of SUMMARY_LISTS) {
+          const read = await fetchPatronList(
+            (message) => pool.send(message),
+            (start, end) => requests.patronInformation(barcode, { list, start, end }),
+            list,
+            { pageSize: settings.pageSize, maxEntries: settings.maxListEntries },
+          );
+          sent += read.requests;
+          rows.push({
+            list,
+            count: listCount(read.first, list),
+            entries: read.entries.filter((entry) => entry.trim() !== '').length,
+            capped: read.entries.length >= settings.maxListEntries,
+          });
+        }
+        return { rows, sent };
+      }),
+    (error) => explainPatronStep(error, ctx),
+    ({ rows, sent }) => {
+      const tally = (verdict: CountVerdict) => rows.filter((row) => countVerdict(row) === verdict).length;
+      const capped = tally('capped') > 0 ? `, ${tally('capped')} read only up to sip2.maxListEntries` : '';
+      return `list counts: 6 lists read with ${sent} 63s; counts: ${tally('matches')} matching${capped}, ${tally('differs')} differing, ${tally('blank')} blank`;
+    },
+  );
+  for (const row of rows) report.detail(countLine(row, settings.maxListEntries));
+  const { notes, warning } = countsAdvice(rows, dialect);
+  for (const note of notes) report.detail(note);
+  if (warning) report.warn(warning.text, ...warning.more);
+}
+
+/**
  * The test patron's fine items (AV) as the ILS writes them, read with a 63
  * fine summary, against the dialect's patterns. Only their shapes are
  * printed: the texts are patron data.
@@ -363,15 +423,17 @@ async function fineItems(ctx: CheckContext, pool: Sip2Pool, barcode: string): Pr
   const requests = setup.messages;
   const entries = await report.step(
     'fine items (AV): 63 with the fine summary',
-    async () => {
-      const list = await fetchPatronList(
-        (message) => pool.send(message),
-        (start, end) => requests.patronInformation(barcode, { list: 'fine', start, end }),
-        'fine',
-        { pageSize: settings.pageSize, maxEntries: settings.maxListEntries },
-      );
-      return list.entries.filter((entry) => entry.trim() !== '');
-    },
+    // In the backend's terms: explainPatronStep explains a SIP2 failure only as a BackendFailure.
+    () =>
+      inBackendTerms(async () => {
+        const list = await fetchPatronList(
+          (message) => pool.send(message),
+          (start, end) => requests.patronInformation(barcode, { list: 'fine', start, end }),
+          'fine',
+          { pageSize: settings.pageSize, maxEntries: settings.maxListEntries },
+        );
+        return list.entries.filter((entry) => entry.trim() !== '');
+      }),
     (error) => explainPatronStep(error, ctx),
     (read) => {
       const matched = read.filter((entry) => parseFineItem(entry, dialect) !== null).length;

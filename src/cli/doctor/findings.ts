@@ -2,13 +2,22 @@ import { textShape } from '../../backend/fees.js';
 import { parseAmount, readAmountInText } from '../../backend/money.js';
 import { type Charset, encodeText } from '../../sip2/charset.js';
 import { BUILTIN_DIALECTS, type Dialect, loadDialect, parseFineItem } from '../../sip2/dialect.js';
-import { messageName, SUPPORTED_MESSAGE_CODE, SUPPORTED_MESSAGES, type SupportedMessage } from '../../sip2/spec.js';
+import { LIST_FIELD } from '../../sip2/paging.js';
+import {
+  MESSAGE_SPECS,
+  messageName,
+  SUPPORTED_MESSAGE_CODE,
+  SUPPORTED_MESSAGES,
+  type SummaryList,
+  type SupportedMessage,
+} from '../../sip2/spec.js';
 
 /**
  * What the ILS's texts say about the configuration, without a network: the
  * messages its 98 says it supports, a charset other than the configured one,
- * and fine items (AV) the dialect's patterns do not read. Only shapes of fine items leave this module, never
- * their text: it is patron data.
+ * fine items (AV) the dialect's patterns do not read, and 64 counts that do
+ * not match their lists. Only shapes of fine items and numbers of entries
+ * leave this module, never their text: it is patron data.
  */
 
 /** A text decoded with the wrong charset, and which way round. */
@@ -199,4 +208,36 @@ export function supportedMessages(bx: string): { rows: string[]; warnings: strin
     );
   }
   return { rows, warnings };
+}
+
+// ---------------------------------------------------------------- the 64's counts against the lists
+
+/** One of the six lists of a 64: its count and how many entries a full read found. */
+export interface ListCount {
+  list: SummaryList;
+  /** The 64's count; null for four blanks (unknown). */
+  count: number | null;
+  /** Non-empty entries read (a server that slices past a list's end pads a page with empty ones). */
+  entries: number;
+  /** The read stopped at sip2.maxListEntries. */
+  capped: boolean;
+}
+
+/**
+ * How a count stands to its list: it matches; it is blank (the gateway reads
+ * that list on every call); the list was read only up to sip2.maxListEntries
+ * and the count is not below that (no contradiction); or it differs.
+ */
+export type CountVerdict = 'matches' | 'blank' | 'capped' | 'differs';
+
+export function countVerdict({ count, entries, capped }: ListCount): CountVerdict {
+  if (count === null) return 'blank';
+  if (count === entries) return 'matches';
+  return capped && count >= entries ? 'capped' : 'differs';
+}
+
+/** The 64 field that carries a list (AS, AT, AU, AV, BU, CD), from the codec's table. */
+export function listTag(list: SummaryList): string {
+  const field = MESSAGE_SPECS['64'].fields.find((candidate) => candidate.name === LIST_FIELD[list]);
+  return field && 'tag' in field ? field.tag : '??';
 }

@@ -5,8 +5,8 @@
  *   connect + 93 login (TLS details), 99 -> 98 (what the ACS says it
  *   supports), round-trip times, how many sessions the ILS serves at once;
  *   with a test patron the PAIA login, patron, items and fees exactly as the
- *   gateway computes them, its fine items against the dialect, the charset of
- *   its names and titles; last, whether the ILS closes idle sessions before
+ *   gateway computes them, the 64's counts against its lists (listCounts),
+ *   its fine items against the dialect, the charset of its names and titles; last, whether the ILS closes idle sessions before
  *   the keepalive (skipped with --quick).
  *
  * Exit codes: 0 all ok (warnings, marked `!`, included), 1 a check failed, 2

@@ -1,12 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { explainOpen, idleCloseAdvice, sessionLimitAdvice } from '../../../src/cli/doctor/advice.js';
-import { charsetFinding, fineFindings, patternForShape, supportedMessages } from '../../../src/cli/doctor/findings.js';
+import {
+  countLine,
+  countsAdvice,
+  explainOpen,
+  idleCloseAdvice,
+  sessionLimitAdvice,
+} from '../../../src/cli/doctor/advice.js';
+import {
+  charsetFinding,
+  countVerdict,
+  fineFindings,
+  type ListCount,
+  listTag,
+  patternForShape,
+  supportedMessages,
+} from '../../../src/cli/doctor/findings.js';
 import { Abort, Report } from '../../../src/cli/doctor/report.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { sip2Setup } from '../../../src/gateway/index.js';
 import { decodeText, encodeText } from '../../../src/sip2/charset.js';
 import { loadDialect, parseFineItem } from '../../../src/sip2/dialect.js';
 import { IlsProtocolError, IlsTimeout, IlsUnavailable } from '../../../src/sip2/errors.js';
+import { SUMMARY_LISTS } from '../../../src/sip2/spec.js';
 import { ILS_ACCOUNT_ENV } from '../config/helpers.js';
 
 /** The doctor's pure parts: what it reads in texts and fine items, the advice it gives, and its report. */
@@ -103,6 +118,91 @@ describe('fineFindings', () => {
 
   it('finds nothing when the dialect reads every entry', () => {
     expect(fineFindings(['2.50 EUR overdue 20260313 it-0001 Der Zauberberg'], generic).unmatched).toEqual([]);
+  });
+});
+
+describe('list counts', () => {
+  /** alice's six lists (sip2-simulator/data/demo.json), with the counts given. */
+  const alice = (counts: Array<number | null>): ListCount[] =>
+    SUMMARY_LISTS.map((list, i) => ({
+      list,
+      count: counts[i]!,
+      entries: [2, 1, 3, 2, 0, 1][i]!,
+      capped: false,
+    }));
+  const unreliable = { ...generic, listCounts: 'unreliable' as const };
+
+  it('names each list by its 64 field, from the codec table', () => {
+    expect(SUMMARY_LISTS.map(listTag)).toEqual(['AS', 'AT', 'AU', 'AV', 'BU', 'CD']);
+  });
+
+  it('takes a list read up to sip2.maxListEntries as no contradiction while its count is not below the entries', () => {
+    expect(countVerdict({ list: 'charged', count: 12_000, entries: 10_000, capped: true })).toBe('capped');
+    expect(countVerdict({ list: 'charged', count: 10_000, entries: 10_000, capped: true })).toBe('matches');
+    expect(countVerdict({ list: 'charged', count: 0, entries: 10_000, capped: true })).toBe('differs');
+    expect(countVerdict({ list: 'charged', count: 12_000, entries: 3, capped: false })).toBe('differs');
+    expect(countVerdict({ list: 'hold', count: null, entries: 2, capped: false })).toBe('blank');
+    expect(countLine({ list: 'charged', count: 12_000, entries: 10_000, capped: true }, 10_000)).toBe(
+      'charged (AU): count 12000, 10000 entries (read up to sip2.maxListEntries, 10000): not a contradiction',
+    );
+    expect(countLine({ list: 'unavailableHold', count: 0, entries: 1, capped: false }, 50)).toBe(
+      'unavailable hold (CD): count 0, 1 entry: does not match',
+    );
+  });
+
+  it('warns when a trusting dialect meets counts of 0 over full lists, naming the lists it would skip and the fix', () => {
+    const { notes, warning } = countsAdvice(alice([0, 0, 0, 0, 0, 0]), generic);
+    expect(notes).toEqual([]);
+    expect(warning?.text).toBe(
+      "the ILS's 64 counts do not match its lists (hold (AS) count 0, 2 entries; overdue (AT) count 0, 1 entry; " +
+        'charged (AU) count 0, 3 entries; fine (AV) count 0, 2 entries; unavailable hold (CD) count 0, 1 entry), ' +
+        'but dialect generic trusts them (listCounts: reliable):',
+    );
+    const more = warning!.more.join('\n');
+    // The charged list is always read and fees read the fine list whatever its count: only these are skipped.
+    expect(more).toContain('it skips hold (AS), overdue (AT), unavailable hold (CD), and their entries are missing');
+    expect(more).toContain('copy config/dialects/generic.yaml, set listCounts: unreliable in it');
+  });
+
+  it('only notes mismatching counts when the dialect already reads every list', () => {
+    const { notes, warning } = countsAdvice(alice([0, 0, 0, 0, 0, 0]), unreliable);
+    expect(warning).toBeNull();
+    expect(notes).toEqual([
+      'the counts do not match the lists: listCounts: unreliable (dialect generic) is right for this ILS',
+    ]);
+  });
+
+  it('says a trusting dialect would save messages when an unreliable one meets matching counts', () => {
+    expect(countsAdvice(alice([2, 1, 3, 2, 0, 1]), unreliable)).toEqual({
+      notes: [
+        'the counts match the lists: a dialect with listCounts: reliable would save SIP2 messages on this ILS ' +
+          '(items calls skip a list whose count is 0; README "Dialects"); check a few more patrons before you trust them',
+      ],
+      warning: null,
+    });
+    expect(countsAdvice(alice([2, 1, 3, 2, 0, 1]), generic).notes).toEqual([
+      'the counts match the lists, as dialect generic (listCounts: reliable) expects',
+    ]);
+  });
+
+  it('says blank counts make the gateway read those lists every time, whatever the dialect', () => {
+    expect(countsAdvice(alice([null, null, null, null, null, null]), generic)).toEqual({
+      notes: [
+        'all six lists have blank counts: the gateway reads those lists on every call, whatever listCounts says (dialect generic: reliable)',
+      ],
+      warning: null,
+    });
+    expect(countsAdvice(alice([2, 1, 3, 2, 0, null]), generic).notes).toEqual([
+      'unavailable hold (CD) has a blank count: the gateway reads that list on every call, whatever listCounts says (dialect generic: reliable)',
+      'the other counts match their lists, as dialect generic (listCounts: reliable) expects',
+    ]);
+  });
+
+  it('says a patron without any entries cannot show a wrong count of 0', () => {
+    const empty = alice([0, 0, 0, 0, 0, 0]).map((row) => ({ ...row, entries: 0 }));
+    const { notes, warning } = countsAdvice(empty, generic);
+    expect(warning).toBeNull();
+    expect(notes.join('\n')).toContain('the test patron has no entries in any list, so a wrong count of 0 cannot show');
   });
 });
 
