@@ -36,7 +36,9 @@ export interface WaitOptions<T> {
  * cost more CPU than everything else the queue does (WaitingLine). A task
  * that gives up is taken out of the line instead, and its caller answered
  * here; the promise p-queue made for it never settles. One timer serves every
- * waiting task: all wait equally long, so the oldest gives up first.
+ * waiting task: all wait equally long, so the oldest gives up first. Waits
+ * are measured on the monotonic clock (performance.now): a wall clock set
+ * back must not make a request wait longer.
  */
 export class WaitingQueue {
   /** The p-queue itself: concurrency, pause/start, size (waiting), pending (running), onIdle. */
@@ -44,7 +46,7 @@ export class WaitingQueue {
   readonly #options: WaitingQueueOptions;
   /** p-queue makes its line itself (again on clear()): this is the current one. */
   #line!: WaitingLine;
-  /** Each waiting task by its id in the line, in arrival order: when it came, and how to refuse it. */
+  /** Each waiting task by its id in the line, in arrival order: when it came (performance.now), and how to refuse it. */
   readonly #waiting = new Map<string, { since: number; stop: (error: Error) => void }>();
   #timer: NodeJS.Timeout | null = null;
   #ids = 0;
@@ -80,6 +82,8 @@ export class WaitingQueue {
       let answered = false;
       // Set only while the task waits: its place in the line.
       let queued: string | null = null;
+      // Refused while it waited: should p-queue still hand it over, it must not run (its caller was told "not sent").
+      let gaveUp = false;
       const answer = (settle: () => void) => {
         if (answered) return;
         answered = true;
@@ -88,6 +92,7 @@ export class WaitingQueue {
       };
       const stopWaiting = (error: Error) => {
         if (started || queued === null) return;
+        gaveUp = true;
         this.#waiting.delete(queued);
         this.#line.cancel(queued);
         queued = null;
@@ -99,28 +104,36 @@ export class WaitingQueue {
         if (started) answer(() => reject(cancelled(signal!, true)));
         else stopWaiting(cancelled(signal!, false));
       };
-      const start = (): Promise<T> => {
+      const start = (): Promise<T | undefined> => {
+        // Taken out of the line, so p-queue never hands it over; checked anyway, as the caller was told it was not sent.
+        if (gaveUp) return Promise.resolve(undefined);
         started = true;
         if (queued !== null) this.#waiting.delete(queued);
         return task();
       };
 
       signal?.addEventListener('abort', onCallerAbort, { once: true });
-      let outcome: Promise<T>;
+      let outcome: Promise<T | undefined>;
       if (startsNow) {
         // p-queue starts the task inside add(): no place in the line to keep (the common case).
         outcome = this.queue.add(start);
       } else {
         queued = `w${++this.#ids}`;
-        this.#waiting.set(queued, { since: Date.now(), stop: stopWaiting });
-        this.#timer ??= setTimeout(() => this.#expire(), this.#options.waitTimeoutMs);
+        this.#waiting.set(queued, { since: performance.now(), stop: stopWaiting });
+        this.#timer ??= this.#arm(this.#options.waitTimeoutMs);
         outcome = this.queue.add(start, { id: queued });
       }
       outcome.then(
-        (value) =>
-          answered ? options.onAbandonedOutcome?.({ status: 'fulfilled', value }) : answer(() => resolve(value)),
-        (error: unknown) =>
-          answered ? options.onAbandonedOutcome?.({ status: 'rejected', reason: error }) : answer(() => reject(error)),
+        (value) => {
+          if (gaveUp) return;
+          if (answered) options.onAbandonedOutcome?.({ status: 'fulfilled', value: value as T });
+          else answer(() => resolve(value as T));
+        },
+        (error: unknown) => {
+          if (gaveUp) return;
+          if (answered) options.onAbandonedOutcome?.({ status: 'rejected', reason: error });
+          else answer(() => reject(error));
+        },
       );
     });
   }
@@ -132,14 +145,24 @@ export class WaitingQueue {
     this.#timer = null;
   }
 
+  /**
+   * The wait-timeout timer. Unref'd: a waiting task is someone's call, and what keeps the process alive is
+   * that call's socket, not this timer, which otherwise holds a closed pool's process for up to waitTimeoutMs.
+   */
+  #arm(ms: number): NodeJS.Timeout {
+    const timer = setTimeout(() => this.#expire(), ms);
+    timer.unref();
+    return timer;
+  }
+
   /** Refuses the tasks that have waited waitTimeoutMs, then sleeps until the next one will have. */
   #expire(): void {
     this.#timer = null;
     const timeoutMs = this.#options.waitTimeoutMs;
-    const now = Date.now();
+    const now = performance.now();
     for (const { since, stop } of [...this.#waiting.values()]) {
       if (now - since < timeoutMs) {
-        this.#timer = setTimeout(() => this.#expire(), since + timeoutMs - now);
+        this.#timer = this.#arm(since + timeoutMs - now);
         return;
       }
       stop(this.#options.onWaitTimeout());

@@ -194,7 +194,7 @@ function settle<T>(promise: Promise<T>): Promise<PromiseSettledResult<T>> {
 }
 
 beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] });
   ils = new FakeIls();
   log = collectingLogger();
 });
@@ -358,6 +358,21 @@ describe('the pool queue', () => {
     expect(ils.sent.filter((code) => code === '99')).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(ANSWER_MS + 1000); // idle again for a whole interval after the 99
     expect(ils.sent.filter((code) => code === '99')).toHaveLength(2);
+  });
+
+  it('re-arms the keepalive of a connection that was busy when it came due: one 99 a whole interval after the answer', async () => {
+    const pool = makePool({ min: 1, max: 1, keepaliveIntervalMs: 1000 });
+    await pool.start();
+    ils.answerMs = 1500; // busy across the moment its keepalive comes due
+    const call = settle(pool.send(ITEM));
+    await vi.advanceTimersByTimeAsync(1500);
+    expect((await call).status).toBe('fulfilled');
+    expect(ils.sent).toEqual(['17']);
+    ils.answerMs = ANSWER_MS;
+    await vi.advanceTimersByTimeAsync(999);
+    expect(ils.sent).toEqual(['17']);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(ils.sent).toEqual(['17', '99']);
   });
 
   it('keeps a connection a keepalive holds out of the count, and the request waits for it rather than opening another', async () => {
