@@ -11,8 +11,8 @@
  *   handed out by a plain array: the floor of any HTTP-to-SIP2 relay on
  *   Hono and this codec;
  * - pool: the gateway's Sip2Pool (sip2.pool, min = max in B1);
- * - backend: the gateway's Sip2Backend.patron() over that pool, with an
- *   AbortSignal per call as the deadline middleware gives one.
+ * - backend: the gateway's Sip2Backend.patron() over that pool, with a
+ *   Cancellation per call as the deadline middleware gives one.
  * Configured by the environment the bench gives its gateways (gatewayEnv),
  * so the SIP2 side is the gateway's own. Prints `relay listening on
  * http://127.0.0.1:PORT`.
@@ -20,6 +20,7 @@
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import pino from 'pino';
+import { Cancellation } from '../dist/src/cancel-signal.js';
 import { loadConfigWithWarnings } from '../dist/src/config/index.js';
 import { sip2Setup } from '../dist/src/gateway/index.js';
 import { Sip2Connection } from '../dist/src/sip2/connection.js';
@@ -64,9 +65,9 @@ if (mode === 'conn') {
   } else {
     const backend = setup.backend(pool, { logger, itemCache: null });
     app.get('/core/:id', async (c) => {
-      const call = new AbortController();
+      const call = new Cancellation();
       try {
-        return c.json(await backend.patron(c.req.param('id'), { signal: call.signal }));
+        return c.json(await backend.patron(c.req.param('id'), { signal: call }));
       } finally {
         call.abort('call-over');
       }

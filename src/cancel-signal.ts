@@ -12,16 +12,20 @@ export interface CancelSignal {
 
 /**
  * A cancellation signal and its controller in one small object, for the
- * signals the gateway makes for itself on every read (the work shared by
- * identical reads, SharedCalls). Node's AbortController builds an
+ * signals the gateway makes for itself on every call: the call's own (the
+ * deadline middleware: deadline, client gone, call over) and the work shared
+ * by identical reads (SharedCalls). Node's AbortController builds an
  * EventTarget, and each listener added or removed goes through its checks:
  * under B1's load createAbortSignal alone was 3% of the gateway's CPU
  * profile, and the signals were a good part of what the garbage collector
- * reclaimed. Signals that reach Node's own APIs (timers, sleep) stay
- * AbortSignals.
+ * reclaimed; an AbortController with one listener added and removed costs
+ * about 4.6 µs (micro-benchmark, Node 20). No Node API takes a Cancellation:
+ * waits that a call may cut short use delay() below.
  *
  * As with an AbortSignal, listeners run synchronously and once, in the order
- * they were added, and a listener added after abort() never runs.
+ * they were added, and a listener added after abort() never runs. Unlike
+ * EventTarget, a listener removed by another listener during abort() still
+ * runs: every listener in the gateway tolerates that (each stops waiting once).
  */
 export class Cancellation implements CancelSignal {
   #aborted = false;

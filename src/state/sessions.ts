@@ -25,6 +25,9 @@ export interface SessionStore {
    * The session of a token; null when unknown, expired or malformed.
    * `tokenHash`: hashToken(token), when the caller needs it anyway (the
    * token rate limit counts by it): one SHA-256 per request instead of two.
+   * It must be that token's hash: the store looks the session up by it
+   * alone (after checking the token's form), so a wrong hash finds another
+   * session. Pass it only straight from hashToken(token).
    */
   get(token: string, tokenHash?: string): Promise<Session | null>;
   /** Invalidates one token (no error when unknown). */

@@ -13,9 +13,10 @@ export type RequestStep = (c: Context) => void;
  * dispatch, about 1 µs per request each, measured), and the steps need none
  * of that: they only read and set.
  *
- * It is also the point past which anything thrown reaches the app's
- * onError: a thrown non-Error value (which hono would not hand to onError)
- * is wrapped into an Error here.
+ * Past the steps, anything thrown after them (by the handlers and the
+ * middlewares that follow) reaches the app's onError: a thrown non-Error
+ * value, which hono would not hand to onError, is wrapped into an Error
+ * here. The steps themselves throw PaiaErrors only.
  *
  * @example
  * app.use('*', requestSteps(parseRequestUrl, requestIdStep({ logger })))
