@@ -164,6 +164,13 @@ describe('list counts', () => {
     expect(more).toContain('copy config/dialects/generic.yaml, set listCounts: unreliable in it');
   });
 
+  it('does not say a list the dialect reads with the charged one (chargedIncludes) is skipped for its count', () => {
+    const koha = loadDialect('koha');
+    expect(koha.chargedIncludes).toContain('overdue');
+    const more = countsAdvice(alice([0, 0, 0, 0, 0, 0]), koha).warning!.more.join('\n');
+    expect(more).toContain('it skips hold (AS), unavailable hold (CD), and their entries are missing');
+  });
+
   it('only notes mismatching counts when the dialect already reads every list', () => {
     const { notes, warning } = countsAdvice(alice([0, 0, 0, 0, 0, 0]), unreliable);
     expect(warning).toBeNull();
