@@ -280,7 +280,7 @@ export class Sip2Backend implements Backend {
     const lists =
       this.dialect.listCounts === 'reliable'
         ? await this.listsByCount(barcode, sendList, lookup)
-        : await this.allLists(barcode, sendList);
+        : await this.allLists(barcode, sendList, lookup);
     if (lists === null) return [];
     const { charged, overdue, recall, hold, unavailable } = lists;
 
@@ -317,14 +317,22 @@ export class Sip2Backend implements Backend {
     return entries.map(([entry, kind], i) => itemDocument(entry, kind, infos[i]!, ctx));
   }
 
-  /** Counts not to be trusted: all five lists at once, whatever the counts say; null for an unknown patron. */
-  private async allLists(barcode: string, send: Sip2Send): Promise<ItemLists | null> {
+  /**
+   * Counts not to be trusted: all five lists at once, whatever the counts say, with a 17 for each entry as
+   * soon as its page is in; null for an unknown patron.
+   */
+  private async allLists(
+    barcode: string,
+    send: Sip2Send,
+    lookup: (entry: string) => Promise<unknown>,
+  ): Promise<ItemLists | null> {
+    const onEntries = lookEach(lookup);
     const [charged, overdue, recall, hold, unavailable] = await Promise.all([
-      this.list(barcode, 'charged', send),
-      this.list(barcode, 'overdue', send),
-      this.list(barcode, 'recall', send),
-      this.list(barcode, 'hold', send),
-      this.list(barcode, 'unavailableHold', send),
+      this.list(barcode, 'charged', send, { onEntries }),
+      this.list(barcode, 'overdue', send, { onEntries }),
+      this.list(barcode, 'recall', send, { onEntries }),
+      this.list(barcode, 'hold', send, { onEntries }),
+      this.list(barcode, 'unavailableHold', send, { onEntries }),
     ]);
     if (!isKnownPatron(charged.first)) return null;
     return { charged, overdue, recall, hold, unavailable };
@@ -355,12 +363,7 @@ export class Sip2Backend implements Backend {
     const range = firstPageRange(paging);
     const first = await send(this.messages.patronInformation(barcode, { list: 'charged', ...range }));
     if (!isKnownPatron(first)) return null;
-    const lookAll = (entries: readonly string[]) => {
-      for (const entry of entries) {
-        const trimmed = entry.trim();
-        if (trimmed !== '') void lookup(trimmed);
-      }
-    };
+    const lookAll = lookEach(lookup);
     // A charged count below the entries on its own first page: this ILS's counts cannot be trusted (one that
     // writes 0000 whatever the lists hold); then every list is read, as for a dialect whose counts are unreliable.
     const chargedCount = listCount(first, 'charged');
@@ -371,7 +374,6 @@ export class Sip2Backend implements Backend {
     const none: PatronList = { entries: [], first, requests: 0, truncated: false };
     const read = (list: SummaryList, now: boolean): Promise<PatronList> => {
       if (!(wanted(list) && now)) return Promise.resolve(none);
-      // Every entry is looked up in the end (one lookup per item whatever its lists): start as its page arrives.
       const reading = this.list(barcode, list, send, { onEntries: lookAll });
       // Awaited only after the charged list: should that fail first, this one's failure is not unhandled.
       reading.catch(() => {});
@@ -697,6 +699,20 @@ function isKnownPatron(response: PatronInformationResponse): boolean {
 /** A failure of the ILS, or a cancelled call: the errors a write turns into a document (not sent, or outcome unknown). */
 function isFailure(error: unknown): error is Sip2Failure | CallCancelled {
   return isSip2Failure(error) || error instanceof CallCancelled;
+}
+
+/**
+ * Looks up each entry of a list page as it arrives (paging's onEntries): every entry is looked up in the
+ * end anyway, once per item whatever its lists (the call's lookup map), so its 17 need not wait for the
+ * other lists.
+ */
+function lookEach(lookup: (entry: string) => Promise<unknown>): (entries: readonly string[]) => void {
+  return (entries) => {
+    for (const entry of entries) {
+      const trimmed = entry.trim();
+      if (trimmed !== '') void lookup(trimmed);
+    }
+  };
 }
 
 function distinct(entries: readonly string[]): string[] {

@@ -159,7 +159,7 @@ const holdAnswer = (ok: boolean, fields: Partial<HoldResponse> = {}): HoldRespon
 const UNRELIABLE: Dialect = { ...loadDialect('generic'), listCounts: 'unreliable' };
 
 describe('Sip2Backend items', () => {
-  it('counts not to be trusted: reads the five lists in parallel, then every 17 in parallel', async () => {
+  it('counts not to be trusted: sends the five list requests at once, then a 17 for each entry, one per item', async () => {
     const { backend, sent, maxInFlight } = makeBackend(
       {
         patron: info64({ charged: ['a', 'b'], overdue: ['a'], hold: ['c', 'd'], unavailableHold: ['d'] }),
@@ -174,6 +174,7 @@ describe('Sip2Backend items', () => {
       [I('c'), 4],
       [I('d'), 1],
     ]);
+    expect(sent.slice(0, 5).map((m) => m.code)).toEqual(['63', '63', '63', '63', '63']);
     expect(sent.filter((m) => m.code === '63')).toHaveLength(5);
     expect(sent.filter((m) => m.code === '17').map((m) => (m as { itemIdentifier: string }).itemIdentifier)).toEqual([
       'a',
@@ -181,7 +182,40 @@ describe('Sip2Backend items', () => {
       'c',
       'd',
     ]);
-    expect(maxInFlight()).toBe(5);
+    expect(maxInFlight()).toBeGreaterThanOrEqual(5);
+  });
+
+  it('counts not to be trusted: asks about the entries of each list as it arrives, not once all five are in', async () => {
+    const lists: Lists = { charged: ['c1'], hold: ['h1'], unavailableHold: ['u1'] };
+    let unavailableAnswered = false;
+    const askedWhile: string[] = [];
+    const slow = makeBackend(
+      {
+        patron: (list) => {
+          const page = info64(lists)(list);
+          if (list !== 'unavailableHold') return page;
+          return new Promise((resolve) =>
+            setTimeout(() => {
+              unavailableAnswered = true;
+              resolve(page);
+            }, 50),
+          ) as unknown as PatronInformationResponse;
+        },
+        item: (barcode) => {
+          askedWhile.push(`${barcode}${unavailableAnswered ? ' after' : ' before'} the pending holds`);
+          return item18(barcode);
+        },
+      },
+      { dialect: UNRELIABLE },
+    );
+    const docs = await slow.backend.items('p1');
+    expect(docs.map((doc) => doc.item)).toEqual(['c1', 'h1', 'u1'].map(I));
+    expect(askedWhile).toEqual([
+      'c1 before the pending holds',
+      'h1 before the pending holds',
+      'u1 after the pending holds',
+    ]);
+    expect(slow.sent.filter((m) => m.code === '63')).toHaveLength(5);
   });
 
   it('keeps to maxParallel', async () => {
