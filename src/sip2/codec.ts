@@ -224,58 +224,93 @@ function readTrailer(
   return { end, sequence, checksummed: true };
 }
 
+/** What decoding one message needs of its spec, worked out once per message code. */
+interface DecodePlan {
+  readonly fixed: readonly FixedSpec[];
+  readonly fixedLength: number;
+  readonly byTag: ReadonlyMap<string, MessageSpec['fields'][number]>;
+  /** Fields that get a default (false or '') when the message leaves them out. */
+  readonly required: MessageSpec['fields'];
+}
+
+const decodePlans = new Map<string, DecodePlan>();
+
+function decodePlanOf(code: keyof typeof MESSAGE_SPECS): DecodePlan {
+  let plan = decodePlans.get(code);
+  if (plan === undefined) {
+    const spec: MessageSpec = MESSAGE_SPECS[code];
+    plan = {
+      fixed: spec.fixed,
+      fixedLength: spec.fixed.reduce((sum, field) => sum + field.length, 0),
+      byTag: new Map(spec.fields.map((field) => [field.tag, field])),
+      required: spec.fields.filter((field) => field.required),
+    };
+    decodePlans.set(code, plan);
+  }
+  return plan;
+}
+
 function decodeBody(code: keyof typeof MESSAGE_SPECS, body: string): Sip2Message {
-  const spec: MessageSpec = MESSAGE_SPECS[code];
-  const fixedLength = spec.fixed.reduce((sum, field) => sum + field.length, 0);
-  if (body.length < fixedLength) {
+  const plan = decodePlanOf(code);
+  if (body.length < plan.fixedLength) {
     throw new Sip2DecodeError(
       'truncated-fixed-fields',
-      `message ${code} is shorter than its ${fixedLength} fixed characters`,
+      `message ${code} is shorter than its ${plan.fixedLength} fixed characters`,
     );
   }
   const out: Record<string, unknown> = { code };
   let pos = 0;
-  for (const field of spec.fixed) {
+  for (const field of plan.fixed) {
     out[field.name] = decodeFixed(field, body.slice(pos, pos + field.length));
     pos += field.length;
   }
-  const byTag = tagIndex(spec);
-  const extra: ExtraFields = [];
-  for (const [tag, value] of splitFields(body.slice(pos))) {
-    const field = byTag.get(tag);
+  let extra: ExtraFields | undefined;
+  // The tagged fields, read in place (splitFields' rules, without an array of pairs): this runs for every answer.
+  while (pos < body.length) {
+    const stop = fieldEnd(body, pos);
+    const tag = body.slice(pos, pos + 2);
+    const value = body.slice(pos + 2, stop);
+    pos = stop + 1;
+    const field = plan.byTag.get(tag);
     if (!field) {
-      extra.push([tag, value]);
+      (extra ??= []).push([tag, value]);
     } else if (field.repeat) {
       out[field.name] ??= [];
       (out[field.name] as string[]).push(value);
     } else if (out[field.name] !== undefined) {
-      extra.push([tag, value]); // a second copy of a single field: keep it, never overwrite
+      (extra ??= []).push([tag, value]); // a second copy of a single field: keep it, never overwrite
     } else {
       out[field.name] = field.kind === 'yn' ? value === 'Y' : value;
     }
   }
-  for (const field of spec.fields) {
-    if (field.required && out[field.name] === undefined) out[field.name] = field.kind === 'yn' ? false : '';
+  for (const field of plan.required) {
+    if (out[field.name] === undefined) out[field.name] = field.kind === 'yn' ? false : '';
   }
-  if (extra.length > 0) out.extra = extra;
+  if (extra !== undefined) out.extra = extra;
   return out as unknown as Sip2Message;
+}
+
+/** A letter or digit, as a field id's two characters must be. */
+function isTagChar(char: number): boolean {
+  return (char >= 48 && char <= 57) || (char >= 65 && char <= 90) || (char >= 97 && char <= 122);
+}
+
+/** Where the value of the tagged field at `pos` of "XXvalue|YYvalue|" ends (its "|", or the text's end). */
+function fieldEnd(text: string, pos: number): number {
+  if (pos + 2 > text.length || !isTagChar(text.charCodeAt(pos)) || !isTagChar(text.charCodeAt(pos + 1)))
+    throw new Sip2DecodeError('bad-field-tag', 'a variable-length field does not start with a two-character field id');
+  const bar = text.indexOf('|', pos + 2);
+  return bar === -1 ? text.length : bar;
 }
 
 /** Splits "XXvalue|YYvalue|" into pairs. A last field without its delimiter is accepted. */
 export function splitFields(text: string): ExtraFields {
   const fields: ExtraFields = [];
-  let i = 0;
-  while (i < text.length) {
-    const tag = text.slice(i, i + 2);
-    if (!TAG.test(tag))
-      throw new Sip2DecodeError(
-        'bad-field-tag',
-        'a variable-length field does not start with a two-character field id',
-      );
-    const bar = text.indexOf('|', i + 2);
-    const stop = bar === -1 ? text.length : bar;
-    fields.push([tag, text.slice(i + 2, stop)]);
-    i = stop + 1;
+  let pos = 0;
+  while (pos < text.length) {
+    const stop = fieldEnd(text, pos);
+    fields.push([text.slice(pos, pos + 2), text.slice(pos + 2, stop)]);
+    pos = stop + 1;
   }
   return fields;
 }
@@ -305,16 +340,6 @@ function decodeFixed(field: FixedSpec, text: string): unknown {
       return index >= 0 && index < SUMMARY_LISTS.length ? (SUMMARY_LISTS[index] as SummaryList) : null;
     }
   }
-}
-
-const tagIndexes = new WeakMap<MessageSpec, Map<string, MessageSpec['fields'][number]>>();
-function tagIndex(spec: MessageSpec): Map<string, MessageSpec['fields'][number]> {
-  let index = tagIndexes.get(spec);
-  if (!index) {
-    index = new Map(spec.fields.map((field) => [field.tag, field]));
-    tagIndexes.set(spec, index);
-  }
-  return index;
 }
 
 /** The first value of a field the catalogue does not model (PA, PB, PC ...), from a decoded message. */
