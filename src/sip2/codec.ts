@@ -264,7 +264,7 @@ function decodeBody(code: keyof typeof MESSAGE_SPECS, body: string): Sip2Message
     out[field.name] = decodeFixed(field, body.slice(pos, pos + field.length));
     pos += field.length;
   }
-  let extra: ExtraFields | undefined;
+  const extra: ExtraFields = [];
   // The tagged fields, read in place (splitFields' rules, without an array of pairs): this runs for every answer.
   while (pos < body.length) {
     const stop = fieldEnd(body, pos);
@@ -273,12 +273,12 @@ function decodeBody(code: keyof typeof MESSAGE_SPECS, body: string): Sip2Message
     pos = stop + 1;
     const field = plan.byTag.get(tag);
     if (!field) {
-      (extra ??= []).push([tag, value]);
+      extra.push([tag, value]);
     } else if (field.repeat) {
       out[field.name] ??= [];
       (out[field.name] as string[]).push(value);
     } else if (out[field.name] !== undefined) {
-      (extra ??= []).push([tag, value]); // a second copy of a single field: keep it, never overwrite
+      extra.push([tag, value]); // a second copy of a single field: keep it, never overwrite
     } else {
       out[field.name] = field.kind === 'yn' ? value === 'Y' : value;
     }
@@ -286,7 +286,7 @@ function decodeBody(code: keyof typeof MESSAGE_SPECS, body: string): Sip2Message
   for (const field of plan.required) {
     if (out[field.name] === undefined) out[field.name] = field.kind === 'yn' ? false : '';
   }
-  if (extra !== undefined) out.extra = extra;
+  if (extra.length > 0) out.extra = extra;
   return out as unknown as Sip2Message;
 }
 
