@@ -217,13 +217,14 @@ function describe(round: number, kind: string, m: Measured): string {
 export async function runB1(settings: Settings): Promise<Row[]> {
   const hellos: Measured[] = [];
   const gateways: Measured[] = [];
+  // Where the gateway's CPU per request goes, layer by layer (notes only): one fresh relay of each per round,
+  // as noisy as the gateway itself, so their medians are compared.
+  const layers = new Map<(typeof LAYERS)[number][0], Measured[]>(LAYERS.map(([mode]) => [mode, []]));
   for (let round = 0; round < settings.b1Rounds; round++) {
     hellos.push(await measureHello(settings));
     gateways.push(await measureGateway(settings));
+    for (const [mode] of LAYERS) layers.get(mode)!.push(await measureLayer(settings, mode));
   }
-  // Once, after the rounds: where the gateway's CPU per request goes, layer by layer (notes only).
-  const layers: Array<[string, Measured]> = [];
-  for (const [mode, what] of LAYERS) layers.push([what, await measureLayer(settings, mode)]);
   const gatewayUs = median(gateways.map((m) => m.us));
   const helloUs = median(hellos.map((m) => m.us));
   const ratio = gatewayUs / helloUs;
@@ -244,17 +245,17 @@ export async function runB1(settings: Settings): Promise<Row[]> {
         ', ',
       )} (each of the ${settings.b1Connections} connections asks for its own patron, so no two identical reads are ever in flight at once)`,
     `throughput (median): gateway ${perSecond(median(gateways.map((m) => m.result.requestsPerSecond)))}, hello-world ${perSecond(median(hellos.map((m) => m.result.requestsPerSecond)))}`,
-    `layers (one fresh process each, same load): ${layers
-      .map(
-        ([what, m]) =>
-          `${what}: ${m.us.toFixed(0)} µs/req (${(m.us / helloUs).toFixed(1)} × hello${m.result.failures > 0 ? `, ${m.result.failures} failed answers` : ''})`,
-      )
-      .join(
-        '; ',
-      )}; the whole gateway (HTTP layer: routing, auth, limits, logs, metrics, deadline): ${gatewayUs.toFixed(0)} µs/req`,
+    `layers (median of a fresh process each per round, same load): ${LAYERS.map(([mode, what]) => {
+      const runs = layers.get(mode)!;
+      const us = median(runs.map((m) => m.us));
+      const failed = failures(runs);
+      return `${what}: ${us.toFixed(0)} µs/req (${(us / helloUs).toFixed(1)} × hello; ${runs.map((m) => m.us.toFixed(0)).join(', ')}${failed > 0 ? `; ${failed} failed answers` : ''})`;
+    }).join(
+      '; ',
+    )}; the whole gateway (HTTP layer: routing, auth, limits, logs, metrics, deadline): ${gatewayUs.toFixed(0)} µs/req`,
     ...gateways.map((m, i) => describe(i, 'gateway', m)),
     ...hellos.map((m, i) => describe(i, 'hello', m)),
-    `driver: ${settings.b1Connections} connections; ${settings.b1Rounds} rounds, each a fresh hello-world (${settings.b1HelloWarmupMs / 1000} s warm-up + ${settings.b1WindowMs / 1000} s) then a fresh simulator + gateway (${settings.b1GatewayWarmupMs / 1000} s warm-up + ${settings.b1WindowMs / 1000} s); gateway pool min=max=${POOL}, simulator 0 ms`,
+    `driver: ${settings.b1Connections} connections; ${settings.b1Rounds} rounds, each a fresh hello-world (${settings.b1HelloWarmupMs / 1000} s warm-up + ${settings.b1WindowMs / 1000} s) then a fresh simulator + gateway (${settings.b1GatewayWarmupMs / 1000} s warm-up + ${settings.b1WindowMs / 1000} s), then the three layer relays the same way; gateway pool min=max=${POOL}, simulator 0 ms`,
   ];
   if (!valid) {
     notes.push(
