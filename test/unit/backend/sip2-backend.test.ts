@@ -155,6 +155,41 @@ const holdAnswer = (ok: boolean, fields: Partial<HoldResponse> = {}): HoldRespon
   ...fields,
 });
 
+/**
+ * A patron with a loan (c1), a hold (h1) and a pending hold (u1) whose pending-holds list takes longer than
+ * everything else; itemsAsked() runs GET items and says of each 17 whether it went out before that list was in.
+ */
+function slowPendingHolds(dialect: Dialect) {
+  const lists: Lists = { charged: ['c1'], hold: ['h1'], unavailableHold: ['u1'] };
+  let unavailableAnswered = false;
+  const asked: string[] = [];
+  const { backend, sent } = makeBackend(
+    {
+      patron: (list) => {
+        const page = info64(lists)(list);
+        if (list !== 'unavailableHold') return page;
+        return new Promise((resolve) =>
+          setTimeout(() => {
+            unavailableAnswered = true;
+            resolve(page);
+          }, 50),
+        ) as unknown as PatronInformationResponse;
+      },
+      item: (barcode) => {
+        asked.push(`${barcode}${unavailableAnswered ? ' after' : ' before'} the pending holds`);
+        return item18(barcode);
+      },
+    },
+    { dialect },
+  );
+  const itemsAsked = async () => {
+    const docs = await backend.items('p1');
+    expect(docs.map((doc) => doc.item)).toEqual(['c1', 'h1', 'u1'].map(I));
+    return asked;
+  };
+  return { sent, itemsAsked };
+}
+
 /** generic, with counts marked as not to be trusted: every list is read, as before dialects said otherwise. */
 const UNRELIABLE: Dialect = { ...loadDialect('generic'), listCounts: 'unreliable' };
 
@@ -186,31 +221,8 @@ describe('Sip2Backend items', () => {
   });
 
   it('counts not to be trusted: asks about the entries of each list as it arrives, not once all five are in', async () => {
-    const lists: Lists = { charged: ['c1'], hold: ['h1'], unavailableHold: ['u1'] };
-    let unavailableAnswered = false;
-    const askedWhile: string[] = [];
-    const slow = makeBackend(
-      {
-        patron: (list) => {
-          const page = info64(lists)(list);
-          if (list !== 'unavailableHold') return page;
-          return new Promise((resolve) =>
-            setTimeout(() => {
-              unavailableAnswered = true;
-              resolve(page);
-            }, 50),
-          ) as unknown as PatronInformationResponse;
-        },
-        item: (barcode) => {
-          askedWhile.push(`${barcode}${unavailableAnswered ? ' after' : ' before'} the pending holds`);
-          return item18(barcode);
-        },
-      },
-      { dialect: UNRELIABLE },
-    );
-    const docs = await slow.backend.items('p1');
-    expect(docs.map((doc) => doc.item)).toEqual(['c1', 'h1', 'u1'].map(I));
-    expect(askedWhile).toEqual([
+    const slow = slowPendingHolds(UNRELIABLE);
+    expect(await slow.itemsAsked()).toEqual([
       'c1 before the pending holds',
       'h1 before the pending holds',
       'u1 after the pending holds',
@@ -412,29 +424,8 @@ describe('Sip2Backend items with counts to be trusted (listCounts: reliable)', (
   });
 
   it('asks about the entries of every list as it arrives, not once all lists are in', async () => {
-    const lists: Lists = { charged: ['c1'], hold: ['h1'], unavailableHold: ['u1'] };
-    let unavailableAnswered = false;
-    const askedWhile: string[] = [];
-    const slow = makeBackend({
-      patron: (list) => {
-        const page = info64(lists)(list);
-        if (list !== 'unavailableHold') return page;
-        // The pending holds take longer than everything else.
-        return new Promise((resolve) =>
-          setTimeout(() => {
-            unavailableAnswered = true;
-            resolve(page);
-          }, 50),
-        ) as unknown as PatronInformationResponse;
-      },
-      item: (barcode) => {
-        askedWhile.push(`${barcode}${unavailableAnswered ? ' after' : ' before'} the pending holds`);
-        return item18(barcode);
-      },
-    });
-    const docs = await slow.backend.items('p1');
-    expect(docs.map((doc) => doc.item)).toEqual(['c1', 'h1', 'u1'].map(I));
-    expect(askedWhile).toEqual([
+    const slow = slowPendingHolds(loadDialect('generic'));
+    expect(await slow.itemsAsked()).toEqual([
       'c1 before the pending holds',
       'h1 before the pending holds',
       'u1 after the pending holds',
