@@ -331,7 +331,7 @@ export async function patronChecks(ctx: CheckContext, acs: AcsStatus, patron: Te
   showWarnings();
   report.json({ doc: docs.slice(0, SHOWN_DOCUMENTS) });
   report.detail(shownOf(docs.length, 'document'));
-  await listCounts(ctx, pool, barcode);
+  const fineEntries = await listCounts(ctx, pool, barcode);
 
   const fees = await report.step('PAIA fees', () => backend.fees(barcode), explain);
   showWarnings();
@@ -340,7 +340,7 @@ export async function patronChecks(ctx: CheckContext, acs: AcsStatus, patron: Te
     `${fees.amount === undefined ? 'no total amount' : `total ${fees.amount}`}, ${shownOf(fees.fee.length, 'fee')}`,
   );
 
-  await fineItems(ctx, pool, barcode);
+  await fineItems(ctx, fineEntries);
   charset(ctx, record, docs, fees);
 
   report.skip(
@@ -370,17 +370,19 @@ async function closePool(ctx: CheckContext, pool: Sip2Pool): Promise<void> {
  * in full (BP/BQ pages, up to sip2.maxListEntries). With listCounts: reliable
  * the gateway skips a list whose count is 0, so a count that does not match
  * is worth a warning then; a mismatch never fails the run, it is advice.
- * Only numbers are printed: the entries are patron data.
+ * Only numbers are printed: the entries are patron data. Returns the fine
+ * list's entries, for the fine-items step (the list is read once).
  */
-async function listCounts(ctx: CheckContext, pool: Sip2Pool, barcode: string): Promise<void> {
+async function listCounts(ctx: CheckContext, pool: Sip2Pool, barcode: string): Promise<string[]> {
   const { setup, settings, dialect, report } = ctx;
   const requests = setup.messages;
-  const { rows } = await report.step(
+  const { rows, fine } = await report.step(
     'list counts: the six lists of the 64, each read with 63s, against their counts',
     // In the backend's terms, so that a SIP2 failure is explained as in the PAIA steps.
     () =>
       inBackendTerms(async () => {
         const rows: ListCount[] = [];
+        let fine: string[] = [];
         let sent = 0;
         // One list after the other: a few round trips, and an ILS with few workers is not crowded.
         for (const list of SUMMARY_LISTS) {
@@ -391,14 +393,16 @@ async function listCounts(ctx: CheckContext, pool: Sip2Pool, barcode: string): P
             { pageSize: settings.pageSize, maxEntries: settings.maxListEntries },
           );
           sent += read.requests;
+          const entries = read.entries.filter((entry) => entry.trim() !== '');
+          if (list === 'fine') fine = entries;
           rows.push({
             list,
             count: listCount(read.first, list),
-            entries: read.entries.filter((entry) => entry.trim() !== '').length,
+            entries: entries.length,
             capped: read.entries.length >= settings.maxListEntries,
           });
         }
-        return { rows, sent };
+        return { rows, fine, sent };
       }),
     (error) => explainPatronStep(error, ctx),
     ({ rows, sent }) => {
@@ -411,30 +415,20 @@ async function listCounts(ctx: CheckContext, pool: Sip2Pool, barcode: string): P
   const { notes, warning } = countsAdvice(rows, dialect);
   for (const note of notes) report.detail(note);
   if (warning) report.warn(warning.text, ...warning.more);
+  return fine;
 }
 
 /**
- * The test patron's fine items (AV) as the ILS writes them, read with a 63
- * fine summary, against the dialect's patterns. Only their shapes are
- * printed: the texts are patron data.
+ * The test patron's fine items (AV) as the ILS writes them (read with a 63
+ * fine summary by the list-count step), against the dialect's patterns.
+ * Only their shapes are printed: the texts are patron data.
  */
-async function fineItems(ctx: CheckContext, pool: Sip2Pool, barcode: string): Promise<void> {
-  const { setup, settings, dialect, report } = ctx;
-  const requests = setup.messages;
-  const entries = await report.step(
+async function fineItems(ctx: CheckContext, entries: readonly string[]): Promise<void> {
+  const { dialect, report } = ctx;
+  await report.step(
     'fine items (AV): 63 with the fine summary',
-    // In the backend's terms: explainPatronStep explains a SIP2 failure only as a BackendFailure.
-    () =>
-      inBackendTerms(async () => {
-        const list = await fetchPatronList(
-          (message) => pool.send(message),
-          (start, end) => requests.patronInformation(barcode, { list: 'fine', start, end }),
-          'fine',
-          { pageSize: settings.pageSize, maxEntries: settings.maxListEntries },
-        );
-        return list.entries.filter((entry) => entry.trim() !== '');
-      }),
-    (error) => explainPatronStep(error, ctx),
+    async () => entries,
+    messageOf,
     (read) => {
       const matched = read.filter((entry) => parseFineItem(entry, dialect) !== null).length;
       return `fine items (AV): ${read.length} read with a 63 fine summary, ${matched} fit the patterns of dialect ${dialect.name}`;
