@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import type { Backend, PatronLookup } from '../backend/types.js';
-import type { CancelSignal } from '../cancel-signal.js';
+import { type CancelSignal, delay } from '../cancel-signal.js';
 import type { SessionStore } from '../state/sessions.js';
 import type { LoginOutcome } from './login.js';
 import type { LockoutEvent, LoginThrottle } from './login-throttle.js';
 import type { PatronIds } from './patron-ids.js';
 import { allowedScopes, DEFAULT_LOGIN_SCOPES, grantScopes } from './scopes.js';
-import { holdBack, startSession } from './session-grant.js';
+import { startSession } from './session-grant.js';
 import type { TrustedClients } from './trusted-clients.js';
 
 /**
@@ -84,7 +84,7 @@ export class ClientCredentialsLogin {
     if (client === undefined || !secretOk) {
       const lockouts = await gate.attempt.failed(undefined);
       for (const lockout of lockouts) logLockout(request.log, lockout, request.clientAddress);
-      if (gate.attempt.slowdownMs > 0) await holdBack(gate.attempt.slowdownMs, request.signal);
+      if (gate.attempt.slowdownMs > 0) await delay(gate.attempt.slowdownMs, request.signal);
       return { kind: 'rejected' };
     }
     // The secret is right: its failures are cleared whatever the ILS says about the patron.

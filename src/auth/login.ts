@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import type { Backend, CredentialCheck } from '../backend/types.js';
-import type { CancelSignal } from '../cancel-signal.js';
+import { type CancelSignal, delay } from '../cancel-signal.js';
 import type { SessionStore } from '../state/sessions.js';
 import type { ClientAllowlist } from './client-allowlist.js';
 import type { LockoutEvent, LoginThrottle } from './login-throttle.js';
 import type { PasswordPolicy } from './password-policy.js';
 import type { PatronIds } from './patron-ids.js';
 import { allowedScopes, DEFAULT_LOGIN_SCOPES, grantScopes, type Scope } from './scopes.js';
-import { holdBack, startSession } from './session-grant.js';
+import { startSession } from './session-grant.js';
 
 /**
  * PAIA login as a service: client allowlist, password policy, brute-force
@@ -117,7 +117,7 @@ export class LoginService {
       const lockouts = await gate.attempt.failed(verdict.patron);
       for (const lockout of lockouts) logLockout(request.log, lockout, request.clientAddress);
       // An address in a lockout gets its failed answers late: guessing from it slows down, correct logins do not.
-      if (gate.attempt.slowdownMs > 0) await holdBack(gate.attempt.slowdownMs, request.signal);
+      if (gate.attempt.slowdownMs > 0) await delay(gate.attempt.slowdownMs, request.signal);
       return { kind: 'rejected' };
     }
     await gate.attempt.succeeded(verdict.barcode);

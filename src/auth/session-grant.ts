@@ -1,4 +1,3 @@
-import { type CancelSignal, delay } from '../cancel-signal.js';
 import type { Session, SessionStore } from '../state/sessions.js';
 import type { PatronIds } from './patron-ids.js';
 
@@ -24,9 +23,4 @@ export async function startSession(
   const patron = options.patronIds.fromBarcode(barcode);
   const session: Session = { patron, barcode, scopes, expiresAt: now + options.tokenLifetimeSeconds * 1000 };
   return { patron, session, token: await options.sessions.create(session) };
-}
-
-/** Waits `ms`, or less if the call's signal aborts first (its deadline: the answer is then due). */
-export async function holdBack(ms: number, signal: CancelSignal | undefined): Promise<void> {
-  await delay(ms, signal);
 }
