@@ -104,18 +104,10 @@ export class ItemInfoCache {
     if (!options.fromPeer) this.onInvalidate?.(item, options.outcomeUnknown ?? false);
     this.entries.delete(item);
     this.invalidations += 1;
-    this.invalidatedAt.delete(item); // re-inserted last: the map stays in order of invalidation
-    this.invalidatedAt.set(item, this.invalidations);
-    if (this.invalidatedAt.size > MAX_TRACKED_ITEMS) {
-      const [oldest, count] = this.invalidatedAt.entries().next().value!;
-      this.invalidatedAt.delete(oldest);
-      this.forgottenUpTo = count;
-    }
-    if (options.outcomeUnknown) {
-      this.quiet.delete(item); // re-inserted last: the map stays in order of expiry
-      this.quiet.set(item, this.now() + this.ttlMs);
-      if (this.quiet.size > MAX_TRACKED_ITEMS) this.quiet.delete(this.quiet.keys().next().value!);
-    }
+    // Both maps stay in order of insertion, which is the order of invalidation and of expiry.
+    const dropped = setNewest(this.invalidatedAt, item, this.invalidations);
+    if (dropped !== undefined) this.forgottenUpTo = dropped[1];
+    if (options.outcomeUnknown) setNewest(this.quiet, item, this.now() + this.ttlMs);
   }
 
   /** Whether `item` was invalidated after a lookup that started when `asked` invalidations had happened. */
@@ -136,6 +128,20 @@ export class ItemInfoCache {
   stats(): ItemCacheStats {
     return { hits: this.hits, misses: this.misses, entries: this.entries.size, maxEntries: this.entries.maxSize };
   }
+}
+
+/**
+ * Sets `key` as the newest entry of an insertion-ordered map of at most
+ * MAX_TRACKED_ITEMS entries; returns the oldest entry it dropped to stay
+ * within that bound, if any.
+ */
+function setNewest<V>(map: Map<string, V>, key: string, value: V): [string, V] | undefined {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size <= MAX_TRACKED_ITEMS) return undefined;
+  const oldest = map.entries().next().value!;
+  map.delete(oldest[0]);
+  return oldest;
 }
 
 /**
