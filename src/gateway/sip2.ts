@@ -91,8 +91,7 @@ export interface Sip2Setup {
   ): Sip2Backend;
   /** DAIA over a pool, holding at most daia.poolShare of its connections at once. */
   daia(pool: Sip2Pool, itemCache: ItemInfoCache | null): DaiaService;
-  /** The item-information cache of cache.items; null when it is switched off. */
-  /** The item cache, when enabled; `onInvalidate` tells other instances of each item this one drops. */
+  /** The item-information cache of cache.items, null when it is off; `onInvalidate` tells other instances of each item this one drops. */
   itemCache(onInvalidate?: (item: string, outcomeUnknown: boolean) => void): ItemInfoCache | null;
   /** Another instance wrote `item`: reads of it in flight over `pool` are joined by no later read (SharedReads.forget). */
   forgetReads(pool: Sip2Pool, item: string): void;

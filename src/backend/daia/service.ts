@@ -1,5 +1,4 @@
 import type { CancelSignal } from '../../cancel-signal.js';
-
 import {
   type ItemInformation,
   type ItemInformationResponse,

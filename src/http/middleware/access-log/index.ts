@@ -38,7 +38,7 @@ export interface AccessLogOptions {
  * at low load (B3; bench/README.md, CPU profile).
  *
  * @example
- * app.use(requestId({ logger }), accessLog({ logger }))
+ * app.use(accessLog({ logger }), requestSteps(requestIdStep({ logger })))
  */
 export function accessLog(options: AccessLogOptions): MiddlewareHandler {
   const level = options.level ?? 'info';

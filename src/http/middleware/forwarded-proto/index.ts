@@ -5,8 +5,9 @@ import type { RequestStep } from '../request-steps/index.js';
 /**
  * A request step (request-steps) behind a TLS-terminating proxy
  * (http.trustedProxy): PAIA carries passwords and access tokens, so a
- * request the proxy did not receive over HTTPS is refused with 400 invalid_request (a request error, not a credentials
- * problem: 403 access_denied is for those), before any credentials are read.
+ * request the proxy did not receive over HTTPS is refused with 400
+ * invalid_request (a request error, not a credentials problem: 403
+ * access_denied is for those), before any credentials are read.
  *
  * The proxy's X-Forwarded-Proto decides; with a list (proxies that append),
  * the last entry, the one the trusted proxy itself added, counts. The health
