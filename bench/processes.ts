@@ -59,6 +59,24 @@ export async function stopAll(): Promise<void> {
 }
 
 /**
+ * Runs a bench command's `main` with the command line's arguments and exits
+ * with its code, or with 1 and the error (prefixed `name:`) if it throws;
+ * every child is stopped first either way.
+ */
+export function runScript(name: string, main: (argv: string[]) => Promise<number>): void {
+  main(process.argv.slice(2))
+    .then(async (code) => {
+      await stopAll();
+      process.exit(code);
+    })
+    .catch(async (error: unknown) => {
+      process.stderr.write(`${name}: ${(error as Error).stack ?? String(error)}\n`);
+      await stopAll();
+      process.exit(1);
+    });
+}
+
+/**
  * Installs the handlers that keep children from outliving the bench:
  * process exit, SIGINT/SIGTERM (exit 130/143), uncaught errors (exit 1).
  */

@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { B1_LOANS, patronPerWorker } from './b1-throughput.js';
 import { generateLibrary } from './data.js';
 import { httpLoop } from './driver.js';
-import { gatewayEnv, installCleanup, startGateway, startSimulator, stopAll } from './processes.js';
+import { gatewayEnv, installCleanup, runScript, startGateway, startSimulator } from './processes.js';
 import { FULL } from './settings.js';
 
 const USAGE = 'usage: npm run bench:profile [-- --seconds N] [--heap] [--dir DIR]\n';
@@ -96,13 +96,4 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-main(process.argv.slice(2))
-  .then(async (code) => {
-    await stopAll();
-    process.exit(code);
-  })
-  .catch(async (error: unknown) => {
-    process.stderr.write(`profile: ${(error as Error).stack ?? String(error)}\n`);
-    await stopAll();
-    process.exit(1);
-  });
+runScript('profile', main);

@@ -17,7 +17,14 @@ import { runB4 } from './b4-memory.js';
 import { runB5 } from './b5-flow.js';
 import { runB6 } from './b6-shared-state.js';
 import { runB7 } from './b7-floor.js';
-import { gatewayNodeFlags, installCleanup, LIFTED_LIMITS, setGatewayNodeFlags, stopAll } from './processes.js';
+import {
+  gatewayNodeFlags,
+  installCleanup,
+  LIFTED_LIMITS,
+  runScript,
+  setGatewayNodeFlags,
+  stopAll,
+} from './processes.js';
 import { machine, type Report, type Row, render, resultsFile } from './report.js';
 import { FULL, QUICK, type Settings } from './settings.js';
 
@@ -151,13 +158,4 @@ async function main(argv: string[]): Promise<number> {
   return rows.some((row) => row.met === 'INVALID') ? 1 : 0;
 }
 
-main(process.argv.slice(2))
-  .then(async (code) => {
-    await stopAll();
-    process.exit(code);
-  })
-  .catch(async (error: unknown) => {
-    process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
-    await stopAll();
-    process.exit(1);
-  });
+runScript('bench', main);
