@@ -8,7 +8,7 @@ import {
   type Simulator,
   startGateway,
   startHello,
-  startRelay,
+  startLayer,
   startSimulator,
 } from './processes.js';
 import { counts, metOf, ms, perSecond, type Row } from './report.js';
@@ -184,29 +184,50 @@ function measureGateway(settings: Settings): Promise<Measured> {
   });
 }
 
-/** The layers of B1's gateway, each without those above it (bench/relay-server.mjs). */
+/**
+ * B1's gateway taken apart: the SIP2 path layer by layer without the HTTP layer above it
+ * (bench/relay-server.mjs), then the HTTP layer without the SIP2 path below it (bench/http-layer-server.mjs).
+ */
 const LAYERS = [
-  ['conn', 'a bare relay over Sip2Connection (Hono, the codec, no pool)'],
+  ['raw', 'a raw relay (Hono, plain sockets, the 63 encoded, the 64 read by a regular expression)'],
+  ['conn', 'a relay over Sip2Connection (+ the connection and the codec, no pool)'],
   ['pool', "+ the gateway's Sip2Pool"],
   ['backend', '+ Sip2Backend.patron() (shared reads, the PatronRecord)'],
+  ['http', 'the HTTP layer alone (the whole gateway, its patron() answering at once)'],
 ] as const;
 
 /**
- * CPU per request of one layer relay (fresh simulator and relay, the gateway's warm-up and window):
- * what the SIP2 path costs without the HTTP layer, and the floor of any relay on Hono and this codec.
+ * CPU per request of one layer (fresh simulator and layer process, the gateway's warm-up and window):
+ * what each part costs, and the floor of any relay on Hono.
  */
-function measureLayer(settings: Settings, mode: (typeof LAYERS)[number][0]): Promise<Measured> {
+function measureLayer(settings: Settings, layer: (typeof LAYERS)[number][0]): Promise<Measured> {
   return withFreshSimulator(settings, async (library, simulator) => {
-    const relay = await startRelay(mode, poolEnv(simulator));
+    const server = await startLayer(layer, poolEnv(simulator));
     try {
-      const cpu = new WindowCpu({ relay: relay.pid });
-      const patronOf = (worker: number) => ({ path: `/core/${library.patrons[worker]!.barcode}` });
-      const result = await serverLoop(settings, relay.url, patronOf, cpu);
-      return { result, cpu, us: cpu.perRequestUs('relay', result) };
+      const cpu = new WindowCpu({ [layer]: server.pid });
+      // The HTTP layer checks tokens as the gateway does; the relays take the barcode alone.
+      const requestFor =
+        layer === 'http'
+          ? await patronPerWorker(server.url, library)
+          : (worker: number) => ({ path: `/core/${library.patrons[worker]!.barcode}` });
+      const result = await serverLoop(settings, server.url, requestFor, cpu);
+      return { result, cpu, us: cpu.perRequestUs(layer, result) };
     } finally {
-      await relay.stop();
+      await server.stop();
     }
   });
+}
+
+/**
+ * What the target leaves, from the layers' medians: a gateway is at least a raw relay plus its HTTP layer
+ * (each of which includes one hello-world's worth of HTTP serving), before any pool, connection or backend.
+ */
+function budget(layers: ReadonlyMap<string, Measured[]>, helloUs: number): string {
+  const us = (layer: string) => median(layers.get(layer)!.map((m) => m.us));
+  const raw = us('raw');
+  const http = us('http');
+  const least = raw + http - helloUs;
+  return `what the target leaves: ${TARGET} × hello = ${(TARGET * helloUs).toFixed(0)} µs per request; the raw relay takes ${raw.toFixed(0)} µs and the HTTP layer alone ${http.toFixed(0)} µs (${(http - helloUs).toFixed(0)} above the hello-world), so raw relay + HTTP layer = ${least.toFixed(0)} µs (${(least / helloUs).toFixed(1)} × hello) before the connection, codec, pool and backend`;
 }
 
 function describe(round: number, kind: string, m: Measured): string {
@@ -217,7 +238,7 @@ function describe(round: number, kind: string, m: Measured): string {
 export async function runB1(settings: Settings): Promise<Row[]> {
   const hellos: Measured[] = [];
   const gateways: Measured[] = [];
-  // Where the gateway's CPU per request goes, layer by layer (notes only): one fresh relay of each per round,
+  // Where the gateway's CPU per request goes, layer by layer (notes only): one fresh process of each per round,
   // as noisy as the gateway itself, so their medians are compared.
   const layers = new Map<(typeof LAYERS)[number][0], Measured[]>(LAYERS.map(([mode]) => [mode, []]));
   for (let round = 0; round < settings.b1Rounds; round++) {
@@ -250,12 +271,11 @@ export async function runB1(settings: Settings): Promise<Row[]> {
       const us = median(runs.map((m) => m.us));
       const failed = failures(runs);
       return `${what}: ${us.toFixed(0)} µs/req (${(us / helloUs).toFixed(1)} × hello; ${runs.map((m) => m.us.toFixed(0)).join(', ')}${failed > 0 ? `; ${failed} failed answers` : ''})`;
-    }).join(
-      '; ',
-    )}; the whole gateway (HTTP layer: routing, auth, limits, logs, metrics, deadline): ${gatewayUs.toFixed(0)} µs/req`,
+    }).join('; ')}; the whole gateway: ${gatewayUs.toFixed(0)} µs/req (${ratio.toFixed(1)} × hello)`,
+    budget(layers, helloUs),
     ...gateways.map((m, i) => describe(i, 'gateway', m)),
     ...hellos.map((m, i) => describe(i, 'hello', m)),
-    `driver: ${settings.b1Connections} connections; ${settings.b1Rounds} rounds, each a fresh hello-world (${settings.b1HelloWarmupMs / 1000} s warm-up + ${settings.b1WindowMs / 1000} s) then a fresh simulator + gateway (${settings.b1GatewayWarmupMs / 1000} s warm-up + ${settings.b1WindowMs / 1000} s), then the three layer relays the same way; gateway pool min=max=${POOL}, simulator 0 ms`,
+    `driver: ${settings.b1Connections} connections; ${settings.b1Rounds} rounds, each a fresh hello-world (${settings.b1HelloWarmupMs / 1000} s warm-up + ${settings.b1WindowMs / 1000} s) then a fresh simulator + gateway (${settings.b1GatewayWarmupMs / 1000} s warm-up + ${settings.b1WindowMs / 1000} s), then each of the ${LAYERS.length} layers the same way; gateway pool min=max=${POOL}, simulator 0 ms`,
   ];
   if (!valid) {
     notes.push(

@@ -341,16 +341,21 @@ export async function startHello(): Promise<Started & { url: string }> {
 
 // ------------------------------------------------------------ B1's layers
 
-/** bench/relay-server.mjs over the compiled gateway, in one of its modes, with a gateway's environment (gatewayEnv). */
-export async function startRelay(
-  mode: 'conn' | 'pool' | 'backend',
+/**
+ * One of B1's layers over the compiled gateway, with a gateway's environment (gatewayEnv):
+ * bench/relay-server.mjs in one of its modes, or ('http') bench/http-layer-server.mjs, the gateway itself
+ * with an ILS that answers at once.
+ */
+export async function startLayer(
+  layer: 'raw' | 'conn' | 'pool' | 'backend' | 'http',
   env: NodeJS.ProcessEnv,
 ): Promise<Started & { url: string }> {
   if (!existsSync(join(REPO_ROOT, 'dist', 'src', 'gateway', 'index.js')))
     throw new Error('dist/ is missing: run `npm run build` first (npm run bench does)');
-  const command = [process.execPath, ...nodeFlagsForGateway, join(REPO_ROOT, 'bench', 'relay-server.mjs'), mode];
-  const started = await startChild(`relay-${mode}`, command, env, [
-    /^relay listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m,
+  const script = layer === 'http' ? ['http-layer-server.mjs'] : ['relay-server.mjs', layer];
+  const command = [process.execPath, ...nodeFlagsForGateway, join(REPO_ROOT, 'bench', script[0]!), ...script.slice(1)];
+  const started = await startChild(`layer-${layer}`, command, env, [
+    /^(?:relay|paia-sip2) listening on (http:\/\/127\.0\.0\.1:\d+)(?:\/\S*)?\s*$/m,
   ]);
   return { ...started, url: started.banners[0]![1]! };
 }
