@@ -1,5 +1,6 @@
 import PQueue from 'p-queue';
 import type { CancelSignal } from '../cancel-signal.js';
+import { TimeoutLine } from '../timeout-line.js';
 import { cancelled } from './errors.js';
 import { WaitingLine } from './waiting-line.js';
 
@@ -36,23 +37,19 @@ export interface WaitOptions<T> {
  * cost more CPU than everything else the queue does (WaitingLine). A task
  * that gives up is taken out of the line instead, and its caller answered
  * here; the promise p-queue made for it never settles. One timer serves every
- * waiting task: all wait equally long, so the oldest gives up first. Waits
- * are measured on the monotonic clock (performance.now): a wall clock set
- * back must not make a request wait longer.
+ * waiting task (TimeoutLine): all wait equally long, so the oldest gives up first.
  */
 export class WaitingQueue {
   /** The p-queue itself: concurrency, pause/start, size (waiting), pending (running), onIdle. */
   readonly queue: PQueue;
-  readonly #options: WaitingQueueOptions;
   /** p-queue makes its line itself (again on clear()): this is the current one. */
   #line!: WaitingLine;
-  /** Each waiting task by its id in the line, in arrival order: when it came (performance.now), and how to refuse it. */
-  readonly #waiting = new Map<string, { since: number; stop: (error: Error) => void }>();
-  #timer: NodeJS.Timeout | null = null;
+  /** Each waiting task by its id in the line, in arrival order, with how to refuse it; timed out after waitTimeoutMs. */
+  readonly #waiting: TimeoutLine<string, (error: Error) => void>;
   #ids = 0;
 
   constructor(options: WaitingQueueOptions) {
-    this.#options = options;
+    this.#waiting = new TimeoutLine(options.waitTimeoutMs, (stop) => stop(options.onWaitTimeout()));
     const owner = this;
     this.queue = new PQueue({
       concurrency: options.concurrency,
@@ -93,7 +90,7 @@ export class WaitingQueue {
       const stopWaiting = (error: Error) => {
         if (started || queued === null) return;
         gaveUp = true;
-        this.#waiting.delete(queued);
+        this.#waiting.end(queued);
         this.#line.cancel(queued);
         queued = null;
         // p-queue says idle only when a task ends or the queue is cleared: with nothing running, say it now.
@@ -108,7 +105,7 @@ export class WaitingQueue {
         // Taken out of the line, so p-queue never hands it over; checked anyway, as the caller was told it was not sent.
         if (gaveUp) return Promise.resolve(undefined);
         started = true;
-        if (queued !== null) this.#waiting.delete(queued);
+        if (queued !== null) this.#waiting.end(queued);
         return task();
       };
 
@@ -119,8 +116,7 @@ export class WaitingQueue {
         outcome = this.queue.add(start);
       } else {
         queued = `w${++this.#ids}`;
-        this.#waiting.set(queued, { since: performance.now(), stop: stopWaiting });
-        this.#timer ??= this.#arm(this.#options.waitTimeoutMs);
+        this.#waiting.start(queued, stopWaiting);
         outcome = this.queue.add(start, { id: queued });
       }
       outcome.then(
@@ -140,32 +136,7 @@ export class WaitingQueue {
 
   /** Refuses every waiting task with `error` (circuit open, shutting down, a maintenance pause). */
   failWaiting(error: Error): void {
-    for (const { stop } of [...this.#waiting.values()]) stop(error);
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
-  }
-
-  /**
-   * The wait-timeout timer. Unref'd: a waiting task is someone's call, and what keeps the process alive is
-   * that call's socket, not this timer, which otherwise holds a closed pool's process for up to waitTimeoutMs.
-   */
-  #arm(ms: number): NodeJS.Timeout {
-    const timer = setTimeout(() => this.#expire(), ms);
-    timer.unref();
-    return timer;
-  }
-
-  /** Refuses the tasks that have waited waitTimeoutMs, then sleeps until the next one will have. */
-  #expire(): void {
-    this.#timer = null;
-    const timeoutMs = this.#options.waitTimeoutMs;
-    const now = performance.now();
-    for (const { since, stop } of [...this.#waiting.values()]) {
-      if (now - since < timeoutMs) {
-        this.#timer = this.#arm(since + timeoutMs - now);
-        return;
-      }
-      stop(this.#options.onWaitTimeout());
-    }
+    for (const stop of this.#waiting.values()) stop(error);
+    this.#waiting.clear();
   }
 }

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { MiddlewareHandler } from 'hono';
 import { Cancellation, type CancelSignal } from '../../../cancel-signal.js';
+import { TimeoutLine } from '../../../timeout-line.js';
 
 /**
  * One bound on a whole call (http.requestTimeoutMs), however many SIP2
@@ -35,11 +36,13 @@ function outgoingOf(env: unknown): ServerResponse | undefined {
 export function deadline(options: DeadlineOptions): MiddlewareHandler {
   if (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1)
     throw new RangeError('timeoutMs must be a positive integer');
+  // Every call has the same bound: one timer for all of them, not one each (timeout-line.ts).
+  const calls = new TimeoutLine<Cancellation, Cancellation>(options.timeoutMs, (call) => call.abort('deadline'));
   return async (c, next) => {
     // Not an AbortController: one per request, with the listeners the pool and the backend add and remove on it,
     // cost some 5 µs of CPU per call; Cancellation does the same for the gateway's own layers (cancel-signal.ts).
     const controller = new Cancellation();
-    const timer = setTimeout(() => controller.abort('deadline'), options.timeoutMs);
+    calls.start(controller, controller);
     const onClientGone = () => controller.abort('client-gone');
     // Under @hono/node-server the response's 'close' before it finished is the client going away, the
     // same test the server uses to abort c.req.raw.signal. Listening there spares every request the
@@ -55,7 +58,7 @@ export function deadline(options: DeadlineOptions): MiddlewareHandler {
     try {
       await next();
     } finally {
-      clearTimeout(timer);
+      calls.end(controller);
       if (outgoing !== undefined) outgoing.off('close', onClose);
       else client?.removeEventListener('abort', onClientGone);
       controller.abort('call-over');
