@@ -1,6 +1,7 @@
 import { type Charset, canEncode, decodeText, encodeText } from './charset.js';
 import { checksum } from './checksum.js';
 import { formatSip2Date, parseSip2Date, type Sip2DateTime } from './date.js';
+import { readDigits } from './digits.js';
 import { Sip2DecodeError, Sip2EncodeError } from './errors.js';
 import {
   type ExtraFields,
@@ -53,7 +54,6 @@ export const MAX_FIELD_LENGTH = 255;
 const NO_SEQUENCE = new Set(['96', '97']);
 const FORBIDDEN_IN_VALUE = /[|\r\n\0]/;
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
-const HEX4 = /^[0-9A-Fa-f]{4}$/;
 const TAG = /^[A-Za-z0-9]{2}$/;
 
 // ---------------------------------------------------------------- encoding
@@ -176,7 +176,7 @@ export function decodeFrame(bytes: Buffer, options: DecodeOptions): Decoded {
   const { end, sequence, checksummed } = readTrailer(bytes, options);
   const text = decodeText(bytes.subarray(0, end), options.charset);
   const code = text.slice(0, 2);
-  if (!/^\d\d$/.test(code))
+  if (code.length !== 2 || readDigits(code) < 0)
     throw new Sip2DecodeError('bad-message-code', 'the message does not start with a two-digit command id');
   if (!isMessageCode(code)) return { kind: 'unknown', code, body: text.slice(2), sequence, checksummed };
   return { kind: 'message', message: decodeBody(code, text.slice(2)), sequence, checksummed };
@@ -189,8 +189,16 @@ export function endsWithChecksum(bytes: Buffer): boolean {
     n >= 6 &&
     bytes[n - 6] === 0x41 /* A */ &&
     bytes[n - 5] === 0x5a /* Z */ &&
-    HEX4.test(bytes.toString('latin1', n - 4, n))
+    isHexDigit(bytes[n - 4]!) &&
+    isHexDigit(bytes[n - 3]!) &&
+    isHexDigit(bytes[n - 2]!) &&
+    isHexDigit(bytes[n - 1]!)
   );
+}
+
+/** 0-9, A-F or a-f as a byte. */
+function isHexDigit(byte: number): boolean {
+  return (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66);
 }
 
 /** Finds and verifies the "AY<d>AZ<hex4>" trailer; returns where the message text ends. */
@@ -324,15 +332,15 @@ function decodeFixed(field: FixedSpec, text: string): unknown {
       return text === 'Y';
     case 'bit':
       return text === '1';
-    case 'num':
-      return /^\d+$/.test(text) ? Number(text) : null;
+    case 'num': {
+      const value = readDigits(text);
+      return value < 0 ? null : value;
+    }
     case 'date':
       return parseSip2Date(text);
     case 'flags': {
       const flags = {} as PatronStatusFlags;
-      PATRON_STATUS_FLAGS.forEach((flag, i) => {
-        flags[flag] = text[i] === 'Y';
-      });
+      for (let i = 0; i < PATRON_STATUS_FLAGS.length; i++) flags[PATRON_STATUS_FLAGS[i]!] = text[i] === 'Y';
       return flags;
     }
     case 'summary': {

@@ -1,3 +1,5 @@
+import { readDigits } from './digits.js';
+
 /**
  * SIP2 18-character dates: YYYYMMDDZZZZHHMMSS. ZZZZ is four blanks for the
  * ILS's local time, "   Z" for UTC, and other zone letters are allowed; some
@@ -20,24 +22,40 @@ export const UTC_ZONE = '   Z';
 /** "000000000000000000" means the ILS does not support the date (3M SIP2 "date / time sync"). */
 export const UNSUPPORTED_DATE = '0'.repeat(18);
 
-const DATE_RE = /^(\d{4})(\d{2})(\d{2})(.{4})(\d{2})(\d{2})(\d{2})$/;
-
 /** Parses an 18-char SIP2 date; null for the all-zero "unsupported" value or anything malformed. */
 export function parseSip2Date(text: string): Sip2DateTime | null {
-  if (text === UNSUPPORTED_DATE) return null;
-  const m = DATE_RE.exec(text);
-  if (!m) return null;
-  const [, y, mo, d, zone, h, mi, s] = m as unknown as [string, string, string, string, string, string, string, string];
-  const value: Sip2DateTime = {
-    year: Number(y),
-    month: Number(mo),
-    day: Number(d),
-    hour: Number(h),
-    minute: Number(mi),
-    second: Number(s),
-    zone,
-  };
+  if (text.length !== 18 || text === UNSUPPORTED_DATE) return null;
+  const year = readDigits(text, 0, 4);
+  const month = readDigits(text, 4, 2);
+  const day = readDigits(text, 6, 2);
+  const hour = readDigits(text, 12, 2);
+  const minute = readDigits(text, 14, 2);
+  const second = readDigits(text, 16, 2);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return null;
+  const value: Sip2DateTime = { year, month, day, hour, minute, second, zone: text.slice(8, 12) };
   return isValid(value) ? value : null;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Days in `month` (1-12) of `year` in the Gregorian calendar. */
+function daysIn(year: number, month: number): number {
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!;
+}
+
+/** A zone is four of blank, A-Z and 0-9 ("    ", "   Z", "0000", "  EST" ...). */
+function isZone(zone: string): boolean {
+  for (let i = 0; i < zone.length; i++) {
+    const c = zone.charCodeAt(i);
+    if (c !== 32 && !(c >= 65 && c <= 90) && !(c >= 48 && c <= 57)) return false;
+  }
+  return zone.length === 4;
+}
+
+function isValid(v: Sip2DateTime): boolean {
+  if (v.month < 1 || v.month > 12 || v.day < 1 || v.hour > 23 || v.minute > 59 || v.second > 60) return false;
+  return v.day <= daysIn(v.year, v.month) && isZone(v.zone);
 }
 
 /** The last date formatted and its text: the message builder hands the codec one date object per second. */
@@ -98,12 +116,6 @@ export function toDate(value: Sip2DateTime): Date {
   return utc
     ? new Date(Date.UTC(value.year, value.month - 1, value.day, value.hour, value.minute, value.second))
     : new Date(value.year, value.month - 1, value.day, value.hour, value.minute, value.second);
-}
-
-function isValid(v: Sip2DateTime): boolean {
-  if (v.month < 1 || v.month > 12 || v.day < 1 || v.hour > 23 || v.minute > 59 || v.second > 60) return false;
-  const daysInMonth = new Date(Date.UTC(v.year, v.month, 0)).getUTCDate();
-  return v.day <= daysInMonth && /^[ A-Z0-9]{4}$/.test(v.zone);
 }
 
 function pad(n: number, width: number): string {
