@@ -98,16 +98,18 @@ export interface TlsSessionInfo {
 export type ConnectionStatus = 'connecting' | 'login' | 'ready' | 'busy' | 'closed';
 
 interface Exchange {
-  readonly request: Sip2Message;
+  readonly request: RequestMessage;
   readonly bytes: Buffer;
   readonly expected: string;
   readonly sequence: number;
+  /** When it was sent (performance.now), for the round-trip observer; 0 without one. */
+  readonly sentAt: number;
   resent97: number;
   resent96: number;
   resentAfter98: boolean;
   lastSentWas97: boolean;
-  resolve(message: Sip2Message): void;
-  reject(error: Sip2Error): void;
+  readonly resolve: (message: Sip2Message) => void;
+  readonly reject: (error: Sip2Error) => void;
 }
 
 /**
@@ -128,6 +130,12 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
   private readonly wire: EncodeOptions;
   private sequence = 0;
   private exchange: Exchange | null = null;
+  /**
+   * The bound on the exchange in flight: one timer for the connection's life, re-armed with refresh()
+   * as each request goes out, never a timer per request. When it fires with no exchange in flight, or
+   * one that went out later (refresh() moved it), it does nothing.
+   */
+  private responseTimer: NodeJS.Timeout | null = null;
   private acs: AcsStatus | null = null;
   private closeReason = '';
 
@@ -314,50 +322,52 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
       // Nothing left this process: the caller gets the encode error as it is.
       return Promise.reject(error);
     }
-    const observer = this.options.onRoundTrip;
-    const started = observer === undefined ? 0 : performance.now();
-    const report = (outcome: RoundTripEvent['outcome']): void => {
-      if (observer === undefined) return;
-      try {
-        observer({ code: message.code, seconds: (performance.now() - started) / 1000, outcome });
-      } catch {
-        // Metrics must never break a SIP2 exchange.
-      }
-    };
     return new Promise<ResponseOf<M['code']>>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.failExchange(
-          new IlsTimeout(
-            'response-timeout',
-            `the ILS did not answer a ${message.code} message within ${this.options.responseTimeoutMs} ms`,
-            {
-              requestSent: true,
-            },
-          ),
-        );
-      }, this.options.responseTimeoutMs);
       this.exchange = {
         request: message,
         bytes,
         expected: RESPONSE_CODE[message.code],
         sequence,
+        sentAt: this.options.onRoundTrip === undefined ? 0 : performance.now(),
         resent97: 0,
         resent96: 0,
         resentAfter98: false,
         lastSentWas97: false,
-        resolve: (response) => {
-          clearTimeout(timer);
-          report('ok');
-          resolve(response as ResponseOf<M['code']>);
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          report(error.code);
-          reject(error);
-        },
+        resolve: resolve as (message: Sip2Message) => void,
+        reject,
       };
+      if (this.responseTimer === null) {
+        // Unref'd: an exchange in flight keeps the process alive through its socket.
+        this.responseTimer = setTimeout(() => this.onResponseTimeout(), this.options.responseTimeoutMs).unref();
+      } else {
+        this.responseTimer.refresh();
+      }
       this.write(bytes);
     });
+  }
+
+  /** The response timer fired: the exchange in flight, if it went out responseTimeoutMs ago, failed. */
+  private onResponseTimeout(): void {
+    const exchange = this.exchange;
+    if (exchange === null) return;
+    this.failExchange(
+      new IlsTimeout(
+        'response-timeout',
+        `the ILS did not answer a ${exchange.request.code} message within ${this.options.responseTimeoutMs} ms`,
+        { requestSent: true },
+      ),
+    );
+  }
+
+  /** Tells the round-trip observer how an exchange ended; metrics must never break a SIP2 exchange. */
+  private report(exchange: Exchange, outcome: RoundTripEvent['outcome']): void {
+    const observer = this.options.onRoundTrip;
+    if (observer === undefined) return;
+    try {
+      observer({ code: exchange.request.code, seconds: (performance.now() - exchange.sentAt) / 1000, outcome });
+    } catch {
+      // Ignored, as the option says.
+    }
   }
 
   private write(bytes: Buffer): void {
@@ -432,6 +442,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     }
     if (response.code === exchange.expected) {
       this.exchange = null;
+      this.report(exchange, 'ok');
       exchange.resolve(response);
       return;
     }
@@ -546,6 +557,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     const exchange = this.exchange;
     if (!exchange) return;
     this.exchange = null;
+    this.report(exchange, error.code);
     exchange.reject(error);
     if (error instanceof IlsTimeout) this.destroy('response timeout');
   }
@@ -555,6 +567,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     this.closeReason = reason;
     const idle = this.exchange === null;
     this.setStatus('closed');
+    if (this.responseTimer !== null) clearTimeout(this.responseTimer);
     this.failExchange(
       new IlsUnavailable(kind, `the SIP2 connection to the ILS was lost (${reason})`, { requestSent: !idle }),
     );

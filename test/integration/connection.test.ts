@@ -102,6 +102,19 @@ describe('SIP2 connection against a scripted peer', () => {
     expect(conn.status).toBe('closed');
   });
 
+  it('bounds each request from its own sending: two slow answers in a row, each in time, both arrive', async () => {
+    // 400 ms per answer against a 700 ms bound: the second answer comes 800 ms after the first request went out.
+    const conn = await connect(
+      (frame, reply) => {
+        if (frame.startsWith('63')) setTimeout(() => reply(signed(PATRON_REPLY, sequenceOf(frame))), 400);
+      },
+      { responseTimeoutMs: 700 },
+    );
+    expect((await conn.send(PATRON_INFO)).personalName).toBe('Alice Example');
+    expect((await conn.send(PATRON_INFO)).personalName).toBe('Alice Example');
+    expect(conn.status).toBe('ready');
+  });
+
   it('sends 97 after a bad checksum and takes the good resend', async () => {
     let answers = 0;
     const conn = await connect((frame, reply) => {
