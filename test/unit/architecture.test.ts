@@ -14,7 +14,15 @@ const SRC = join(ROOT, 'src');
 const SIMULATOR = join(ROOT, 'sip2-simulator', 'src');
 
 /** Top-level modules of src/ anyone may import: the logger, where the package's files are, the version, the caches' bound, node's flags, the cancellation signal. */
-const SHARED = ['log.ts', 'package-root.ts', 'version.ts', 'lru-bound.ts', 'node-flags.ts', 'cancel-signal.ts'];
+const SHARED = [
+  'log.ts',
+  'package-root.ts',
+  'version.ts',
+  'lru-bound.ts',
+  'node-flags.ts',
+  'cancel-signal.ts',
+  'timeout-line.ts',
+];
 
 /**
  * Folder -> the folders it may import from (besides itself and the shared
