@@ -66,16 +66,20 @@ export class TimeoutLine<K, V> {
   #expire(): void {
     this.#timer = null;
     const now = performance.now();
-    const due: Array<[K, V]> = [];
-    for (const [key, { since, value }] of this.#waits) {
+    const due: Array<[K, { since: number; value: V }]> = [];
+    for (const entry of this.#waits) {
+      const since = entry[1].since;
       if (now - since < this.#timeoutMs) {
         this.#timer = this.#arm(since + this.#timeoutMs - now);
         break;
       }
-      due.push([key, value]);
+      due.push(entry);
     }
-    // Out of the line before onTimeout is told: it may start or end other waits.
-    for (const [key] of due) this.#waits.delete(key);
-    for (const [key, value] of due) this.#onTimeout(value, key);
+    for (const [key, wait] of due) {
+      // onTimeout may have ended, cleared or restarted a later one of them: only a wait still in the line is told.
+      if (this.#waits.get(key) !== wait) continue;
+      this.#waits.delete(key);
+      this.#onTimeout(wait.value, key);
+    }
   }
 }

@@ -136,7 +136,9 @@ export class WaitingQueue {
 
   /** Refuses every waiting task with `error` (circuit open, shutting down, a maintenance pause). */
   failWaiting(error: Error): void {
-    for (const stop of this.#waiting.values()) stop(error);
+    // Out of the line first: a task a caller adds from inside stop() waits anew rather than being dropped.
+    const stops = this.#waiting.values();
     this.#waiting.clear();
+    for (const stop of stops) stop(error);
   }
 }

@@ -65,10 +65,26 @@ describe('TimeoutLine', () => {
     line.start('a', 'a');
     line.start('b', 'b');
     vi.advanceTimersByTime(100);
-    // b had lasted its time as well: it had left the line with a, so ending it from a's callback changes nothing.
-    expect(told).toEqual(['a', 'b']);
+    // b had lasted its time as well, but a's callback ended it first: it is never told.
+    expect(told).toEqual(['a']);
     vi.advanceTimersByTime(100);
-    expect(told).toEqual(['a', 'b', 'retry']);
+    expect(told).toEqual(['a', 'retry']);
+  });
+
+  it('never tells the old value of a wait a callback started again: the new one waits its full time', () => {
+    const told: string[] = [];
+    const line: TimeoutLine<string, string> = new TimeoutLine(100, (value, key) => {
+      told.push(`${key}=${value}`);
+      if (key === 'a') line.start('b', 'new');
+    });
+    line.start('a', 'A');
+    line.start('b', 'old');
+    vi.advanceTimersByTime(100);
+    expect(told).toEqual(['a=A']);
+    vi.advanceTimersByTime(99);
+    expect(told).toEqual(['a=A']);
+    vi.advanceTimersByTime(1);
+    expect(told).toEqual(['a=A', 'b=new']);
   });
 
   it('lists the values oldest first, and clear() tells nobody and stops the timer', () => {
