@@ -131,9 +131,9 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
   private sequence = 0;
   private exchange: Exchange | null = null;
   /**
-   * The bound on the exchange in flight: one timer for the connection's life, re-armed with refresh()
-   * as each request goes out, never a timer per request. When it fires with no exchange in flight, or
-   * one that went out later (refresh() moved it), it does nothing.
+   * The bound on the exchange in flight, resends included: one timer for the connection's life, re-armed
+   * with refresh() as each request goes out (never a timer per request), so it fires responseTimeoutMs
+   * after the request in flight went out. Firing after that request was answered, it does nothing.
    */
   private responseTimer: NodeJS.Timeout | null = null;
   private acs: AcsStatus | null = null;
@@ -346,7 +346,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     });
   }
 
-  /** The response timer fired: the exchange in flight, if it went out responseTimeoutMs ago, failed. */
+  /** The response timer fired, responseTimeoutMs after the last request went out: if it is still in flight, it failed. */
   private onResponseTimeout(): void {
     const exchange = this.exchange;
     if (exchange === null) return;
@@ -568,6 +568,7 @@ export class Sip2Connection extends EventEmitter<{ close: [ConnectionClose] }> {
     const idle = this.exchange === null;
     this.setStatus('closed');
     if (this.responseTimer !== null) clearTimeout(this.responseTimer);
+    this.responseTimer = null;
     this.failExchange(
       new IlsUnavailable(kind, `the SIP2 connection to the ILS was lost (${reason})`, { requestSent: !idle }),
     );

@@ -44,7 +44,7 @@ function daysIn(year: number, month: number): number {
   return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!;
 }
 
-/** A zone is four of blank, A-Z and 0-9 ("    ", "   Z", "0000", "  EST" ...). */
+/** A zone is four of blank, A-Z and 0-9 ("    ", "   Z", "0000", " EST" ...). */
 function isZone(zone: string): boolean {
   for (let i = 0; i < zone.length; i++) {
     const c = zone.charCodeAt(i);
