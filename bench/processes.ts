@@ -350,6 +350,7 @@ export async function startLayer(
   layer: 'raw' | 'conn' | 'pool' | 'backend' | 'http',
   env: NodeJS.ProcessEnv,
 ): Promise<Started & { url: string }> {
+  if (env.PAIA_HTTP_HOST !== '127.0.0.1') throw new Error('the bench layers listen on 127.0.0.1 only');
   if (!existsSync(join(REPO_ROOT, 'dist', 'src', 'gateway', 'index.js')))
     throw new Error('dist/ is missing: run `npm run build` first (npm run bench does)');
   const script = layer === 'http' ? ['http-layer-server.mjs'] : ['relay-server.mjs', layer];

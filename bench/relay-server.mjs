@@ -64,6 +64,12 @@ async function rawSession() {
   const socket = net.connect({ host: session.host, port: session.port });
   socket.setNoDelay(true);
   socket.setEncoding('latin1');
+  // A bench process: a lost simulator ends it, loudly, rather than leaving calls waiting.
+  socket.on('error', (error) => {
+    process.stderr.write(`relay raw: SIP2 socket failed: ${error.message}\n`);
+    process.exit(1);
+  });
+  socket.on('close', () => process.exit(1));
   let buffered = '';
   let answer = null;
   socket.on('data', (text) => {
