@@ -4,10 +4,10 @@
  * (http.requestTimeoutMs). All last equally long, so the oldest ends first,
  * and a Map in insertion order is the whole schedule.
  *
- * Why not a timer each: under load every call set one and cleared it again,
- * twice per call (its deadline and its wait for a connection), and each
- * setTimeout/clearTimeout pair allocates a Timeout and goes through Node's
- * timer lists (about 2.5% of the gateway's CPU profile under B1's load).
+ * Why not a timer each: every call would set one for its deadline and clear
+ * it again, and each setTimeout/clearTimeout pair allocates a Timeout and
+ * goes through Node's timer lists (about 2.5% of the gateway's CPU profile
+ * under B1's load, when the deadline middleware did so).
  *
  * Waits are measured on the monotonic clock (performance.now): a wall clock
  * set back must not make anything wait longer. The timer is unref'd: what
@@ -25,11 +25,6 @@ export class TimeoutLine<K, V> {
     if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be positive, got ${timeoutMs}`);
     this.#timeoutMs = timeoutMs;
     this.#onTimeout = onTimeout;
-  }
-
-  /** Waits now in the line. */
-  get size(): number {
-    return this.#waits.size;
   }
 
   /** Starts the wait of `key`; a key already waiting starts again, last in line. */

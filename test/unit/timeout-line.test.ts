@@ -24,7 +24,7 @@ describe('TimeoutLine', () => {
     expect(told).toEqual(['a=A', 'c=C']);
     vi.advanceTimersByTime(1000);
     expect(told).toEqual(['a=A', 'c=C']);
-    expect(line.size).toBe(0);
+    expect(line.values()).toEqual([]);
     expect(line.end('a')).toBe(false);
   });
 
