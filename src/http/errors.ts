@@ -176,7 +176,7 @@ export function translateError(thrown: unknown, requestId: string): TranslatedEr
       error: new PaiaError(
         'service_unavailable',
         503,
-        `the service cannot check sessions and limits right now (its state store does not answer); please try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
+        `the service cannot check sessions and limits right now (its state store cannot be used); please try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
         { headers: { 'Retry-After': String(seconds) } },
       ),
     };

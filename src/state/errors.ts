@@ -1,10 +1,11 @@
 /**
  * What a state store rejects with when it cannot answer: the shared store
- * (Redis) is unreachable, too slow, or answered with an error. Callers never
+ * (Redis) is unreachable, too slow, answered with an error, or is set up so
+ * that it may lose what it holds (misconfigured: it may evict keys). Callers never
  * treat this as "no session" or "not limited": a call that needs the store
  * is refused (503 with Retry-After), never served without its check.
  */
-export type StoreFailureReason = 'unreachable' | 'timeout' | 'error';
+export type StoreFailureReason = 'unreachable' | 'timeout' | 'error' | 'misconfigured';
 
 export class StoreUnavailable extends Error {
   /** Stable code for logs and tests. */

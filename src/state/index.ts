@@ -3,6 +3,7 @@ import type { Logger } from '../log.js';
 import { MemoryStore } from './memory/index.js';
 import type { StateStore, StoreKind } from './store.js';
 
+export type { Lease, Leases } from './leases.js';
 export type { Limiter } from './limiter.js';
 export type { StateStore } from './store.js';
 
@@ -18,6 +19,8 @@ export interface StateStoreSettings {
   };
   maxSessions: number;
   maxSessionsPerPatron: number;
+  /** Keys the hashes of patron ids in the store's key names (paia.patronIdSecret); null: plain SHA-256. */
+  keySecret: string | null;
 }
 
 /**
@@ -39,6 +42,7 @@ export async function createStateStore(settings: StateStoreSettings, logger?: Lo
     connectTimeoutMs: redis.connectTimeoutMs,
     commandTimeoutMs: redis.commandTimeoutMs,
     maxSessionsPerPatron: settings.maxSessionsPerPatron,
+    keySecret: settings.keySecret,
     logger,
   });
 }

@@ -1,4 +1,6 @@
-import type { Limiter, LimiterOptions, OperationObserver } from './limiter.js';
+import type { Leases } from './leases.js';
+import type { Limiter, LimiterOptions } from './limiter.js';
+import type { OperationObserver } from './operations.js';
 import type { SessionStore } from './sessions.js';
 
 /** Where the gateway keeps what must outlive a request: `state.store`. */
@@ -15,6 +17,8 @@ export interface ItemInvalidation {
 export interface StoreHealth {
   /** null: answering; otherwise why not, in words for a sysadmin. */
   problem: string | null;
+  /** Something a sysadmin should check though the store serves (Redis's eviction policy cannot be read); null: none. */
+  warning: string | null;
   /** Operations that failed (unreachable, timed out, error) since start. */
   errors: number;
 }
@@ -32,6 +36,8 @@ export interface StateStore {
   readonly sessions: SessionStore;
   /** A counter kept in this store; create each once, at start. */
   limiter(options: LimiterOptions): Limiter;
+  /** Work under way per key, each piece ending by itself (leases.ts); one name per purpose, each made once, at start. */
+  leases(name: string): Leases;
   /** Keeps a short text under `key` for `ttlSeconds`. */
   remember(key: string, value: string, ttlSeconds: number): Promise<void>;
   /** What was remembered under `key`; null when nothing (or it expired). */

@@ -61,6 +61,13 @@ for (const kind of kinds) {
       expiresAt: Date.now() + lifetimeMs,
     });
 
+    /** The one patron index under `prefix` (its name is a hash of the patron, never the patron). */
+    async function patronIndex(prefix: string): Promise<string> {
+      const [index, ...more] = await raw.keys(`${prefix}patron:*`);
+      expect(more).toEqual([]);
+      return index as string;
+    }
+
     /** Resolves once the store answers again after Redis came back (ioredis reconnects on its own). */
     async function answering(target: RedisStore): Promise<void> {
       await vi.waitFor(() => expect(target.health().problem).toBeNull(), WAIT);
@@ -88,13 +95,14 @@ for (const kind of kinds) {
         expect(token).toMatch(new RegExp(`^[A-Za-z0-9_-]{${TOKEN_LENGTH}}$`));
         expect(await b.sessions.get(token)).toEqual(stored);
 
+        const index = await patronIndex(prefix);
         const keys = await raw.keys(`${prefix}*`);
-        expect(keys.sort()).toEqual([`${prefix}patron:p-1`, `${prefix}session:${hashToken(token)}`].sort());
-        const values = [
-          await raw.get(`${prefix}session:${hashToken(token)}`),
-          ...(await raw.zrange(`${prefix}patron:p-1`, '0', '-1')),
-        ];
-        for (const value of values) expect(value).not.toContain(token);
+        expect(keys.sort()).toEqual([index, `${prefix}session:${hashToken(token)}`].sort());
+        const values = [await raw.get(`${prefix}session:${hashToken(token)}`), ...(await raw.zrange(index, '0', '-1'))];
+        // Neither the token, nor the patron or the barcode in clear: a session is sealed with its token.
+        for (const text of [...keys, ...values]) {
+          for (const secret of [token, 'p-1', 'barcode-of-p-1']) expect(text).not.toContain(secret);
+        }
       });
 
       it('does not know a token under another prefix, or one it never issued', async () => {
@@ -115,7 +123,7 @@ for (const kind of kinds) {
         await b.sessions.delete(first);
         expect(await a.sessions.get(first)).toBeNull();
         expect(await a.sessions.get(second)).not.toBeNull();
-        expect(await raw.zrange(`${prefix}patron:p-1`, '0', '-1')).toEqual([hashToken(second)]);
+        expect(await raw.zrange(await patronIndex(prefix), '0', '-1')).toEqual([hashToken(second)]);
         await expect(b.sessions.delete('never-issued')).resolves.toBeUndefined();
       });
 
@@ -124,10 +132,11 @@ for (const kind of kinds) {
         const [a, b] = [await connected(prefix), await connected(prefix)];
         const mine = [await a.sessions.create(session('p-1')), await b.sessions.create(session('p-1'))];
         const theirs = await a.sessions.create(session('p-2'));
+        expect(await raw.keys(`${prefix}patron:*`)).toHaveLength(2);
         expect(await b.sessions.deleteAllFor('p-1')).toBe(2);
         for (const token of mine) expect(await a.sessions.get(token)).toBeNull();
         expect(await a.sessions.get(theirs)).not.toBeNull();
-        expect(await raw.exists(`${prefix}patron:p-1`)).toBe(0);
+        expect(await raw.keys(`${prefix}patron:*`)).toHaveLength(1);
         expect(await b.sessions.deleteAllFor('p-1')).toBe(0);
       });
 
@@ -141,7 +150,7 @@ for (const kind of kinds) {
         expect(await b.sessions.get(oldest)).toBeNull();
         expect(await b.sessions.get(middle)).not.toBeNull();
         expect(await b.sessions.get(newest)).not.toBeNull();
-        expect(await raw.zcard(`${prefix}patron:p-1`)).toBe(2);
+        expect(await raw.zcard(await patronIndex(prefix))).toBe(2);
         expect(await raw.exists(`${prefix}session:${hashToken(oldest)}`)).toBe(0);
         // Another patron's sessions do not count against this one.
         expect(await a.sessions.get(await a.sessions.create(session('p-2')))).not.toBeNull();
@@ -265,6 +274,112 @@ for (const kind of kinds) {
       });
     });
 
+    describe('leases', () => {
+      it('counts the leases of a key across stores, forgets a released one, and lets an unreleased one go at its expiry', async () => {
+        const prefix = newPrefix();
+        const [a, b] = [await connected(prefix), await connected(prefix)];
+        const onA = a.leases('test');
+        const onB = b.leases('test');
+        const first = await onA.take('k', 60_000);
+        expect(first.held).toBe(1);
+        // One whose holder dies: never released.
+        expect((await onB.take('k', 800)).held).toBe(2);
+        expect((await onA.take('other', 60_000)).held).toBe(1);
+        await first.release();
+        expect((await onA.take('k', 60_000)).held).toBe(2);
+        await vi.waitFor(async () => {
+          const probe = await onB.take('k', 60_000);
+          await probe.release();
+          // Only the lease taken after the release is left: the dead holder's went at its expiry.
+          expect(probe.held).toBe(2);
+        }, WAIT);
+        await expect(first.release()).resolves.toBeUndefined();
+        // The set itself expires with its leases, and names no key in clear but the one given.
+        expect(await raw.pttl(`${prefix}lease:test:k`)).toBeLessThanOrEqual(60_000);
+      });
+    });
+
+    describe('eviction policy', () => {
+      /** A Redis user that may not run `denied` (ACL), as managed services restrict CONFIG. */
+      async function restrictedUrl(denied: string[]): Promise<string> {
+        const user = `limited-${randomUUID().slice(0, 8)}`;
+        await raw.call(
+          'ACL',
+          'SETUSER',
+          user,
+          'on',
+          '>limited-pass',
+          '~*',
+          '&*',
+          '+@all',
+          ...denied.map((c) => `-${c}`),
+        );
+        const url = new URL(redis.url);
+        url.username = user;
+        url.password = 'limited-pass';
+        return url.toString();
+      }
+
+      function storeAt(url: string): RedisStore {
+        const created = new RedisStore({
+          url,
+          keyPrefix: newPrefix(),
+          connectTimeoutMs: 1000,
+          commandTimeoutMs: COMMAND_TIMEOUT_MS,
+          maxSessionsPerPatron: 3,
+        });
+        opened.push(created);
+        return created;
+      }
+
+      it('refuses every operation while Redis may evict keys, says why and how to fix it, and serves once it may not', async () => {
+        await raw.config('SET', 'maxmemory-policy', 'allkeys-lru');
+        try {
+          const prefix = newPrefix();
+          const a = await connected(prefix);
+          const refused = await a.recall('k').catch((error: unknown) => error);
+          expect(refused).toBeInstanceOf(StoreUnavailable);
+          expect((refused as StoreUnavailable).reason).toBe('misconfigured');
+          for (const call of [() => a.sessions.create(session('p-1')), () => a.leases('x').take('k', 1000)]) {
+            await expect(call()).rejects.toBeInstanceOf(StoreUnavailable);
+          }
+          const problem = a.health().problem;
+          expect(problem).toContain('may evict keys (maxmemory-policy allkeys-lru)');
+          expect(problem).toContain('CONFIG SET maxmemory-policy noeviction');
+          // Nothing was written while refused.
+          expect(await raw.keys(`${prefix}*`)).toEqual([]);
+          await raw.config('SET', 'maxmemory-policy', 'volatile-ttl');
+          await raw.config('SET', 'maxmemory-policy', 'noeviction');
+          await answering(a);
+          expect(await a.recall('k')).toBeNull();
+        } finally {
+          await raw.config('SET', 'maxmemory-policy', 'noeviction');
+        }
+      });
+
+      it('reads the policy from INFO where CONFIG is not allowed, and refuses an evicting Redis all the same', async () => {
+        await raw.config('SET', 'maxmemory-policy', 'volatile-lru');
+        try {
+          const a = storeAt(await restrictedUrl(['config']));
+          await a.ready(5000);
+          await expect(a.recall('k')).rejects.toMatchObject({ reason: 'misconfigured' });
+          expect(a.health().problem).toContain('maxmemory-policy volatile-lru');
+        } finally {
+          await raw.config('SET', 'maxmemory-policy', 'noeviction');
+        }
+      });
+
+      it('serves where neither CONFIG nor INFO is allowed, and warns that it cannot tell', async () => {
+        const a = storeAt(await restrictedUrl(['config', 'info']));
+        await a.ready(5000);
+        expect(await a.recall('k')).toBeNull();
+        const health = a.health();
+        expect(health.problem).toBeNull();
+        expect(health.warning).toContain('cannot read the eviction policy');
+        expect(health.warning).toContain('noeviction');
+      });
+    });
+
     // Stops and restarts the Redis of this block: kept last, and each test leaves it running.
     describe('while Redis is down', () => {
       /** Every kind of operation the gateway uses, each of which must fail as StoreUnavailable. */
@@ -281,6 +396,7 @@ for (const kind of kinds) {
           ['remember', () => target.remember('k', 'v', 10)],
           ['recall', () => target.recall('k')],
           ['publishInvalidation', () => target.publishInvalidation({ item: 'it-1', outcomeUnknown: false })],
+          ['leases.take', () => target.leases('down').take('k', 1000)],
         ];
       }
 

@@ -1,8 +1,11 @@
 import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { entryBound } from '../../lru-bound.js';
-import { Limiter, type LimiterOptions, type OperationObserver } from '../limiter.js';
+import type { Leases } from '../leases.js';
+import { Limiter, type LimiterOptions } from '../limiter.js';
+import { type OperationObserver, operationRunner, type RunOperation } from '../operations.js';
 import type { ItemInvalidation, StateStore, StoreHealth } from '../store.js';
+import { MemoryLeases } from './leases.js';
 import { LruSessionStore } from './sessions.js';
 
 export interface MemoryStoreOptions {
@@ -23,14 +26,18 @@ export class MemoryStore implements StateStore {
   readonly kind = 'memory' as const;
   readonly sessions: LruSessionStore;
   readonly #facts: LRUCache<string, string>;
+  readonly #maxFacts: number;
   #observe: OperationObserver = () => {};
+  // The observer is read at call time: observe() may come after the limiters are made.
+  readonly #run: RunOperation = operationRunner('memory', (...args) => this.#observe(...args));
 
   constructor(options: MemoryStoreOptions) {
     this.sessions = new LruSessionStore({
       maxSessions: options.maxSessions,
       maxSessionsPerPatron: options.maxSessionsPerPatron,
     });
-    this.#facts = new LRUCache({ ...entryBound(options.maxFacts ?? 100_000), ttlAutopurge: false });
+    this.#maxFacts = options.maxFacts ?? 100_000;
+    this.#facts = new LRUCache({ ...entryBound(this.#maxFacts), ttlAutopurge: false });
   }
 
   limiter(options: LimiterOptions): Limiter {
@@ -39,8 +46,12 @@ export class MemoryStore implements StateStore {
       points: options.points,
       duration: options.durationSeconds,
     });
-    // The observer is read at call time: observe() may come after the limiters are made.
-    return new Limiter(limiter, options.points, 'memory', (...args) => this.#observe(...args));
+    return new Limiter(limiter, options.points, this.#run);
+  }
+
+  leases(_name: string): Leases {
+    // Each purpose gets its own leases; as many keys at most as facts.
+    return new MemoryLeases(this.#run, this.#maxFacts);
   }
 
   async remember(key: string, value: string, ttlSeconds: number): Promise<void> {
@@ -57,7 +68,7 @@ export class MemoryStore implements StateStore {
   onInvalidation(_listener: (invalidation: ItemInvalidation) => void): void {}
 
   health(): StoreHealth {
-    return { problem: null, errors: 0 };
+    return { problem: null, warning: null, errors: 0 };
   }
 
   observe(observer: OperationObserver): void {

@@ -3,14 +3,13 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import type { Logger } from '../../log.js';
 import { StoreUnavailable, storeFailure } from '../errors.js';
-import {
-  Limiter,
-  type LimiterOptions,
-  type OperationObserver,
-  type StoreOperation,
-  storeOperation,
-} from '../limiter.js';
+import { KeyedHash } from '../keyed-hash.js';
+import type { Leases } from '../leases.js';
+import { Limiter, type LimiterOptions } from '../limiter.js';
+import { type OperationObserver, operationRunner, type RunOperation, type StoreOperation } from '../operations.js';
 import type { ItemInvalidation, StateStore, StoreHealth } from '../store.js';
+import { EvictionPolicy } from './eviction-policy.js';
+import { RedisLeases } from './leases.js';
 import { RedisSessionStore } from './sessions.js';
 
 export interface RedisStoreOptions {
@@ -25,6 +24,8 @@ export interface RedisStoreOptions {
   /** How long one operation may take before it counts as failed (503 for the call). */
   commandTimeoutMs: number;
   maxSessionsPerPatron: number;
+  /** Keys the hashes of patron ids in key names (paia.patronIdSecret); null: plain SHA-256. */
+  keySecret?: string | null;
   logger?: Logger | undefined;
 }
 
@@ -109,6 +110,12 @@ export class RedisStore implements StateStore {
   #subscribed: Promise<unknown> | undefined;
   /** close() was called: the connection ending is no loss to report. */
   #closing = false;
+  /** Whether this Redis may drop keys: while it may, every operation is refused (eviction-policy.ts). */
+  readonly #eviction: EvictionPolicy;
+  /** Every operation goes through this: timed for the metric, refused while Redis may evict. */
+  readonly #run: RunOperation;
+  /** The PINGs of health() and ready(), timed alike but never refused: how a refused store still sees Redis answer. */
+  readonly #probe: RunOperation;
 
   constructor(options: RedisStoreOptions) {
     this.#options = options;
@@ -125,6 +132,10 @@ export class RedisStore implements StateStore {
       ...(options.url.startsWith('rediss:') && options.tlsCa ? { tls: { ca: options.tlsCa } } : {}),
     };
     this.#redis = new Redis(options.url, common);
+    this.#eviction = new EvictionPolicy(this.#redis, this.#where, options.logger);
+    const observe: OperationObserver = (...args) => this.#observed(...args);
+    this.#run = operationRunner('redis', observe, () => this.#eviction.refusal());
+    this.#probe = operationRunner('redis', observe);
     this.#watch(this.#redis);
     // The subscriber holds its SUBSCRIBE until connected, however many attempts that takes (a gateway may start
     // before Redis), and ioredis subscribes again after each reconnect; it sends nothing else.
@@ -136,11 +147,11 @@ export class RedisStore implements StateStore {
     });
     this.#subscriber.on('error', () => {});
     this.#subscriber.on('message', (channel: string, message: string) => this.#heard(channel, message));
-    const observe: OperationObserver = (...args) => this.#observed(...args);
     this.sessions = new RedisSessionStore(this.#redis, {
       prefix: options.keyPrefix,
       maxSessionsPerPatron: options.maxSessionsPerPatron,
-      observe,
+      run: this.#run,
+      keys: new KeyedHash(options.keySecret ?? null),
     });
   }
 
@@ -155,6 +166,8 @@ export class RedisStore implements StateStore {
       if (status === 'ready') {
         this.#everConnected = true;
         log?.info({ store: this.#where, was }, 'state store connected');
+        // Another server may be behind the address now (a restart with another configuration, a failover).
+        if (!this.#closing) void this.#eviction.check();
       } else if (was === 'ready' && !this.#closing) {
         log?.warn({ store: this.#where, status, error: this.#lastError }, 'state store connection lost; reconnecting');
       }
@@ -183,7 +196,11 @@ export class RedisStore implements StateStore {
       duration: options.durationSeconds,
       rejectIfRedisNotReady: true,
     });
-    return new Limiter(limiter, options.points, 'redis', (...args) => this.#observed(...args));
+    return new Limiter(limiter, options.points, this.#run);
+  }
+
+  leases(name: string): Leases {
+    return new RedisLeases(this.#redis, `${this.#options.keyPrefix}lease:${name}:`, this.#run);
   }
 
   async remember(key: string, value: string, ttlSeconds: number): Promise<void> {
@@ -226,19 +243,26 @@ export class RedisStore implements StateStore {
    */
   health(): StoreHealth {
     const status = this.#redis.status;
+    const warning = this.#eviction.warning();
     if (status !== 'ready') {
       const why = `${status}${this.#lastError ? `: ${this.#lastError}` : ''}`;
-      return { problem: `the Redis state store at ${this.#where} is not connected (${why})`, errors: this.#errors };
+      return {
+        problem: `the Redis state store at ${this.#where} is not connected (${why})`,
+        warning,
+        errors: this.#errors,
+      };
     }
     const now = Date.now();
     if (now - this.#lastProbe >= 1000) {
       this.#lastProbe = now;
-      this.#run('ping', () => this.#redis.ping()).catch(() => {});
+      this.#probe('ping', () => this.#redis.ping()).catch(() => {});
     }
-    const problem = this.#lastFailed
-      ? `the Redis state store at ${this.#where} is connected but does not answer (the last operation failed or timed out after state.redis.commandTimeoutMs)`
-      : null;
-    return { problem, errors: this.#errors };
+    const problem =
+      this.#eviction.refusal()?.message ??
+      (this.#lastFailed
+        ? `the Redis state store at ${this.#where} is connected but does not answer (the last operation failed or timed out after state.redis.commandTimeoutMs)`
+        : null);
+    return { problem, warning, errors: this.#errors };
   }
 
   observe(observer: OperationObserver): void {
@@ -271,7 +295,10 @@ export class RedisStore implements StateStore {
       );
     });
     try {
-      await Promise.race([connected.then(() => this.#run('ping', () => this.#redis.ping())), deadline]);
+      await Promise.race([
+        connected.then(() => this.#probe('ping', () => this.#redis.ping())).then(() => this.#eviction.check()),
+        deadline,
+      ]);
     } catch (thrown) {
       throw storeFailure('redis', thrown);
     } finally {
@@ -281,13 +308,10 @@ export class RedisStore implements StateStore {
 
   async close(): Promise<void> {
     this.#closing = true;
+    this.#eviction.stop();
     // The subscriber has nothing to finish, and a QUIT queued behind a SUBSCRIBE that never went out would never end.
     await this.#redis.quit().catch(() => {});
     this.#redis.disconnect();
     this.#subscriber.disconnect();
-  }
-
-  #run<T>(operation: StoreOperation, call: () => Promise<T>): Promise<T> {
-    return storeOperation('redis', operation, (...args) => this.#observed(...args), call);
   }
 }

@@ -1,19 +1,23 @@
 import type { Redis } from 'ioredis';
-import { type OperationObserver, type StoreOperation, storeOperation } from '../limiter.js';
-import { isTokenShaped, type Session, type SessionStore, sessionFrom } from '../sessions.js';
+import type { KeyedHash } from '../keyed-hash.js';
+import type { RunOperation } from '../operations.js';
+import { openSession, sealSession } from '../session-seal.js';
+import { isTokenShaped, type Session, type SessionStore } from '../sessions.js';
 import { hashToken, newToken } from '../tokens.js';
 
 /**
  * Sessions in Redis: `<prefix>session:<SHA-256 of the token>` holds the
- * session as JSON and expires with it; `<prefix>patron:<patron>` is a sorted
- * set of the patron's token hashes by expiry, for logout of all sessions and
- * the per-patron bound. The index may name sessions that have expired: they
- * are skipped or trimmed, never counted as live.
+ * session sealed with its token (session-seal.ts) and expires with it;
+ * `<prefix>patron:<keyed hash of the patron>` is a sorted set of the
+ * patron's token hashes by expiry, for logout of all sessions and the
+ * per-patron bound. Neither a key nor a value holds a patron id or barcode
+ * in clear. The index may name sessions that have expired: they are skipped
+ * or trimmed, never counted as live.
  */
 
 /**
  * Stores one session atomically, ending the patron's oldest ones beyond the
- * bound. KEYS: session key, patron index. ARGV: token hash, session JSON, ttl
+ * bound. KEYS: session key, patron index. ARGV: token hash, sealed session, ttl
  * ms, expiry (epoch ms), now (epoch ms), most sessions per patron, session
  * key prefix. Returns 0 when the key exists (a token collision: pick another).
  */
@@ -39,7 +43,10 @@ export interface RedisSessionStoreOptions {
   /** Prepended to every key (state.redis.keyPrefix). */
   prefix: string;
   maxSessionsPerPatron: number;
-  observe: OperationObserver;
+  /** The store's operation runner (operations.ts). */
+  run: RunOperation;
+  /** How the patron index is keyed (paia.patronIdSecret). */
+  keys: KeyedHash;
   now?: () => number;
 }
 
@@ -60,11 +67,11 @@ export class RedisSessionStore implements SessionStore {
   }
 
   #indexKey(patron: string): string {
-    return `${this.#options.prefix}patron:${patron}`;
+    return `${this.#options.prefix}patron:${this.#options.keys.digest(`session-patron\0${patron}`).toString('base64url')}`;
   }
 
-  #run<T>(operation: StoreOperation, call: () => Promise<T>): Promise<T> {
-    return storeOperation('redis', operation, this.#options.observe, call);
+  #run<T>(operation: 'session-create' | 'session-get' | 'session-delete', call: () => Promise<T>): Promise<T> {
+    return this.#options.run(operation, call);
   }
 
   async create(session: Session): Promise<string> {
@@ -80,7 +87,7 @@ export class RedisSessionStore implements SessionStore {
           this.#sessionKey(hash),
           this.#indexKey(stored.patron),
           hash,
-          JSON.stringify(stored),
+          sealSession(stored, token),
           ttl,
           stored.expiresAt,
           this.#now(),
@@ -97,12 +104,7 @@ export class RedisSessionStore implements SessionStore {
     const key = this.#sessionKey(tokenHash ?? hashToken(token));
     const text = await this.#run('session-get', () => this.#redis.get(key));
     if (text === null) return null;
-    let session: Session | null;
-    try {
-      session = sessionFrom(JSON.parse(text));
-    } catch {
-      session = null;
-    }
+    const session = openSession(text, token);
     // Redis expires the key itself; the check covers clocks that disagree by a little.
     if (session === null || session.expiresAt <= this.#now()) return null;
     return session;
