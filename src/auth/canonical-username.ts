@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { KeyedHash } from '../state/keyed-hash.js';
 
 /**
  * The form of a username under which failed logins are counted. Many ILSs
@@ -31,39 +31,42 @@ export function canonicalUsername(username: string): string {
 }
 
 /**
- * How usernames and patron ids appear outside the process: as keys in the
- * state store and as digests in log lines. Keyed hashes (HMAC-SHA-256 with
- * `secret`, paia.patronIdSecret) when there is a secret: a barcode has too
- * little entropy for a plain hash to hide it from someone trying them all.
- * Without a secret, plain SHA-256 (said in the README). Patron ids are folded
- * like usernames: the ILS matches them the same way.
+ * How the subjects of logins appear outside the process, as keys in the
+ * state store and as digests in log lines: keyed hashes (KeyedHash, with
+ * paia.patronIdSecret). Patron ids are folded like usernames: the ILS
+ * matches them the same way. Client ids are not folded (a client is found by
+ * its exact id), and their purpose prefix keeps every client apart from
+ * every username, whatever the username folds to.
  */
 export class SubjectKeys {
-  readonly #secret: string | null;
+  readonly #hash: KeyedHash;
 
   constructor(secret: string | null = null) {
-    this.#secret = secret === '' ? null : secret;
-  }
-
-  #hash(text: string): Buffer {
-    return this.#secret === null
-      ? createHash('sha256').update(text).digest()
-      : createHmac('sha256', this.#secret).update(text).digest();
+    this.#hash = new KeyedHash(secret);
   }
 
   /** The key a username's counters are stored under. */
   username(username: string): string {
-    return this.#hash(`u\0${canonicalUsername(username)}`).toString('base64url');
+    return this.#hash.digest(`u\0${canonicalUsername(username)}`).toString('base64url');
+  }
+
+  /**
+   * The key a client id's counters are stored under (client credentials logins); never a username's.
+   * Attempts from outside the client's own addresses (or at an unknown id) count under another key.
+   */
+  client(id: string, fromItsHosts: boolean): string {
+    return this.#hash.digest(`${fromItsHosts ? 'c' : 'e'}\0${id}`).toString('base64url');
   }
 
   /** The key an ILS patron identifier's counters are stored under. */
   patron(patron: string): string {
-    return this.#hash(`p\0${canonicalUsername(patron)}`).toString('base64url');
+    return this.#hash.digest(`p\0${canonicalUsername(patron)}`).toString('base64url');
   }
 
   /** 12 hex digits for log lines: enough to correlate lines, not to read a barcode back (with a secret). */
   digest(text: string): string {
-    return this.#hash(`d\0${canonicalUsername(text)}`)
+    return this.#hash
+      .digest(`d\0${canonicalUsername(text)}`)
       .toString('hex')
       .slice(0, 12);
   }

@@ -17,7 +17,7 @@ import type { TrustedClients } from './trusted-clients.js';
  * patron password: the terminal account is trusted).
  *
  * Brute-force protection is the password login's: failed secrets count
- * against the client id as the account, in the same store.
+ * against the client id as an account of its own, in the same store.
  */
 
 export interface ClientLoginRequest {
@@ -47,9 +47,6 @@ export interface ClientLoginOptions {
   now?: () => number;
 }
 
-/** The throttle's account key of a client: apart from every username. */
-const clientAccount = (id: string) => `client\0${id}`;
-
 export class ClientCredentialsLogin {
   readonly #options: ClientLoginOptions;
   readonly #now: () => number;
@@ -59,38 +56,63 @@ export class ClientCredentialsLogin {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Rejects only with what the backend or the session store throws (the ILS unreachable ...). */
+  /**
+   * Rejects only with what the backend or the session store throws (the ILS unreachable ...).
+   *
+   * Until the secret is known to be right, an unknown client id, a known one
+   * with a wrong secret and a known one called from outside its addresses
+   * get the same answer after the same work (a secret check, against a
+   * stand-in where there is no client to check it against), so neither the
+   * body nor the time tells which ids exist or where they may log in from.
+   * Failures from outside a client's addresses count apart from the
+   * client's own: no one elsewhere can lock the client out, and its secret
+   * can only be guessed from its own hosts.
+   */
   async login(request: ClientLoginRequest): Promise<ClientLoginOutcome> {
     const options = this.#options;
+    const { signal } = request;
     const client = request.clientId === undefined ? undefined : options.clients.find(request.clientId);
-    // The client id is public (RFC 6749, 2.2): refusing its addresses before the secret is checked keeps
-    // guessing at the secret to the client's own hosts.
-    if (client !== undefined && !client.addresses.allows(request.clientAddress)) return { kind: 'client-not-allowed' };
-    const offered = client?.scopes ?? DEFAULT_LOGIN_SCOPES;
-    if (request.scopes !== undefined && grantScopes(request.scopes, offered).length === 0) {
-      return { kind: 'no-grantable-scope', grantable: offered };
+    const fromItsHosts = client?.addresses.allows(request.clientAddress) ?? false;
+    // Only what no login can ever grant is refused before the secret: the same answer for every id.
+    if (request.scopes !== undefined && grantScopes(request.scopes, DEFAULT_LOGIN_SCOPES).length === 0) {
+      return { kind: 'no-grantable-scope', grantable: DEFAULT_LOGIN_SCOPES };
     }
-    const account = clientAccount(request.clientId ?? '');
-    const gate = await options.throttle.begin(account, request.clientAddress, request.signal);
+    const gate = await options.throttle.beginClient(
+      request.clientId ?? '',
+      fromItsHosts,
+      request.clientAddress,
+      signal,
+    );
     if (!gate.allowed) {
       if (gate.reason === 'busy') return { kind: 'busy', retryAfterSeconds: gate.retryAfterSeconds };
       return { kind: 'rejected', retryAfterSeconds: gate.retryAfterSeconds };
     }
-    const secretOk =
-      client !== undefined &&
-      request.clientSecret !== undefined &&
-      ((await client.verify(request.clientSecret)) ||
-        (request.clientSecretAsSent !== undefined && (await client.verify(request.clientSecretAsSent))));
-    if (client === undefined || !secretOk) {
+    // An address in a lockout waits before its secret is checked: cutting the wait short gets nothing checked.
+    if (gate.attempt.slowdownMs > 0) {
+      await delay(gate.attempt.slowdownMs, signal);
+      if (signal?.aborted) {
+        await gate.attempt.undo().catch(() => {});
+        return { kind: 'rejected' };
+      }
+    }
+    const verify = client !== undefined && fromItsHosts ? client.verify : options.clients.checkWithoutClient;
+    let secretOk = false;
+    // The secret as form-decoded, then as sent (see basicCredentials): a wrong one costs both checks, whoever asks.
+    for (const secret of [request.clientSecret, request.clientSecretAsSent]) {
+      if (secret !== undefined && !secretOk) secretOk = await verify(secret);
+    }
+    if (client === undefined || !fromItsHosts || !secretOk) {
       const lockouts = await gate.attempt.failed(undefined);
-      for (const lockout of lockouts) logLockout(request.log, lockout, request.clientAddress);
-      if (gate.attempt.slowdownMs > 0) await delay(gate.attempt.slowdownMs, request.signal);
+      for (const lockout of lockouts) logLockout(request.log, lockout, request.clientAddress, fromItsHosts);
       return { kind: 'rejected' };
     }
     // The secret is right: its failures are cleared whatever the ILS says about the patron.
-    await gate.attempt.succeeded(account);
+    await gate.attempt.succeeded(client.id);
+    if (request.scopes !== undefined && grantScopes(request.scopes, client.scopes).length === 0) {
+      return { kind: 'no-grantable-scope', grantable: client.scopes };
+    }
 
-    const found: PatronLookup | null = await options.backend.lookupPatron(request.patron, { signal: request.signal });
+    const found: PatronLookup | null = await options.backend.lookupPatron(request.patron, { signal });
     // Same answer as a wrong secret: a patron name typo and a guessed secret look alike from outside.
     if (found === null) return { kind: 'rejected' };
 
@@ -111,9 +133,23 @@ export class ClientCredentialsLogin {
   }
 }
 
-function logLockout(log: Logger | undefined, lockout: LockoutEvent, address: string | undefined): void {
-  log?.warn(
-    { lockout: { ...lockout }, address },
-    `client credentials lockout: ${lockout.kind} locked for ${lockout.retryAfterSeconds} s after ${lockout.failures} failed client logins`,
-  );
+/** Longest client id a log line repeats: an unknown id is whatever someone sent. */
+const LOGGED_ID_CHARS = 100;
+
+/** A client's lockout names the client (its id is public); one from elsewhere says that the client's own logins go on. */
+function logLockout(
+  log: Logger | undefined,
+  lockout: LockoutEvent,
+  address: string | undefined,
+  fromItsHosts: boolean,
+): void {
+  const subject = lockout.subject.slice(0, LOGGED_ID_CHARS);
+  const locked = `locked for ${lockout.retryAfterSeconds} s after ${lockout.failures} failed`;
+  const message =
+    lockout.kind !== 'client'
+      ? `client credentials lockout: ${lockout.kind} ${locked} client logins`
+      : fromItsHosts
+        ? `client credentials lockout: client ${JSON.stringify(subject)} ${locked} logins from its addresses`
+        : `client credentials lockout: client id ${JSON.stringify(subject)} ${locked} logins from elsewhere (an unknown id, or outside its allowedAddresses); the client's own logins go on`;
+  log?.warn({ lockout: { ...lockout, subject }, address }, message);
 }

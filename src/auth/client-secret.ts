@@ -67,12 +67,38 @@ function derive(secret: string, salt: Buffer, params: Omit<ScryptHash, 'salt' | 
   });
 }
 
-/** A new hash of `secret` with a random salt. */
-export async function hashSecret(secret: string, cost = DEFAULT_COST): Promise<string> {
+/** The parameters `paia-sip2 hash-secret` uses. */
+const DEFAULT_HASH_PARAMS: Readonly<Omit<ScryptHash, 'salt' | 'hash'>> = Object.freeze({
+  cost: DEFAULT_COST,
+  blockSize: BLOCK_SIZE,
+  parallelism: PARALLELISM,
+});
+
+/** What one check with these parameters costs, in scrypt's units of work: whichever is larger costs more time. */
+export function checkCost(params: Omit<ScryptHash, 'salt' | 'hash'>): number {
+  return params.cost * params.blockSize * params.parallelism;
+}
+
+/** `secret` hashed with a random salt: the parts, for a verifier made at start. */
+export async function scryptHash(
+  secret: string,
+  params: Omit<ScryptHash, 'salt' | 'hash'> = DEFAULT_HASH_PARAMS,
+): Promise<ScryptHash> {
   const salt = randomBytes(SALT_BYTES);
-  const params = { cost, blockSize: BLOCK_SIZE, parallelism: PARALLELISM };
-  const hash = await derive(secret, salt, params, KEY_LENGTH);
-  return ['scrypt', cost, BLOCK_SIZE, PARALLELISM, salt.toString('base64url'), hash.toString('base64url')].join('$');
+  return { ...params, salt, hash: await derive(secret, salt, params, KEY_LENGTH) };
+}
+
+/** A new hash of `secret` with a random salt, as the configuration holds it. */
+export async function hashSecret(secret: string, cost = DEFAULT_COST): Promise<string> {
+  const hashed = await scryptHash(secret, { ...DEFAULT_HASH_PARAMS, cost });
+  return [
+    'scrypt',
+    hashed.cost,
+    hashed.blockSize,
+    hashed.parallelism,
+    hashed.salt.toString('base64url'),
+    hashed.hash.toString('base64url'),
+  ].join('$');
 }
 
 /** How a client's secret is checked: against a scrypt hash, or against the secret itself (from the environment or a file). */

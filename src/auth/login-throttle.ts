@@ -1,5 +1,5 @@
 import { type CancelSignal, delay } from '../cancel-signal.js';
-import type { Limiter, StateStore } from '../state/index.js';
+import type { Lease, Leases, Limiter, StateStore } from '../state/index.js';
 import { addressKey } from './address-key.js';
 import { SubjectKeys } from './canonical-username.js';
 
@@ -15,14 +15,21 @@ import { SubjectKeys } from './canonical-username.js';
  *   ILS, with the same answer as a wrong password plus Retry-After.
  * - Parallel attempts at one account: at most the free failures left (at
  *   least one) may be in flight at once; further attempts wait (bounded)
- *   until one is decided.
+ *   until one is decided. Each attempt in flight is a lease that ends by
+ *   itself at the login's deadline, so the attempts of a process that died
+ *   mid-login stop counting then.
  *   Many correct logins of one account at once all succeed (the first success
  *   clears the count and lets the rest through); many guesses at once gain
  *   nothing (they lock the account while the rest wait).
- * - Addresses: failures per client address only slow that address down: a
- *   failed answer is held back while the address is in a lockout. A correct
- *   password is never refused because of its address: a discovery system
- *   logs all its patrons in from one address.
+ * - Addresses: failures per client address only slow that address down:
+ *   while the address is in a lockout, its attempts are held back before
+ *   they are checked, so a client that stops waiting gets nothing checked. A
+ *   correct password is never refused because of its address: a discovery
+ *   system logs all its patrons in from one address.
+ * - Clients (the client credentials grant): a client id is an account of its
+ *   own, keyed apart from every username (no username folds into it), and
+ *   attempts from outside the client's addresses count apart from the
+ *   client's own, so that no one elsewhere can lock a discovery system out.
  * - The ILS: at most `maxAttemptsPerSecond` logins per second reach it, shared
  *   fairly: an address within its fair share (the ceiling divided by the
  *   addresses trying this second) is let through up to twice the ceiling,
@@ -44,6 +51,7 @@ export const LOGIN_THROTTLE_DEFAULTS = Object.freeze({
   maxAttemptsPerSecond: 20,
   maxSlowdownMs: 5000,
   maxQueueWaitMs: 5000,
+  attemptTtlMs: 30_000,
 });
 
 /** Addresses with limits of their own (auth.allowedClientLimits for the addresses in auth.allowedClients). */
@@ -73,6 +81,11 @@ export interface LoginThrottleOptions {
   maxSlowdownMs?: number;
   /** Longest an attempt waits behind other attempts at the same account before it is answered busy. */
   maxQueueWaitMs?: number;
+  /**
+   * The longest a login can be in flight: the call's deadline (http.requestTimeoutMs), after which it
+   * is cut off. An attempt stops counting as in flight then, whether or not its process lived to say so.
+   */
+  attemptTtlMs?: number;
   trusted?: TrustedClients | undefined;
   /** How often a waiting attempt looks again; for tests. */
   pollMs?: number;
@@ -91,8 +104,11 @@ export type LoginGate =
 
 /** An account or address going into a lockout, or its lockout growing: logged once each. */
 export interface LockoutEvent {
-  kind: 'username' | 'patron' | 'address';
-  /** 12 hex digits of a keyed hash of the canonical username or patron id (barcodes stay out of logs), or the address. */
+  kind: 'username' | 'patron' | 'client' | 'address';
+  /**
+   * 12 hex digits of a keyed hash of the canonical username or patron id (barcodes stay out of logs), the
+   * client id (public, RFC 6749 2.2), or the address.
+   */
   subject: string;
   /** Failed attempts counted so far. */
   failures: number;
@@ -113,7 +129,7 @@ export interface LoginThrottleStats {
 
 /** One started login; settle it with exactly one of these. */
 export interface LoginAttempt {
-  /** How long to hold a failed answer back: the address is in a lockout (0: not). */
+  /** How long to hold the attempt back before its credentials are checked: the address is in a lockout (0: not). */
   readonly slowdownMs: number;
   /** Right credentials for this ILS patron: the account's failures are cleared. */
   succeeded(patron: string): Promise<void>;
@@ -123,18 +139,27 @@ export interface LoginAttempt {
   undo(): Promise<void>;
 }
 
-/** Who one attempt is about: the account's key, the username as typed, the address's key, whether it is trusted. */
+/**
+ * Whose login an attempt is: a username as typed (a patron's account, also
+ * known under the patron ids the ILS names), or a client id of the client
+ * credentials grant. `fromItsHosts`: the attempt comes from one of the
+ * client's allowedAddresses (and the client exists); attempts from anywhere
+ * else count apart, so they cannot lock the client out.
+ */
+export type LoginAccount =
+  | { kind: 'username'; username: string }
+  | { kind: 'client'; id: string; fromItsHosts: boolean };
+
+/** Who one attempt is about: the account, its key, the address's key, whether the address is trusted. */
 interface Subject {
+  account: LoginAccount;
   user: string;
-  username: string;
   from: string | undefined;
   trusted: boolean;
 }
 
 /** Large enough never to be reached: limiters that only count. */
 const UNBOUNDED = 1_000_000_000;
-/** Attempts in flight are forgotten after this (a process that died mid-login must not block an account for good). */
-const IN_FLIGHT_SECONDS = 60;
 
 export class LoginThrottle {
   readonly #store: Pick<StateStore, 'remember' | 'recall'>;
@@ -146,6 +171,7 @@ export class LoginThrottle {
   readonly #ceiling: number;
   readonly #maxSlowdownMs: number;
   readonly #maxQueueWaitMs: number;
+  readonly #attemptTtlMs: number;
   readonly #pollMs: number;
   readonly #trusted: TrustedClients | undefined;
   readonly #keys: SubjectKeys;
@@ -156,17 +182,21 @@ export class LoginThrottle {
     userLock: Limiter;
     patronLock: Limiter;
     addressLock: Limiter;
-    inFlight: Limiter;
     addressRate: Limiter;
     activeAddresses: Limiter;
     allRate: Limiter;
   };
+  /** Attempts in flight per account key, each a lease ending at the login's deadline. */
+  readonly #inFlight: Leases;
   #failed = 0;
   #lockouts = 0;
   #refused = 0;
   #busy = 0;
 
-  constructor(store: Pick<StateStore, 'limiter' | 'remember' | 'recall'>, options: LoginThrottleOptions = {}) {
+  constructor(
+    store: Pick<StateStore, 'limiter' | 'leases' | 'remember' | 'recall'>,
+    options: LoginThrottleOptions = {},
+  ) {
     const defaults = LOGIN_THROTTLE_DEFAULTS;
     this.#store = store;
     this.#freeUser = options.freeAttemptsPerUser ?? defaults.freeAttemptsPerUser;
@@ -176,6 +206,7 @@ export class LoginThrottle {
     this.#ceiling = options.maxAttemptsPerSecond ?? defaults.maxAttemptsPerSecond;
     this.#maxSlowdownMs = options.maxSlowdownMs ?? defaults.maxSlowdownMs;
     this.#maxQueueWaitMs = options.maxQueueWaitMs ?? defaults.maxQueueWaitMs;
+    this.#attemptTtlMs = options.attemptTtlMs ?? defaults.attemptTtlMs;
     this.#pollMs = options.pollMs ?? 25;
     this.#trusted = options.trusted;
     this.#keys = new SubjectKeys(options.keySecret ?? null);
@@ -185,6 +216,7 @@ export class LoginThrottle {
       ['baseDelayMs', this.#baseDelayMs],
       ['maxDelayMs', this.#maxDelayMs],
       ['maxAttemptsPerSecond', this.#ceiling],
+      ['attemptTtlMs', this.#attemptTtlMs],
     ] as const) {
       if (!Number.isFinite(value) || value < 1) throw new Error(`${name} must be at least 1, got ${value}`);
     }
@@ -201,12 +233,12 @@ export class LoginThrottle {
       userLock: lock('login-lock-user'),
       patronLock: lock('login-lock-patron'),
       addressLock: lock('login-lock-address'),
-      inFlight: counter('login-in-flight', IN_FLIGHT_SECONDS),
       // Keyed by the second they count (see #admit); kept a little longer than it.
       addressRate: counter('login-rate-address', 2),
       activeAddresses: counter('login-rate-addresses', 2),
       allRate: counter('login-rate-all', 2, 2 * this.#ceiling),
     };
+    this.#inFlight = store.leases('login-in-flight');
   }
 
   /**
@@ -214,14 +246,31 @@ export class LoginThrottle {
    * ILS now; may wait (at most maxQueueWaitMs, or until `signal` aborts)
    * behind other attempts at the same account.
    */
-  async begin(username: string, address?: string, signal?: CancelSignal): Promise<LoginGate> {
-    const user = this.#keys.username(username);
+  begin(username: string, address?: string, signal?: CancelSignal): Promise<LoginGate> {
+    return this.#begin({ kind: 'username', username }, address, signal);
+  }
+
+  /** The same for a client credentials login: may the client's secret be checked now? */
+  beginClient(id: string, fromItsHosts: boolean, address?: string, signal?: CancelSignal): Promise<LoginGate> {
+    return this.#begin({ kind: 'client', id, fromItsHosts }, address, signal);
+  }
+
+  async #begin(
+    account: LoginAccount,
+    address: string | undefined,
+    signal: CancelSignal | undefined,
+  ): Promise<LoginGate> {
+    const user =
+      account.kind === 'username'
+        ? this.#keys.username(account.username)
+        : this.#keys.client(account.id, account.fromItsHosts);
     // Counted as DAIA counts them: IPv6 by its /64, which one subscriber can pick addresses from at will.
     const from = address === undefined || address.trim() === '' ? undefined : addressKey(address);
     const trusted = address !== undefined && from !== undefined && (this.#trusted?.includes(address) ?? false);
-    const patron = await this.#store.recall(`login-patron:${user}`);
+    const subject: Subject = { account, user, from, trusted };
+    const patron = account.kind === 'username' ? await this.#store.recall(`login-patron:${user}`) : null;
 
-    const lockedMs = await this.#lockedFor(user, username, patron);
+    const lockedMs = await this.#lockedFor(subject, patron);
     if (lockedMs > 0) return this.#locked(lockedMs);
     if (!(await this.#admit(from, trusted))) {
       this.#busy += 1;
@@ -231,30 +280,25 @@ export class LoginThrottle {
     const giveUpAt = Date.now() + this.#maxQueueWaitMs;
     for (;;) {
       // In flight first, failures second: a failure being recorded meanwhile is seen twice rather than not at all.
-      let inFlight = await this.#count.inFlight.take(user);
-      // Below one is impossible unless attempts of an expired window gave theirs back into this one: start afresh.
-      if (inFlight.consumed < 1) {
-        await this.#count.inFlight.reset(user);
-        inFlight = await this.#count.inFlight.take(user);
-      }
+      const lease = await this.#inFlight.take(user, this.#attemptTtlMs);
       let admitted = false;
       try {
         const failures = (await this.#count.userFailures.peek(user))?.consumed ?? 0;
         // Past its free failures (its lockout over), an account is tried one attempt at a time.
-        if (inFlight.consumed <= Math.max(1, this.#freeUser - failures)) {
+        if (lease.held <= Math.max(1, this.#freeUser - failures)) {
           // The attempt that made the count reach the free ones may have locked the account while this one waited.
-          const lockedNow = failures < this.#freeUser ? 0 : await this.#lockedFor(user, username, patron);
+          const lockedNow = failures < this.#freeUser ? 0 : await this.#lockedFor(subject, patron);
           if (lockedNow > 0) return this.#locked(lockedNow);
           const slowdownMs =
             from === undefined ? 0 : Math.min(this.#maxSlowdownMs, await this.#lockLeft('address', from));
           admitted = true;
-          return { allowed: true, attempt: this.#attempt({ user, username, from, trusted }, slowdownMs) };
+          return { allowed: true, attempt: this.#attempt(subject, lease, slowdownMs) };
         }
       } finally {
-        // Whatever ends this round (a refusal, a store failure) but an admission gives the slot back.
-        if (!admitted) await this.#count.inFlight.give(user).catch(() => {});
+        // Whatever ends this round (a refusal, a store failure) but an admission gives the lease back.
+        if (!admitted) await lease.release().catch(() => {});
       }
-      const nowLocked = await this.#lockedFor(user, username, patron);
+      const nowLocked = await this.#lockedFor(subject, patron);
       if (nowLocked > 0) return this.#locked(nowLocked);
       if (Date.now() >= giveUpAt || signal?.aborted) {
         this.#busy += 1;
@@ -264,20 +308,20 @@ export class LoginThrottle {
     }
   }
 
-  #attempt(subject: Subject, slowdownMs: number): LoginAttempt {
-    const { user, username, from } = subject;
+  #attempt(subject: Subject, lease: Lease, slowdownMs: number): LoginAttempt {
+    const { account, user, from } = subject;
     let settled = false;
     const settle = () => {
       if (settled) return false;
       settled = true;
       return true;
     };
-    // The in-flight slot is given back however the settling ends, a store failure included.
+    // The lease is given back however the settling ends, a store failure included.
     const releasing = async <T>(work: () => Promise<T>): Promise<T> => {
       try {
         return await work();
       } finally {
-        await this.#count.inFlight.give(user).catch(() => {});
+        await lease.release().catch(() => {});
       }
     };
     return {
@@ -285,9 +329,11 @@ export class LoginThrottle {
       succeeded: async (patron) => {
         if (!settle()) return;
         await releasing(async () => {
+          await this.#count.userFailures.reset(user);
+          // A client's success names no patron account to clear or to remember.
+          if (account.kind !== 'username') return;
           const known = this.#keys.patron(patron);
           await Promise.all([
-            this.#count.userFailures.reset(user),
             this.#count.patronFailures.reset(known),
             this.#store.remember(`login-patron:${user}`, known, this.#forgetSeconds),
           ]);
@@ -299,9 +345,13 @@ export class LoginThrottle {
         const events = await releasing(async () => {
           const found: LockoutEvent[] = [];
           const failures = (await this.#count.userFailures.take(user)).consumed;
-          const userEvent = await this.#lockIfDue('username', user, failures, this.#freeUser);
-          if (userEvent) found.push({ ...userEvent, subject: this.#keys.digest(username) });
-          if (patron !== undefined && patron !== '') {
+          const kind = account.kind === 'username' ? 'username' : 'client';
+          const userEvent = await this.#lockIfDue(kind, user, failures, this.#freeUser);
+          if (userEvent) {
+            const named = account.kind === 'username' ? this.#keys.digest(account.username) : account.id;
+            found.push({ ...userEvent, subject: named });
+          }
+          if (account.kind === 'username' && patron !== undefined && patron !== '') {
             const known = this.#keys.patron(patron);
             await this.#store.remember(`login-patron:${user}`, known, this.#forgetSeconds);
             const patronFailures = (await this.#count.patronFailures.take(known)).consumed;
@@ -323,7 +373,7 @@ export class LoginThrottle {
       },
       undo: async () => {
         if (!settle()) return;
-        await this.#count.inFlight.give(user);
+        await lease.release();
       },
     };
   }
@@ -343,7 +393,8 @@ export class LoginThrottle {
   }
 
   #lockOf(kind: LockoutEvent['kind']): Limiter {
-    return kind === 'username'
+    // A client's lock lives beside the usernames' under a key no username can have (SubjectKeys.client).
+    return kind === 'username' || kind === 'client'
       ? this.#count.userLock
       : kind === 'patron'
         ? this.#count.patronLock
@@ -359,10 +410,11 @@ export class LoginThrottle {
   /**
    * The longest lock on the account: by username, by the patron the username
    * is known to name, and by the username taken as a patron id (a barcode
-   * typed in place of the username the lockout began with).
+   * typed in place of the username the lockout began with); a client's own.
    */
-  async #lockedFor(user: string, typed: string, patron: string | null): Promise<number> {
-    const asPatron = this.#keys.patron(typed);
+  async #lockedFor({ account, user }: Subject, patron: string | null): Promise<number> {
+    if (account.kind === 'client') return this.#lockLeft('client', user);
+    const asPatron = this.#keys.patron(account.username);
     const locks = await Promise.all([
       this.#lockLeft('username', user),
       this.#lockLeft('patron', asPatron),

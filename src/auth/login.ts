@@ -105,6 +105,15 @@ export class LoginService {
       // Same answer as a wrong password (plus Retry-After): nothing says whether the account exists.
       return { kind: 'rejected', retryAfterSeconds: gate.retryAfterSeconds };
     }
+    // An address in a lockout waits before its attempt goes to the ILS: a client that stops waiting gets nothing
+    // checked, and a guess costs the wait whether or not the client waits for its answer.
+    if (gate.attempt.slowdownMs > 0) {
+      await delay(gate.attempt.slowdownMs, request.signal);
+      if (request.signal?.aborted) {
+        await gate.attempt.undo().catch(() => {});
+        return { kind: 'rejected' };
+      }
+    }
     let verdict: CredentialCheck;
     try {
       verdict = await options.backend.login(request.username, request.password, { signal: request.signal });
@@ -116,8 +125,6 @@ export class LoginService {
     if (!verdict.ok) {
       const lockouts = await gate.attempt.failed(verdict.patron);
       for (const lockout of lockouts) logLockout(request.log, lockout, request.clientAddress);
-      // An address in a lockout gets its failed answers late: guessing from it slows down, correct logins do not.
-      if (gate.attempt.slowdownMs > 0) await delay(gate.attempt.slowdownMs, request.signal);
       return { kind: 'rejected' };
     }
     await gate.attempt.succeeded(verdict.barcode);

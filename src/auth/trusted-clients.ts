@@ -1,6 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ClientAllowlist } from './client-allowlist.js';
-import { hashVerifier, parseSecretHash, plainVerifier, type SecretVerifier } from './client-secret.js';
+import {
+  checkCost,
+  hashVerifier,
+  parseSecretHash,
+  plainVerifier,
+  type ScryptHash,
+  type SecretVerifier,
+  scryptHash,
+} from './client-secret.js';
 import type { Scope } from './scopes.js';
 
 /**
@@ -32,25 +41,57 @@ export interface TrustedClient {
 
 export class TrustedClients {
   readonly #byId: ReadonlyMap<string, TrustedClient>;
+  /**
+   * What a secret is checked against when there is no client to check it
+   * against (an unknown id, or a client called from outside its addresses):
+   * a check that fails and takes as long as a real one, so that the time of
+   * the answer does not tell which ids exist.
+   */
+  readonly checkWithoutClient: SecretVerifier;
 
-  constructor(clients: readonly TrustedClient[]) {
+  constructor(clients: readonly TrustedClient[], checkWithoutClient?: SecretVerifier) {
     this.#byId = new Map(clients.map((client) => [client.id, client]));
+    this.checkWithoutClient = checkWithoutClient ?? plainVerifier(randomBytes(32).toString('base64url'));
   }
 
   /**
    * From the validated configuration: reads secrets named by secretEnv from
    * `env` and by secretFile from their (absolute) files. Throws, naming the
    * client, when one is missing (the loader reports that before, at start).
+   *
+   * Every check takes about as long: when any client has a secretHash, the
+   * plain secrets are hashed here with the parameters of the costliest one,
+   * and so is the check without a client; with plain secrets only, all of
+   * them are compared by SHA-256. (A secretHash cheaper than another's stays
+   * cheaper: the loader warns about that.)
    */
-  static fromSettings(settings: readonly ClientSettings[], env: NodeJS.ProcessEnv): TrustedClients {
-    return new TrustedClients(
-      settings.map((entry) => ({
-        id: entry.id,
-        scopes: entry.scopes,
-        addresses: new ClientAllowlist(entry.allowedAddresses),
-        verify: verifierOf(entry, env),
-      })),
+  static async fromSettings(settings: readonly ClientSettings[], env: NodeJS.ProcessEnv): Promise<TrustedClients> {
+    const hashes = new Map<string, ScryptHash>();
+    for (const entry of settings) {
+      if (entry.secretHash === undefined) continue;
+      const parsed = parseSecretHash(entry.secretHash);
+      if (typeof parsed === 'string')
+        throw new Error(`auth.clients: client ${JSON.stringify(entry.id)}: secretHash ${parsed}`);
+      hashes.set(entry.id, parsed);
+    }
+    const costliest = [...hashes.values()].reduce<ScryptHash | null>(
+      (most, hash) => (most === null || checkCost(hash) > checkCost(most) ? hash : most),
+      null,
     );
+    const verifierOf = async (secret: string): Promise<SecretVerifier> =>
+      costliest === null ? plainVerifier(secret) : hashVerifier(await scryptHash(secret, costliest));
+    const clients = await Promise.all(
+      settings.map(async (entry) => {
+        const hash = hashes.get(entry.id);
+        return {
+          id: entry.id,
+          scopes: entry.scopes,
+          addresses: new ClientAllowlist(entry.allowedAddresses),
+          verify: hash !== undefined ? hashVerifier(hash) : await verifierOf(plainSecretOrThrow(entry, env)),
+        };
+      }),
+    );
+    return new TrustedClients(clients, await verifierOf(randomBytes(32).toString('base64url')));
   }
 
   get size(): number {
@@ -90,20 +131,14 @@ export function plainSecretOf(
   return { secret };
 }
 
-function verifierOf(entry: ClientSettings, env: NodeJS.ProcessEnv): SecretVerifier {
-  if (entry.secretHash !== undefined) {
-    const parsed = parseSecretHash(entry.secretHash);
-    if (typeof parsed === 'string')
-      throw new Error(`auth.clients: client ${JSON.stringify(entry.id)}: secretHash ${parsed}`);
-    return hashVerifier(parsed);
-  }
+function plainSecretOrThrow(entry: ClientSettings, env: NodeJS.ProcessEnv): string {
   const plain = plainSecretOf(entry, env);
   if (plain === undefined) throw new Error(`auth.clients: client ${JSON.stringify(entry.id)} has no secret`);
   if ('problem' in plain) {
     const source = entry.secretEnv !== undefined ? 'secretEnv' : 'secretFile';
     throw new Error(`auth.clients: client ${JSON.stringify(entry.id)}: ${source} ${plain.problem}`);
   }
-  return plainVerifier(plain.secret);
+  return plain.secret;
 }
 
 /**

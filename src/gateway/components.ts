@@ -93,7 +93,12 @@ export async function buildComponents(config: Config, logger: Logger, options: B
   }
 
   const store = await createStateStore(
-    { ...config.state, maxSessions: config.auth.maxSessions, maxSessionsPerPatron: config.auth.maxSessionsPerPatron },
+    {
+      ...config.state,
+      maxSessions: config.auth.maxSessions,
+      maxSessionsPerPatron: config.auth.maxSessionsPerPatron,
+      keySecret: config.paia.patronIdSecret,
+    },
     logger.child({ component: 'state' }),
   );
   await connectStore(store, config, logger);
@@ -128,6 +133,8 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     maxDelayMs: auth.bruteForce.lockoutMaxSeconds * 1000,
     maxSlowdownMs: auth.bruteForce.maxSlowdownSeconds * 1000,
     maxAttemptsPerSecond: auth.maxLoginsPerSecond,
+    // No login outlives its call's deadline: an attempt in flight stops counting then, even if its process died.
+    attemptTtlMs: config.http.requestTimeoutMs,
     // Usernames and barcodes in the store and the log as keyed hashes: the same key on every instance.
     keySecret: config.paia.patronIdSecret,
     // Own limits only for addresses the sysadmin named; an empty allowlist names none.
@@ -152,7 +159,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     auth.clients.length === 0
       ? undefined
       : new ClientCredentialsLogin({
-          clients: TrustedClients.fromSettings(auth.clients, process.env),
+          clients: await TrustedClients.fromSettings(auth.clients, process.env),
           backend,
           sessions,
           patronIds,

@@ -13,6 +13,7 @@ const VUFIND_SECRET = 'vufind-secret-4f9a1c2e7b';
 // With characters form encoding changes: the Basic header carries it encoded (RFC 6749) or as it is (VuFind).
 const READER_SECRET = 'reader+secret%93be07d1aa';
 const LOCKED_SECRET = 'locked-secret-5d2c88e0f3';
+const VICTIM_SECRET = 'victim-secret-71c0e5a9d4';
 const VUFIND_HOST = '192.0.2.10';
 const OTHER_HOST = '203.0.113.99';
 const item = (barcode: string) => `http://127.0.0.1:8080/item/${barcode}`;
@@ -44,6 +45,7 @@ describe('client credentials grant (auth.clients)', () => {
         allowedAddresses: ['192.0.2.0/24'],
       },
       { id: 'locked', secretEnv: 'LOCKED_CLIENT_SECRET', allowedAddresses: [VUFIND_HOST] },
+      { id: 'victim', secretEnv: 'VICTIM_CLIENT_SECRET', allowedAddresses: [VUFIND_HOST] },
     ];
     gateway = await startGatewayProcess({
       sip2Port: sim.port,
@@ -53,8 +55,11 @@ describe('client credentials grant (auth.clients)', () => {
         PAIA_AUTH_CLIENTS: JSON.stringify(clients),
         PAIA_AUTH_BRUTE_FORCE_FREE_FAILURES_PER_USER: '2',
         PAIA_AUTH_BRUTE_FORCE_LOCKOUT_BASE_SECONDS: '60',
+        // The tests send logins back to back; the login ceiling has tests of its own.
+        PAIA_AUTH_MAX_LOGINS_PER_SECOND: '1000',
         VUFIND_CLIENT_SECRET: VUFIND_SECRET,
         LOCKED_CLIENT_SECRET: LOCKED_SECRET,
+        VICTIM_CLIENT_SECRET: VICTIM_SECRET,
         PAIA_LOG_LEVEL: 'info',
       },
     });
@@ -191,16 +196,52 @@ describe('client credentials grant (auth.clients)', () => {
     expect(unasked.body.scope).toBe('read_patron read_items');
   });
 
-  it('refuses a client from an address it may not log in from with 403, whether its secret is right or not, and never asks the ILS', async () => {
+  it('answers a client from an address it may not log in from as an unknown client, whether its secret is right or not, and never asks the ILS', async () => {
     const before = await reachedIls();
     const right = await clientLogin('vufind', VUFIND_SECRET, 'alice', { from: OTHER_HOST });
     expect(right.status).toBe(403);
     expect(right.body.error).toBe('access_denied');
-    expect(right.body.error_description).toMatch(/not allowed/);
     expect(right.body.access_token).toBeUndefined();
     const wrong = await clientLogin('vufind', 'a-guess-0000000000', 'alice', { from: OTHER_HOST });
+    const unknown = await clientLogin('nobody-here', 'a-guess-0000000000', 'alice', { from: OTHER_HOST });
+    // The same body: nothing tells a known client id from an unknown one, from any address.
     expect(wrong).toEqual(right);
+    expect(unknown).toEqual(right);
     expect(await reachedIls()).toBe(before);
+  });
+
+  it('keeps a client working while someone locks every folding of client<id> out with wrong password logins', async () => {
+    const variants = ['clientvictim', 'CLIENTVICTIM', 'ｃlientvictim', 'client\u200bvictim', 'Clientvíctim'];
+    const answers: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const username = variants[i % variants.length] as string;
+      const answer = await call('POST', '/auth/login', {
+        body: { username, password: `wrong-password-${i}`, grant_type: 'password' },
+        from: OTHER_HOST,
+      });
+      answers.push(answer.status);
+    }
+    expect(answers).toEqual(Array(8).fill(403));
+    // The username folding those spellings share is locked now ...
+    const folded = await call('POST', '/auth/login', {
+      body: { username: 'clientvictim', password: 'wrong-password-x', grant_type: 'password' },
+      from: OTHER_HOST,
+    });
+    expect(Number(folded.retryAfter)).toBeGreaterThanOrEqual(1);
+    // ... and the client of that name logs patrons in as before.
+    const login = await clientLogin('victim', VICTIM_SECRET, 'alice');
+    expect(login.status).toBe(200);
+  });
+
+  it('never locks a client out through wrong secrets from outside its addresses', async () => {
+    for (let i = 0; i < 4; i++) {
+      expect((await clientLogin('victim', `outside-guess-${i}-000000`, 'alice', { from: OTHER_HOST })).status).toBe(
+        403,
+      );
+    }
+    const elsewhere = await clientLogin('victim', VICTIM_SECRET, 'alice', { from: OTHER_HOST });
+    expect(Number(elsewhere.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect((await clientLogin('victim', VICTIM_SECRET, 'alice')).status).toBe(200);
   });
 
   it('answers an unknown patron exactly as a wrong secret and an unknown client: 403 access_denied', async () => {
@@ -234,6 +275,10 @@ describe('client credentials grant (auth.clients)', () => {
     expect(await reachedIls()).toBe(before);
     // Other clients are not locked with it.
     expect((await clientLogin('vufind', VUFIND_SECRET, 'alice')).status).toBe(200);
+    // The log names the client, and that it was locked by failures from its own addresses.
+    expect(gateway.stdout()).toContain(
+      'client credentials lockout: client \\"locked\\" locked for 60 s after 2 failed logins from its addresses',
+    );
   });
 
   it('never writes a client secret or the Basic header into its log', () => {

@@ -99,12 +99,14 @@ describe('ClientCredentialsLogin', () => {
     });
   });
 
-  it("refuses scopes the client can never have before it checks anything, naming the client's scopes", async () => {
+  it("refuses scopes the client can never have once its secret is right, naming the client's scopes, before the ILS", async () => {
     const { login, lookups } = setup();
     expect(await login('reader', SECRET, 'alice', { scopes: ['write_items'] })).toEqual({
       kind: 'no-grantable-scope',
       grantable: ['read_patron', 'read_items'],
     });
+    // A wrong secret learns nothing of the client's scopes: it is answered as any wrong secret.
+    expect(await login('reader', 'wrong', 'alice', { scopes: ['write_items'] })).toEqual({ kind: 'rejected' });
     expect(lookups).toEqual([]);
   });
 
@@ -129,11 +131,47 @@ describe('ClientCredentialsLogin', () => {
     );
   });
 
-  it('refuses a known client from an address outside its allowedAddresses, before its secret is checked', async () => {
+  it('answers a known client from outside its allowedAddresses as an unknown id: rejected, its real secret never checked', async () => {
     const { login, lookups } = setup();
-    expect(await login('vufind', SECRET, 'alice', { from: '192.0.2.11' })).toEqual({ kind: 'client-not-allowed' });
+    expect(await login('vufind', SECRET, 'alice', { from: '192.0.2.11' })).toEqual({ kind: 'rejected' });
+    expect(await login('nobody', SECRET, 'alice', { from: '192.0.2.11' })).toEqual({ kind: 'rejected' });
     expect(await login('reader', SECRET, 'alice', { from: '192.0.2.200' })).toMatchObject({ kind: 'granted' });
     expect(lookups).toEqual(['alice']);
+  });
+
+  it('never locks a client out through failures from outside its addresses: they count apart', async () => {
+    const { login } = setup();
+    for (let i = 0; i < 6; i++) await login('vufind', `guess-${i}`, 'alice', { from: '198.51.100.7' });
+    const elsewhere = await login('vufind', SECRET, 'alice', { from: '198.51.100.7' });
+    expect(elsewhere.kind === 'rejected' && elsewhere.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(await login('vufind', SECRET, 'alice')).toMatchObject({ kind: 'granted' });
+  });
+
+  it('checks a secret against a stand-in where there is no client to check it against, as often as against a client', async () => {
+    const checked: string[] = [];
+    const counting = (who: string) => async (given: string) => {
+      checked.push(`${who}:${given}`);
+      return given === SECRET && who !== 'stand-in';
+    };
+    const clients = new TrustedClients(
+      [{ id: 'vufind', scopes: ['read_patron'], addresses: new ClientAllowlist([HOME]), verify: counting('vufind') }],
+      counting('stand-in'),
+    );
+    const service = new ClientCredentialsLogin({
+      clients,
+      backend: { lookupPatron: async () => null },
+      sessions: new LruSessionStore({ maxSessions: 10, now: () => NOW }),
+      patronIds: new PatronIds('barcode'),
+      throttle: new LoginThrottle(new MemoryStore({ maxSessions: 10, maxSessionsPerPatron: 10 }), {
+        freeAttemptsPerUser: 100,
+      }),
+      tokenLifetimeSeconds: 600,
+    });
+    const base = { patron: 'alice', scopes: undefined, clientSecret: 'a', clientSecretAsSent: 'b' };
+    await service.login({ ...base, clientId: 'vufind', clientAddress: HOME });
+    await service.login({ ...base, clientId: 'nobody', clientAddress: HOME });
+    await service.login({ ...base, clientId: 'vufind', clientAddress: '198.51.100.7' });
+    expect(checked).toEqual(['vufind:a', 'vufind:b', 'stand-in:a', 'stand-in:b', 'stand-in:a', 'stand-in:b']);
   });
 
   it('locks a client out after its free failed secrets, the right secret included, with a retry time', async () => {

@@ -136,8 +136,59 @@ describe('LoginThrottle: accounts', () => {
   });
 });
 
+describe('LoginThrottle: attempts in flight', () => {
+  it('stops counting the attempts of logins that never settled (their process died) at the login deadline', async () => {
+    const t = throttle({ freeAttemptsPerUser: 3, attemptTtlMs: 200, maxQueueWaitMs: 3000 });
+    // Three attempts whose process is gone: none of them will ever say how it ended.
+    for (let i = 0; i < 3; i++) allowed(await t.begin('alice'));
+    const started = Date.now();
+    const next = allowed(await t.begin('alice'));
+    // Let in once the dead attempts' leases ran out, long before the queue wait gives up.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    expect(Date.now() - started).toBeLessThan(2000);
+    await next.succeeded('alice');
+    expect(t.stats().busy).toBe(0);
+  });
+});
+
+describe('LoginThrottle: clients', () => {
+  it('keeps a client apart from every username: no folding of client<id> reaches its lockout', async () => {
+    const t = throttle({ freeAttemptsPerUser: 2, baseDelayMs: 60_000 });
+    for (const username of [
+      'clientvictim',
+      'CLIENTVICTIM',
+      'ｃlientvictim',
+      'client\0victim',
+      'client victim',
+      'victim',
+    ]) {
+      for (let i = 0; i < 3; i++) {
+        const gate = await t.begin(username);
+        if (gate.allowed) await gate.attempt.failed(undefined);
+      }
+    }
+    await allowed(await t.beginClient('victim', true)).undo();
+    // The same attack at the client itself locks it: the test above is not passing for want of a lockout.
+    for (let i = 0; i < 2; i++) await allowed(await t.beginClient('victim', true)).failed(undefined);
+    expect(await t.beginClient('victim', true)).toMatchObject({ allowed: false, reason: 'locked' });
+  });
+
+  it('locks a client out by its own failures, but not through failures from elsewhere, and logs it by its id', async () => {
+    const t = throttle({ freeAttemptsPerUser: 2, baseDelayMs: 60_000 });
+    for (let i = 0; i < 4; i++) {
+      const gate = await t.beginClient('vufind', false, '198.51.100.7');
+      if (gate.allowed) await gate.attempt.failed(undefined);
+    }
+    expect(await t.beginClient('vufind', false, '198.51.100.7')).toMatchObject({ allowed: false, reason: 'locked' });
+    await allowed(await t.beginClient('vufind', true, '192.0.2.10')).failed(undefined);
+    const events = await allowed(await t.beginClient('vufind', true, '192.0.2.10')).failed(undefined);
+    expect(events).toEqual([{ kind: 'client', subject: 'vufind', failures: 2, retryAfterSeconds: 60 }]);
+    expect(await t.beginClient('vufind', true, '192.0.2.10')).toMatchObject({ allowed: false, reason: 'locked' });
+  });
+});
+
 describe('LoginThrottle: addresses', () => {
-  it("slows an address's failed answers past its free failures, but never refuses a login from it", async () => {
+  it("slows an address's attempts past its free failures, but never refuses a login from it", async () => {
     const t = throttle({ freeAttemptsPerAddress: 3, maxSlowdownMs: 2000, baseDelayMs: 60_000 });
     for (const user of ['u1', 'u2']) expect(await fail(t, user, '198.51.100.1')).toEqual([]);
     expect(await fail(t, 'u3', '198.51.100.1')).toEqual([
@@ -179,6 +230,7 @@ describe('LoginThrottle: review findings', () => {
     const flaky = {
       remember: store.remember.bind(store),
       recall: store.recall.bind(store),
+      leases: store.leases.bind(store),
       limiter: (options: Parameters<typeof store.limiter>[0]) => {
         const limiter = store.limiter(options);
         if (options.name !== 'login-fail-user') return limiter;
