@@ -76,11 +76,11 @@ export function applyEnv(raw: Raw, env: NodeJS.ProcessEnv, warnings: string[]): 
   const ordered = entries.sort(
     ([a], [b]) => Number(SETTING_BY_ENV.get(b)?.kind === 'section') - Number(SETTING_BY_ENV.get(a)?.kind === 'section'),
   );
+  const unknown: string[] = [];
   for (const [name, text] of ordered) {
     const setting = SETTING_BY_ENV.get(name);
     if (!setting) {
-      if (NOT_SETTINGS.has(name)) continue;
-      warnings.push(`${name} is not a paia-sip2 setting and is ignored${suggest(name, [...SETTING_BY_ENV.keys()])}`);
+      if (!NOT_SETTINGS.has(name)) unknown.push(name);
       continue;
     }
     const off = switchedOff.find((section) => setting.path.startsWith(`${section}.`));
@@ -100,6 +100,12 @@ export function applyEnv(raw: Raw, env: NodeJS.ProcessEnv, warnings: string[]): 
         `${name} is ignored because the configuration file has something other than a section on the way to ${setting.path}`,
       );
   }
+  // A client's secret may sit in a PAIA_* variable of its own (auth.clients[].secretEnv, README): read, not unknown.
+  const secretVariables = clientSecretVariables(raw);
+  for (const name of unknown) {
+    if (secretVariables.has(name)) continue;
+    warnings.push(`${name} is not a paia-sip2 setting and is ignored${suggest(name, [...SETTING_BY_ENV.keys()])}`);
+  }
   const port = env.PORT;
   if (port !== undefined && port.trim() !== '') {
     if (env.PAIA_HTTP_PORT !== undefined) {
@@ -110,6 +116,15 @@ export function applyEnv(raw: Raw, env: NodeJS.ProcessEnv, warnings: string[]): 
     }
   }
   return sources;
+}
+
+/** The variables auth.clients names by secretEnv, in the file or in PAIA_AUTH_CLIENTS (already applied to `raw`). */
+function clientSecretVariables(raw: Raw): Set<string> {
+  const clients = getIn(raw, ['auth', 'clients']);
+  if (!Array.isArray(clients)) return new Set();
+  return new Set(
+    clients.flatMap((client) => (isMapping(client) && typeof client.secretEnv === 'string' ? [client.secretEnv] : [])),
+  );
 }
 
 /** Sets the settings given as command-line flags, after the environment, so that they win over it and the file. */

@@ -2,6 +2,7 @@ import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { type Document, isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { checkCost, parseSecretHash } from '../auth/client-secret.js';
 import { plainSecretOf } from '../auth/trusted-clients.js';
 import { packagePath } from '../package-root.js';
 import { loadDialect } from '../sip2/dialect.js';
@@ -287,9 +288,21 @@ function collectWarnings(config: Config, warnings: string[]): void {
       'sip2.tls.rejectUnauthorized is false: the ILS certificate is not checked, so anyone in between can read terminal and patron passwords',
     );
   }
-  if (config.paia.patronId === 'barcode' && config.paia.patronIdSecret !== null) {
+  // The secret keys the hashes of usernames and patron ids in the store whatever paia.patronId is (README, "What the state store holds").
+  if (config.state.store === 'redis' && config.paia.patronIdSecret === null) {
     warnings.push(
-      'paia.patronIdSecret is set but paia.patronId is "barcode", so it is not used (set paia.patronId to "opaque" to use it)',
+      'state.store is "redis" and paia.patronIdSecret is not set: the usernames and patron ids in the names of Redis keys are plain SHA-256 hashes, which whoever can read Redis can match by trying every barcode; set paia.patronIdSecret (openssl rand -base64 48; with paia.patronId "barcode" the patron ids stay as they are)',
+    );
+  }
+  const hashCosts = new Set(
+    config.auth.clients.flatMap((client) => {
+      const parsed = client.secretHash === undefined ? null : parseSecretHash(client.secretHash);
+      return parsed === null || typeof parsed === 'string' ? [] : [checkCost(parsed)];
+    }),
+  );
+  if (hashCosts.size > 1) {
+    warnings.push(
+      "auth.clients: the secretHash values have different costs (N, r, p): a failed client login is checked as slowly as the costliest, so a client with a cheaper hash can be told from an unknown client id by the time of the answer; hash every client's secret with the same `paia-sip2 hash-secret`",
     );
   }
   for (const name of ['connectMs', 'responseMs'] as const) {

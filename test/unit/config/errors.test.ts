@@ -239,12 +239,31 @@ describe('rules across settings', () => {
     ]);
   });
 
-  it('a secret without opaque ids is only a warning', () => {
-    const { warnings } = loadConfigWithWarnings(
-      yaml('paia:\n  patronIdSecret: some-secret-value-that-is-long-enough\n'),
-    );
-    expect(warnings).toEqual([
-      'paia.patronIdSecret is set but paia.patronId is "barcode", so it is not used (set paia.patronId to "opaque" to use it)',
+  it('a secret without opaque ids is no warning: it keys the hashes in the store; a Redis store without one is', () => {
+    const secret = 'paia:\n  patronIdSecret: some-secret-value-that-is-long-enough\n';
+    expect(loadConfigWithWarnings(yaml(secret)).warnings).toEqual([]);
+    const redis = { PAIA_STATE_STORE: 'redis', PAIA_STATE_REDIS_URL: 'redis://127.0.0.1:6379' };
+    expect(loadConfigWithWarnings(yaml(secret, redis)).warnings).toEqual([]);
+    expect(loadConfigWithWarnings({ env: redis }).warnings).toEqual([
+      expect.stringMatching(/^state\.store is "redis" and paia\.patronIdSecret is not set: .* plain SHA-256 hashes/),
+    ]);
+  });
+
+  it('client secret hashes of different costs are a warning: the cheaper ones could be told apart by time', async () => {
+    const { hashSecret } = await import('../../../src/auth/client-secret.js');
+    const clients = async (costs: number[]) =>
+      JSON.stringify(
+        await Promise.all(
+          costs.map(async (cost, index) => ({
+            id: `c${index}`,
+            secretHash: await hashSecret('a-client-secret-0123456789', cost),
+            allowedAddresses: ['192.0.2.10'],
+          })),
+        ),
+      );
+    expect(loadConfigWithWarnings({ env: { PAIA_AUTH_CLIENTS: await clients([1024, 1024]) } }).warnings).toEqual([]);
+    expect(loadConfigWithWarnings({ env: { PAIA_AUTH_CLIENTS: await clients([1024, 2048]) } }).warnings).toEqual([
+      expect.stringMatching(/^auth\.clients: the secretHash values have different costs/),
     ]);
   });
 

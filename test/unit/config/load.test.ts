@@ -404,6 +404,20 @@ describe('environment overrides', () => {
       'PAIA_WHATEVER is not a paia-sip2 setting and is ignored',
     ]);
   });
+
+  it("take a PAIA_* variable that a client's secretEnv names (the README's own example) as read, not unknown", () => {
+    const client = { id: 'vufind', secretEnv: 'PAIA_CLIENT_VUFIND_SECRET', allowedAddresses: ['192.0.2.10'] };
+    const secret = { PAIA_CLIENT_VUFIND_SECRET: 'a-secret-of-32-characters-000000' };
+    const fromEnv = loadConfigWithWarnings({ env: { PAIA_AUTH_CLIENTS: JSON.stringify([client]), ...secret } });
+    expect(fromEnv.warnings).toEqual([]);
+    const file = tmp.write(
+      'client-secret-env.yaml',
+      'auth:\n  clients:\n    - id: vufind\n      secretEnv: PAIA_CLIENT_VUFIND_SECRET\n      allowedAddresses: ["192.0.2.10"]\n',
+    );
+    expect(loadConfigWithWarnings({ file, env: { ...secret, PAIA_CLIENT_OTHER_SECRET: 'x' } }).warnings).toEqual([
+      'PAIA_CLIENT_OTHER_SECRET is not a paia-sip2 setting and is ignored',
+    ]);
+  });
 });
 
 describe('command-line flags (serve --workers N)', () => {
