@@ -56,7 +56,8 @@ export interface ListeningServer {
 
 export async function listenHttp(options: HttpServerOptions): Promise<ListeningServer> {
   const { tls, logger, limits } = options;
-  // Connections beyond the caps (plain HTTP): their requests get 503 without reaching the app.
+  // Connections beyond the caps (plain HTTP), or answered below the app already: their requests get 503 without
+  // reaching the app (guardServer fills it).
   const refused = new WeakSet<Socket>();
   const fetch: HttpServerOptions['fetch'] = (request, env) =>
     refused.has((env as { incoming?: { socket?: Socket } } | undefined)?.incoming?.socket as Socket)
@@ -81,7 +82,7 @@ export async function listenHttp(options: HttpServerOptions): Promise<ListeningS
   // https.Server is an http.Server for everything below but the certificate.
   const httpServer = server as HttpServer;
   // Over HTTPS a refused connection is a TCP socket before its handshake: it cannot be answered, so it is closed at once.
-  guardServer(httpServer, limits, tls ? null : refused);
+  guardServer(httpServer, limits, { refused, closeRefusedAtOnce: tls !== null });
 
   // Responses in flight, so that a shutdown can tell their clients to close the connection afterwards.
   const inFlight = new Set<ServerResponse>();
