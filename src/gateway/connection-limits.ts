@@ -1,5 +1,6 @@
 import type { Server as HttpServer } from 'node:http';
 import type { Socket } from 'node:net';
+import { addressKey } from '../auth/address-key.js';
 
 /**
  * The HTTP server's own limits, below the Hono app: how long a client may
@@ -23,7 +24,10 @@ export interface ConnectionLimits {
   keepAliveTimeoutMs: number;
   /** Open connections at most; one more is refused. */
   maxConnections: number;
-  /** Open connections per client address at most (the socket's address, so behind a proxy: the proxy's); null: no cap. */
+  /**
+   * Open connections per client address at most (the socket's address, so behind a proxy: the proxy's; IPv6 per
+   * /64, as addressKey counts it); null: no cap.
+   */
   maxConnectionsPerAddress: number | null;
 }
 
@@ -140,7 +144,8 @@ export function guardServer(server: HttpServer, limits: ConnectionLimits, option
   const sets: Closing = { closing: new WeakSet<Socket>(), refused: options.refused };
 
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
+    // One IPv6 host picks addresses from its /64 at will: the cap per address would bind it not at all.
+    const address = addressKey(socket.remoteAddress);
     const fromAddress = perAddress.get(address) ?? 0;
     const overTotal = total >= limits.maxConnections;
     const overAddress = limits.maxConnectionsPerAddress !== null && fromAddress >= limits.maxConnectionsPerAddress;
