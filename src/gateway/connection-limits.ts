@@ -1,4 +1,4 @@
-import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpServer, IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { addressKey } from '../auth/address-key.js';
 
@@ -8,7 +8,8 @@ import { addressKey } from '../auth/address-key.js';
  * keep-alive connection stays open, and how many connections are open at
  * once (in total and per client address). Requests Node refuses before the
  * app sees them (a malformed request line, a head too large, a head or body
- * too slow) get a JSON error body in PAIA's shape instead of Node's bare
+ * too slow, an HTTP/1.1 request without Host, an Expect header other than
+ * 100-continue) get a JSON error body in PAIA's shape instead of Node's bare
  * status line, where the socket can still take one. A connection answered
  * here is closed for good: Node's server is half-open (allowHalfOpen), so
  * ending our side alone would let a client that never closes its own keep
@@ -52,13 +53,58 @@ const REFUSED_GRACE_MS = 1000;
  */
 const CLOSE_GRACE_MS = 1000;
 
-/** The options of node:http / node:https createServer that carry the timeouts. */
-export function timeoutOptions(limits: ConnectionLimits) {
+/** The options of node:http / node:https createServer for the limits, and for the answers given here. */
+export function serverOptions(limits: ConnectionLimits) {
   return {
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.receiveTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.min(CHECK_INTERVAL_MS, limits.headersTimeoutMs),
+    // Node would answer a missing Host itself, with an empty body and no event to hook: hostRequired answers it.
+    requireHostHeader: false,
+  };
+}
+
+const MISSING_HOST = {
+  error: 'invalid_request',
+  code: 400,
+  error_description: 'the request has no Host header, which HTTP/1.1 requires',
+};
+
+const EXPECTATION_FAILED = {
+  error: 'invalid_request',
+  code: 417,
+  error_description: 'the Expect header asks for something other than 100-continue, which this server cannot meet',
+};
+
+/**
+ * A JSON answer written on Node's response, that closes the connection (Node destroys the socket once the
+ * answer is flushed): the request it answers may have a body on its way that nobody will read. Node leaves out
+ * the body of an answer to HEAD.
+ */
+function answerAndClose(response: ServerResponse, body: { code: number }): void {
+  const json = JSON.stringify(body);
+  response.writeHead(body.code, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(json),
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+  });
+  response.end(json);
+}
+
+/**
+ * Node's requireHostHeader check (RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400), in front of
+ * `listener`, with PAIA's JSON body. HTTP/1.0 needs no Host; without one Hono's adapter cannot build the URL,
+ * and its errorHandler answers 400 (requestErrorResponse).
+ */
+export function hostRequired(listener: RequestListener): RequestListener {
+  return (request: IncomingMessage, response: ServerResponse) => {
+    if (request.httpVersionMajor === 1 && request.httpVersionMinor === 1 && request.headers.host === undefined) {
+      answerAndClose(response, MISSING_HOST);
+      return;
+    }
+    listener(request, response);
   };
 }
 
@@ -173,6 +219,12 @@ export function guardServer(server: HttpServer, limits: ConnectionLimits, option
       if (left <= 0) perAddress.delete(address);
       else perAddress.set(address, left);
     });
+  });
+
+  // Node answers an Expect it cannot meet 417 with an empty body unless this event has a listener. The request
+  // reaches no app: its client waits for a 100 Continue that never comes before it sends its body.
+  server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
+    answerAndClose(response, EXPECTATION_FAILED);
   });
 
   // Node's default answers these with a bare status line; PAIA clients get a body they can read.

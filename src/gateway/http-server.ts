@@ -13,8 +13,9 @@ import type { Logger } from '../log.js';
 import {
   type ConnectionLimits,
   guardServer,
+  hostRequired,
   requestErrorResponse,
-  timeoutOptions,
+  serverOptions,
   tooManyConnectionsResponse,
 } from './connection-limits.js';
 
@@ -64,9 +65,9 @@ export async function listenHttp(options: HttpServerOptions): Promise<ListeningS
       ? tooManyConnectionsResponse()
       : options.fetch(request, env);
   // Node answers 431 to a request head larger than maxHeaderSize (in JSON: connection-limits.ts).
-  const common = { maxHeaderSize: options.maxHeaderBytes, ...timeoutOptions(limits) };
+  const common = { maxHeaderSize: options.maxHeaderBytes, ...serverOptions(limits) };
   // A request Hono's adapter cannot turn into a Request (a bad Host header, a path it refuses) gets a JSON 400 too.
-  const listener = getRequestListener(fetch, { errorHandler: requestErrorResponse });
+  const listener = hostRequired(getRequestListener(fetch, { errorHandler: requestErrorResponse }));
   const server: HttpServer | HttpsServer = tls
     ? createHttpsServer(
         {
