@@ -335,7 +335,8 @@ const httpSection = section({
   maxConnections: integer(1, 1_000_000, 'must be a whole number of connections between 1 and 1000000').default(1000),
   /**
    * Open connections per client address at most, per process (with
-   * http.workers, per worker); one more gets 503 (HTTPS: is closed at once). Counted by the connection's address, so behind a
+   * http.workers, per worker); one more gets 503 (HTTPS: is closed at once). Counted by the connection's address
+   * (IPv6 by its /64), so behind a
    * reverse proxy every connection is the proxy's: set it to null there (or
    * as high as maxConnections). null = no cap per address.
    */

@@ -13,8 +13,9 @@ import type { Logger } from '../log.js';
 import {
   type ConnectionLimits,
   guardServer,
+  hostRequired,
   requestErrorResponse,
-  timeoutOptions,
+  serverOptions,
   tooManyConnectionsResponse,
 } from './connection-limits.js';
 
@@ -56,16 +57,17 @@ export interface ListeningServer {
 
 export async function listenHttp(options: HttpServerOptions): Promise<ListeningServer> {
   const { tls, logger, limits } = options;
-  // Connections beyond the caps (plain HTTP): their requests get 503 without reaching the app.
+  // Connections beyond the caps (plain HTTP), or answered below the app already: their requests get 503 without
+  // reaching the app (guardServer fills it).
   const refused = new WeakSet<Socket>();
   const fetch: HttpServerOptions['fetch'] = (request, env) =>
     refused.has((env as { incoming?: { socket?: Socket } } | undefined)?.incoming?.socket as Socket)
       ? tooManyConnectionsResponse()
       : options.fetch(request, env);
   // Node answers 431 to a request head larger than maxHeaderSize (in JSON: connection-limits.ts).
-  const common = { maxHeaderSize: options.maxHeaderBytes, ...timeoutOptions(limits) };
+  const common = { maxHeaderSize: options.maxHeaderBytes, ...serverOptions(limits) };
   // A request Hono's adapter cannot turn into a Request (a bad Host header, a path it refuses) gets a JSON 400 too.
-  const listener = getRequestListener(fetch, { errorHandler: requestErrorResponse });
+  const listener = hostRequired(getRequestListener(fetch, { errorHandler: requestErrorResponse }));
   const server: HttpServer | HttpsServer = tls
     ? createHttpsServer(
         {
@@ -81,7 +83,7 @@ export async function listenHttp(options: HttpServerOptions): Promise<ListeningS
   // https.Server is an http.Server for everything below but the certificate.
   const httpServer = server as HttpServer;
   // Over HTTPS a refused connection is a TCP socket before its handshake: it cannot be answered, so it is closed at once.
-  guardServer(httpServer, limits, tls ? null : refused);
+  guardServer(httpServer, limits, { refused, closeRefusedAtOnce: tls !== null });
 
   // Responses in flight, so that a shutdown can tell their clients to close the connection afterwards.
   const inFlight = new Set<ServerResponse>();

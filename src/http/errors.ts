@@ -1,7 +1,10 @@
 import { BackendFailure } from '../backend/errors.js';
 import { StoreUnavailable } from '../state/errors.js';
 
-/** The PAIA request error codes (spec: Errors). */
+/**
+ * The PAIA request error codes (spec: Errors), and unsupported_grant_type: the login is an OAuth token
+ * endpoint, and OAuth's answer to a grant type the server does not offer is that (RFC 6749, 5.2).
+ */
 export const PAIA_ERROR_CODES = [
   'not_found',
   'not_implemented',
@@ -13,6 +16,7 @@ export const PAIA_ERROR_CODES = [
   'service_unavailable',
   'bad_gateway',
   'gateway_timeout',
+  'unsupported_grant_type',
 ] as const;
 
 export type PaiaErrorCode = (typeof PAIA_ERROR_CODES)[number];
@@ -84,6 +88,11 @@ export function notImplemented(description: string): PaiaError {
 /** 401 invalid_grant; `presented` says whether a token came with the request (RFC 6750: no error attribute otherwise). */
 export function invalidGrant(description: string, presented: boolean): PaiaError {
   return new PaiaError('invalid_grant', 401, description, presented ? { challenge: { error: 'invalid_token' } } : {});
+}
+
+/** 400 unsupported_grant_type (RFC 6749, 5.2): a login with a grant type this server does not offer. */
+export function unsupportedGrantType(description: string): PaiaError {
+  return new PaiaError('unsupported_grant_type', 400, description);
 }
 
 export function accessDenied(description: string, headers?: Record<string, string>): PaiaError {

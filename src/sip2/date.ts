@@ -22,7 +22,11 @@ export const UTC_ZONE = '   Z';
 /** "000000000000000000" means the ILS does not support the date (3M SIP2 "date / time sync"). */
 export const UNSUPPORTED_DATE = '0'.repeat(18);
 
-/** Parses an 18-char SIP2 date; null for the all-zero "unsupported" value or anything malformed. */
+/**
+ * Parses an 18-char SIP2 date; null for the all-zero "unsupported" value, for year 0000, or anything malformed.
+ * Year 0000 is how ILSs write "no date" in a date field (with zeros, or a month and day, after it): read as a
+ * date it would be an account expired two thousand years ago, or through JavaScript's two-digit years 1900.
+ */
 export function parseSip2Date(text: string): Sip2DateTime | null {
   if (text.length !== 18 || text === UNSUPPORTED_DATE) return null;
   const year = readDigits(text, 0, 4);
@@ -31,7 +35,7 @@ export function parseSip2Date(text: string): Sip2DateTime | null {
   const hour = readDigits(text, 12, 2);
   const minute = readDigits(text, 14, 2);
   const second = readDigits(text, 16, 2);
-  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return null;
+  if (year <= 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return null;
   const value: Sip2DateTime = { year, month, day, hour, minute, second, zone: text.slice(8, 12) };
   return isValid(value) ? value : null;
 }
@@ -113,9 +117,15 @@ export function isUtcZone(zone: string): boolean {
 /** An instant: UTC when the zone says so, otherwise the process's local time. */
 export function toDate(value: Sip2DateTime): Date {
   const utc = isUtcZone(value.zone);
-  return utc
+  const date = utc
     ? new Date(Date.UTC(value.year, value.month - 1, value.day, value.hour, value.minute, value.second))
     : new Date(value.year, value.month - 1, value.day, value.hour, value.minute, value.second);
+  // Date reads years 0-99 as 1900-1999; a SIP2 date states all four digits.
+  if (value.year < 100) {
+    if (utc) date.setUTCFullYear(value.year, value.month - 1, value.day);
+    else date.setFullYear(value.year, value.month - 1, value.day);
+  }
+  return date;
 }
 
 function pad(n: number, width: number): string {

@@ -174,6 +174,8 @@ export function parseDialectDate(text: string, format: DateFormat): string | nul
   const m = /^(\d{4})-?(\d{2})-?(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(trimmed);
   if (!m) return null;
   const [, y, mo, d] = m as unknown as [string, string, string, string];
+  // Year 0000 is "no date", as in a SIP2 date (parseSip2Date).
+  if (y === '0000') return null;
   const probe = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
   return probe.getUTCMonth() === Number(mo) - 1 && probe.getUTCDate() === Number(d) ? `${y}-${mo}-${d}` : null;
 }

@@ -201,12 +201,23 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
       { username: 'alice', grant_type: 'password' },
       { password: 'alice-pass', grant_type: 'password' },
       { username: 'alice', password: 'alice-pass' },
-      { username: 'alice', password: 'alice-pass', grant_type: 'client_credentials' },
+      { username: 'alice', password: 'alice-pass', grant_type: 'authorization_code' },
       { username: 'alice', password: 42, grant_type: 'password' },
     ];
     for (const body of cases) {
       const reply = await client.post('/auth/login', body);
       expectRequestError(reply, { status: 422, error: 'invalid_request', api: 'auth' });
+    }
+  });
+
+  it('login: grant_type client_credentials where no trusted clients are configured is unsupported_grant_type 400 (RFC 6749 5.2), without a code field (auth)', async () => {
+    const { client } = fx();
+    for (const body of [
+      { username: 'alice', password: 'alice-pass', grant_type: 'client_credentials' },
+      { grant_type: 'client_credentials', patron: 'alice' },
+    ]) {
+      const reply = await client.post('/auth/login', body);
+      expectRequestError(reply, { status: 400, error: 'unsupported_grant_type', api: 'auth' });
     }
   });
 

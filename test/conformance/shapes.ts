@@ -265,6 +265,9 @@ const ERROR_CODES = [
   'gateway_timeout',
 ];
 
+/** Auth's login is an OAuth token endpoint: of OAuth's own error codes (RFC 6749 5.2), the one the gateway uses. */
+const OAUTH_LOGIN_ERROR_CODES = ['unsupported_grant_type'];
+
 /**
  * Request error body: error 1..1 (alphanumerical code), code 0..1
  * (nonnegative integer; REQUIRED in core with suppress_response_codes,
@@ -277,8 +280,10 @@ export function errorBodyProblems(
   const problems = fields(body, 'error', {
     error: {
       occ: '1..1',
-      type: 'an error code of the spec',
-      check: (v) => typeof v === 'string' && ERROR_CODES.includes(v),
+      type: options.api === 'auth' ? 'an error code of the spec or of OAuth' : 'an error code of the spec',
+      check: (v) =>
+        typeof v === 'string' &&
+        (ERROR_CODES.includes(v) || (options.api === 'auth' && OAUTH_LOGIN_ERROR_CODES.includes(v))),
     },
     code: { occ: '0..1', type: 'a nonnegative integer (the HTTP status)', check: nonNegativeInteger },
     error_description: { occ: '0..1', type: 'a string', check: string },

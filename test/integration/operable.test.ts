@@ -160,6 +160,52 @@ describe('the HTTP server limits and client errors, from raw sockets', () => {
     }
   });
 
+  it('answers an HTTP/1.1 request without Host with 400 in JSON (the head alone to HEAD) and closes the connection', async () => {
+    for (const line of [
+      'GET /healthz HTTP/1.1',
+      'GET http://127.0.0.1/healthz HTTP/1.1',
+      'POST /auth/login HTTP/1.1',
+    ]) {
+      // A second request right behind it: the connection must close after the 400 instead of serving it.
+      const answer = await raw(gateway.url, (socket) =>
+        socket.write(`${line}\r\n\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`),
+      );
+      const { status, headers, body } = parseRaw(answer.text);
+      expect(status, line).toBe(400);
+      expect(headers).toMatch(/content-type: application\/json; charset=utf-8/i);
+      expect(headers).toMatch(/connection: close/i);
+      expect(body).toEqual({
+        error: 'invalid_request',
+        code: 400,
+        error_description: 'the request has no Host header, which HTTP/1.1 requires',
+      });
+      expect(answer.text.match(/HTTP\/1\.1 \d{3} /g)).toHaveLength(1);
+    }
+    const head = await raw(gateway.url, (socket) => socket.write('HEAD /healthz HTTP/1.1\r\n\r\n'));
+    expect(head.text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head.text.endsWith('\r\n\r\n')).toBe(true);
+  });
+
+  it('answers an Expect header other than 100-continue with 417 in JSON and closes the connection', async () => {
+    // The body is never sent, as its client waits for 100 Continue: the connection cannot carry another request.
+    const answer = await raw(gateway.url, (socket) =>
+      socket.write(
+        'POST /auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 999-nope\r\nContent-Type: application/json\r\nContent-Length: 80\r\n\r\n',
+      ),
+    );
+    const { status, headers, body } = parseRaw(answer.text);
+    expect(status).toBe(417);
+    expect(headers).toMatch(/content-type: application\/json; charset=utf-8/i);
+    expect(headers).toMatch(/connection: close/i);
+    expect(body).toEqual({
+      error: 'invalid_request',
+      code: 417,
+      error_description: 'the Expect header asks for something other than 100-continue, which this server cannot meet',
+    });
+    // Closed at once, not by the keep-alive timeout (1 s here) nor the receive timeout (2 s).
+    expect(answer.closedAfterMs).toBeLessThan(900);
+  });
+
   it('answers a request head over http.maxHeaderBytes with 431 in JSON', async () => {
     const answer = await raw(gateway.url, (socket) =>
       socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(4096)}\r\n\r\n`),

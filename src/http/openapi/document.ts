@@ -81,10 +81,18 @@ const SPECIAL_PARAMETERS = {
 
 const parameterRef = (name: keyof typeof SPECIAL_PARAMETERS) => ({ $ref: `#/components/parameters/${name}` });
 
-function errors(statuses: readonly number[], schema: 'CoreError' | 'AuthError' | 'DaiaError'): Json {
+function errors(
+  statuses: readonly number[],
+  schema: 'CoreError' | 'AuthError' | 'DaiaError',
+  more: Readonly<Record<number, string>> = {},
+): Json {
   const out: Json = {};
   for (const status of statuses) {
-    out[String(status)] = { description: ERROR_STATUS[status], content: json(ref(schema)) };
+    const also = more[status];
+    out[String(status)] = {
+      description: also === undefined ? ERROR_STATUS[status] : `${ERROR_STATUS[status]}; ${also}`,
+      content: json(ref(schema)),
+    };
   }
   return out;
 }
@@ -159,7 +167,9 @@ function authPaths(auth: string): Json {
         },
         responses: {
           '200': { description: 'Logged in', content: json(ref('LoginResponse')) },
-          ...errors([400, 403, 414, 422, 500, 502, 503, 504], 'AuthError'),
+          ...errors([400, 403, 414, 422, 500, 502, 503, 504], 'AuthError', {
+            400: 'unsupported_grant_type: grant_type client_credentials where no trusted clients are configured',
+          }),
         },
       },
       options: optionsOperation('login', 'PAIA auth'),
@@ -339,7 +349,7 @@ function schemas(maxDocs: number): Json {
           type: 'object',
           title: 'client_credentials',
           description:
-            'A trusted client (auth.clients, authenticated with HTTP Basic: client id and secret) logs a patron in without the password (single sign-on); off unless configured',
+            'A trusted client (auth.clients, authenticated with HTTP Basic: client id and secret) logs a patron in without the password (single sign-on); off unless configured (then 400 unsupported_grant_type)',
           required: ['patron', 'grant_type'],
           properties: {
             patron: { type: 'string', minLength: 1, description: "The patron's username or barcode" },
@@ -379,14 +389,18 @@ function schemas(maxDocs: number): Json {
   };
 }
 
-/** `{error, code, error_description}`; auth bodies have no `code` (OAuth clients, spec: SHOULD NOT). */
+/**
+ * `{error, code, error_description}`; auth bodies have no `code` (OAuth clients, spec: SHOULD NOT), and only
+ * the login (auth) answers OAuth's unsupported_grant_type.
+ */
 function errorSchema(withCode: boolean): Json {
+  const codes = withCode ? PAIA_ERROR_CODES.filter((code) => code !== 'unsupported_grant_type') : PAIA_ERROR_CODES;
   return {
     type: 'object',
     required: withCode ? ['error', 'code', 'error_description'] : ['error', 'error_description'],
     additionalProperties: false,
     properties: {
-      error: { type: 'string', enum: [...PAIA_ERROR_CODES] },
+      error: { type: 'string', enum: [...codes] },
       ...(withCode ? { code: { type: 'integer', minimum: 400, maximum: 599 } } : {}),
       error_description: { type: 'string' },
     },

@@ -8,7 +8,14 @@ import { basicCredentials } from '../../auth/trusted-clients.js';
 import type { Backend } from '../../backend/types.js';
 import type { SessionStore } from '../../state/sessions.js';
 import { readBody } from '../body.js';
-import { accessDenied, malformed, notImplemented, unavailable, unprocessable } from '../errors.js';
+import {
+  accessDenied,
+  malformed,
+  notImplemented,
+  unavailable,
+  unprocessable,
+  unsupportedGrantType,
+} from '../errors.js';
 import { guarded, readUntil } from '../guard.js';
 import { paiaAuth } from '../middleware/paia-auth/index.js';
 import { requestLog } from '../middleware/request-id/index.js';
@@ -19,7 +26,7 @@ import { mountMethod } from './mount.js';
 export interface AuthRouteOptions {
   /** Decides logins (allowlist, password policy, throttle, the ILS, scopes, the new session). */
   login: LoginService;
-  /** The client credentials grant (auth.clients); undefined: off, and such a login is refused as a bad grant_type. */
+  /** The client credentials grant (auth.clients); undefined: off, and such a login is answered unsupported_grant_type. */
   clientLogin?: ClientCredentialsLogin;
   /** Logout: the token's session ends, and the patron's ILS session (35). */
   backend: Pick<Backend, 'logout'>;
@@ -40,6 +47,10 @@ const REJECTED = 'login failed: wrong username or password';
 
 /** One answer for an unknown client, a wrong client secret, a locked-out client and an unknown patron. */
 const CLIENT_REJECTED = 'login failed: unknown client, wrong client secret or unknown patron';
+
+/** The answer to a client_credentials login where no trusted clients (auth.clients) are configured. */
+const CLIENT_CREDENTIALS_OFF =
+  'this server offers no client_credentials login (no trusted clients are configured); log in with grant_type "password"';
 
 /** The answer to a client outside auth.allowedClients. */
 export const CLIENT_NOT_ALLOWED =
@@ -70,7 +81,8 @@ export function mountAuth(app: Hono, options: AuthRouteOptions): void {
         const { clientLogin } = options;
         let outcome: LoginOutcome | ClientLoginOutcome;
         let rejected = REJECTED;
-        if (clientLogin !== undefined && isClientCredentialsGrant(body)) {
+        if (isClientCredentialsGrant(body)) {
+          if (clientLogin === undefined) throw unsupportedGrantType(CLIENT_CREDENTIALS_OFF);
           const input = parseClientCredentials(body);
           // RFC 6749, 2.3.1: the client authenticates with HTTP Basic; the header is redacted in logs.
           const client = basicCredentials(c.req.header('authorization'));

@@ -130,8 +130,8 @@ describe.each(DIALECTS)('account state (%s)', (_, dialect) => {
 describe('account state details', () => {
   const generic = loadDialect('generic');
 
-  it('an unreadable or empty expiry field is no expiry', () => {
-    for (const text of ['', '   ', 'never', '20261399', '2026-02-30']) {
+  it('an unreadable or empty expiry field is no expiry, nor is one in year 0000', () => {
+    for (const text of ['', '   ', 'never', '20261399', '2026-02-30', '00000000', '00000101', '00000101   Z000000']) {
       const r = response64({ expires: { field: 'PA', text } });
       expect(expiryOf(r, generic)).toBeNull();
       expect(accountState(r, generic, TODAY)).toBe(0);

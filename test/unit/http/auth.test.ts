@@ -101,7 +101,7 @@ describe('login', () => {
 
   const unfit: Array<[string, Record<string, unknown>, RegExp]> = [
     ['grant_type missing', { grant_type: undefined }, /^grant_type is missing$/],
-    ['grant_type wrong', { grant_type: 'client_credentials' }, /^grant_type must be "password"/],
+    ['grant_type wrong', { grant_type: 'authorization_code' }, /^grant_type must be "password"/],
     ['username missing', { username: undefined }, /^username is missing$/],
     ['password empty', { password: '' }, /^password must not be empty$/],
     ['username not a string', { username: 1001 }, /^username must be a string$/],
@@ -119,6 +119,24 @@ describe('login', () => {
       expect(t.backend.calls).toEqual([]);
     });
   }
+
+  it('400 unsupported_grant_type for client_credentials where no trusted clients are configured (RFC 6749 5.2), no code, ILS untouched', async () => {
+    const t = makeApp();
+    for (const fields of [
+      { grant_type: 'client_credentials' },
+      { grant_type: 'client_credentials', patron: 'alice' },
+    ]) {
+      const response = await t.app.request('/auth/login', LOGIN(fields));
+      expect(response.status).toBe(400);
+      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="PAIA"');
+      expect(await json(response)).toEqual({
+        error: 'unsupported_grant_type',
+        error_description:
+          'this server offers no client_credentials login (no trusted clients are configured); log in with grant_type "password"',
+      });
+    }
+    expect(t.backend.calls).toEqual([]);
+  });
 
   it('400 for a malformed login body', async () => {
     const t = makeApp();

@@ -82,6 +82,14 @@ describe('parseSip2Date', () => {
     expect(parseSip2Date(text)).toBeNull();
   });
 
+  it('reads year 0000 as no date, whatever month, day, zone and time follow (ILSs write it for "none")', () => {
+    for (const text of ['00000000    000000', '00000101    000000', '00000101   Z000000', '000012310000235959']) {
+      expect(parseSip2Date(text), text).toBeNull();
+    }
+    // Year 0001 is a date (the codec reads what is stated); only 0000 means none.
+    expect(parseSip2Date('00010101    000000')).toStrictEqual(at('    ', 1, 1, 1, 0, 0, 0));
+  });
+
   it('accepts a leap second (60)', () => {
     expect(parseSip2Date('20261231   Z235960')?.second).toBe(60);
   });
@@ -175,6 +183,12 @@ describe('toDate', () => {
       date.getMinutes(),
       date.getSeconds(),
     ]).toEqual([2026, 10, 21, 17, 29, 31]);
+  });
+
+  it('keeps years below 100 as stated (JavaScript reads 0-99 as 1900-1999)', () => {
+    expect(toDate(at('   Z', 50, 3, 1, 12, 0, 0)).toISOString()).toBe('0050-03-01T12:00:00.000Z');
+    const local = toDate(at('    ', 1, 1, 1, 12, 0, 0));
+    expect([local.getFullYear(), local.getMonth(), local.getDate(), local.getHours()]).toEqual([1, 0, 1, 12]);
   });
 
   it('applies the process time zone to local dates (Europe/Berlin, winter and summer)', () => {

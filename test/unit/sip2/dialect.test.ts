@@ -213,6 +213,13 @@ describe('dialect dates', () => {
     ['12/05/2026', 'YYYYMMDD'],
     ['2026-12-05 junk', 'YYYY-MM-DD HH:MM:SS'],
     ['soon', 'sip2-utc'],
+    // Year 0000 is "no date" in every format (a UTC one was 1900-01-01, JavaScript's reading of year 0).
+    ['00000000    000000', 'YYYYMMDD'],
+    ['00000101   Z000000', 'sip2-utc'],
+    ['00000101    000000', 'sip2'],
+    ['00000101', 'YYYYMMDD'],
+    ['0000-01-01', 'YYYY-MM-DD'],
+    ['0000-01-01 00:00:00', 'YYYY-MM-DD HH:MM:SS'],
   ] as const)('reads %j (%s) as null', (text, format) => {
     expect(parseDialectDate(text, format)).toBeNull();
   });
