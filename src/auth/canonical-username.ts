@@ -1,14 +1,23 @@
 import { KeyedHash } from '../state/keyed-hash.js';
+import { IGNORED, markSpelledAs, spelledAs } from './collation-folds.js';
 
 /**
  * The form of a username under which failed logins are counted. Many ILSs
  * find patrons case- and accent-insensitively (Koha looks them up in
- * MySQL/MariaDB, whose default collations compare `ÄLICE` equal to `alice`),
- * so every spelling the ILS would take for the same account must count
- * against that account, or each variant gets its own free guesses:
- * compatibility folding (NFKC: full-width and ligature forms), case folding,
- * accents removed, invisible characters (format and control characters,
- * zero-width spaces, soft hyphens) removed, whitespace trimmed.
+ * MySQL/MariaDB columns of collation utf8mb4_unicode_ci, where `ÄLICE` and
+ * `alice` are one patron), so every spelling the ILS would take for the same
+ * account must count against that account, or each variant gets its own free
+ * guesses: compatibility folding (NFKC: full-width and ligature forms), accents
+ * and invisible characters removed, case folding, and what the collations
+ * equate beyond that (collation-folds.ts: `œ` = `oe`, `ø` = `o`, digits of
+ * other scripts, letters written as combining marks, ignored characters).
+ *
+ * The ILS's collation is not known here, so this folds what any of them
+ * folds, and where two disagree it folds both ways: `ß` is `ss` to the
+ * UCA-based collations and `s` to utf8mb4_general_ci, so runs of `s` count
+ * as one; `l·` is `l` to UCA 5.2.0 and later. Characters outside the Basic
+ * Multilingual Plane that the tables do not spell all count as one:
+ * utf8mb4_unicode_ci and general_ci weigh them all alike.
  *
  * Folding more than the ILS does only makes two accounts share a lockout
  * (a nuisance, bounded by the lockout); folding less reopens the bypass.
@@ -16,15 +25,21 @@ import { KeyedHash } from '../state/keyed-hash.js';
 export function canonicalUsername(username: string): string {
   return (
     username
+      // Before NFKC too: it turns some of them into a space and a mark.
+      .replace(IGNORED, '')
       .normalize('NFKC')
+      .normalize('NFD')
+      // Marks go before case folding: a lone iota subscript would upper-case to a letter.
+      .replace(/\p{M}/gu, markSpelledAs)
+      .replace(/[\p{Cf}\p{Cc}]+/gu, '')
+      .replace(IGNORED, '')
       // Upper then lower approximates full case folding (ß -> SS -> ss, final sigma, Kelvin sign ...).
       .toUpperCase()
       .toLowerCase()
-      // The one common letter whose folding the round trip misses: capital sharp s lowers to ß, which folds to ss.
-      .replace(/ß/g, 'ss')
-      .normalize('NFD')
-      .replace(/\p{M}+/gu, '')
-      .replace(/[\p{Cf}\p{Cc}]+/gu, '')
+      .replace(/[^\0-\x7f]/gu, spelledAs)
+      .replace(/l\u00b7/g, 'l')
+      .replace(/s+/g, 's')
+      .replace(/[\u{10000}-\u{10ffff}]/gu, '\ufffd')
       .trim()
       .normalize('NFC')
   );
