@@ -21,7 +21,7 @@
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, describeConfig, loadConfigWithWarnings } from '../config/index.js';
-import { sip2Setup } from '../gateway/index.js';
+import { checkStateStore, sip2Setup } from '../gateway/index.js';
 import { VERSION } from '../version.js';
 import { serve, serveWorker } from './serve.js';
 
@@ -130,6 +130,7 @@ async function main(argv: string[]): Promise<number> {
       quick: parsed.values.quick,
       out: process.stdout,
       err: process.stderr,
+      stateStore: () => checkStateStore(config),
     });
   }
 

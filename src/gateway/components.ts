@@ -15,7 +15,7 @@ import type { Logger } from '../log.js';
 import { GatewayMetrics } from '../metrics/gateway.js';
 import { AnomalyLog } from '../sip2/anomalies.js';
 import type { Sip2Pool } from '../sip2/pool.js';
-import { createStateStore, type StateStore } from '../state/index.js';
+import { createStateStore, type StateStore, type StateStoreSettings } from '../state/index.js';
 import type { EmbeddedSimulator } from './demo.js';
 import { explainOpen, openProblem } from './ils-advice.js';
 import { configuredOwnUrl, type Sip2Setup, type Sip2Target, sip2Setup } from './sip2.js';
@@ -92,15 +92,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     );
   }
 
-  const store = await createStateStore(
-    {
-      ...config.state,
-      maxSessions: config.auth.maxSessions,
-      maxSessionsPerPatron: config.auth.maxSessionsPerPatron,
-      keySecret: config.paia.patronIdSecret,
-    },
-    logger.child({ component: 'state' }),
-  );
+  const store = await createStateStore(stateStoreSettings(config), logger.child({ component: 'state' }));
   await connectStore(store, config, logger);
   store.observe((operation, seconds, ok) => metrics?.state.operation(operation, seconds, ok));
 
@@ -238,6 +230,16 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     markShuttingDown: () => {
       shuttingDown = true;
     },
+  };
+}
+
+/** The state store's settings: state.*, the session bounds, and the key of the hashes in its key names. */
+export function stateStoreSettings(config: Config): StateStoreSettings {
+  return {
+    ...config.state,
+    maxSessions: config.auth.maxSessions,
+    maxSessionsPerPatron: config.auth.maxSessionsPerPatron,
+    keySecret: config.paia.patronIdSecret,
   };
 }
 

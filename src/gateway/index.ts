@@ -17,6 +17,8 @@ export { MIN_PLAIN_SECRET_LENGTH } from '../auth/trusted-clients.js';
  * side alone, which the doctor checks as the gateway would run it.
  */
 export { type Sip2Settings, type Sip2Setup, sip2Setup } from './sip2.js';
+/** For the doctor: the state store as the gateway would find it at start. */
+export { checkStateStore, type StateStoreCheck } from './state-check.js';
 
 /** What `serve` runs under signals: one gateway (RunningGateway), or the primary of several workers (cluster/primary.ts). */
 export interface Serving {

@@ -1,9 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { explainRun as explain, type DoctorRun as Run, runDoctorProcess, warningBlock } from '../helpers/doctor.js';
 import { freePort } from '../helpers/free-port.js';
+import { type RedisServer, startRedisServer } from '../helpers/redis.js';
 import { type SimulatorProcess, simulatorIls, startSimulatorProcess } from '../helpers/simulator.js';
 
 /**
@@ -302,6 +304,43 @@ describe('paia-sip2 doctor', () => {
         'the counts match the lists: a dialect with listCounts: reliable would save SIP2 messages on this ILS',
       );
       expect(run.stdout).not.toMatch(/^ {5}! /m);
+    });
+  });
+
+  describe('the state store (state.store: redis)', () => {
+    let redis: RedisServer;
+    let raw: Redis;
+    let store: Record<string, string>;
+
+    beforeAll(async () => {
+      redis = await startRedisServer();
+      raw = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      raw.on('error', () => {});
+      await raw.connect();
+      store = { PAIA_STATE_STORE: 'redis', PAIA_STATE_REDIS_URL: redis.url };
+    });
+    afterAll(async () => {
+      raw?.disconnect();
+      await redis?.close();
+    });
+
+    it('says that Redis answers and keeps its keys', async () => {
+      const run = await doctor([], { ...ils, ...store });
+      expect(run.code, explain(run)).toBe(0);
+      expect(run.stdout).toMatch(/^ok {3}state store redis: answers, and may not evict keys \([\d.]+ ms\)$/m);
+    });
+
+    it('fails a Redis that may evict keys, with the policy and the fix, and still checks the ILS; exit 1', async () => {
+      await raw.config('SET', 'maxmemory-policy', 'allkeys-lru');
+      try {
+        const run = await doctor([], { ...ils, ...store });
+        expect(run.code, explain(run)).toBe(1);
+        expect(run.stdout).toMatch(/^FAIL state store redis: .*may evict keys \(maxmemory-policy allkeys-lru\)/m);
+        expect(run.stdout).toContain('CONFIG SET maxmemory-policy noeviction');
+        expect(run.stdout).toMatch(/^ok {3}sessions at once/m);
+      } finally {
+        await raw.config('SET', 'maxmemory-policy', 'noeviction');
+      }
     });
   });
 });

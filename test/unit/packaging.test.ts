@@ -154,7 +154,11 @@ describe('the systemd unit (deploy/paia-sip2.service)', () => {
 
 describe('compose.yaml', () => {
   const compose = parseYaml(readFileSync(join(REPO_ROOT, 'compose.yaml'), 'utf8')) as {
-    services: Record<string, { ports?: string[]; environment?: Record<string, string>; command?: string[] }>;
+    services: Record<
+      string,
+      { ports?: string[]; environment?: Record<string, string>; command?: string[]; volumes?: string[] }
+    >;
+    volumes?: Record<string, unknown>;
   };
 
   it('publishes ports on 127.0.0.1 only', () => {
@@ -173,5 +177,18 @@ describe('compose.yaml', () => {
     expect(simulator?.command?.slice(0, 2)).toEqual(['node', 'dist/sip2-simulator/src/main.js']);
     expect(simulator?.command).toContain(gateway?.environment?.PAIA_SIP2_PORT);
     expect(redis).toBeDefined();
+  });
+
+  it('runs Redis so that a restart keeps lockouts and sessions, and so that it never evicts them', () => {
+    const { redis } = compose.services;
+    const command = redis?.command ?? [];
+    const option = (name: string) => (command.includes(name) ? command[command.indexOf(name) + 1] : undefined);
+    expect(option('--appendonly')).toBe('yes');
+    expect(option('--maxmemory-policy')).toBe('noeviction');
+    expect(command).not.toContain('--save');
+    // The append-only file lives on a named volume, not on a tmpfs that a restart empties.
+    const [volume] = redis?.volumes ?? [];
+    expect(volume).toMatch(/^[a-z-]+:\/data$/);
+    expect(compose.volumes).toHaveProperty(String(volume).split(':')[0] as string);
   });
 });

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { inBackendTerms } from '../../backend/errors.js';
 import type { Sip2Backend } from '../../backend/sip2-backend.js';
 import type { AccountState, FeeRecord, PaiaDocument, PatronRecord } from '../../backend/types.js';
-import type { Sip2Setup } from '../../gateway/index.js';
+import type { Sip2Setup, StateStoreCheck } from '../../gateway/index.js';
 import { createLogger, type Logger } from '../../log.js';
 import { decodeText, encodeText } from '../../sip2/charset.js';
 import { type ConnectionOptions, Sip2Connection, type TlsSessionInfo } from '../../sip2/connection.js';
@@ -60,6 +60,8 @@ export interface CheckContext extends AdviceContext {
 const SHOWN_DOCUMENTS = 5;
 /** Bound on starting the embedded simulator and on closing the pool. */
 const CLEANUP_MS = 5_000;
+/** A backstop only: the store check is bounded by state.redis.connectTimeoutMs and commandTimeoutMs itself. */
+const STORE_CHECK_BOUND_MS = 30_000;
 /** A 98 date/time sync further off than this is worth a warning. */
 const CLOCK_SKEW_MS = 5 * 60_000;
 
@@ -575,6 +577,32 @@ function formatSeconds(ms: number): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * The state store, as the gateway would find it at start: Redis answers and
+ * may not evict keys. A failure here does not stop the ILS checks: the two
+ * are independent, and the sysadmin wants to hear about both.
+ */
+export async function stateStore(report: Report, check: () => Promise<StateStoreCheck>): Promise<void> {
+  const started = performance.now();
+  let found: StateStoreCheck;
+  try {
+    found = await withTimeout(check(), STORE_CHECK_BOUND_MS, 'checking the state store');
+  } catch (error) {
+    report.fail('state store', (error as Error).message);
+    return;
+  }
+  if (found.kind === 'memory') {
+    report.skip('state store: "memory" (this process only): nothing to check');
+    return;
+  }
+  if (found.problem !== null) {
+    report.fail('state store redis', found.problem);
+    return;
+  }
+  report.line(`ok   state store redis: answers, and may not evict keys (${formatMs(performance.now() - started)} ms)`);
+  if (found.warning !== null) report.warn(found.warning);
 }
 
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

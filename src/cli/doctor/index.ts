@@ -7,7 +7,8 @@
  *   with a test patron the PAIA login, patron, items and fees exactly as the
  *   gateway computes them, the 64's counts against its lists (listCounts),
  *   its fine items against the dialect, the charset of its names and titles; last, whether the ILS closes idle sessions before
- *   the keepalive (skipped with --quick).
+ *   the keepalive (skipped with --quick). With state.store "redis", whether Redis answers and may be used (its
+ *   eviction policy).
  *
  * Exit codes: 0 all ok (warnings, marked `!`, included), 1 a check failed, 2
  * a usage or configuration problem. Every wait is bounded by the configured
@@ -24,6 +25,7 @@ import {
   roundTrips,
   sessionsAtOnce,
   startDemo,
+  stateStore,
   withTimeout,
 } from './checks.js';
 import { type DoctorOptions, type TestPatron, testPatronOf } from './input.js';
@@ -53,6 +55,7 @@ export async function runDoctor(setup: Sip2Setup, options: DoctorOptions): Promi
       patron: read.patron,
       quick: options.quick === true,
       roundTrips: options.roundTrips ?? 5,
+      stateStore: options.stateStore,
     });
   } catch (error) {
     if (!(error instanceof Abort)) throw error;
@@ -82,7 +85,12 @@ async function steps(
   setup: Sip2Setup,
   report: Report,
   cleanups: Array<() => unknown>,
-  run: { patron: TestPatron | null; quick: boolean; roundTrips: number },
+  run: {
+    patron: TestPatron | null;
+    quick: boolean;
+    roundTrips: number;
+    stateStore: DoctorOptions['stateStore'];
+  },
 ): Promise<void> {
   const { settings, dialect } = setup;
   report.line('paia-sip2 doctor');
@@ -108,6 +116,7 @@ async function steps(
   const acs = await acsStatus(ctx, first);
   await roundTrips(ctx, first, run.roundTrips);
   await sessionsAtOnce(ctx);
+  if (run.stateStore !== undefined) await stateStore(report, run.stateStore);
   // The patron's calls get sessions of their own, as in the gateway; a one-worker ILS needs this one gone first.
   first.close('doctor: first session done');
 

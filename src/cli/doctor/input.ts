@@ -1,3 +1,4 @@
+import type { StateStoreCheck } from '../../gateway/index.js';
 import { createInterface } from 'node:readline';
 
 /** What the doctor is run with, besides the configuration. */
@@ -14,6 +15,8 @@ export interface DoctorOptions {
   env?: NodeJS.ProcessEnv | undefined;
   /** How many 99s measure the round-trip time; default 5. */
   roundTrips?: number | undefined;
+  /** Checks the configured state store (gateway's checkStateStore); left out: the step is skipped. */
+  stateStore?: (() => Promise<StateStoreCheck>) | undefined;
 }
 
 /** The environment variable holding the test patron's password. */

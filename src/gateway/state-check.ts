@@ -1,0 +1,34 @@
+import type { Config } from '../config/index.js';
+import { createStateStore } from '../state/index.js';
+import { stateStoreSettings } from './components.js';
+
+/** What the doctor reports of the state store: what the gateway would find at start. */
+export interface StateStoreCheck {
+  kind: 'memory' | 'redis';
+  /** Why the gateway could not use it (Redis does not answer, or may evict keys); null: it may. */
+  problem: string | null;
+  /** What to check though it may be used (the eviction policy cannot be read); null: nothing. */
+  warning: string | null;
+}
+
+/**
+ * Opens the configured state store as the gateway does at start, waits for
+ * it (state.redis.connectTimeoutMs at most), reads its health and closes it.
+ * The memory store has nothing to check.
+ */
+export async function checkStateStore(config: Config): Promise<StateStoreCheck> {
+  if (config.state.store === 'memory') return { kind: 'memory', problem: null, warning: null };
+  const store = await createStateStore(stateStoreSettings(config));
+  try {
+    let problem: string | null = null;
+    try {
+      await store.ready(config.state.redis.connectTimeoutMs);
+    } catch (error) {
+      problem = (error as Error).message;
+    }
+    const health = store.health();
+    return { kind: 'redis', problem: problem ?? health.problem, warning: health.warning };
+  } finally {
+    await store.close();
+  }
+}
