@@ -1,5 +1,5 @@
-import type { StateStoreCheck } from '../../gateway/index.js';
 import { createInterface } from 'node:readline';
+import type { StateStoreCheck } from '../../gateway/index.js';
 
 /** What the doctor is run with, besides the configuration. */
 export interface DoctorOptions {
