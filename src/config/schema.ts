@@ -626,7 +626,11 @@ const paiaSection = section({
     .default(null),
   /** How patrons appear in URLs: "barcode" as is, or "opaque" (an HMAC of it, so barcodes stay out of URLs and logs). */
   patronId: z.enum(PATRON_ID_MODES, must('must be "barcode" or "opaque"')).default('barcode'),
-  /** Key for opaque patron ids: at least 32 random characters (openssl rand -base64 48). Changing it changes every patron id. Secret. */
+  /**
+   * Key for opaque patron ids, and for the hashes of usernames and patron ids in the state store and the log
+   * (whatever patronId is): at least 32 random characters (openssl rand -base64 48). Changing it changes every
+   * opaque patron id and starts every lockout count afresh. Secret.
+   */
   patronIdSecret: z
     .string(must(`must be a random string of at least ${MIN_PATRON_ID_SECRET_LENGTH} characters, or null`))
     .nullable()
@@ -793,7 +797,11 @@ const authSection = section({
   ),
   /** true: logout ends every session of the patron, not only the token used for it. */
   logoutAllSessions: flag().default(APP_DEFAULTS.logoutAllSessions),
-  /** Login attempts per second sent to the ILS, all clients together; beyond it 503 with Retry-After (protects the ILS from a distributed guessing run). */
+  /**
+   * The login ceiling, all clients together: once this many logins per second went to the ILS, only addresses
+   * within their fair share get through (others 503 with Retry-After), so the ILS sees at most twice this (plus
+   * allowedClientLimits.loginsPerSecond). Protects the ILS from a distributed guessing run.
+   */
   maxLoginsPerSecond: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(
     LOGIN_THROTTLE_DEFAULTS.maxAttemptsPerSecond,
   ),
@@ -841,7 +849,7 @@ const authSection = section({
     lockoutMaxSeconds: integer(1, 86_400, 'must be seconds between 1 and 86400 (a day)').default(
       LOGIN_THROTTLE_DEFAULTS.maxDelayMs / 1000,
     ),
-    /** Longest a failed answer to an address past its free failures is held back, in seconds (0: never). */
+    /** Longest an attempt from an address past its free failures waits before it is checked, in seconds (0: never). */
     maxSlowdownSeconds: integer(0, 60, 'must be seconds between 0 and 60').default(
       LOGIN_THROTTLE_DEFAULTS.maxSlowdownMs / 1000,
     ),

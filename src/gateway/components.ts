@@ -172,15 +172,18 @@ export async function buildComponents(config: Config, logger: Logger, options: B
   const clientAddress = (c: Context): string | undefined =>
     config.http.trustedProxy ? lastForwardedHop(c.req.header('x-forwarded-for')) : socketAddressOf(c.env);
   let shuttingDown = false;
-  const readiness = (): ReadinessState => ({
-    shuttingDown,
-    loggedIn: pool.hasReadyConnection,
-    sip2Problem: pool.hasReadyConnection || pool.openFailure === null ? null : openProblem(pool.openFailure, target),
-    connections: pool.stats().connections,
-    online: pool.acsStatus?.onlineStatus ?? null,
-    store: { kind: store.kind, problem: store.health().problem },
-    maintenance: pool.currentPause,
-  });
+  const readiness = (): ReadinessState => {
+    const { problem, warning } = store.health();
+    return {
+      shuttingDown,
+      loggedIn: pool.hasReadyConnection,
+      sip2Problem: pool.hasReadyConnection || pool.openFailure === null ? null : openProblem(pool.openFailure, target),
+      connections: pool.stats().connections,
+      online: pool.acsStatus?.onlineStatus ?? null,
+      store: { kind: store.kind, problem, warning },
+      maintenance: pool.currentPause,
+    };
+  };
 
   const app = createApp({
     backend,

@@ -173,6 +173,20 @@ describe('the Redis state store', () => {
     }
   });
 
+  it('serves with a Redis that lets it read neither CONFIG nor INFO, and says in the log and /readyz to check the policy', async () => {
+    // As managed services restrict commands: an ACL user without config and info.
+    await raw.call('ACL', 'SETUSER', 'no-config', 'on', '>no-config-pass', '~*', '&*', '+@all', '-config', '-info');
+    const url = new URL(redis.url);
+    url.username = 'no-config';
+    url.password = 'no-config-pass';
+    const g = await gateway(newPrefix(), { PAIA_STATE_REDIS_URL: url.toString() });
+    const ready = await call(g.url, 'GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(String((ready.body.store as { warning?: string }).warning)).toContain('cannot read the eviction policy');
+    expect(g.stdout()).toContain('cannot read the eviction policy of the Redis state store');
+    expect((await login(g, 'alice', 'alice-pass')).status).toBe(200);
+  });
+
   it('lets a restarted gateway log a patron in within the login deadline after one was killed with 5 logins in flight', async () => {
     const prefix = newPrefix();
     // The login deadline: no login outlives it, so no attempt counts as in flight beyond it.

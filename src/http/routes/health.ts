@@ -39,8 +39,11 @@ export interface ReadinessState {
   connections: number;
   /** On-line status of the last ACS status (98) read; null when none was read (no connection). */
   online: boolean | null;
-  /** The state store: which one, and why it does not answer (null: it does). Absent: not reported. */
-  store?: { kind: string; problem: string | null };
+  /**
+   * The state store: which one, why it cannot be used (null: it can), and what to check though it can
+   * (Redis's eviction policy cannot be read; null or absent: nothing). Absent: not reported.
+   */
+  store?: { kind: string; problem: string | null; warning?: string | null };
   /** A scheduled maintenance window of the ILS that is on now (sip2.maintenance); null or absent outside one. */
   maintenance?: { until: Date; description: string } | null;
 }
@@ -51,7 +54,7 @@ interface Readiness {
     status: 'ready' | 'not ready';
     reasons?: string[];
     sip2: { connections: number; online: boolean | null };
-    store?: { kind: string; ok: boolean };
+    store?: { kind: string; ok: boolean; warning?: string };
     maintenance?: { until: string };
   };
 }
@@ -72,7 +75,8 @@ function readinessOf(state: ReadinessState): Readiness {
   else if (state.online === false) reasons.push(REASONS.offline);
   if (state.store?.problem) reasons.push(state.store.problem);
   const sip2 = { connections: state.connections, online: state.online };
-  const store = state.store ? { store: { kind: state.store.kind, ok: state.store.problem === null } } : {};
+  const warning = state.store?.warning ? { warning: state.store.warning } : {};
+  const store = state.store ? { store: { kind: state.store.kind, ok: state.store.problem === null, ...warning } } : {};
   const maintenance = state.maintenance ? { maintenance: { until: state.maintenance.until.toISOString() } } : {};
   return reasons.length === 0
     ? { ready: true, body: { status: 'ready', sip2, ...store } }
