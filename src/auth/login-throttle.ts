@@ -329,14 +329,16 @@ export class LoginThrottle {
       succeeded: async (patron) => {
         if (!settle()) return;
         await releasing(async () => {
-          await this.#count.userFailures.reset(user);
+          const resets = [this.#count.userFailures.reset(user)];
           // A client's success names no patron account to clear or to remember.
-          if (account.kind !== 'username') return;
-          const known = this.#keys.patron(patron);
-          await Promise.all([
-            this.#count.patronFailures.reset(known),
-            this.#store.remember(`login-patron:${user}`, known, this.#forgetSeconds),
-          ]);
+          if (account.kind === 'username') {
+            const known = this.#keys.patron(patron);
+            resets.push(
+              this.#count.patronFailures.reset(known),
+              this.#store.remember(`login-patron:${user}`, known, this.#forgetSeconds),
+            );
+          }
+          await Promise.all(resets);
         });
       },
       failed: async (patron) => {
@@ -345,8 +347,7 @@ export class LoginThrottle {
         const events = await releasing(async () => {
           const found: LockoutEvent[] = [];
           const failures = (await this.#count.userFailures.take(user)).consumed;
-          const kind = account.kind === 'username' ? 'username' : 'client';
-          const userEvent = await this.#lockIfDue(kind, user, failures, this.#freeUser);
+          const userEvent = await this.#lockIfDue(account.kind, user, failures, this.#freeUser);
           if (userEvent) {
             const named = account.kind === 'username' ? this.#keys.digest(account.username) : account.id;
             found.push({ ...userEvent, subject: named });

@@ -154,9 +154,11 @@ describe.skipIf(withoutTls !== null)('the Redis state store over TLS (rediss://)
     try {
       await raw.connect();
       const sessionKey = `${keyPrefix}session:${hashToken(token)}`;
-      expect(await raw.keys(`${keyPrefix}*`)).toEqual(
-        expect.arrayContaining([sessionKey, `${keyPrefix}patron:${patron}`]),
-      );
+      const keys = await raw.keys(`${keyPrefix}*`);
+      expect(keys).toContain(sessionKey);
+      // The patron's index is there too, named by a hash of the patron, never the patron itself.
+      expect(keys.filter((key) => key.startsWith(`${keyPrefix}patron:`))).toHaveLength(1);
+      expect(keys.filter((key) => key.includes(patron))).toEqual([]);
       // The gateway asks Redis on every call: without the key the token is unknown.
       expect(await raw.del(sessionKey)).toBe(1);
       expect((await patronCall()).status).toBe(401);
