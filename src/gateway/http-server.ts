@@ -19,9 +19,11 @@ import {
 } from './connection-limits.js';
 
 /**
- * The gateway's HTTP(S) listener: the Hono app's fetch on node:http or
+ * The gateway's HTTP(S) server: the Hono app's fetch on node:http or
  * node:https, requests in flight tracked for a graceful shutdown, and the
- * HTTPS certificate reloadable (SIGHUP) without dropping connections.
+ * HTTPS certificate reloadable (SIGHUP) without dropping connections. It
+ * listens itself (listenHttp), or, in a worker of several, serves the
+ * connections the primary accepted and hands it (serveHandedConnections).
  */
 
 export interface HttpServerOptions {
