@@ -47,7 +47,7 @@ export async function serve(config: Config): Promise<number> {
  * One worker of `serve --workers N`: its gateway under the same signals as a
  * single process, and under the primary's commands. It prints nothing on
  * stdout but its log: the primary prints the listening line once every
- * worker listens.
+ * worker is ready.
  */
 export async function serveWorker(): Promise<number> {
   let worker;
@@ -77,8 +77,9 @@ export async function serveWorker(): Promise<number> {
  * SIGHUP re-reads http.tls.cert and http.tls.key for new connections (a
  * failure is logged and the old certificate kept); it does not stop the gateway.
  *
- * The primary of several workers passes each of these on to every worker
- * and exits as they did: 0 when all drained, 1 when one had to drop work.
+ * The primary of several workers closes its listener first (a stop) and
+ * passes each of these on to every worker, and exits as they did: 0 when
+ * all drained, 1 when one had to drop work.
  * A worker also takes the primary's commands (`command`): "stop" drains as
  * a first signal does but is no signal itself, because the signal that made
  * the primary send it often reached the worker too (Ctrl-C reaches the

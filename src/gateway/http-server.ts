@@ -7,7 +7,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { Logger } from '../log.js';
 import {
@@ -20,15 +20,15 @@ import {
 } from './connection-limits.js';
 
 /**
- * The gateway's HTTP(S) listener: the Hono app's fetch on node:http or
+ * The gateway's HTTP(S) server: the Hono app's fetch on node:http or
  * node:https, requests in flight tracked for a graceful shutdown, and the
- * HTTPS certificate reloadable (SIGHUP) without dropping connections.
+ * HTTPS certificate reloadable (SIGHUP) without dropping connections. It
+ * listens itself (listenHttp), or, in a worker of several, serves the
+ * connections the primary accepted and hands it (serveHandedConnections).
  */
 
 export interface HttpServerOptions {
   fetch: Parameters<typeof getRequestListener>[0];
-  host: string;
-  port: number;
   /** HTTPS with these PEM files; plain HTTP when null. */
   tls: { cert: string; key: string } | null;
   /** Largest request head; Node answers 431 beyond it. */
@@ -38,8 +38,13 @@ export interface HttpServerOptions {
   logger: Logger;
 }
 
+export interface ListenOptions extends HttpServerOptions {
+  host: string;
+  port: number;
+}
+
 export interface ListeningServer {
-  /** Where it listens (scheme, host, port; without the base path). */
+  /** Where clients reach it (scheme, host, port; without the base path). */
   readonly url: string;
   /** Requests in flight right now. */
   readonly inFlight: number;
@@ -55,7 +60,23 @@ export interface ListeningServer {
   reloadTls(): boolean;
 }
 
-export async function listenHttp(options: HttpServerOptions): Promise<ListeningServer> {
+/** A worker's server (serve --workers N): it never listens; the primary hands it the connections it accepted. */
+export interface HandedServer extends ListeningServer {
+  /** Serves a connection the primary accepted (a TCP socket nothing has read from yet; over HTTPS before its handshake). */
+  accept(socket: Socket): void;
+}
+
+/** The parts of a server that do not depend on where its connections come from. */
+interface ServerCore {
+  /** https.Server is an http.Server for everything but the certificate. */
+  readonly server: HttpServer;
+  readonly inFlight: ReadonlySet<ServerResponse>;
+  /** From now on every response carries Connection: close, and a connection goes once its response is done. */
+  startDraining(): void;
+  reloadTls(): boolean;
+}
+
+function createServerCore(options: HttpServerOptions): ServerCore {
   const { tls, logger, limits } = options;
   // Connections beyond the caps (plain HTTP), or answered below the app already: their requests get 503 without
   // reaching the app (guardServer fills it).
@@ -97,34 +118,13 @@ export async function listenHttp(options: HttpServerOptions): Promise<ListeningS
     });
   });
 
-  const address = await listen(server, options.host, options.port);
-  const scheme = tls ? 'https' : 'http';
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-
-  let closed: Promise<void> | null = null;
-  /** Stops accepting connections; resolves once every HTTP connection has ended. */
-  const closeListener = () =>
-    (closed ??= new Promise<void>((resolve) => {
-      httpServer.close(() => resolve());
-    }));
-
   return {
-    url: `${scheme}://${host}:${address.port}`,
-    get inFlight() {
-      return inFlight.size;
-    },
-    drain() {
+    server: httpServer,
+    inFlight,
+    startDraining() {
       draining = true;
-      const done = closeListener();
-      // Clients of requests in flight are told to close the connection after the answer; idle keep-alive connections go now.
+      // Clients of requests in flight are told to close the connection after the answer.
       for (const response of inFlight) if (!response.headersSent) response.setHeader('Connection', 'close');
-      httpServer.closeIdleConnections();
-      return done;
-    },
-    destroy() {
-      draining = true;
-      void closeListener();
-      httpServer.closeAllConnections();
     },
     reloadTls() {
       if (!tls) {
@@ -162,7 +162,115 @@ export async function listenHttp(options: HttpServerOptions): Promise<ListeningS
   };
 }
 
-function listen(server: HttpServer | HttpsServer, host: string, port: number): Promise<AddressInfo> {
+export async function listenHttp(options: ListenOptions): Promise<ListeningServer> {
+  const core = createServerCore(options);
+  const httpServer = core.server;
+  const address = await listen(httpServer, options.host, options.port);
+
+  let closed: Promise<void> | null = null;
+  /** Stops accepting connections; resolves once every HTTP connection has ended. */
+  const closeListener = () =>
+    (closed ??= new Promise<void>((resolve) => {
+      httpServer.close(() => resolve());
+    }));
+
+  return {
+    url: urlOf(address, options.tls !== null),
+    get inFlight() {
+      return core.inFlight.size;
+    },
+    drain() {
+      core.startDraining();
+      const done = closeListener();
+      // Idle keep-alive connections go now.
+      httpServer.closeIdleConnections();
+      return done;
+    },
+    destroy() {
+      core.startDraining();
+      void closeListener();
+      httpServer.closeAllConnections();
+    },
+    reloadTls: () => core.reloadTls(),
+  };
+}
+
+/**
+ * A worker's server: the same app, limits and drain as listenHttp's, fed
+ * with the connections the primary hands over (cluster/worker.ts). `url` is
+ * where the primary listens.
+ */
+export function serveHandedConnections(options: HttpServerOptions & { url: string }): HandedServer {
+  const core = createServerCore(options);
+  const httpServer = core.server;
+  // Node's http server tracks its connections (headersTimeout, requestTimeout, closeIdleConnections) from its
+  // 'listening' event on; this one never listens, so it is told so itself. Without it a slow request head
+  // would never get its 408.
+  httpServer.emit('listening');
+
+  // server.close() waits only for connections the server accepted itself, so a drain waits for these.
+  const open = new Set<Socket>();
+  let state: 'serving' | 'draining' | 'drained' = 'serving';
+  let drained: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    drained = resolve;
+  });
+  const settle = () => {
+    if (state === 'draining' && open.size === 0) {
+      state = 'drained';
+      drained();
+    }
+  };
+
+  return {
+    url: options.url,
+    get inFlight() {
+      return core.inFlight.size;
+    },
+    accept(socket) {
+      // The drain is over and the process exits next: the client sees the connection close, as with a closed listener.
+      if (state === 'drained') {
+        socket.destroy();
+        return;
+      }
+      // One handed over while the drain runs (the primary had not heard of it yet) is served, with Connection: close.
+      open.add(socket);
+      socket.once('close', () => {
+        open.delete(socket);
+        settle();
+      });
+      httpServer.emit('connection', socket);
+    },
+    drain() {
+      if (state === 'serving') {
+        state = 'draining';
+        core.startDraining();
+        // Idle keep-alive connections go now.
+        httpServer.closeIdleConnections();
+        settle();
+      }
+      return done;
+    },
+    destroy() {
+      if (state === 'serving') {
+        state = 'draining';
+        core.startDraining();
+      }
+      for (const socket of open) socket.destroy();
+      settle();
+    },
+    reloadTls: () => core.reloadTls(),
+  };
+}
+
+/** Where a listener can be reached: scheme, host (IPv6 in brackets) and port. */
+export function urlOf(address: AddressInfo, tls: boolean): string {
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `${tls ? 'https' : 'http'}://${host}:${address.port}`;
+}
+
+/** Listens on host:port; rejects with a readable reason (the port taken, the address not local). */
+export function listen(server: NetServer, host: string, port: number): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(new Error(`cannot listen on ${host}:${port} (${error.code ?? error.message})`)),

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { Hono } from 'hono';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { Config } from '../config/index.js';
@@ -5,7 +6,7 @@ import { createLogger, type Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway.js';
 import type { Sip2Pool } from '../sip2/pool.js';
 import { type BuildOptions, buildComponents, type Components } from './components.js';
-import { listenHttp } from './http-server.js';
+import { type HttpServerOptions, type ListeningServer, listenHttp, serveHandedConnections } from './http-server.js';
 
 /** For `paia-sip2 hash-secret`: how auth.clients secrets are hashed, and the shortest one taken. */
 export { hashSecret } from '../auth/client-secret.js';
@@ -88,16 +89,7 @@ export async function startGateway(
     fetch: (request, env) => (app === null ? startingResponse() : app.fetch(request, env)),
     host: config.http.host,
     port: config.http.port,
-    tls: config.http.tls,
-    maxHeaderBytes: config.http.maxHeaderBytes,
-    limits: {
-      headersTimeoutMs: config.http.headersTimeoutMs,
-      receiveTimeoutMs: config.http.receiveTimeoutMs,
-      keepAliveTimeoutMs: config.http.keepAliveTimeoutMs,
-      maxConnections: config.http.maxConnections,
-      maxConnectionsPerAddress: config.http.maxConnectionsPerAddress,
-    },
-    logger: logger.child({ component: 'tls' }),
+    ...serverOptions(config, logger),
   });
   const baseUrl = `${server.url}${config.http.basePath}`;
   let parts: Components;
@@ -108,6 +100,64 @@ export async function startGateway(
     throw error;
   }
   app = parts.app;
+  return running(config, logger, parts, server, baseUrl);
+}
+
+/** A worker's gateway: it takes the connections the primary accepted. */
+export interface WorkerGateway extends RunningGateway {
+  /** Serves a connection the primary accepted and handed over (nothing has read from it yet). */
+  accept(socket: Socket): void;
+}
+
+/**
+ * Starts one worker's gateway (serve --workers N): the primary listens on
+ * `options.url` and hands it connections (accept). Its parts are built
+ * before it has a server, so no connection ever meets a gateway that is
+ * still starting: the primary hands it none until it says it is ready.
+ */
+export async function startWorkerGateway(
+  config: Config,
+  logger: Logger,
+  options: { url: string; sharedSimulator: BuildOptions['sharedSimulator'] },
+): Promise<WorkerGateway> {
+  const baseUrl = `${options.url}${config.http.basePath}`;
+  const parts = await buildComponents(config, logger, {
+    sharedSimulator: options.sharedSimulator,
+    ownUrl: config.http.publicUrl ?? baseUrl,
+  });
+  const { app } = parts;
+  const server = serveHandedConnections({
+    fetch: (request, env) => app.fetch(request, env),
+    url: options.url,
+    ...serverOptions(config, logger),
+  });
+  return { ...running(config, logger, parts, server, baseUrl), accept: (socket) => server.accept(socket) };
+}
+
+/** The HTTP server's settings, whether it listens itself or is handed connections. */
+function serverOptions(config: Config, logger: Logger): Omit<HttpServerOptions, 'fetch'> {
+  return {
+    tls: config.http.tls,
+    maxHeaderBytes: config.http.maxHeaderBytes,
+    limits: {
+      headersTimeoutMs: config.http.headersTimeoutMs,
+      receiveTimeoutMs: config.http.receiveTimeoutMs,
+      keepAliveTimeoutMs: config.http.keepAliveTimeoutMs,
+      maxConnections: config.http.maxConnections,
+      maxConnectionsPerAddress: config.http.maxConnectionsPerAddress,
+    },
+    logger: logger.child({ component: 'tls' }),
+  };
+}
+
+/** The running gateway over its parts and its server: the shutdown in order, and the forced one. */
+function running(
+  config: Config,
+  logger: Logger,
+  parts: Components,
+  server: ListeningServer,
+  baseUrl: string,
+): RunningGateway {
   const { pool, demo } = parts;
   const sip2 = `${parts.target.host}:${parts.target.port}`;
   const demoMode = parts.sip2.startDemo !== null;

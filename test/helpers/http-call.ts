@@ -56,14 +56,16 @@ export interface RawAnswer {
 
 /**
  * One request on a TCP connection of its own (no keep-alive pool): a
- * shutdown test sees each request reach the listener anew, and node:cluster
- * hands each new connection to the next worker. Rejects after 10 s without
- * an answer.
+ * shutdown test sees each request reach the listener anew, and the primary
+ * of several workers hands each new connection to the next worker. Rejects
+ * after 10 s (`timeoutMs`) without an answer, with an error whose message
+ * starts "no answer within".
  */
 export function sendOnOwnConnection(
   url: string,
-  options: { method?: string; token?: string; json?: unknown } = {},
+  options: { method?: string; token?: string; json?: unknown; timeoutMs?: number } = {},
 ): Promise<RawAnswer> {
+  const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
     const body = options.json === undefined ? undefined : JSON.stringify(options.json);
     const req = httpRequest(
@@ -71,7 +73,7 @@ export function sendOnOwnConnection(
       {
         method: options.method ?? 'GET',
         agent: false,
-        timeout: REQUEST_TIMEOUT_MS,
+        timeout: timeoutMs,
         headers: {
           ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
           ...(body ? { 'content-type': 'application/json' } : {}),
@@ -85,7 +87,7 @@ export function sendOnOwnConnection(
         res.on('error', reject);
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)));
     req.on('error', reject);
     req.end(body);
   });

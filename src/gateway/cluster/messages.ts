@@ -11,10 +11,19 @@ import type { Sip2Target } from '../sip2.js';
 export type ToWorker =
   /**
    * The answer to "hello": the validated configuration (the same for every
-   * worker but for http.port, see primary.ts), in demo mode the primary's
-   * simulator, and the worker's number (1..N, kept by its replacements) for the logs.
+   * worker), where the primary listens (the gateway's own URL, which links
+   * start with), in demo mode the primary's simulator, and the worker's
+   * number (1..N, kept by its replacements) for the logs.
    */
-  | { type: 'paia-sip2:start'; config: Config; sharedSimulator: Sip2Target | null; worker: number }
+  | { type: 'paia-sip2:start'; config: Config; url: string; sharedSimulator: Sip2Target | null; worker: number }
+  /**
+   * A client's connection, sent with its socket as the message's handle: the
+   * primary accepted it and read nothing from it. The worker answers "took"
+   * with the same id and serves it.
+   */
+  | { type: 'paia-sip2:connection'; id: number }
+  /** The heartbeat: answer "pong" with the same beat (heartbeat.ts). */
+  | { type: 'paia-sip2:ping'; beat: number }
   /** Drain and exit, as on a first SIGTERM; a second one is no second signal. */
   | { type: 'paia-sip2:stop' }
   /** Drop everything and exit now, as on a second signal. */
@@ -26,13 +35,22 @@ export type ToWorker =
 export type FromWorker =
   /** Listening for messages: send the configuration. */
   | { type: 'paia-sip2:hello' }
-  /** The gateway runs and its listener takes connections. */
-  | { type: 'paia-sip2:listening'; url: string; baseUrl: string }
+  /** The gateway is built and serves: hand it connections. */
+  | { type: 'paia-sip2:ready' }
   /** The gateway could not start (the worker exits 1 next). */
-  | { type: 'paia-sip2:failed'; reason: string };
+  | { type: 'paia-sip2:failed'; reason: string }
+  /** The connection with this id arrived: the primary closes its copy of the socket. */
+  | { type: 'paia-sip2:took'; id: number }
+  /** The answer to a ping. */
+  | { type: 'paia-sip2:pong'; beat: number }
+  /** The worker drains (a signal of its own, or the primary's stop): no new connections for it. */
+  | { type: 'paia-sip2:draining' };
 
-/** What a worker is asked to do once its gateway runs: ToWorker without the start. */
-export type WorkerCommand = Exclude<ToWorker, { type: 'paia-sip2:start' }>;
+/** What a worker is asked to do once its gateway runs: the primary's commands to the gateway itself. */
+export type WorkerCommand = Extract<
+  ToWorker,
+  { type: 'paia-sip2:stop' } | { type: 'paia-sip2:force' } | { type: 'paia-sip2:reload-tls' }
+>;
 
 function typeOf(message: unknown): string | null {
   if (typeof message !== 'object' || message === null) return null;
@@ -40,8 +58,12 @@ function typeOf(message: unknown): string | null {
   return typeof type === 'string' && type.startsWith('paia-sip2:') ? type : null;
 }
 
-const TO_WORKER: ReadonlySet<string> = new Set(['start', 'stop', 'force', 'reload-tls'].map((t) => `paia-sip2:${t}`));
-const FROM_WORKER: ReadonlySet<string> = new Set(['hello', 'listening', 'failed'].map((t) => `paia-sip2:${t}`));
+const TO_WORKER: ReadonlySet<string> = new Set(
+  ['start', 'connection', 'ping', 'stop', 'force', 'reload-tls'].map((t) => `paia-sip2:${t}`),
+);
+const FROM_WORKER: ReadonlySet<string> = new Set(
+  ['hello', 'ready', 'failed', 'took', 'pong', 'draining'].map((t) => `paia-sip2:${t}`),
+);
 
 export function isToWorker(message: unknown): message is ToWorker {
   return TO_WORKER.has(typeOf(message) ?? '');

@@ -1,32 +1,32 @@
 import cluster, { type Worker } from 'node:cluster';
+import type { Socket } from 'node:net';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../log.js';
 import { demoStarter, type EmbeddedSimulator } from '../demo.js';
 import type { Serving } from '../index.js';
 import type { Sip2Target } from '../sip2.js';
+import { HandOut, type Outlet } from './hand-out.js';
+import { DEAD_MS, Heartbeat, LATE_MS, PING_INTERVAL_MS } from './heartbeat.js';
 import { type FromWorker, isFromWorker, type ToWorker } from './messages.js';
 
 /**
  * The primary process of `serve --workers N` (http.workers): it serves no
- * HTTP itself. It forks N workers (node:cluster re-runs the same command;
- * src/cli/main.ts sends a worker to src/cli/serve.ts's serveWorker), hands
- * each the configuration it validated, and waits until all of them listen on
- * the one port node:cluster shares among them. Then it supervises: a worker
- * that dies is replaced after a delay that doubles while the replacements
- * keep dying (a crash loop does not spin); a stop asks every worker to
- * drain and waits for all of them.
+ * HTTP itself. It listens on the port and forks N workers (node:cluster
+ * re-runs the same command; src/cli/main.ts sends a worker to
+ * src/cli/serve.ts's serveWorker), hands each the configuration it
+ * validated, and waits until all of them are ready. It hands each
+ * connection it accepts to a ready worker (hand-out.ts), never to one still
+ * starting. Then it supervises: it pings every worker each second and kills
+ * one that stops answering (heartbeat.ts); a worker that dies is replaced
+ * after a delay that doubles while the replacements keep dying (a crash loop
+ * does not spin); a stop closes the listener first, then asks every worker
+ * to drain and waits for all of them.
  *
  * Demo mode (no sip2.host): the embedded simulator runs here, once, and every
  * worker's SIP2 pool connects to it, so all workers see one library.
- *
- * http.port 0 (tests): node:cluster binds the listener once, in this process,
- * for the first worker that listens, and gives later workers listening on
- * port 0 the same socket; the port is the same as long as one worker holds
- * it. Once every worker has died the socket is closed, so a replacement is
- * told the port that was bound, not 0 (see portForNewWorker).
  */
 
-/** A worker that has not reported listening within this is killed (it counts as a start failure). */
+/** A worker that has not said it is ready within this is killed (it counts as a start failure). */
 const START_BOUND_MS = 60_000;
 /** A worker that ran this long before dying was no crash loop: its replacement starts after the first delay again. */
 const STABLE_MS = 60_000;
@@ -51,13 +51,17 @@ interface Slot {
   readonly number: number;
   worker: Worker | null;
   exited: Promise<Exit>;
-  /** The http.port the current worker was told. */
-  port: number;
-  listening: boolean;
+  /** The current worker's gateway is built: it takes connections (and is pinged). */
+  ready: boolean;
+  /** The current worker drains (a signal of its own or the primary's stop): it takes no new connections. */
+  draining: boolean;
+  heartbeat: Heartbeat;
+  /** Whether its heartbeat answer is late (logged when that changes). */
+  late: boolean;
   startedAt: number;
   /** Deaths in a row, each within STABLE_MS of its start. */
   crashes: number;
-  /** Why the current worker could not start, as it said (or the primary found). */
+  /** Why the current worker could not start or was killed, as it said (or the primary found). */
   failure: string | null;
   startTimer: NodeJS.Timeout | undefined;
   restartTimer: NodeJS.Timeout | undefined;
@@ -68,12 +72,14 @@ const describeExit = ({ code, signal }: Exit) => (signal ? `signal ${signal}` : 
 class Supervisor {
   private readonly slots: Slot[];
   private readonly log: Logger;
-  /** Where the workers listen: the first worker's report. */
+  private readonly handOut: HandOut;
+  /** Where the primary listens, once it does. */
   url: string | null = null;
   baseUrl: string | null = null;
-  /** While starting: settles once every worker listens, or one failed. */
+  /** While starting: settles once every worker is ready, or one failed. */
   private starting: { resolve(): void; reject(error: Error): void } | null = null;
   private stopping: Promise<'graceful' | 'forced'> | null = null;
+  private heartbeats: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly config: Config,
@@ -85,22 +91,38 @@ class Supervisor {
       number: index + 1,
       worker: null,
       exited: Promise.resolve({ code: 0, signal: null }),
-      port: config.http.port,
-      listening: false,
+      ready: false,
+      draining: false,
+      heartbeat: new Heartbeat(),
+      late: false,
       startedAt: 0,
       crashes: 0,
       failure: null,
       startTimer: undefined,
       restartTimer: undefined,
     }));
+    const outlets: Outlet[] = this.slots.map((slot) => ({
+      number: slot.number,
+      canTake: (now) => this.canTake(slot, now),
+      send: (id, socket, sent) => this.sendConnection(slot, id, socket, sent),
+    }));
+    this.handOut = new HandOut({ outlets: () => outlets, maxWaiting: config.http.maxConnections, logger });
   }
 
-  /** Forks every worker; resolves once all listen, rejects with the first one's reason that could not start. */
+  /** Binds http.host and http.port (0: a free port, kept for the primary's lifetime); rejects when it cannot. */
+  async listen(): Promise<void> {
+    const { host, port, tls, basePath } = this.config.http;
+    this.url = await this.handOut.listen(host, port, tls !== null);
+    this.baseUrl = `${this.url}${basePath}`;
+  }
+
+  /** Forks every worker; resolves once all are ready, rejects with the first one's reason that could not start. */
   start(): Promise<void> {
     const started = new Promise<void>((resolve, reject) => {
       this.starting = { resolve, reject };
     });
     for (const slot of this.slots) this.fork(slot);
+    this.heartbeats = setInterval(() => this.beat(), PING_INTERVAL_MS);
     return started.finally(() => {
       this.starting = null;
     });
@@ -111,15 +133,21 @@ class Supervisor {
     return this.slots.flatMap((slot) => (slot.worker?.process.pid === undefined ? [] : [slot.worker.process.pid]));
   }
 
-  /** Asks every worker to drain and waits until all have exited: "graceful" when each that served exited 0. */
+  /**
+   * Closes the listener, lets the connections still waiting in the primary
+   * go to the workers, then asks every worker to drain and waits until all
+   * have exited: "graceful" when each that served exited 0.
+   */
   stop(timeoutMs: number): Promise<'graceful' | 'forced'> {
     this.stopping ??= this.drain(timeoutMs);
     return this.stopping;
   }
 
-  /** Tells every worker to drop everything and exit. */
+  /** Closes every connection the primary holds and tells every worker to drop everything and exit. */
   forceStop(reason: string): void {
     this.stopping ??= Promise.resolve('forced');
+    clearInterval(this.heartbeats);
+    this.handOut.destroy();
     for (const slot of this.slots) {
       clearTimeout(slot.restartTimer);
       if (slot.worker) this.send(slot, { type: 'paia-sip2:force', reason });
@@ -127,23 +155,25 @@ class Supervisor {
   }
 
   reloadTls(): void {
-    const listening = this.slots.filter((slot) => slot.listening);
-    this.log.info({ workers: listening.length }, 'SIGHUP: asking every worker to reload the TLS certificate');
-    for (const slot of listening) this.send(slot, { type: 'paia-sip2:reload-tls' });
+    const ready = this.slots.filter((slot) => slot.ready);
+    this.log.info({ workers: ready.length }, 'SIGHUP: asking every worker to reload the TLS certificate');
+    for (const slot of ready) this.send(slot, { type: 'paia-sip2:reload-tls' });
   }
 
   private async drain(timeoutMs: number): Promise<'graceful' | 'forced'> {
-    // A worker waiting to be replaced stays down.
+    // A worker waiting to be replaced stays down; one slow to answer while it drains is bounded by the drain, not killed.
     for (const slot of this.slots) clearTimeout(slot.restartTimer);
+    clearInterval(this.heartbeats);
+    await this.handOut.close();
     const live = this.slots.filter((slot) => slot.worker !== null);
-    const served = live.filter((slot) => slot.listening);
+    const served = live.filter((slot) => slot.ready);
     this.log.info(
       { workers: served.length, pids: this.pids() },
-      'shutdown: asking every worker to drain (each within http.shutdownTimeoutMs)',
+      'shutdown: listener closed; asking every worker to drain (each within http.shutdownTimeoutMs)',
     );
     for (const slot of live) {
       // One still starting has nothing to drain.
-      if (slot.listening) this.send(slot, { type: 'paia-sip2:stop' });
+      if (slot.ready) this.send(slot, { type: 'paia-sip2:stop' });
       else slot.worker?.process.kill('SIGTERM');
     }
     let killed = false;
@@ -171,22 +201,65 @@ class Supervisor {
     return killed || unclean.length > 0 ? 'forced' : 'graceful';
   }
 
-  /**
-   * The port to tell a new worker. All workers must ask node:cluster for the
-   * same port to share one socket: while any worker runs, what it was told;
-   * once none does, the port the workers listened on (http.port 0 found a
-   * free one, which a new bind would not find again).
-   */
-  private portForNewWorker(): number {
-    const running = this.slots.find((slot) => slot.worker !== null);
-    if (running) return running.port;
-    return this.url === null ? this.config.http.port : Number(new URL(this.url).port);
+  private canTake(slot: Slot, now: number): boolean {
+    return (
+      slot.worker !== null &&
+      slot.ready &&
+      !slot.draining &&
+      slot.heartbeat.lateMs(now) <= LATE_MS &&
+      slot.worker.isConnected()
+    );
+  }
+
+  private sendConnection(slot: Slot, id: number, socket: Socket, sent: (error: Error | null) => void): void {
+    const message: ToWorker = { type: 'paia-sip2:connection', id };
+    const worker = slot.worker;
+    if (!worker) {
+      process.nextTick(sent, new Error('the worker has exited'));
+      return;
+    }
+    try {
+      // keepOpen: the primary's copy stays open until the worker took it (hand-out.ts says why).
+      worker.send(message, socket, { keepOpen: true }, sent);
+    } catch (error) {
+      process.nextTick(sent, error as Error);
+    }
+  }
+
+  /** Every second: kills the ready workers that have not answered for DEAD_MS, pings the others. */
+  private beat(): void {
+    const now = Date.now();
+    for (const slot of this.slots) {
+      const worker = slot.worker;
+      if (!worker || !slot.ready) continue;
+      const lateMs = slot.heartbeat.lateMs(now);
+      if (lateMs > DEAD_MS) {
+        slot.ready = false;
+        slot.failure = `did not answer the heartbeat for ${DEAD_MS / 1000} s (stopped or blocked)`;
+        this.log.error(
+          { worker: slot.number, workerPid: worker.process.pid, lateMs },
+          `worker ${slot.failure}; killing it`,
+        );
+        worker.process.kill('SIGKILL');
+        continue;
+      }
+      if (lateMs > LATE_MS && !slot.late) {
+        slot.late = true;
+        this.log.warn(
+          { worker: slot.number, workerPid: worker.process.pid, lateMs },
+          'worker does not answer the heartbeat; it gets no new connections until it does',
+        );
+      }
+      this.send(slot, { type: 'paia-sip2:ping', beat: slot.heartbeat.ping(now) });
+    }
   }
 
   private fork(slot: Slot): void {
     slot.restartTimer = undefined;
-    slot.port = this.portForNewWorker();
-    slot.listening = false;
+    slot.ready = false;
+    slot.draining = false;
+    slot.heartbeat = new Heartbeat();
+    slot.late = false;
     slot.failure = null;
     slot.startedAt = Date.now();
     const worker = cluster.fork();
@@ -205,7 +278,7 @@ class Supervisor {
       this.log.debug({ worker: slot.number, error: error.message }, 'IPC with a worker failed'),
     );
     slot.startTimer = setTimeout(() => {
-      slot.failure = `did not listen within ${START_BOUND_MS / 1000} s`;
+      slot.failure = `was not ready within ${START_BOUND_MS / 1000} s`;
       this.log.error({ worker: slot.number, workerPid: worker.process.pid }, `worker ${slot.failure}; killing it`);
       worker.process.kill('SIGKILL');
     }, START_BOUND_MS);
@@ -214,60 +287,61 @@ class Supervisor {
   private onMessage(slot: Slot, worker: Worker, message: FromWorker): void {
     if (slot.worker !== worker) return;
     switch (message.type) {
-      case 'paia-sip2:hello': {
+      case 'paia-sip2:hello':
         if (this.stopping) {
           worker.process.kill('SIGTERM');
           return;
         }
-        const config =
-          slot.port === this.config.http.port
-            ? this.config
-            : { ...this.config, http: { ...this.config.http, port: slot.port } };
         this.send(slot, {
           type: 'paia-sip2:start',
-          config,
+          config: this.config,
+          url: this.url as string,
           sharedSimulator: this.sharedSimulator,
           worker: slot.number,
         });
         return;
-      }
       case 'paia-sip2:failed':
         slot.failure = message.reason;
         return;
-      case 'paia-sip2:listening':
+      case 'paia-sip2:ready':
         clearTimeout(slot.startTimer);
-        slot.listening = true;
-        this.onListening(slot, worker, message.url, message.baseUrl);
+        slot.ready = true;
+        this.handOut.pump();
+        if (this.starting) {
+          if (this.slots.every((each) => each.ready)) this.starting.resolve();
+          return;
+        }
+        this.log.info({ worker: slot.number, workerPid: worker.process.pid }, 'replacement worker ready');
+        return;
+      case 'paia-sip2:took':
+        this.handOut.taken(slot.number, message.id);
+        return;
+      case 'paia-sip2:pong':
+        slot.heartbeat.answered(message.beat);
+        if (slot.late && slot.heartbeat.lateMs(Date.now()) <= LATE_MS) {
+          slot.late = false;
+          this.log.info({ worker: slot.number, workerPid: worker.process.pid }, 'worker answers the heartbeat again');
+          this.handOut.pump();
+        }
+        return;
+      case 'paia-sip2:draining':
+        slot.draining = true;
         return;
     }
-  }
-
-  private onListening(slot: Slot, worker: Worker, url: string, baseUrl: string): void {
-    if (this.url === null) {
-      this.url = url;
-      this.baseUrl = baseUrl;
-    } else if (url !== this.url) {
-      // Only with http.port 0, when the replacement of the last worker standing bound a new port before the others.
-      this.log.error({ worker: slot.number, url, expected: this.url }, 'worker listens on another port than announced');
-    }
-    if (this.starting) {
-      if (this.slots.every((each) => each.listening)) this.starting.resolve();
-      return;
-    }
-    this.log.info({ worker: slot.number, workerPid: worker.process.pid, url }, 'replacement worker listening');
   }
 
   private onExit(slot: Slot, worker: Worker, exit: Exit): void {
     if (slot.worker !== worker) return;
     clearTimeout(slot.startTimer);
     slot.worker = null;
-    slot.listening = false;
+    slot.ready = false;
+    this.handOut.gone(slot.number);
     if (this.stopping) return;
     const pid = worker.process.pid;
     if (this.starting) {
       this.starting.reject(
         new Error(
-          `worker ${slot.number} (pid ${pid}): ${slot.failure ?? `exited (${describeExit(exit)}) before listening`}`,
+          `worker ${slot.number} (pid ${pid}): ${slot.failure ?? `exited (${describeExit(exit)}) before it was ready`}`,
         ),
       );
       return;
@@ -303,7 +377,7 @@ class Supervisor {
 
 /**
  * Starts the N workers of http.workers (and, in demo mode, the embedded
- * simulator they share); resolves once every worker listens. If one cannot
+ * simulator they share); resolves once the primary listens and every worker is ready. If one cannot
  * start, the others are stopped and it rejects with that worker's reason.
  */
 export async function startWorkers(config: Config, logger: Logger): Promise<Serving> {
@@ -313,6 +387,12 @@ export async function startWorkers(config: Config, logger: Logger): Promise<Serv
     ? await startDemo(logger.child({ component: 'simulator' }))
     : null;
   const supervisor = new Supervisor(config, simulator?.target ?? null, log);
+  try {
+    await supervisor.listen();
+  } catch (error) {
+    await simulator?.stop();
+    throw error;
+  }
   try {
     await supervisor.start();
   } catch (error) {

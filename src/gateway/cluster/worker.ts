@@ -1,25 +1,28 @@
+import { Socket } from 'node:net';
 import type { Logger } from '../../log.js';
-import { gatewayLogger, type RunningGateway, startGateway } from '../index.js';
+import { gatewayLogger, type Serving, startWorkerGateway, type WorkerGateway } from '../index.js';
 import { type FromWorker, isToWorker, type ToWorker, type WorkerCommand } from './messages.js';
 
 /**
  * One worker process of `serve --workers N`: it asks the primary for the
- * configuration (the primary loaded and validated it once), starts the
- * gateway, whose listener node:cluster shares with the other workers, and
- * tells the primary that it listens, or why it could not start.
+ * configuration (the primary loaded and validated it once), builds the
+ * gateway, tells the primary that it is ready (or why it could not start),
+ * and from then on serves the connections the primary hands it and answers
+ * its heartbeat. It never listens itself.
  */
 
 /** How long a worker waits for its configuration after saying hello; the primary answers at once. */
 const CONFIG_WAIT_MS = 10_000;
 
 export interface StartedWorker {
-  readonly gateway: RunningGateway;
+  /** The gateway under signals: its stop() first tells the primary to send no more connections. */
+  readonly gateway: Serving;
   readonly logger: Logger;
   /**
    * Hands the primary's commands (stop, force, reload-tls) to `onCommand`
-   * from now on and tells the primary that this worker listens. Call it once
-   * the signal handlers are in place: the primary may stop everything as
-   * soon as every worker listens.
+   * from now on and tells the primary that this worker is ready. Call it
+   * once the signal handlers are in place: the primary may stop everything
+   * as soon as every worker is ready.
    */
   announce(onCommand: (command: WorkerCommand) => void): void;
 }
@@ -34,15 +37,33 @@ type StartMessage = Extract<ToWorker, { type: 'paia-sip2:start' }>;
 export async function startWorker(): Promise<StartedWorker> {
   if (!process.send) throw new Error('not a worker process: started without an IPC channel to a primary');
   let onCommand: ((command: WorkerCommand) => void) | null = null;
+  let gateway: WorkerGateway | null = null;
   let received: (start: StartMessage) => void = () => {};
   const startMessage = new Promise<StartMessage>((resolve) => {
     received = resolve;
   });
-  process.on('message', (message: unknown) => {
+  process.on('message', (message: unknown, handle: unknown) => {
     if (!isToWorker(message)) return;
-    if (message.type === 'paia-sip2:start') received(message);
-    // Commands before announce() cannot come: the primary sends them only to workers that said they listen.
-    else onCommand?.(message);
+    switch (message.type) {
+      case 'paia-sip2:start':
+        received(message);
+        return;
+      case 'paia-sip2:ping':
+        send({ type: 'paia-sip2:pong', beat: message.beat });
+        return;
+      case 'paia-sip2:connection':
+        // Node drops a connection message whose socket did not arrive; the primary notices (hand-out.ts).
+        if (!(handle instanceof Socket)) return;
+        // Said before anything is read from it: until then the primary may hand it to another worker if this one dies.
+        send({ type: 'paia-sip2:took', id: message.id });
+        // The primary hands connections only to a worker that said it is ready, which it does once the gateway runs.
+        if (gateway) gateway.accept(handle);
+        else handle.destroy();
+        return;
+      default:
+        // Commands before announce() cannot come: the primary sends them only to workers that said they are ready.
+        onCommand?.(message);
+    }
   });
   send({ type: 'paia-sip2:hello' });
 
@@ -60,19 +81,35 @@ export async function startWorker(): Promise<StartedWorker> {
   }
 
   const logger = gatewayLogger(start.config).child({ worker: start.worker });
-  let gateway: RunningGateway;
+  let running: WorkerGateway;
   try {
-    gateway = await startGateway(start.config, logger, { sharedSimulator: start.sharedSimulator });
+    running = await startWorkerGateway(start.config, logger, {
+      url: start.url,
+      sharedSimulator: start.sharedSimulator,
+    });
   } catch (error) {
     send({ type: 'paia-sip2:failed', reason: (error as Error).message });
     throw error;
   }
+  gateway = running;
   return {
-    gateway,
+    gateway: {
+      url: running.url,
+      baseUrl: running.baseUrl,
+      shutdownTimeoutMs: running.shutdownTimeoutMs,
+      demo: running.demo,
+      reloadTls: () => running.reloadTls(),
+      forceStop: (reason) => running.forceStop(reason),
+      stop(timeoutMs) {
+        // A signal of the worker's own comes before the primary hears of it: no new connections for a draining worker.
+        send({ type: 'paia-sip2:draining' });
+        return running.stop(timeoutMs);
+      },
+    },
     logger,
     announce(listener) {
       onCommand = listener;
-      send({ type: 'paia-sip2:listening', url: gateway.url, baseUrl: gateway.baseUrl });
+      send({ type: 'paia-sip2:ready' });
     },
   };
 }
