@@ -8,63 +8,18 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trackChild } from '../helpers/children.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
+import { openSocket, parseRaw, raw } from '../helpers/raw-http.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const LOGIN = JSON.stringify({ username: 'alice', password: 'alice-pass', grant_type: 'password' });
-
-interface RawAnswer {
-  /** Everything the server sent before it closed the connection. */
-  text: string;
-  /** Milliseconds from connecting to the server's close. */
-  closedAfterMs: number;
-}
-
-/** Opens a raw TCP connection to the gateway, lets `talk` write on it, and collects what comes back until the server closes (at most `timeoutMs`). */
-function raw(url: string, talk: (socket: Socket) => void, timeoutMs = 15_000): Promise<RawAnswer> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const socket = connect({ host: hostname, port: Number(port) }, () => talk(socket));
-    let text = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`the gateway did not close the connection within ${timeoutMs} ms; got: ${text.slice(0, 300)}`));
-    }, timeoutMs);
-    socket.on('error', () => {}); // a reset after the answer is a close too
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve({ text, closedAfterMs: Date.now() - started });
-    });
-  });
-}
-
-/** Status and parsed JSON body of a raw HTTP response. */
-function parseRaw(text: string): { status: number; headers: string; body: Record<string, unknown> } {
-  const [head = '', body = ''] = text.split('\r\n\r\n');
-  return { status: Number(head.split(' ')[1]), headers: head, body: JSON.parse(body) as Record<string, unknown> };
-}
-
-/** A socket that stays open until the test ends it, resolved once connected. */
-function openSocket(url: string): Promise<Socket> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) }, () => resolve(socket));
-    socket.on('error', reject);
-  });
-}
 
 async function metric(url: string, name: string): Promise<string[]> {
   const text = await (await fetch(`${url}/metrics`)).text();

@@ -10,6 +10,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
+import { parseRaw } from '../helpers/raw-http.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 /** The stalled head: a request line and a Host header, never the blank line that ends the head. */
@@ -83,12 +84,6 @@ async function all<T>(promises: Array<Promise<T>>, timeoutMs: number, what: stri
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Status and JSON body of a raw HTTP response that came whole. */
-function parseRaw(text: string): { status: number; headers: string; body: unknown } {
-  const [head = '', body = ''] = text.split('\r\n\r\n');
-  return { status: Number(head.split(' ')[1]), headers: head, body: JSON.parse(body) };
 }
 
 /** Milliseconds until `path` answers 200 on a fresh connection, trying again until `withinMs`; null if never. */

@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import { copyFileSync, readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,7 @@ import { makeTestCerts } from '../helpers/certs.js';
 import { isRunning } from '../helpers/children.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 import { sendOnOwnConnection as send } from '../helpers/http-call.js';
+import { openSocket, raw } from '../helpers/raw-http.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
@@ -187,37 +188,6 @@ function connectionRefused(url: string): Promise<boolean> {
       resolve(false);
     });
     socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
-  });
-}
-
-/** A TCP connection that sends nothing and stays open until the test ends it, resolved once connected. */
-function openSocket(url: string): Promise<Socket> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) }, () => resolve(socket));
-    socket.on('error', reject);
-  });
-}
-
-/** Writes with `talk` on a raw connection and collects what comes back until the server closes it (at most 10 s). */
-function raw(url: string, talk: (socket: Socket) => void): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) }, () => talk(socket));
-    let text = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`the gateway did not close the connection within 10 s; got: ${text.slice(0, 300)}`));
-    }, 10_000);
-    socket.on('error', () => {}); // a reset after the answer is a close too
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(text);
-    });
   });
 }
 
@@ -413,8 +383,8 @@ describe('serve --workers 2 with the Redis store', () => {
       expect(answer.headers.connection).toBe('close');
     }
     const loginAnswer = await slowLogin;
-    expect(loginAnswer).toMatch(/^HTTP\/1\.1 200 /);
-    expect(loginAnswer).toMatch(/\r\nconnection: close\r\n/i);
+    expect(loginAnswer.text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(loginAnswer.text).toMatch(/\r\nconnection: close\r\n/i);
     expect(await exit).toEqual({ code: 0, signal: null });
     // Both workers held some of them.
     const served = logLines(g).filter(isPatronRequest);
@@ -430,15 +400,15 @@ describe('serve --workers 2 with the Redis store', () => {
       const drip = setInterval(() => socket.writable && socket.write('X-Slow: 1\r\n'), 300);
       socket.once('close', () => clearInterval(drip));
     });
-    expect(slow).toMatch(/^HTTP\/1\.1 408 /);
+    expect(slow.text).toMatch(/^HTTP\/1\.1 408 /);
 
     // One idle connection for each worker (they go in turn), then a third: over its worker's cap of 1.
     const held = [await openSocket(g.url), await openSocket(g.url)];
     try {
       await sleep(300);
       const refused = await raw(g.url, (socket) => socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'));
-      expect(refused).toMatch(/^HTTP\/1\.1 503 /);
-      expect(refused).toContain('too many connections are open');
+      expect(refused.text).toMatch(/^HTTP\/1\.1 503 /);
+      expect(refused.text).toContain('too many connections are open');
     } finally {
       for (const socket of held) socket.destroy();
     }
