@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Backend, PatronLookup } from '../backend/types.js';
-import { type CancelSignal, delay } from '../cancel-signal.js';
+import type { CancelSignal } from '../cancel-signal.js';
 import type { SessionStore } from '../state/sessions.js';
 import type { LoginOutcome } from './login.js';
 import type { LockoutEvent, LoginThrottle } from './login-throttle.js';
@@ -86,14 +86,6 @@ export class ClientCredentialsLogin {
     if (!gate.allowed) {
       if (gate.reason === 'busy') return { kind: 'busy', retryAfterSeconds: gate.retryAfterSeconds };
       return { kind: 'rejected', retryAfterSeconds: gate.retryAfterSeconds };
-    }
-    // An address in a lockout waits before its secret is checked: cutting the wait short gets nothing checked.
-    if (gate.attempt.slowdownMs > 0) {
-      await delay(gate.attempt.slowdownMs, signal);
-      if (signal?.aborted) {
-        await gate.attempt.undo().catch(() => {});
-        return { kind: 'rejected' };
-      }
     }
     const verify = client !== undefined && fromItsHosts ? client.verify : options.clients.checkWithoutClient;
     let secretOk = false;

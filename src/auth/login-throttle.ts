@@ -67,7 +67,7 @@ export interface TrustedClients {
 export interface LoginThrottleOptions {
   /** Failed attempts per account before lockouts start. */
   freeAttemptsPerUser?: number;
-  /** Failed attempts per client address before its failed answers are slowed. */
+  /** Failed attempts per client address before its attempts are slowed. */
   freeAttemptsPerAddress?: number;
   /** First lockout once the free attempts are used up (whole seconds in the store). */
   baseDelayMs?: number;
@@ -77,7 +77,7 @@ export interface LoginThrottleOptions {
   forgetAfterMs?: number;
   /** Login attempts per second sent to the ILS, all addresses together (each within its share up to twice this). */
   maxAttemptsPerSecond?: number;
-  /** Longest a failed answer to an address in lockout is held back. */
+  /** Longest an attempt from an address in lockout waits before it counts and is checked. */
   maxSlowdownMs?: number;
   /** Longest an attempt waits behind other attempts at the same account before it is answered busy. */
   maxQueueWaitMs?: number;
@@ -129,8 +129,6 @@ export interface LoginThrottleStats {
 
 /** One started login; settle it with exactly one of these. */
 export interface LoginAttempt {
-  /** How long to hold the attempt back before its credentials are checked: the address is in a lockout (0: not). */
-  readonly slowdownMs: number;
   /** Right credentials for this ILS patron: the account's failures are cleared. */
   succeeded(patron: string): Promise<void>;
   /** The ILS rejected the credentials (`patron`: the patron it named, if any); returns the lockouts this begins. */
@@ -243,8 +241,9 @@ export class LoginThrottle {
 
   /**
    * Asks whether a login for this username from this address may go to the
-   * ILS now; may wait (at most maxQueueWaitMs, or until `signal` aborts)
-   * behind other attempts at the same account.
+   * ILS now; may wait, until `signal` aborts or at most: the address's
+   * slowdown (maxSlowdownMs, while the address is in a lockout), then
+   * maxQueueWaitMs behind other attempts at the same account.
    */
   begin(username: string, address?: string, signal?: CancelSignal): Promise<LoginGate> {
     return this.#begin({ kind: 'username', username }, address, signal);
@@ -270,8 +269,19 @@ export class LoginThrottle {
     const subject: Subject = { account, user, from, trusted };
     const patron = account.kind === 'username' ? await this.#store.recall(`login-patron:${user}`) : null;
 
-    const lockedMs = await this.#lockedFor(subject, patron);
+    let lockedMs = await this.#lockedFor(subject, patron);
     if (lockedMs > 0) return this.#locked(lockedMs);
+    // An address in a lockout waits first, before its attempt counts anywhere: it holds no place under the ceiling
+    // and no lease of the account meanwhile (so it crowds out nobody), and a client that stops waiting gets nothing
+    // checked. What comes out of the wait goes through every check as if it had just arrived.
+    const slowdownMs = from === undefined ? 0 : Math.min(this.#maxSlowdownMs, await this.#lockLeft('address', from));
+    if (slowdownMs > 0) {
+      await delay(slowdownMs, signal);
+      // The call is over (its client went, its deadline passed): nobody reads this answer.
+      if (signal?.aborted) return { allowed: false, reason: 'busy', retryAfterSeconds: 1 };
+      lockedMs = await this.#lockedFor(subject, patron);
+      if (lockedMs > 0) return this.#locked(lockedMs);
+    }
     if (!(await this.#admit(from, trusted))) {
       this.#busy += 1;
       return { allowed: false, reason: 'busy', retryAfterSeconds: 1 };
@@ -289,10 +299,8 @@ export class LoginThrottle {
           // The attempt that made the count reach the free ones may have locked the account while this one waited.
           const lockedNow = failures < this.#freeUser ? 0 : await this.#lockedFor(subject, patron);
           if (lockedNow > 0) return this.#locked(lockedNow);
-          const slowdownMs =
-            from === undefined ? 0 : Math.min(this.#maxSlowdownMs, await this.#lockLeft('address', from));
           admitted = true;
-          return { allowed: true, attempt: this.#attempt(subject, lease, slowdownMs) };
+          return { allowed: true, attempt: this.#attempt(subject, lease) };
         }
       } finally {
         // Whatever ends this round (a refusal, a store failure) but an admission gives the lease back.
@@ -308,7 +316,7 @@ export class LoginThrottle {
     }
   }
 
-  #attempt(subject: Subject, lease: Lease, slowdownMs: number): LoginAttempt {
+  #attempt(subject: Subject, lease: Lease): LoginAttempt {
     const { account, user, from } = subject;
     let settled = false;
     const settle = () => {
@@ -325,7 +333,6 @@ export class LoginThrottle {
       }
     };
     return {
-      slowdownMs,
       succeeded: async (patron) => {
         if (!settle()) return;
         await releasing(async () => {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Backend, CredentialCheck } from '../backend/types.js';
-import { type CancelSignal, delay } from '../cancel-signal.js';
+import type { CancelSignal } from '../cancel-signal.js';
 import type { SessionStore } from '../state/sessions.js';
 import type { ClientAllowlist } from './client-allowlist.js';
 import type { LockoutEvent, LoginThrottle } from './login-throttle.js';
@@ -104,15 +104,6 @@ export class LoginService {
       if (gate.reason === 'busy') return { kind: 'busy', retryAfterSeconds: gate.retryAfterSeconds };
       // Same answer as a wrong password (plus Retry-After): nothing says whether the account exists.
       return { kind: 'rejected', retryAfterSeconds: gate.retryAfterSeconds };
-    }
-    // An address in a lockout waits before its attempt goes to the ILS: a client that stops waiting gets nothing
-    // checked, and a guess costs the wait whether or not the client waits for its answer.
-    if (gate.attempt.slowdownMs > 0) {
-      await delay(gate.attempt.slowdownMs, request.signal);
-      if (request.signal?.aborted) {
-        await gate.attempt.undo().catch(() => {});
-        return { kind: 'rejected' };
-      }
     }
     let verdict: CredentialCheck;
     try {

@@ -294,6 +294,12 @@ function collectWarnings(config: Config, warnings: string[]): void {
       'state.store is "redis" and paia.patronIdSecret is not set: the usernames and patron ids in the names of Redis keys are plain SHA-256 hashes, which whoever can read Redis can match by trying every barcode; set paia.patronIdSecret (openssl rand -base64 48; with paia.patronId "barcode" the patron ids stay as they are)',
     );
   }
+  const slowdownMs = config.auth.bruteForce.maxSlowdownSeconds * 1000;
+  if (slowdownMs >= config.http.requestTimeoutMs) {
+    warnings.push(
+      `auth.bruteForce.maxSlowdownSeconds (${config.auth.bruteForce.maxSlowdownSeconds} s) is not below http.requestTimeoutMs (${config.http.requestTimeoutMs} ms): a login from an address in lockout would wait out the whole call and get 504, even with the right password; keep it well below`,
+    );
+  }
   const hashCosts = new Set(
     config.auth.clients.flatMap((client) => {
       const parsed = client.secretHash === undefined ? null : parseSecretHash(client.secretHash);

@@ -816,7 +816,7 @@ const authSection = section({
    * system logging in all its patrons from one address); null: the general ones.
    */
   allowedClientLimits: section({
-    /** Failed logins from one such address before its failed answers are slowed down. */
+    /** Failed logins from one such address before its attempts are slowed down. */
     freeFailuresPerAddress: integer(1, 10_000_000, 'must be a whole number between 1 and 10000000, or null')
       .nullable()
       .default(null),
@@ -829,8 +829,8 @@ const authSection = section({
    * Brute-force protection: failed logins counted per account (canonical
    * username, and the patron the ILS names); past the free ones each failure
    * doubles a lockout, up to the cap. Failures per client address only slow
-   * that address's failed answers down: a correct password is never refused
-   * because of its address.
+   * that address's attempts down (they wait before they are checked): a
+   * correct password is never refused because of its address.
    */
   bruteForce: section({
     /** Failed logins of one username before the lockout starts. */

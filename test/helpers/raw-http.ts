@@ -7,7 +7,7 @@ import { connect, type Socket } from 'node:net';
  * the server writes below the app.
  */
 
-export interface RawAnswer {
+export interface RawExchange {
   /** Everything the server sent before it closed the connection. */
   text: string;
   /** Milliseconds from connecting to the server's close. */
@@ -15,7 +15,7 @@ export interface RawAnswer {
 }
 
 /** Opens a raw TCP connection to the gateway, lets `talk` write on it, and collects what comes back until the server closes (at most `timeoutMs`). */
-export function raw(url: string, talk: (socket: Socket) => void, timeoutMs = 15_000): Promise<RawAnswer> {
+export function raw(url: string, talk: (socket: Socket) => void, timeoutMs = 15_000): Promise<RawExchange> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const started = Date.now();

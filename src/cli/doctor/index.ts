@@ -94,6 +94,8 @@ async function steps(
 ): Promise<void> {
   const { settings, dialect } = setup;
   report.line('paia-sip2 doctor');
+  // First, on its own: it needs no ILS session, and a failing ILS step must not hide it.
+  if (run.stateStore !== undefined) await stateStore(report, run.stateStore);
   const target = setup.startDemo ? await startDemo(setup, setup.startDemo, report, cleanups) : setup.target;
   if (target === null) throw new Error('no SIP2 target: neither sip2.host nor the embedded simulator');
   report.line(
@@ -116,7 +118,6 @@ async function steps(
   const acs = await acsStatus(ctx, first);
   await roundTrips(ctx, first, run.roundTrips);
   await sessionsAtOnce(ctx);
-  if (run.stateStore !== undefined) await stateStore(report, run.stateStore);
   // The patron's calls get sessions of their own, as in the gateway; a one-worker ILS needs this one gone first.
   first.close('doctor: first session done');
 

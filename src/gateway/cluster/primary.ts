@@ -80,6 +80,8 @@ class Supervisor {
   private starting: { resolve(): void; reject(error: Error): void } | null = null;
   private stopping: Promise<'graceful' | 'forced'> | null = null;
   private heartbeats: NodeJS.Timeout | undefined;
+  /** When beat() last ran: a much later one means the primary itself was stopped (see beat). */
+  private lastBeatAt = 0;
 
   constructor(
     private readonly config: Config,
@@ -122,6 +124,7 @@ class Supervisor {
       this.starting = { resolve, reject };
     });
     for (const slot of this.slots) this.fork(slot);
+    this.lastBeatAt = Date.now();
     this.heartbeats = setInterval(() => this.beat(), PING_INTERVAL_MS);
     return started.finally(() => {
       this.starting = null;
@@ -229,10 +232,14 @@ class Supervisor {
   /** Every second: kills the ready workers that have not answered for DEAD_MS, pings the others. */
   private beat(): void {
     const now = Date.now();
+    // A beat this late means the primary itself was stopped (a paused VM or container): the workers' answers
+    // are still unread in its channels, so no worker is judged on this round.
+    const judge = now - this.lastBeatAt < 2 * PING_INTERVAL_MS;
+    this.lastBeatAt = now;
     for (const slot of this.slots) {
       const worker = slot.worker;
       if (!worker || !slot.ready) continue;
-      const lateMs = slot.heartbeat.lateMs(now);
+      const lateMs = judge ? slot.heartbeat.lateMs(now) : 0;
       if (lateMs > DEAD_MS) {
         slot.ready = false;
         slot.failure = `did not answer the heartbeat for ${DEAD_MS / 1000} s (stopped or blocked)`;
@@ -285,6 +292,11 @@ class Supervisor {
   }
 
   private onMessage(slot: Slot, worker: Worker, message: FromWorker): void {
+    // A dead worker's last messages are still read (see onExit): its "took" says the connection is its own.
+    if (message.type === 'paia-sip2:took' && slot.worker === null) {
+      this.handOut.taken(slot.number, message.id);
+      return;
+    }
     if (slot.worker !== worker) return;
     switch (message.type) {
       case 'paia-sip2:hello':
@@ -335,7 +347,10 @@ class Supervisor {
     clearTimeout(slot.startTimer);
     slot.worker = null;
     slot.ready = false;
-    this.handOut.gone(slot.number);
+    // The process's exit can come before the last messages it wrote (a "took") are read from the channel: the
+    // connection it had is handed on only once the channel is closed and every one of them was read.
+    if (worker.isConnected()) worker.once('disconnect', () => this.handOut.gone(slot.number));
+    else this.handOut.gone(slot.number);
     if (this.stopping) return;
     const pid = worker.process.pid;
     if (this.starting) {

@@ -249,6 +249,14 @@ describe('rules across settings', () => {
     ]);
   });
 
+  it('a slowdown as long as the whole call is a warning: a correct login from a slowed address would get 504', () => {
+    const slow = { PAIA_AUTH_BRUTE_FORCE_MAX_SLOWDOWN_SECONDS: '30', PAIA_HTTP_REQUEST_TIMEOUT_MS: '30000' };
+    expect(loadConfigWithWarnings({ env: slow }).warnings).toEqual([
+      expect.stringMatching(/^auth\.bruteForce\.maxSlowdownSeconds \(30 s\) is not below http\.requestTimeoutMs/),
+    ]);
+    expect(loadConfigWithWarnings({ env: { ...slow, PAIA_HTTP_REQUEST_TIMEOUT_MS: '31000' } }).warnings).toEqual([]);
+  });
+
   it('client secret hashes of different costs are a warning: the cheaper ones could be told apart by time', async () => {
     const { hashSecret } = await import('../../../src/auth/client-secret.js');
     const clients = async (costs: number[]) =>
