@@ -51,6 +51,8 @@ A SIP2 server (ACS) with sample data, dialects and fault injection.
                             sc-status-first=on|off  after login only 99 is accepted, else the connection closes
                             ids=exact|folded  patron identifiers (AA) matched exactly, or ignoring case,
                                               accents and trailing spaces as Koha's database does
+                            unavailable-holds=pending|closed  CD lists the pending holds, or only closed
+                                              ones (FOLIO: none here, while AS lists every hold)
                             none              no profile (the default)
   --log-level LEVEL       ${LOG_LEVELS.join(' | ')} (default info; debug traces SIP2, passwords masked)
   -h, --help              this text

@@ -21,6 +21,15 @@ export type FineFormat = (typeof FINE_FORMATS)[number];
 const COUNT_MODES = ['exact', 'folio', 'blank', 'zero'] as const;
 export type CountMode = (typeof COUNT_MODES)[number];
 
+/**
+ * What the 64's unavailable holds list (CD) holds: pending (the holds not
+ * yet available, as the 3M text, the Perl SIPServer and Evergreen have it),
+ * or closed (only unfilled or cancelled requests, as FOLIO's edge-sip2; the
+ * simulator keeps none, so CD is empty while AS still lists every hold).
+ */
+const UNAVAILABLE_HOLDS = ['pending', 'closed'] as const;
+type UnavailableHolds = (typeof UNAVAILABLE_HOLDS)[number];
+
 /** How a patron identifier sent in AA is matched against the stored ones (patron-ids.ts). */
 const ID_MATCHES = ['exact', 'folded'] as const;
 export type IdMatch = (typeof ID_MATCHES)[number];
@@ -43,6 +52,8 @@ export interface Profile {
   ids: IdMatch;
   /** How the 64's six counts are written. */
   counts: CountMode;
+  /** Which holds the 64's CD lists. */
+  unavailableHolds: UnavailableHolds;
 }
 
 export function defaultProfile(): Profile {
@@ -56,6 +67,7 @@ export function defaultProfile(): Profile {
     scStatusFirst: false,
     ids: 'exact',
     counts: 'exact',
+    unavailableHolds: 'pending',
   };
 }
 
@@ -72,18 +84,29 @@ export const PRESETS: Readonly<Record<string, string>> = {
   // Evergreen's SIPServer with the default av_format eg_legacy; its list slices pad like SIPServer's.
   evergreen: 'fines=eg-legacy,pad=on',
   // FOLIO edge-sip2: AV = item barcodes of open fee/fine accounts, BV as a Java float, the
-  // unavailable holds count blank.
-  folio: 'fines=folio,counts=folio',
+  // unavailable holds count blank, CD only closed requests (PatronRepository getUnavailableHoldItems).
+  folio: 'fines=folio,counts=folio,unavailable-holds=closed',
 };
 
-const KNOBS = ['workers', 'idle-timeout', 'fines', 'bv', 'bh', 'pad', 'sc-status-first', 'ids', 'counts'] as const;
+const KNOBS = [
+  'workers',
+  'idle-timeout',
+  'fines',
+  'bv',
+  'bh',
+  'pad',
+  'sc-status-first',
+  'ids',
+  'counts',
+  'unavailable-holds',
+] as const;
 
 /** What `--help`, the README and error messages list. */
 const PROFILE_HELP = [
   `presets: ${Object.keys(PRESETS).join(', ')}`,
   'knobs: workers=N (1-1000), idle-timeout=S (0 = never), ' +
     `fines=${FINE_FORMATS.join('|')}, bv=on|off, bh=on|off, pad=on|off, sc-status-first=on|off, ` +
-    `ids=${ID_MATCHES.join('|')}, counts=${COUNT_MODES.join('|')}`,
+    `ids=${ID_MATCHES.join('|')}, counts=${COUNT_MODES.join('|')}, unavailable-holds=${UNAVAILABLE_HOLDS.join('|')}`,
 ].join('; ');
 
 export class ProfileError extends Error {}
@@ -155,6 +178,11 @@ function applyKnob(profile: Profile, term: string): Profile {
         throw new ProfileError(`counts must be one of ${COUNT_MODES.join(', ')} (got "${value}")`);
       }
       return { ...profile, counts: value as CountMode };
+    case 'unavailable-holds':
+      if (!(UNAVAILABLE_HOLDS as readonly string[]).includes(value)) {
+        throw new ProfileError(`unavailable-holds must be one of ${UNAVAILABLE_HOLDS.join(', ')} (got "${value}")`);
+      }
+      return { ...profile, unavailableHolds: value as UnavailableHolds };
   }
 }
 
@@ -178,6 +206,7 @@ function example(name: string): string {
       fines: 'fines=koha',
       ids: 'ids=folded',
       counts: 'counts=zero',
+      'unavailable-holds': 'unavailable-holds=closed',
     }[name] ?? `${name}=on`
   );
 }
@@ -195,5 +224,6 @@ export function describeProfile(profile: Profile): string {
   if (profile.scStatusFirst) terms.push('sc-status-first=on');
   if (profile.ids !== base.ids) terms.push(`ids=${profile.ids}`);
   if (profile.counts !== base.counts) terms.push(`counts=${profile.counts}`);
+  if (profile.unavailableHolds !== base.unavailableHolds) terms.push(`unavailable-holds=${profile.unavailableHolds}`);
   return terms.join(',');
 }

@@ -301,6 +301,8 @@ function patronInformation(request: PatronInformation, ctx: ResponseContext): Pa
     hold.target.kind === 'item' ? hold.target.barcode : hold.target.titleId;
   const asHolds = dialect.holdLists === 'ready-in-AS' ? summary.readyHolds : summary.holds;
   const profile = ctx.profile ?? defaultProfile();
+  // No hold is ever closed here: an ILS whose CD lists only closed requests lists none.
+  const cdHolds = profile.unavailableHolds === 'closed' ? [] : summary.pendingHolds;
   const fines = fineList(summary.fines, profile.fines, (fine) => fineEntry(fine, ctx));
   let lists: Record<string, readonly string[]> = {
     hold: asHolds.map(holdEntry),
@@ -308,7 +310,7 @@ function patronInformation(request: PatronInformation, ctx: ResponseContext): Pa
     charged: summary.loans.map((item) => item.barcode),
     fine: fines.entries,
     recall: [],
-    unavailableHold: summary.pendingHolds.map(holdEntry),
+    unavailableHold: cdHolds.map(holdEntry),
   };
   const counts: Record<string, number> = Object.fromEntries(
     Object.entries(lists).map(([name, list]) => [name, list.length]),

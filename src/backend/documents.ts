@@ -22,8 +22,47 @@ export interface DocumentContext {
   uris: UriTemplates;
   /** Whether holds can be cancelled over SIP2 (98 BX "hold"); undefined when not known. */
   canCancel: boolean | undefined;
-  /** False when the patron's renewal privileges are denied; otherwise undefined: SIP2 does not say per item. */
-  canRenew: false | undefined;
+  /** Whether the patron's loans can be renewed over SIP2 (`renewalOffered`); undefined when not known. */
+  canRenew: boolean | undefined;
+}
+
+/**
+ * `canrenew` of a patron's loans: false when the 64 denies the patron
+ * renewal privileges or the 98's BX says the ILS takes no 29 renew; true
+ * when BX says it does; undefined (unknown, left out) without a 98. SIP2
+ * says nothing per item, so a loan at its renewal limit or wanted by
+ * another patron is offered too and its renewal comes back with the ILS's
+ * reason in `error`.
+ */
+export function renewalOffered(renewalPrivilegesDenied: boolean, acsRenews: boolean | undefined): boolean | undefined {
+  return renewalPrivilegesDenied ? false : acsRenews;
+}
+
+/**
+ * Circulation statuses of an 18 that say its item waits for nobody on the
+ * hold shelf: still on loan (charged, charged not to be recalled, recalled),
+ * on the shelf not yet trapped (available), or on its way (in transit).
+ */
+const NOT_WAITING: ReadonlySet<number> = new Set([
+  CIRCULATION_STATUS.charged,
+  CIRCULATION_STATUS.chargedNoRecall,
+  CIRCULATION_STATUS.recalled,
+  CIRCULATION_STATUS.available,
+  CIRCULATION_STATUS.inTransit,
+]);
+
+/**
+ * The kind of a hold once its item's 18 is in. A dialect whose AS lists
+ * every hold (all-in-AS) makes each AS entry not also in CD a ready one;
+ * but an ILS may keep CD for something else (FOLIO's edge-sip2 lists only
+ * closed requests there), so such an entry is ready only when its item's
+ * circulation status does not contradict it: one still on loan, on the
+ * shelf or in transit is pending (1, or 2 in transit). A hold-shelf item
+ * (08), or a status that says nothing of the sort, stays ready (4).
+ */
+export function settledKind(kind: EntryKind, info: ItemInformationResponse, dialect: Dialect): EntryKind {
+  if (kind !== 'ready' || dialect.holdLists !== 'all-in-AS') return kind;
+  return info.circulationStatus !== null && NOT_WAITING.has(info.circulationStatus) ? 'pending' : kind;
 }
 
 /** True for an 18 that does not know its item: a list entry that is not a barcode, i.e. a title id. */
@@ -37,10 +76,11 @@ export function isUnknownItem(info: ItemInformationResponse): boolean {
 /** One document of the items method from a list entry and its 17 answer. */
 export function itemDocument(
   entry: string,
-  kind: EntryKind,
+  listed: EntryKind,
   info: ItemInformationResponse,
   ctx: DocumentContext,
 ): PaiaDocument {
+  const kind = settledKind(listed, info, ctx.dialect);
   if (isUnknownItem(info) && kind !== 'held') return titleHoldDocument(entry, kind, ctx);
   const doc: PaiaDocument = { status: statusOf(kind, info), item: ctx.uris.item.build(entry) };
   const about = nonEmpty(info.titleIdentifier);

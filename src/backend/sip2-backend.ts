@@ -8,6 +8,7 @@ import {
   firstPageRange,
   type HoldResponse,
   type ItemInformationResponse,
+  isIsoDate,
   isSip2Failure,
   listCount,
   type PagingOptions,
@@ -22,9 +23,18 @@ import {
   type Sip2Messages,
   SUPPORTED_MESSAGES,
   type SummaryList,
+  type SupportedMessage,
 } from '../sip2/index.js';
 import { accountState, expiryOf, localDateOf } from './account-state.js';
-import { type DocumentContext, type EntryKind, itemDocument, nonEmpty, queueLength, storageOf } from './documents.js';
+import {
+  type DocumentContext,
+  type EntryKind,
+  itemDocument,
+  nonEmpty,
+  queueLength,
+  renewalOffered,
+  storageOf,
+} from './documents.js';
 import { inBackendTerms } from './errors.js';
 import { feeRecord } from './fees.js';
 import { type ItemInfoCache, type ItemLookup, itemLookup } from './item-cache.js';
@@ -61,11 +71,19 @@ export interface Sip2BackendOptions {
   /** The clock for "today" (account expiry); default: the system clock. */
   now?: (() => Date) | undefined;
   /**
-   * Whether the ACS supports holds (15), read from the pool's 98 BX (use
-   * `acsSupportsHoldsOf(pool.acsStatus)`); it is what `cancancel` reports.
-   * Without it, or when it answers undefined, `cancancel` is left out (unknown).
+   * The ILS's latest 98 ACS status (the pool's `acsStatus`): its BX says
+   * whether holds (15) and renewals (29) are supported, which is what
+   * `cancancel` and `canrenew` report. Without it, or while it answers
+   * null, both are left out (unknown).
    */
-  acsSupportsHolds?: (() => boolean | undefined) | undefined;
+  acsStatus?: (() => Pick<AcsStatus, 'supportedMessages'> | null | undefined) | undefined;
+  /**
+   * The date (YYYY-MM-DD) sent as `expires` of an active account (status 0)
+   * whose 64 carries no expiry date the dialect can read; null or absent:
+   * none is sent. VuFind offers hold forms only to patrons with an `expires`
+   * after today (PAIA.php checkRequestIsValid).
+   */
+  expiresWhenUnknown?: string | null | undefined;
   /** At most this many SIP2 requests of one call in the pool at once (default 32; the gateway uses sip2.pool.max). */
   maxParallel?: number | undefined;
   /** The most entries read of one 64 list, whatever count the ILS announces (sip2.maxListEntries; default 10,000). */
@@ -120,7 +138,8 @@ export class Sip2Backend implements Backend {
   private readonly uris: UriTemplates;
   private readonly logger: Logger | undefined;
   private readonly now: () => Date;
-  private readonly acsSupportsHolds: (() => boolean | undefined) | undefined;
+  private readonly acsStatus: () => Pick<AcsStatus, 'supportedMessages'> | null | undefined;
+  private readonly expiresWhenUnknown: string | null;
   private readonly maxParallel: number;
   private readonly maxListEntries: number;
   private readonly itemCache: ItemInfoCache | null;
@@ -134,6 +153,9 @@ export class Sip2Backend implements Backend {
       throw new Error(`currency "${options.currency}" must be three upper-case letters`);
     if (!Number.isInteger(options.pageSize) || options.pageSize < 1)
       throw new RangeError('pageSize must be an integer >= 1');
+    const expiresWhenUnknown = options.expiresWhenUnknown ?? null;
+    if (expiresWhenUnknown !== null && !isIsoDate(expiresWhenUnknown))
+      throw new RangeError(`expiresWhenUnknown "${expiresWhenUnknown}" must be a date YYYY-MM-DD`);
     const sharedReads = options.sharedReads ?? new SharedReads();
     this.sharedReads = sharedReads;
     this.send = (message, callOptions) => sharedReads.send(message, callOptions ?? {}, options.send);
@@ -144,7 +166,8 @@ export class Sip2Backend implements Backend {
     this.uris = compileUriTemplates(options.uris);
     this.logger = options.logger;
     this.now = options.now ?? (() => new Date());
-    this.acsSupportsHolds = options.acsSupportsHolds;
+    this.acsStatus = options.acsStatus ?? (() => null);
+    this.expiresWhenUnknown = expiresWhenUnknown;
     this.maxParallel = options.maxParallel ?? DEFAULT_MAX_PARALLEL;
     this.maxListEntries = options.maxListEntries ?? DEFAULT_MAX_LIST_ENTRIES;
     this.itemCache = options.itemCache ?? null;
@@ -254,7 +277,7 @@ export class Sip2Backend implements Backend {
     if (email !== undefined && email.length <= 254 && EMAIL.test(email)) record.email = email;
     const address = nonEmpty(response.homeAddress);
     if (address !== undefined) record.address = address;
-    const expires = expiryOf(response, this.dialect);
+    const expires = expiryOf(response, this.dialect) ?? (record.status === 0 ? this.expiresWhenUnknown : null);
     if (expires !== null) record.expires = expires;
     const patronClass = nonEmpty(response.extra?.find(([tag]) => tag === 'PC')?.[1]);
     if (this.uris.patronType && patronClass !== undefined) record.type = [this.uris.patronType.build(patronClass)];
@@ -311,8 +334,11 @@ export class Sip2Backend implements Backend {
     const ctx: DocumentContext = {
       dialect: this.dialect,
       uris: this.uris,
-      canCancel: this.holdSupported(),
-      canRenew: charged.first.patronStatus.renewalPrivilegesDenied ? false : undefined,
+      canCancel: acsSupportsOf(this.acsStatus(), 'hold'),
+      canRenew: renewalOffered(
+        charged.first.patronStatus.renewalPrivilegesDenied,
+        acsSupportsOf(this.acsStatus(), 'renew'),
+      ),
     };
     return entries.map(([entry, kind], i) => itemDocument(entry, kind, infos[i]!, ctx));
   }
@@ -657,16 +683,10 @@ export class Sip2Backend implements Backend {
     return { pageSize: this.pageSize, maxEntries: this.maxListEntries };
   }
 
-  private holdSupported(): boolean | undefined {
-    return this.acsSupportsHolds?.();
-  }
-
   private today(): string {
     return localDateOf(this.now());
   }
 }
-
-const HOLD_SUPPORT_INDEX = SUPPORTED_MESSAGES.indexOf('hold');
 
 /** The limiter priority of list requests (63) over item lookups (17, priority 0). */
 const LIST_PRIORITY = 1;
@@ -680,11 +700,16 @@ interface ItemLists {
   unavailable: PatronList;
 }
 
-/** Whether a 98's BX says holds (15) are supported: true for Y, false for N, undefined without a 98. */
-export function acsSupportsHoldsOf(
+/**
+ * Whether a 98's BX says the ILS supports a message (hold 15 for `cancancel`,
+ * renew 29 for `canrenew`): true for Y, false for N, undefined without a 98
+ * or when BX is too short to say.
+ */
+export function acsSupportsOf(
   status: Pick<AcsStatus, 'supportedMessages'> | null | undefined,
+  message: SupportedMessage,
 ): boolean | undefined {
-  const flag = status?.supportedMessages[HOLD_SUPPORT_INDEX];
+  const flag = status?.supportedMessages[SUPPORTED_MESSAGES.indexOf(message)];
   return flag === 'Y' ? true : flag === 'N' ? false : undefined;
 }
 

@@ -10,7 +10,7 @@ import { APP_DEFAULTS, DEFAULT_CORS_ORIGINS } from '../http/defaults.js';
 import { CHARSETS } from '../sip2/charset.js';
 import { DEFAULT_CIRCUIT_OPTIONS } from '../sip2/circuit.js';
 import { MAX_FIELD_LENGTH } from '../sip2/codec.js';
-import type { DialectName } from '../sip2/dialect.js';
+import { type DialectName, isIsoDate } from '../sip2/dialect.js';
 import { isTimeZone, minutesOf, WEEKDAYS } from '../sip2/maintenance.js';
 import { DEFAULT_MAX_LIST_ENTRIES } from '../sip2/paging.js';
 
@@ -637,6 +637,19 @@ const paiaSection = section({
     .default(null),
   /** Most documents in one renew, request or cancel call. */
   maxDocs: integer(1, 1000, 'must be a whole number between 1 and 1000').default(50),
+  /**
+   * The date sent as the patron's `expires` for an active account (status 0)
+   * when the ILS sends no expiry date: FOLIO never does (dialect expiry: null),
+   * other ILSs leave the dialect's field empty for accounts that never expire.
+   * VuFind's PAIA driver offers a hold form only to a patron with an `expires`
+   * after today; 9999-12-31 is what VuFind's own PAIA test patron carries.
+   * null (the default): no `expires` is sent then, as PAIA allows.
+   */
+  expiresWhenUnknown: z
+    .string(must('must be a date YYYY-MM-DD such as 9999-12-31, or null'))
+    .refine(isIsoDate, must('must be a date YYYY-MM-DD such as 9999-12-31 (a real day), or null'))
+    .nullable()
+    .default(null),
 }).superRefine(
   (paia, ctx) => {
     const secret = paia.patronIdSecret;

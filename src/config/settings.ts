@@ -118,6 +118,7 @@ const SETTINGS: readonly Setting[] = [
   setting('paia.patronId', 'PAIA_PAIA_PATRON_ID', 'enum'),
   setting('paia.patronIdSecret', 'PAIA_PAIA_PATRON_ID_SECRET', 'string', 'nullable', 'secret'),
   setting('paia.maxDocs', 'PAIA_PAIA_MAX_DOCS', 'integer'),
+  setting('paia.expiresWhenUnknown', 'PAIA_PAIA_EXPIRES_WHEN_UNKNOWN', 'string', 'nullable'),
 
   setting('daia.maxIds', 'PAIA_DAIA_MAX_IDS', 'integer', 'nullable'),
   setting('daia.idsPerMinutePerAddress', 'PAIA_DAIA_IDS_PER_MINUTE_PER_ADDRESS', 'integer'),

@@ -4,7 +4,7 @@ import { DaiaService } from '../backend/daia/service.js';
 import { ItemInfoCache } from '../backend/item-cache.js';
 import { PoolShare, shareOf } from '../backend/pool-share.js';
 import { SharedReads } from '../backend/shared-reads.js';
-import { acsSupportsHoldsOf, Sip2Backend } from '../backend/sip2-backend.js';
+import { Sip2Backend } from '../backend/sip2-backend.js';
 import { compileUriTemplates, type UriTemplatesConfig } from '../backend/uris.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
@@ -59,6 +59,8 @@ export interface Sip2Settings {
   maxListEntries: number;
   /** The embedded simulator's settings while sip2.host is not set. */
   demo: { dialect: string; sip2Port: number } | null;
+  /** paia.expiresWhenUnknown: the `expires` of active accounts whose ILS sends no expiry date; null: none. */
+  expiresWhenUnknown: string | null;
 }
 
 export interface Sip2Setup {
@@ -84,7 +86,7 @@ export interface Sip2Setup {
     hooks: SessionHooks & { logger: Logger },
     overrides?: { min?: number; keepaliveIntervalMs?: number },
   ): Sip2Pool;
-  /** The PAIA backend over a pool; `acsStatus` tells whether the ILS supports holds (cancancel). */
+  /** The PAIA backend over a pool; `acsStatus` (default: the pool's) tells whether the ILS supports holds and renewals (cancancel, canrenew). */
   backend(
     pool: Sip2Pool,
     options?: { acsStatus?: () => AcsStatus | null; logger?: Logger; itemCache?: ItemInfoCache | null },
@@ -185,6 +187,7 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
       pageSize,
       maxListEntries: sip2.maxListEntries,
       demo: demo ? { dialect: config.demo.dialect, sip2Port: config.demo.sip2Port } : null,
+      expiresWhenUnknown: config.paia.expiresWhenUnknown,
     },
     secrets: [sip2.terminal.password],
     messages,
@@ -215,7 +218,8 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
         pageSize,
         currency: sip2.currency,
         uris,
-        acsSupportsHolds: () => acsSupportsHoldsOf(options.acsStatus?.() ?? pool.acsStatus),
+        acsStatus: () => options.acsStatus?.() ?? pool.acsStatus,
+        expiresWhenUnknown: config.paia.expiresWhenUnknown,
         logger: options.logger,
         itemCache: options.itemCache,
         // More requests of one call than there are connections would only wait in the pool's queue,

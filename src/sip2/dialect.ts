@@ -180,6 +180,11 @@ export function parseDialectDate(text: string, format: DateFormat): string | nul
   return probe.getUTCMonth() === Number(mo) - 1 && probe.getUTCDate() === Number(d) ? `${y}-${mo}-${d}` : null;
 }
 
+/** Whether `text` is exactly a calendar date YYYY-MM-DD naming a real day (a setting, a date to send as it is). */
+export function isIsoDate(text: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) && parseDialectDate(text, 'YYYY-MM-DD') === text;
+}
+
 // ------------------------------------------------------------ fine items
 
 export type FineItemParts = Partial<Record<(typeof FINE_GROUPS)[number], string>>;

@@ -12,6 +12,9 @@ import { errorBodyProblems, isObject } from './shapes.js';
 /** The dialects the suite runs against (folio has no expiry date, so it is left to the backend tests). */
 export const DIALECTS = ['generic', 'koha', 'evergreen'] as const;
 export type Dialect = (typeof DIALECTS)[number];
+/** Every shipped dialect, folio too: for the client-contract tests that must hold in each (discovery-paia.test.ts). */
+export const SHIPPED_DIALECTS = [...DIALECTS, 'folio'] as const;
+export type ShippedDialect = (typeof SHIPPED_DIALECTS)[number];
 
 const ITEM_TEMPLATE = 'https://lib.example.org/item/{barcode}';
 const EDITION_TEMPLATE = 'https://lib.example.org/title/{title}';
@@ -211,7 +214,7 @@ export interface Session {
 // ------------------------------------------------------------ processes
 
 export interface Fixture {
-  readonly dialect: Dialect;
+  readonly dialect: ShippedDialect;
   readonly sim: SimulatorProcess;
   readonly gateway: GatewayProcess;
   readonly client: Client;
@@ -230,7 +233,7 @@ export interface Fixture {
  * `simulator` adds options of the simulator process (a profile ...).
  */
 export function useFixture(
-  dialect: Dialect,
+  dialect: ShippedDialect,
   env: Record<string, string> = {},
   extras: Array<Record<string, string>> = [],
   simulator: Omit<SimulatorProcessOptions, 'dialect'> = {},

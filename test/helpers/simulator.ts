@@ -87,6 +87,7 @@ interface ProfileState {
   scStatusFirst: boolean;
   ids: 'exact' | 'folded';
   counts: 'exact' | 'folio' | 'blank' | 'zero';
+  unavailableHolds: 'pending' | 'closed';
 }
 
 export interface CountersState {

@@ -307,6 +307,46 @@ describe('paia-sip2 doctor', () => {
     });
   });
 
+  // VuFind PAIA.php checkRequestIsValid: no hold or request form without status 0, an expires after today
+  // and write_items; FOLIO's edge-sip2 sends no expiry date.
+  describe('expires for VuFind (dialect folio, which reads no expiry date)', () => {
+    let folio: SimulatorProcess;
+    let env: Record<string, string>;
+
+    beforeAll(async () => {
+      folio = await startSimulatorProcess({ dialect: 'folio' });
+      env = { ...simulatorIls(folio.port), PAIA_SIP2_DIALECT: 'folio', PAIA_DOCTOR_PASSWORD: 'alice-pass' };
+    });
+    afterAll(async () => {
+      await folio?.stop();
+    });
+
+    it('warns, with and without a test patron, naming VuFind’s condition and paia.expiresWhenUnknown; exit 0', async () => {
+      const withPatron = await doctor(['--patron', 'alice'], env);
+      const without = await doctor([], env);
+      for (const run of [withPatron, without]) {
+        expect(run.code, explain(run)).toBe(0);
+        expect(run.stdout).toContain(
+          "VuFind's PAIA driver offers a hold or request form only to a patron with status 0",
+        );
+        expect(run.stdout).toContain('Fix: set paia.expiresWhenUnknown (PAIA_PAIA_EXPIRES_WHEN_UNKNOWN)');
+      }
+      expect(
+        warningBlock(withPatron.stdout, 'the patron record has no expires: dialect folio reads no expiry date'),
+      ).not.toBeNull();
+      expect(
+        warningBlock(without.stdout, 'dialect folio reads no expiry date, so no patron record has expires'),
+      ).not.toBeNull();
+    });
+
+    it('with paia.expiresWhenUnknown set: the patron record carries it, and no warning', async () => {
+      const run = await doctor(['--patron', 'alice'], { ...env, PAIA_PAIA_EXPIRES_WHEN_UNKNOWN: '9999-12-31' });
+      expect(run.code, explain(run)).toBe(0);
+      expect(run.stdout).toContain('"expires": "9999-12-31"');
+      expect(run.stdout).not.toMatch(/^ {5}! /m);
+    });
+  });
+
   describe('the state store (state.store: redis)', () => {
     let redis: RedisServer;
     let raw: Redis;

@@ -305,3 +305,48 @@ function listName(row: Pick<ListCount, 'list'>): string {
 
 // The doctor's checks take all their advice from here.
 export { type AdviceContext, explainOpen, messageOf };
+
+/** What VuFind needs before it offers a hold or request form (its PAIA driver, checkRequestIsValid). */
+const VUFIND_FORMS =
+  "VuFind's PAIA driver offers a hold or request form only to a patron with status 0, an expires date after today and " +
+  'the write_items scope (PAIA.php checkRequestIsValid): without one its users never see such a form.';
+
+/**
+ * The patron's `expires` as VuFind reads it: advice when active accounts get
+ * none (paia.expiresWhenUnknown off and no expiry date from the ILS), or
+ * when the setting's date is not after today. `record` is the test
+ * patron's record; without one only the dialect can tell. null: nothing to say.
+ */
+export function expiryAdvice(
+  dialect: Dialect,
+  setting: string | null,
+  today: string,
+  record: { status: number; expires?: string } | null,
+): Advice | null {
+  const fix =
+    'Fix: set paia.expiresWhenUnknown (PAIA_PAIA_EXPIRES_WHEN_UNKNOWN) to a date such as 9999-12-31: the gateway then sends it ' +
+    'as expires for active accounts whose ILS sends no expiry date.';
+  if (setting !== null) {
+    if (setting > today) return null;
+    return {
+      text: `paia.expiresWhenUnknown (${setting}) is not after today: active accounts without an expiry date from the ILS look expired to VuFind.`,
+      more: [VUFIND_FORMS, 'Fix: set it to a date in the future, such as 9999-12-31.'],
+    };
+  }
+  if (record === null) {
+    if (dialect.expiry !== null) return null;
+    return {
+      text: `dialect ${dialect.name} reads no expiry date, so no patron record has expires (paia.expiresWhenUnknown is not set).`,
+      more: [VUFIND_FORMS, fix],
+    };
+  }
+  if (record.expires !== undefined || record.status !== 0) return null;
+  const why =
+    dialect.expiry === null
+      ? `dialect ${dialect.name} reads no expiry date`
+      : `the patron's 64 carries no expiry date in ${dialect.expiry.field} (the expiry field of dialect ${dialect.name})`;
+  return {
+    text: `the patron record has no expires: ${why}, and paia.expiresWhenUnknown is not set.`,
+    more: [VUFIND_FORMS, fix],
+  };
+}

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { localDateOf } from '../../backend/account-state.js';
 import { inBackendTerms } from '../../backend/errors.js';
 import type { Sip2Backend } from '../../backend/sip2-backend.js';
 import type { AccountState, FeeRecord, PaiaDocument, PatronRecord } from '../../backend/types.js';
@@ -18,6 +19,7 @@ import {
   charsetAdvice,
   countLine,
   countsAdvice,
+  expiryAdvice,
   explainDemoStart,
   explainOpen,
   explainPatronStep,
@@ -328,6 +330,7 @@ export async function patronChecks(ctx: CheckContext, acs: AcsStatus, patron: Te
   showWarnings();
   report.json(record);
   report.detail(`account state ${record.status} (${ACCOUNT_STATES[record.status]})`);
+  expiry(ctx, record);
 
   const docs = await report.step('PAIA items', () => backend.items(barcode), explain);
   showWarnings();
@@ -351,6 +354,15 @@ export async function patronChecks(ctx: CheckContext, acs: AcsStatus, patron: Te
   );
   await closePool(ctx, pool);
   showWarnings();
+}
+
+/**
+ * Whether VuFind gets an expires it can read (expiryAdvice): for the test
+ * patron's record, or without one for the dialect alone.
+ */
+export function expiry(ctx: CheckContext, record: PatronRecord | null): void {
+  const advice = expiryAdvice(ctx.dialect, ctx.settings.expiresWhenUnknown, localDateOf(new Date()), record);
+  if (advice) ctx.report.warn(advice.text, ...advice.more);
 }
 
 function shownOf(count: number, noun: string): string {

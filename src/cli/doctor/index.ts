@@ -4,8 +4,9 @@
  *
  *   connect + 93 login (TLS details), 99 -> 98 (what the ACS says it
  *   supports), round-trip times, how many sessions the ILS serves at once;
- *   with a test patron the PAIA login, patron, items and fees exactly as the
- *   gateway computes them, the 64's counts against its lists (listCounts),
+ *   with a test patron the PAIA login, patron (and whether VuFind gets an
+ *   `expires` it can read; without one, whether the dialect sends any), items
+ *   and fees exactly as the gateway computes them, the 64's counts against its lists (listCounts),
  *   its fine items against the dialect, the charset of its names and titles; last, whether the ILS closes idle sessions before
  *   the keepalive (skipped with --quick). With state.store "redis", whether Redis answers and may be used (its
  *   eviction policy).
@@ -19,6 +20,7 @@ import type { Sip2Setup } from '../../gateway/index.js';
 import {
   acsStatus,
   type CheckContext,
+  expiry,
   idleSession,
   openSession,
   patronChecks,
@@ -126,6 +128,7 @@ async function steps(
     report.skip(
       'PAIA methods: give --patron NAME (password in PAIA_DOCTOR_PASSWORD or on stdin) to see what they return',
     );
+    expiry(ctx, null);
   } else {
     await patronChecks(ctx, acs, run.patron);
   }

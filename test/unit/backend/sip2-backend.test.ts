@@ -5,7 +5,7 @@ import { BackendFailure } from '../../../src/backend/errors.js';
 import { ItemInfoCache } from '../../../src/backend/item-cache.js';
 import { limiter } from '../../../src/backend/parallel.js';
 import { SharedReads } from '../../../src/backend/shared-reads.js';
-import { acsSupportsHoldsOf, Sip2Backend, type Sip2BackendOptions } from '../../../src/backend/sip2-backend.js';
+import { acsSupportsOf, Sip2Backend, type Sip2BackendOptions } from '../../../src/backend/sip2-backend.js';
 import { noPatronFlags } from '../../../src/sip2/codec.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
 import { type Dialect, loadDialect } from '../../../src/sip2/dialect.js';
@@ -198,6 +198,8 @@ describe('Sip2Backend items', () => {
     const { backend, sent, maxInFlight } = makeBackend(
       {
         patron: info64({ charged: ['a', 'b'], overdue: ['a'], hold: ['c', 'd'], unavailableHold: ['d'] }),
+        // c waits on the hold shelf (08): ready.
+        item: (barcode) => item18(barcode, barcode === 'c' ? { circulationStatus: 8 } : {}),
         delayMs: 20,
       },
       { dialect: UNRELIABLE },
@@ -251,7 +253,10 @@ describe('Sip2Backend items', () => {
   });
 
   it('a loan wins over a hold on the same item; blank entries are ignored', async () => {
-    const { backend } = makeBackend({ patron: info64({ charged: ['a', ' '], hold: ['a', 'b'] }) });
+    const { backend } = makeBackend({
+      patron: info64({ charged: ['a', ' '], hold: ['a', 'b'] }),
+      item: (barcode) => item18(barcode, { circulationStatus: barcode === 'b' ? 8 : 4 }),
+    });
     expect((await backend.items('p1')).map((doc) => [doc.item, doc.status])).toEqual([
       [I('a'), 3],
       [I('b'), 4],
@@ -274,7 +279,8 @@ describe('Sip2Backend items', () => {
                   currentLocation: 'DESK',
                 }),
       },
-      { acsSupportsHolds: () => false },
+      // BX: hold (position 14) N.
+      { acsStatus: () => ({ supportedMessages: 'YYYYYYYYYYYYYNYY' }) },
     );
     expect(await backend.items('p1')).toEqual([
       {
@@ -289,6 +295,71 @@ describe('Sip2Backend items', () => {
       { status: 2, item: I('t'), about: 'Title t', queue: 3, cancancel: false },
       { status: 1, edition: 'https://x.org/t/tt', cancancel: false },
     ]);
+  });
+
+  // VuFind PAIA.php myHoldsMapping: a hold is "available" (ready for pickup) exactly when its status is 4.
+  it('all-in-AS: an AS hold not in CD is ready only when its 18 does not contradict it, from the 17s already sent', async () => {
+    const S = { onLoan: 4, noRecall: 5, recalled: 7, shelf: 3, transit: 10, holdShelf: 8, missing: 13 };
+    const hold = Object.keys(S);
+    for (const name of ['generic', 'evergreen', 'folio']) {
+      const { backend, sent } = makeBackend(
+        {
+          // An ILS whose CD does not list pending holds (FOLIO's edge-sip2 lists only closed requests there).
+          patron: info64({ hold, unavailableHold: [] }),
+          item: (barcode) => item18(barcode, { circulationStatus: S[barcode as keyof typeof S] }),
+        },
+        { dialect: loadDialect(name) },
+      );
+      const docs = await backend.items('p1');
+      expect(
+        docs.map((doc) => [doc.item, doc.status]),
+        name,
+      ).toEqual([
+        [I('onLoan'), 1],
+        [I('noRecall'), 1],
+        [I('recalled'), 1],
+        [I('shelf'), 1],
+        [I('transit'), 2],
+        [I('holdShelf'), 4],
+        [I('missing'), 4],
+      ]);
+      // A pending hold carries no pickup date nor the item's location.
+      expect(docs[0]).toEqual({ status: 1, item: I('onLoan'), about: 'Title onLoan' });
+      expect(itemsAsked(sent)).toEqual(hold);
+    }
+  });
+
+  it('koha (ready-in-AS): an AS hold is ready whatever its 18 says', async () => {
+    const { backend } = makeBackend(
+      { patron: info64({ hold: ['r'] }), item: (barcode) => item18(barcode, { circulationStatus: 4 }) },
+      { dialect: loadDialect('koha') },
+    );
+    expect((await backend.items('p1')).map((doc) => doc.status)).toEqual([4]);
+  });
+
+  // VuFind PAIA.php myTransactionsMapping: `renewable` only where canrenew is present and true.
+  it("canrenew on loans: the 98's BX renew position, unless the 64 denies renewal privileges; absent without a 98", async () => {
+    const canrenew = async (bx: string | null, denied: boolean) => {
+      const { backend } = makeBackend(
+        {
+          patron: info64(
+            { charged: ['a'], hold: ['h'] },
+            { patronStatus: { ...noPatronFlags(), renewalPrivilegesDenied: denied } },
+          ),
+          item: (barcode) => item18(barcode, { circulationStatus: barcode === 'h' ? 8 : 4 }),
+        },
+        { acsStatus: () => (bx === null ? null : { supportedMessages: bx }) },
+      );
+      const [loan, ready] = await backend.items('p1');
+      // Only loans carry canrenew.
+      expect(ready).not.toHaveProperty('canrenew');
+      return loan?.canrenew;
+    };
+    expect(await canrenew('YYYYYYYYYYYYYYYY', false)).toBe(true);
+    expect(await canrenew('YYYYYYYYYYYYYYNY', false)).toBe(false);
+    expect(await canrenew('YYYYYYYYYYYYYYYY', true)).toBe(false);
+    expect(await canrenew(null, false)).toBeUndefined();
+    expect(await canrenew(null, true)).toBe(false);
   });
 
   it('leaves out what the ILS does not say (unparseable due date, no call number, no hold support info)', async () => {
@@ -584,6 +655,27 @@ describe('Sip2Backend login and patron', () => {
     });
   });
 
+  // VuFind PAIA.php checkRequestIsValid: status 0, expires after today, write_items.
+  it('patron: expiresWhenUnknown is the expires of an active account whose 64 has no expiry date', async () => {
+    const patron = async (dialect: string, extra: Partial<PatronInformationResponse>, setting: string | null) => {
+      const { backend } = makeBackend(
+        { patron: info64({}, extra) },
+        { dialect: loadDialect(dialect), expiresWhenUnknown: setting },
+      );
+      return backend.patron('p1');
+    };
+    const fees = { patronStatus: { ...noPatronFlags(), excessiveOutstandingFines: true } };
+    // folio sends no expiry field at all.
+    expect(await patron('folio', {}, '9999-12-31')).toEqual({ name: 'P One', status: 0, expires: '9999-12-31' });
+    expect(await patron('folio', {}, null)).toEqual({ name: 'P One', status: 0 });
+    // Not for an account that is not active: VuFind must not offer it a form either.
+    expect(await patron('folio', fees, '9999-12-31')).toEqual({ name: 'P One', status: 3 });
+    // generic reads PA: the ILS's date wins; an empty PA is no date.
+    expect((await patron('generic', { extra: [['PA', '20270101']] }, '9999-12-31'))?.expires).toBe('2027-01-01');
+    expect((await patron('generic', { extra: [['PA', '']] }, '9999-12-31'))?.expires).toBe('9999-12-31');
+    expect((await patron('generic', {}, null))?.expires).toBeUndefined();
+  });
+
   it('patron: email only when it is one; no AD sent', async () => {
     const { backend, sent } = makeBackend({ patron: info64({}, { emailAddress: 'not an email', homeAddress: '  ' }) });
     const record = await backend.patron('p1');
@@ -827,11 +919,14 @@ describe('Sip2Backend fees and logout', () => {
 });
 
 describe('helpers', () => {
-  it('reads hold support from the 98 BX', () => {
-    expect(acsSupportsHoldsOf({ supportedMessages: 'YNNNYYYYYYYNNYYY' })).toBe(true);
-    expect(acsSupportsHoldsOf({ supportedMessages: 'YYYYYYYYYYYYYNYY' })).toBe(false);
-    expect(acsSupportsHoldsOf({ supportedMessages: 'YYY' })).toBeUndefined();
-    expect(acsSupportsHoldsOf(null)).toBeUndefined();
+  it('reads hold (position 14) and renew (position 15) support from the 98 BX', () => {
+    expect(acsSupportsOf({ supportedMessages: 'YNNNYYYYYYYNNYNY' }, 'hold')).toBe(true);
+    expect(acsSupportsOf({ supportedMessages: 'YNNNYYYYYYYNNYNY' }, 'renew')).toBe(false);
+    expect(acsSupportsOf({ supportedMessages: 'YYYYYYYYYYYYYNYY' }, 'hold')).toBe(false);
+    expect(acsSupportsOf({ supportedMessages: 'YYYYYYYYYYYYYNYY' }, 'renew')).toBe(true);
+    expect(acsSupportsOf({ supportedMessages: 'YYY' }, 'hold')).toBeUndefined();
+    expect(acsSupportsOf({ supportedMessages: 'YYYYYYYYYYYYYY' }, 'renew')).toBeUndefined();
+    expect(acsSupportsOf(null, 'renew')).toBeUndefined();
   });
 
   it('the limiter never runs more than its bound, and hands slots over in order', async () => {
@@ -866,6 +961,8 @@ describe('helpers', () => {
     };
     expect(() => new Sip2Backend({ ...base, currency: 'eur' })).toThrow(/currency/);
     expect(() => new Sip2Backend({ ...base, pageSize: 0 })).toThrow(/pageSize/);
+    for (const bad of ['2026-02-30', '31.12.9999', '99991231', '2026-1-1'])
+      expect(() => new Sip2Backend({ ...base, expiresWhenUnknown: bad }), bad).toThrow(/expiresWhenUnknown/);
     expect(() => new Sip2Backend({ ...base, uris: { ...URIS, item: 'https://x.org/{title}' } })).toThrow(/template/);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   countLine,
   countsAdvice,
+  expiryAdvice,
   explainOpen,
   idleCloseAdvice,
   sessionLimitAdvice,
@@ -285,6 +286,44 @@ describe('advice', () => {
     );
     expect(explainOpen(new IlsProtocolError('resend-refused', 'x'), ctx, new Set())).toContain(
       'the ILS could not read our messages',
+    );
+  });
+});
+
+// VuFind PAIA.php checkRequestIsValid: a hold or request form only with status 0, expires after today, write_items.
+describe('expiryAdvice', () => {
+  const folio = loadDialect('folio');
+  const today = '2026-03-15';
+
+  it('warns when active accounts get no expires: the dialect reads none, or the patron’s 64 carries none', () => {
+    const dialectOnly = expiryAdvice(folio, null, today, null);
+    expect(dialectOnly?.text).toBe(
+      'dialect folio reads no expiry date, so no patron record has expires (paia.expiresWhenUnknown is not set).',
+    );
+    const more = dialectOnly?.more.join('\n') ?? '';
+    expect(more).toContain(
+      'status 0, an expires date after today and the write_items scope (PAIA.php checkRequestIsValid)',
+    );
+    expect(more).toContain('set paia.expiresWhenUnknown (PAIA_PAIA_EXPIRES_WHEN_UNKNOWN) to a date such as 9999-12-31');
+    expect(expiryAdvice(folio, null, today, { status: 0 })?.text).toBe(
+      'the patron record has no expires: dialect folio reads no expiry date, and paia.expiresWhenUnknown is not set.',
+    );
+    expect(expiryAdvice(generic, null, today, { status: 0 })?.text).toBe(
+      "the patron record has no expires: the patron's 64 carries no expiry date in PA (the expiry field of dialect generic), and paia.expiresWhenUnknown is not set.",
+    );
+  });
+
+  it('says nothing when VuFind gets what it needs, or the account is not active anyway', () => {
+    expect(expiryAdvice(generic, null, today, null)).toBeNull();
+    expect(expiryAdvice(generic, null, today, { status: 0, expires: '2027-01-01' })).toBeNull();
+    expect(expiryAdvice(folio, null, today, { status: 2 })).toBeNull();
+    expect(expiryAdvice(folio, '9999-12-31', today, null)).toBeNull();
+    expect(expiryAdvice(folio, '9999-12-31', today, { status: 0, expires: '9999-12-31' })).toBeNull();
+  });
+
+  it('warns of a setting that is not after today', () => {
+    expect(expiryAdvice(folio, today, today, null)?.text).toBe(
+      'paia.expiresWhenUnknown (2026-03-15) is not after today: active accounts without an expiry date from the ILS look expired to VuFind.',
     );
   });
 });

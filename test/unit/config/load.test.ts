@@ -202,9 +202,16 @@ describe('environment overrides', () => {
         ])
         .concat(['maxResends', 'pageSize', 'maxListEntries', 'currency', 'maintenance'])
         .map((key) => `sip2.${key}`),
-      ...['itemUri', 'editionUri', 'storageUri', 'patronTypeUri', 'patronId', 'patronIdSecret', 'maxDocs'].map(
-        (key) => `paia.${key}`,
-      ),
+      ...[
+        'itemUri',
+        'editionUri',
+        'storageUri',
+        'patronTypeUri',
+        'patronId',
+        'patronIdSecret',
+        'maxDocs',
+        'expiresWhenUnknown',
+      ].map((key) => `paia.${key}`),
       ...['maxIds', 'idsPerMinutePerAddress', 'exemptClients', 'poolShare'].map((key) => `daia.${key}`),
       ...[
         'tokenLifetimeSeconds',
@@ -382,6 +389,18 @@ describe('environment overrides', () => {
     expect(problemAt({ env: { PAIA_SIP2_POOL_MAX: '' } }, 'sip2.pool.max')).toContain(
       '(got "", from PAIA_SIP2_POOL_MAX)',
     );
+  });
+
+  it('paia.expiresWhenUnknown: a real calendar date YYYY-MM-DD, or null', () => {
+    const expiry = (value: string) => loadConfig({ env: { PAIA_PAIA_EXPIRES_WHEN_UNKNOWN: value } }).paia;
+    expect(expiry('9999-12-31').expiresWhenUnknown).toBe('9999-12-31');
+    expect(expiry('null').expiresWhenUnknown).toBeNull();
+    expect(loadConfig({ env: {} }).paia.expiresWhenUnknown).toBeNull();
+    for (const bad of ['2026-02-30', '31.12.9999', '99991231', '9999-12-31T00:00']) {
+      expect(problemAt({ env: { PAIA_PAIA_EXPIRES_WHEN_UNKNOWN: bad } }, 'paia.expiresWhenUnknown'), bad).toBe(
+        `must be a date YYYY-MM-DD such as 9999-12-31 (a real day), or null (got "${bad}", from PAIA_PAIA_EXPIRES_WHEN_UNKNOWN)`,
+      );
+    }
   });
 
   it('warn behind a trusted proxy without http.publicUrl, whose links would name the forwarded-to address', () => {

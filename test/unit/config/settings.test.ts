@@ -52,6 +52,7 @@ const notNull = {
     storageUri: 'https://lib.example.org/location/{location}',
     patronTypeUri: 'https://lib.example.org/type/{class}',
     patronIdSecret: 'x'.repeat(40),
+    expiresWhenUnknown: '9999-12-31',
   },
   auth: {
     allowedClientLimits: { freeFailuresPerAddress: 100, loginsPerSecond: 50 },

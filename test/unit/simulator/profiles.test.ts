@@ -58,6 +58,7 @@ describe('parseProfile', () => {
       scStatusFirst: true,
       ids: 'exact',
       counts: 'exact',
+      unavailableHolds: 'pending',
     });
     expect(parseProfile(['fines=eg-3m, bv=off ,bh=on,pad=on'])).toMatchObject({
       fines: 'eg-3m',
@@ -85,6 +86,7 @@ describe('parseProfile', () => {
       ['bv=', /bv must be on or off/],
       ['ids=ci', /ids must be one of exact, folded \(got "ci"\)/],
       ['ids', /profile knob "ids" needs a value, e.g. ids=folded/],
+      ['unavailable-holds=none', /unavailable-holds must be one of pending, closed \(got "none"\)/],
     ];
     for (const [term, reason] of bad) expect(() => parseProfile([term]), term).toThrow(reason);
     expect(() => parseProfile(['workers=x'])).toThrow(ProfileError);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadLibraryData } from '../../../sip2-simulator/src/data.js';
 import { Library } from '../../../sip2-simulator/src/library.js';
+import { parseProfile } from '../../../sip2-simulator/src/profiles.js';
 import {
   type HandledRequest,
   REJECTED_BY_FAULT,
@@ -71,6 +72,15 @@ describe('64 Patron Information per dialect', () => {
         'it-0020',
       ]);
     }
+  });
+
+  it('unavailable-holds=closed (FOLIO edge-sip2): CD lists no pending hold, AS still lists every hold', () => {
+    const { library, dialect } = setup('folio');
+    const ctx = { library, dialect, profile: parseProfile(['folio']) };
+    const holds = respond(patronInfo('alice', 'hold'), ctx) as PatronInformationResponse;
+    expect(holds.holdItems).toEqual(['it-0010', 'it-0020']);
+    const cd = respond(patronInfo('alice', 'unavailableHold'), ctx) as PatronInformationResponse;
+    expect(cd.unavailableHoldItems).toEqual([]);
   });
 
   it('koha: AS lists only holds ready for pickup', () => {
