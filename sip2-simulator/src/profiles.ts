@@ -43,6 +43,8 @@ export interface Profile {
   ids: IdMatch;
   /** How the 64's six counts are written. */
   counts: CountMode;
+  /** The 98's BX (supported messages), 16 Y/N; null = every message supported. */
+  bx: string | null;
 }
 
 export function defaultProfile(): Profile {
@@ -56,6 +58,7 @@ export function defaultProfile(): Profile {
     scStatusFirst: false,
     ids: 'exact',
     counts: 'exact',
+    bx: null,
   };
 }
 
@@ -76,14 +79,28 @@ export const PRESETS: Readonly<Record<string, string>> = {
   folio: 'fines=folio,counts=folio',
 };
 
-const KNOBS = ['workers', 'idle-timeout', 'fines', 'bv', 'bh', 'pad', 'sc-status-first', 'ids', 'counts'] as const;
+const KNOBS = [
+  'workers',
+  'idle-timeout',
+  'fines',
+  'bv',
+  'bh',
+  'pad',
+  'sc-status-first',
+  'ids',
+  'counts',
+  'bx',
+] as const;
+
+/** A 98 BX: one Y or N per message pair of the 3M list, 16 of them. */
+const BX = /^[YN]{16}$/;
 
 /** What `--help`, the README and error messages list. */
 const PROFILE_HELP = [
   `presets: ${Object.keys(PRESETS).join(', ')}`,
   'knobs: workers=N (1-1000), idle-timeout=S (0 = never), ' +
     `fines=${FINE_FORMATS.join('|')}, bv=on|off, bh=on|off, pad=on|off, sc-status-first=on|off, ` +
-    `ids=${ID_MATCHES.join('|')}, counts=${COUNT_MODES.join('|')}`,
+    `ids=${ID_MATCHES.join('|')}, counts=${COUNT_MODES.join('|')}, bx=16 Y/N (the 98's supported messages)`,
 ].join('; ');
 
 export class ProfileError extends Error {}
@@ -155,6 +172,11 @@ function applyKnob(profile: Profile, term: string): Profile {
         throw new ProfileError(`counts must be one of ${COUNT_MODES.join(', ')} (got "${value}")`);
       }
       return { ...profile, counts: value as CountMode };
+    case 'bx':
+      if (!BX.test(value)) {
+        throw new ProfileError(`bx must be 16 letters Y or N, one per message of the 98's BX (got "${value}")`);
+      }
+      return { ...profile, bx: value };
   }
 }
 
@@ -178,6 +200,7 @@ function example(name: string): string {
       fines: 'fines=koha',
       ids: 'ids=folded',
       counts: 'counts=zero',
+      bx: 'bx=YYYYYYYYYYYYYNYY',
     }[name] ?? `${name}=on`
   );
 }
@@ -195,5 +218,6 @@ export function describeProfile(profile: Profile): string {
   if (profile.scStatusFirst) terms.push('sc-status-first=on');
   if (profile.ids !== base.ids) terms.push(`ids=${profile.ids}`);
   if (profile.counts !== base.counts) terms.push(`counts=${profile.counts}`);
+  if (profile.bx !== base.bx) terms.push(`bx=${profile.bx}`);
   return terms.join(',');
 }

@@ -87,6 +87,8 @@ interface ProfileState {
   scStatusFirst: boolean;
   ids: 'exact' | 'folded';
   counts: 'exact' | 'folio' | 'blank' | 'zero';
+  /** The 98's BX; null: every message supported. */
+  bx: string | null;
 }
 
 export interface CountersState {
