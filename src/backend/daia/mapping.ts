@@ -27,7 +27,7 @@ export interface DaiaMappingContext {
 }
 
 /** The request links of the services (DAIA `href`): where, and on which services. */
-export interface DaiaRequests {
+interface DaiaRequests {
   link: RequestLink;
   /** The ILS takes holds (its 98 says so): unavailable services of a copy that comes back carry the link. */
   holds: boolean;
