@@ -596,6 +596,12 @@ describe('describeConfig', () => {
         charset: 'cp850',
         institution: 'DEMO',
       },
+      daia: {
+        idsPerMinutePerAddress: 6000,
+        requestUrl: '(the gateway URL)/daia?id={item}&format=json',
+        shelfRequests: false,
+        department: "(the ILS's library name)",
+      },
       log: 'info',
     });
   });
