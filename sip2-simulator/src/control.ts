@@ -15,7 +15,7 @@ import type { SessionConfig } from './session.js';
  * while the simulator runs.
  *
  *   GET    /state       {dialect, charset, errorDetection, strictChecksums, connections, waiting, profile, faults, counters}
- *   GET    /profile     {profile: "workers=1,...", workers, idleTimeoutS, fines, bv, bh, pad, scStatusFirst, ids, counts, unavailableHolds}
+ *   GET    /profile     {profile: "workers=1,...", workers, idleTimeoutS, fines, bv, bh, pad, scStatusFirst, ids, counts, unavailableHolds, bx}
  *   PUT    /profile     {"profile": "koha,workers=2"} replaces the profile ("" or "none" = no profile); 400 on bad terms
  *   GET    /counters    {received: {"63": 4, ...}, executed: {...}}
  *   PUT    /faults      partial fault JSON, merged; 400 on bad input; answers the faults

@@ -54,6 +54,8 @@ export interface Profile {
   counts: CountMode;
   /** Which holds the 64's CD lists. */
   unavailableHolds: UnavailableHolds;
+  /** The 98's BX (supported messages), 16 Y/N; null = every message supported. */
+  bx: string | null;
 }
 
 export function defaultProfile(): Profile {
@@ -68,6 +70,7 @@ export function defaultProfile(): Profile {
     ids: 'exact',
     counts: 'exact',
     unavailableHolds: 'pending',
+    bx: null,
   };
 }
 
@@ -99,14 +102,19 @@ const KNOBS = [
   'ids',
   'counts',
   'unavailable-holds',
+  'bx',
 ] as const;
+
+/** A 98 BX: one Y or N per message pair of the 3M list, 16 of them. */
+const BX = /^[YN]{16}$/;
 
 /** What `--help`, the README and error messages list. */
 const PROFILE_HELP = [
   `presets: ${Object.keys(PRESETS).join(', ')}`,
   'knobs: workers=N (1-1000), idle-timeout=S (0 = never), ' +
     `fines=${FINE_FORMATS.join('|')}, bv=on|off, bh=on|off, pad=on|off, sc-status-first=on|off, ` +
-    `ids=${ID_MATCHES.join('|')}, counts=${COUNT_MODES.join('|')}, unavailable-holds=${UNAVAILABLE_HOLDS.join('|')}`,
+    `ids=${ID_MATCHES.join('|')}, counts=${COUNT_MODES.join('|')}, unavailable-holds=${UNAVAILABLE_HOLDS.join('|')}, ` +
+    `bx=16 Y/N (the 98's supported messages)`,
 ].join('; ');
 
 export class ProfileError extends Error {}
@@ -183,6 +191,11 @@ function applyKnob(profile: Profile, term: string): Profile {
         throw new ProfileError(`unavailable-holds must be one of ${UNAVAILABLE_HOLDS.join(', ')} (got "${value}")`);
       }
       return { ...profile, unavailableHolds: value as UnavailableHolds };
+    case 'bx':
+      if (!BX.test(value)) {
+        throw new ProfileError(`bx must be 16 letters Y or N, one per message of the 98's BX (got "${value}")`);
+      }
+      return { ...profile, bx: value };
   }
 }
 
@@ -207,6 +220,7 @@ function example(name: string): string {
       ids: 'ids=folded',
       counts: 'counts=zero',
       'unavailable-holds': 'unavailable-holds=closed',
+      bx: 'bx=YYYYYYYYYYYYYNYY',
     }[name] ?? `${name}=on`
   );
 }
@@ -225,5 +239,6 @@ export function describeProfile(profile: Profile): string {
   if (profile.ids !== base.ids) terms.push(`ids=${profile.ids}`);
   if (profile.counts !== base.counts) terms.push(`counts=${profile.counts}`);
   if (profile.unavailableHolds !== base.unavailableHolds) terms.push(`unavailable-holds=${profile.unavailableHolds}`);
+  if (profile.bx !== base.bx) terms.push(`bx=${profile.bx}`);
   return terms.join(',');
 }

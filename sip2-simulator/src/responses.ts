@@ -175,7 +175,7 @@ function acsStatus(_request: ScStatus, ctx: ResponseContext, online: boolean): A
     protocolVersion: '2.00',
     institutionId: ctx.library.institution,
     libraryName: ctx.library.libraryName,
-    supportedMessages: SUPPORTED_MESSAGES_BX,
+    supportedMessages: ctx.profile?.bx ?? SUPPORTED_MESSAGES_BX,
     ...(ctx.terminalLocation ? { terminalLocation: ctx.terminalLocation } : {}),
   };
 }

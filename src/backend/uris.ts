@@ -15,6 +15,11 @@ const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 const PLACEHOLDER = /\{[^{}]*\}/g;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
+/** A value as it goes into a URI: percent-encoded (encodeURIComponent), a lone surrogate replaced by U+FFFD first. */
+export function encodeUriValue(value: string): string {
+  return encodeURIComponent(value.replace(LONE_SURROGATE, '\uFFFD'));
+}
+
 export class UriTemplate {
   readonly template: string;
   readonly variable: UriVariable;
@@ -40,7 +45,7 @@ export class UriTemplate {
 
   /** The URI for one value; the value is percent-encoded. */
   build(value: string): string {
-    return this.prefix + encodeURIComponent(value.replace(LONE_SURROGATE, '\uFFFD')) + this.suffix;
+    return this.prefix + encodeUriValue(value) + this.suffix;
   }
 
   /** The value an incoming URI carries, or null when it does not fit the template exactly. */

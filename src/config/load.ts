@@ -497,6 +497,9 @@ export function describeConfig(config: Config): Record<string, unknown> {
       idsPerMinutePerAddress: daia.idsPerMinutePerAddress,
       exemptClients: daia.exemptClients.length === 0 ? 'none' : daia.exemptClients,
       poolShare: daia.poolShare,
+      requestUrl: daia.requestUrl ?? '(the gateway URL)/daia?id={item}&format=json',
+      shelfRequests: daia.shelfRequests,
+      department: daia.department.content ?? "(the ILS's library name)",
     },
     auth: {
       tokenLifetimeSeconds: auth.tokenLifetimeSeconds,

@@ -124,6 +124,10 @@ const SETTINGS: readonly Setting[] = [
   setting('daia.idsPerMinutePerAddress', 'PAIA_DAIA_IDS_PER_MINUTE_PER_ADDRESS', 'integer'),
   setting('daia.exemptClients', 'PAIA_DAIA_EXEMPT_CLIENTS', 'list'),
   setting('daia.poolShare', 'PAIA_DAIA_POOL_SHARE', 'number'),
+  setting('daia.requestUrl', 'PAIA_DAIA_REQUEST_URL', 'string', 'nullable'),
+  setting('daia.shelfRequests', 'PAIA_DAIA_SHELF_REQUESTS', 'boolean'),
+  setting('daia.department.content', 'PAIA_DAIA_DEPARTMENT_CONTENT', 'string', 'nullable'),
+  setting('daia.department.id', 'PAIA_DAIA_DEPARTMENT_ID', 'string', 'nullable'),
 
   setting('auth.tokenLifetimeSeconds', 'PAIA_AUTH_TOKEN_LIFETIME_SECONDS', 'integer'),
   setting('auth.maxSessions', 'PAIA_AUTH_MAX_SESSIONS', 'integer'),

@@ -112,6 +112,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
   const daiaLimit = new DaiaAddressLimit(store, {
     idsPerMinute: config.daia.idsPerMinutePerAddress,
     exempt: config.daia.exemptClients,
+    logger: logger.child({ component: 'daia' }),
   });
 
   const { auth } = config;

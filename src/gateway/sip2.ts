@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type tls from 'node:tls';
+import { RequestLink } from '../backend/daia/request-link.js';
 import { DaiaService } from '../backend/daia/service.js';
 import { ItemInfoCache } from '../backend/item-cache.js';
 import { PoolShare, shareOf } from '../backend/pool-share.js';
 import { SharedReads } from '../backend/shared-reads.js';
-import { Sip2Backend } from '../backend/sip2-backend.js';
+import { acsSupportsOf, Sip2Backend } from '../backend/sip2-backend.js';
 import { compileUriTemplates, type UriTemplatesConfig } from '../backend/uris.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
@@ -145,6 +146,8 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
     patronType: config.paia.patronTypeUri,
   };
   const pageSize = sip2.pageSize ?? dialect.pageSize;
+  // Where a patron asks for a copy; by default this gateway's own DAIA answer for it, a real URL built as its others are.
+  const requestLink = new RequestLink(config.daia.requestUrl ?? `${ownUrl}/daia?id={item}&format=json`);
 
   const session = (target: Sip2Target, hooks: SessionHooks = {}): Omit<ConnectionOptions, 'id'> => ({
     host: target.host,
@@ -246,6 +249,12 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
         }),
         // More 17s of one request than its share can run would only queue, ahead of other DAIA requests.
         maxParallel: shareOf(sip2.pool.max, config.daia.poolShare),
+        department: { ...config.daia.department, libraryName: () => pool.acsStatus?.libraryName },
+        requests: {
+          link: requestLink,
+          acsSupportsHolds: () => acsSupportsOf(pool.acsStatus, 'hold'),
+          onShelf: config.daia.shelfRequests,
+        },
       }),
     forgetReads: (pool, item) => sharedReadsOf(pool).forget({ item }),
     itemCache: (onInvalidate) => {

@@ -88,6 +88,8 @@ interface ProfileState {
   ids: 'exact' | 'folded';
   counts: 'exact' | 'folio' | 'blank' | 'zero';
   unavailableHolds: 'pending' | 'closed';
+  /** The 98's BX; null: every message supported. */
+  bx: string | null;
 }
 
 export interface CountersState {

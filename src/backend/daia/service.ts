@@ -11,7 +11,8 @@ import { DEFAULT_MAX_PARALLEL, limiter } from '../parallel.js';
 import type { PoolShare } from '../pool-share.js';
 import { SharedReads } from '../shared-reads.js';
 import type { UriTemplates } from '../uris.js';
-import { type DaiaMappingContext, daiaDocument } from './mapping.js';
+import { type DaiaMappingContext, type DepartmentSettings, daiaDocument, libraryDepartment } from './mapping.js';
+import type { RequestLink } from './request-link.js';
 import type { DaiaDocument, DaiaResponse } from './types.js';
 
 /** Sends one 17 through the pool (Sip2Pool.send). */
@@ -41,6 +42,20 @@ export interface DaiaServiceOptions {
   sharedReads?: SharedReads;
   /** Clock for `timestamp` (tests). */
   now?: () => Date;
+  /** Every item's department (daia.department; see libraryDepartment); default: the institution. */
+  department?: DepartmentSettings & {
+    /** The library's name in the ILS's latest 98 (AM), read at each item: a reconnect may bring another. */
+    libraryName?: (() => string | undefined) | undefined;
+  };
+  /** Request links on the services (DAIA `href`); absent or null: none. */
+  requests?: {
+    /** daia.requestUrl, compiled. */
+    link: RequestLink;
+    /** Whether the ILS takes holds (its latest 98's BX, as acsSupportsHoldsOf reads it); undefined (unknown): no links on unavailable services. */
+    acsSupportsHolds: () => boolean | undefined;
+    /** daia.shelfRequests: links on available services too. */
+    onShelf: boolean;
+  } | null;
 }
 
 /** A request identifier resolved: a barcode to ask the ILS about, or a URI that is none of ours. */
@@ -78,7 +93,21 @@ export class DaiaService {
     const send: ItemInformationSend = (message, callOptions) =>
       sharedReads.send(message, callOptions ?? {}, viaShare as Parameters<SharedReads['send']>[2], 'daia');
     this.itemInformation = itemLookup(send, options.messages, options.itemCache);
-    this.ctx = { dialect: options.dialect, uris: options.uris, institution: options.institution };
+    const { department, requests } = options;
+    this.ctx = {
+      dialect: options.dialect,
+      uris: options.uris,
+      institution: options.institution,
+      // Getters: what the ILS's 98 says is read at each item, not once at start (the pool's sessions come and go).
+      get department() {
+        return libraryDepartment(department ?? {}, department?.libraryName?.(), options.institution);
+      },
+      get requests() {
+        return requests
+          ? { link: requests.link, holds: requests.acsSupportsHolds() === true, onShelf: requests.onShelf }
+          : null;
+      },
+    };
   }
 
   /**

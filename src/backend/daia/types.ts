@@ -13,12 +13,16 @@ type DaiaServiceType = 'presentation' | 'loan' | 'remote' | 'interloan' | 'opena
 
 export interface DaiaAvailable {
   service: DaiaServiceType;
+  /** Where the patron can ask for the copy (a request for a copy on the shelf); an http(s) URL. */
+  href?: string;
   /** ISO 8601 duration or "unknown". */
   delay?: string;
 }
 
 export interface DaiaUnavailable {
   service: DaiaServiceType;
+  /** Where the patron can ask for the copy (a hold or recall); an http(s) URL. */
+  href?: string;
   /** YYYY-MM-DD or "unknown"; absent: not known when or whether it comes back. */
   expected?: string;
   /** Waiting requests, >= 1. */

@@ -114,6 +114,21 @@ describe('values from the file', () => {
     ['daia:\n  poolShare: 1.5', 'daia.poolShare', 'must be a fraction between 0 and 1'],
     ['daia:\n  poolShare: half', 'daia.poolShare', 'for half of sip2.pool.max (got "half"'],
     [
+      'daia:\n  requestUrl: https://opac.example.org/hold',
+      'daia.requestUrl',
+      'must contain {item} or {barcode}, so that the link names the copy, e.g. "https://opac.lib.example.org/hold?item={item}"',
+    ],
+    [
+      'daia:\n  requestUrl: https://opac.example.org/hold?patron={patron}',
+      'daia.requestUrl',
+      'has the unknown placeholder {patron}: only {item} and {barcode} are filled in',
+    ],
+    ['daia:\n  requestUrl: "urn:hold:{barcode}"', 'daia.requestUrl', 'must be an http: or https: URL once'],
+    ['daia:\n  requestUrl: "/hold/{barcode}"', 'daia.requestUrl', 'must be an http: or https: URL once'],
+    ['daia:\n  shelfRequests: yes please', 'daia.shelfRequests', 'must be true or false'],
+    ['daia:\n  department:\n    content: ""', 'daia.department.content', 'must be the name of the library'],
+    ['daia:\n  department:\n    id: DE-7', 'daia.department.id', 'must be an absolute URI, e.g. "http://lobid.org/'],
+    [
       'auth:\n  tokenLifetimeSeconds: 0',
       'auth.tokenLifetimeSeconds',
       'must be seconds between 1 and 2592000 (30 days)',

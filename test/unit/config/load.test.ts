@@ -89,7 +89,15 @@ describe('defaults', () => {
       store: 'memory',
       redis: { url: null, tlsCa: null, keyPrefix: 'paia-sip2:', connectTimeoutMs: 5000, commandTimeoutMs: 1000 },
     });
-    expect(config.daia).toEqual({ maxIds: null, idsPerMinutePerAddress: 1200, exemptClients: [], poolShare: 0.5 });
+    expect(config.daia).toEqual({
+      maxIds: null,
+      idsPerMinutePerAddress: 6000,
+      exemptClients: [],
+      poolShare: 0.5,
+      requestUrl: null,
+      shelfRequests: false,
+      department: { content: null, id: null },
+    });
     expect(config.log).toEqual({ level: 'info', format: 'json' });
     expect(config.sip2.maintenance).toEqual([]);
     expect(config.demo).toEqual({ dialect: 'generic', charset: 'utf-8', sip2Port: 0 });
@@ -212,7 +220,16 @@ describe('environment overrides', () => {
         'maxDocs',
         'expiresWhenUnknown',
       ].map((key) => `paia.${key}`),
-      ...['maxIds', 'idsPerMinutePerAddress', 'exemptClients', 'poolShare'].map((key) => `daia.${key}`),
+      ...[
+        'maxIds',
+        'idsPerMinutePerAddress',
+        'exemptClients',
+        'poolShare',
+        'requestUrl',
+        'shelfRequests',
+        'department.content',
+        'department.id',
+      ].map((key) => `daia.${key}`),
       ...[
         'tokenLifetimeSeconds',
         'maxSessions',
@@ -286,6 +303,10 @@ describe('environment overrides', () => {
         PAIA_DAIA_MAX_IDS: '20',
         PAIA_DAIA_IDS_PER_MINUTE_PER_ADDRESS: '300',
         PAIA_DAIA_EXEMPT_CLIENTS: '192.0.2.10, 2001:db8::/48',
+        PAIA_DAIA_REQUEST_URL: 'https://opac.lib.example.org/hold?barcode={barcode}',
+        PAIA_DAIA_SHELF_REQUESTS: 'true',
+        PAIA_DAIA_DEPARTMENT_CONTENT: ' Stadtbibliothek Musterstadt ',
+        PAIA_DAIA_DEPARTMENT_ID: 'http://lobid.org/organisations/DE-7',
       },
     });
     expect(config.daia).toEqual({
@@ -293,6 +314,9 @@ describe('environment overrides', () => {
       idsPerMinutePerAddress: 300,
       exemptClients: ['192.0.2.10', '2001:db8::/48'],
       poolShare: 0.25,
+      requestUrl: 'https://opac.lib.example.org/hold?barcode={barcode}',
+      shelfRequests: true,
+      department: { content: 'Stadtbibliothek Musterstadt', id: 'http://lobid.org/organisations/DE-7' },
     });
     expect(loadConfig({ env: { PAIA_DAIA_MAX_IDS: 'null' } }).daia.maxIds).toBeNull();
     expect(() => loadConfig({ env: { PAIA_DAIA_POOL_SHARE: '50%' } })).toThrow(
@@ -590,6 +614,12 @@ describe('describeConfig', () => {
         dialect: 'generic',
         charset: 'cp850',
         institution: 'DEMO',
+      },
+      daia: {
+        idsPerMinutePerAddress: 6000,
+        requestUrl: '(the gateway URL)/daia?id={item}&format=json',
+        shelfRequests: false,
+        department: "(the ILS's library name)",
       },
       log: 'info',
     });

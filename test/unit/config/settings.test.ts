@@ -64,7 +64,11 @@ const notNull = {
       },
     ],
   },
-  daia: { maxIds: 20 },
+  daia: {
+    maxIds: 20,
+    requestUrl: 'https://opac.lib.example.org/hold?item={item}',
+    department: { content: 'Stadtbibliothek', id: 'http://lobid.org/organisations/DE-7' },
+  },
   state: { store: 'redis', redis: { url: 'redis://127.0.0.1:6379', tlsCa: CA } },
 };
 
@@ -164,6 +168,9 @@ describe('the settings table and the schema', () => {
 });
 
 describe('every variable of the table', () => {
+  /** Settings that take any text, "|" included: each has a test of its own below. */
+  const FREE_TEXT = ['auth.passwordPolicy.denyList', 'daia.department.content'];
+
   /** How a sysadmin writes the value in the environment. */
   function asText(value: unknown): string {
     if (Array.isArray(value) && value.some(isSection)) return JSON.stringify(value);
@@ -179,24 +186,33 @@ describe('every variable of the table', () => {
     expect(warnings.filter((warning) => warning.includes('is ignored'))).toEqual([]);
   });
 
-  it.each(
-    leafSettings
-      .filter((setting) => setting.path !== 'auth.passwordPolicy.denyList')
-      .map((setting) => [setting.env, setting]),
-  )('%s reaches its setting: a value the schema refuses is reported there, naming the variable', (_, setting) => {
-    // "|" fits no setting; a patron id secret is checked only with opaque ids.
-    const env = {
-      [setting.env]: '|',
-      ...(setting.path === 'paia.patronIdSecret' ? { PAIA_PAIA_PATRON_ID: 'opaque' } : {}),
-    };
-    const problem = configError({ env }).problems.find((entry) => entry.path === setting.path);
-    expect(problem?.message).toMatch(new RegExp(`from ${setting.env}\\)$`));
-  });
+  it.each(leafSettings.filter((setting) => !FREE_TEXT.includes(setting.path)).map((setting) => [setting.env, setting]))(
+    '%s reaches its setting: a value the schema refuses is reported there, naming the variable',
+    (_, setting) => {
+      // "|" fits no setting; a patron id secret is checked only with opaque ids.
+      const env = {
+        [setting.env]: '|',
+        ...(setting.path === 'paia.patronIdSecret' ? { PAIA_PAIA_PATRON_ID: 'opaque' } : {}),
+      };
+      const problem = configError({ env }).problems.find((entry) => entry.path === setting.path);
+      expect(problem?.message).toMatch(new RegExp(`from ${setting.env}\\)$`));
+    },
+  );
 
   it('PAIA_AUTH_PASSWORD_POLICY_DENY_LIST (any list of passwords is valid) reaches its setting', () => {
     expect(
       loadConfig({ env: { PAIA_AUTH_PASSWORD_POLICY_DENY_LIST: 'hunter2, letmein2' } }).auth.passwordPolicy.denyList,
     ).toEqual(['hunter2', 'letmein2']);
+  });
+
+  it('PAIA_DAIA_DEPARTMENT_CONTENT (any name up to 200 characters) reaches its setting', () => {
+    expect(loadConfig({ env: { PAIA_DAIA_DEPARTMENT_CONTENT: 'Bibliothek | Nord' } }).daia.department.content).toBe(
+      'Bibliothek | Nord',
+    );
+    const problem = configError({ env: { PAIA_DAIA_DEPARTMENT_CONTENT: 'x'.repeat(201) } }).problems.find(
+      (entry) => entry.path === 'daia.department.content',
+    );
+    expect(problem?.message).toMatch(/from PAIA_DAIA_DEPARTMENT_CONTENT\)$/);
   });
 });
 

@@ -57,6 +57,26 @@ describe('DaiaAddressLimit', () => {
     expect((await limit.take(undefined, 6)).allowed).toBe(false);
   });
 
+  it('tells the log once, naming the settings, when an address is refused again and again; never an exempt one', async () => {
+    const lines: Array<[Record<string, unknown>, string]> = [];
+    const logger = { warn: (fields: Record<string, unknown>, message: string) => lines.push([fields, message]) };
+    const limit = new DaiaAddressLimit(store(), { idsPerMinute: 5, exempt: ['10.0.0.0/8'], logger });
+    await limit.take('192.0.2.1', 5);
+    for (let i = 0; i < 2; i += 1) expect((await limit.take('192.0.2.1', 1)).allowed).toBe(false);
+    expect(lines).toEqual([]);
+    for (let i = 0; i < 20; i += 1) await limit.take('192.0.2.1', 1);
+    for (let i = 0; i < 20; i += 1) await limit.take('10.1.2.3', 50);
+    expect(lines).toHaveLength(1);
+    const [fields, message] = lines[0]!;
+    expect(fields).toEqual({ address: '192.0.2.1', refusals: 3, idsPerMinutePerAddress: 5 });
+    expect(message).toContain('client address 192.0.2.1 was refused 3 times (429) for asking more than 5 ids a minute');
+    expect(message).toContain('daia.exemptClients (PAIA_DAIA_EXEMPT_CLIENTS)');
+    expect(message).toContain('daia.idsPerMinutePerAddress (PAIA_DAIA_IDS_PER_MINUTE_PER_ADDRESS)');
+    // Another address is noticed on its own.
+    for (let i = 0; i < 4; i += 1) await limit.take('192.0.2.2', 6);
+    expect(lines.map(([line]) => line.address)).toEqual(['192.0.2.1', '192.0.2.2']);
+  });
+
   it('refuses a limit that is no positive whole number', () => {
     expect(() => new DaiaAddressLimit(store(), { idsPerMinute: 0 })).toThrow(/positive integer/);
     expect(() => new DaiaAddressLimit(store(), { idsPerMinute: 1.5 })).toThrow(/positive integer/);

@@ -59,6 +59,7 @@ describe('parseProfile', () => {
       ids: 'exact',
       counts: 'exact',
       unavailableHolds: 'pending',
+      bx: null,
     });
     expect(parseProfile(['fines=eg-3m, bv=off ,bh=on,pad=on'])).toMatchObject({
       fines: 'eg-3m',
@@ -87,6 +88,9 @@ describe('parseProfile', () => {
       ['ids=ci', /ids must be one of exact, folded \(got "ci"\)/],
       ['ids', /profile knob "ids" needs a value, e.g. ids=folded/],
       ['unavailable-holds=none', /unavailable-holds must be one of pending, closed \(got "none"\)/],
+      ['bx=YYYY', /bx must be 16 letters Y or N, one per message of the 98's BX \(got "YYYY"\)/],
+      ['bx=yyyyyyyyyyyyyyyy', /bx must be 16 letters Y or N/],
+      ['bx', /profile knob "bx" needs a value, e.g. bx=YYYYYYYYYYYYYNYY/],
     ];
     for (const [term, reason] of bad) expect(() => parseProfile([term]), term).toThrow(reason);
     expect(() => parseProfile(['workers=x'])).toThrow(ProfileError);
@@ -99,6 +103,7 @@ describe('parseProfile', () => {
     }
     expect(describeProfile(defaultProfile())).toBe('');
     expect(describeProfile(parseProfile(['bv=off,bh=on']))).toBe('bv=off,bh=on');
+    expect(describeProfile(parseProfile(['bx=YYYYYYYYYYYYYNYY']))).toBe('bx=YYYYYYYYYYYYYNYY');
     expect(describeProfile(parseProfile(['koha']))).toBe('workers=1,idle-timeout=600,fines=koha,ids=folded');
   });
 });

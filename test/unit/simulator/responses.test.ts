@@ -300,6 +300,13 @@ describe('other responses', () => {
     expect(SUPPORTED_MESSAGES_BX).toBe('YYYYYYYYYYYYYYYY');
   });
 
+  it("98 BX as the profile's bx= says (an ILS that takes no holds)", () => {
+    const { ctx } = setup('generic');
+    const scStatus = { code: '99', statusCode: 0, maxPrintWidth: 80, protocolVersion: '2.00' } as const;
+    const response = respond(scStatus, { ...ctx, profile: parseProfile(['bx=YYYYYYYYYYYYYNYY']) });
+    expect(response).toMatchObject({ code: '98', supportedMessages: 'YYYYYYYYYYYYYNYY' });
+  });
+
   it('30 carries the new due date; a refusal says why and changes nothing', () => {
     const { ask, library } = setup('evergreen');
     const renew = (item: string) =>

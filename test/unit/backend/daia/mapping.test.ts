@@ -120,10 +120,11 @@ describe('DAIA mapping of 18 circulation status', () => {
     });
   });
 
-  it('item: id is the item URI, label the call number, storage the permanent location with its URI', () => {
+  it('item: id is the item URI, label the call number, storage the permanent location with its URI, the institution its department', () => {
     expect(daiaItem('it-1', info(), ctx)).toEqual({
       id: 'https://lib.example.org/item/it-1',
       label: 'GK 8000 G599 F3',
+      department: { content: 'DEMO' },
       storage: { id: 'https://lib.example.org/location/MAIN', content: 'MAIN' },
       available: both({}),
     });
