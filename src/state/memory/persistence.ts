@@ -1,0 +1,392 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { open, rename, rm, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../../log.js';
+import { StoreUnavailable } from '../errors.js';
+import { KeyedHash } from '../keyed-hash.js';
+import { patronIndexName } from '../sessions.js';
+import { decodeSessionFile, encodeSessionFile } from './session-file.js';
+import type { SessionSink, StoredSession } from './sessions.js';
+
+/**
+ * The memory store's sessions kept across restarts: a state file in a
+ * directory of its own (state.dir), so that a single instance needs no
+ * Redis for its patrons to stay logged in when it restarts (VuFind keeps a
+ * token for its whole lifetime and never logs in again before that).
+ *
+ * - What is written: session-file.ts (tokens only as SHA-256, each session
+ *   sealed with its token, the patron index keyed). The key of the patron
+ *   index is paia.patronIdSecret, or without it a random key made once and
+ *   kept in the directory (`key`, mode 0600).
+ * - When: at most WRITE_INTERVAL_MS after a change (a crash loses at most
+ *   that), on close (a graceful stop loses nothing), and before a logout is
+ *   answered (a logged-out token never comes back: ended()).
+ * - How: the whole file to a temporary file, fsync, rename over the old one,
+ *   fsync of the directory: a reader finds the old file or the new one,
+ *   never half of one. Its size follows the store's bound (auth.maxSessions).
+ * - One writer: a lock file with the pid; a second gateway on the same
+ *   directory keeps its sessions in memory only and says so.
+ * - A file that cannot be used (damaged, unreadable, another version,
+ *   another key) never stops the gateway: it starts with no sessions, says
+ *   so in one warning line, and the file is moved aside to `sessions.jsonl.bad`
+ *   (the one before that is replaced) for a person to look at.
+ */
+
+const FILE = 'sessions.jsonl';
+const LOCK = 'lock';
+const KEY = 'key';
+/** Longest a change waits to be written; also what a crash may lose. */
+const WRITE_INTERVAL_MS = 2000;
+/** Bound on waiting for a write: a logout that cannot be made durable in this time gets 503, a stop goes on without it. */
+const WRITE_TIMEOUT_MS = 5000;
+/** The random key of the patron index: 32 bytes, base64url. */
+const KEY_TEXT = /^[A-Za-z0-9_-]{43}$/;
+
+export interface SessionPersistenceOptions {
+  /** The directory (state.dir), made (mode 0700) if missing. */
+  dir: string;
+  /** paia.patronIdSecret; null: a random key kept in the directory. */
+  keySecret: string | null;
+  logger?: Logger | undefined;
+  /** For tests. */
+  writeIntervalMs?: number;
+  now?: () => number;
+}
+
+/** What the persistence reads and writes: the store's sessions (LruSessionStore). */
+export interface PersistedSessions {
+  stored(): Iterable<[string, StoredSession]>;
+  restore(sessions: Iterable<[string, StoredSession]>): number;
+}
+
+/** Why a directory cannot be used, in words: the error's code where it has one. */
+function reasonOf(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied for the user paia-sip2 runs as';
+  if (code === 'EROFS') return 'the file system is read-only';
+  if (code === 'ENOSPC') return 'no space left on the device';
+  if (code === 'EISDIR') return 'it is a directory';
+  if (code === 'ENOTDIR') return 'a part of the path is not a directory';
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Whether a process with this pid runs (signal 0 probes without signalling; EPERM: it runs, as another user). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the directory's lock for this process: null when taken, otherwise
+ * the pid of the live process that holds it. A lock whose process is gone
+ * (a crash, a SIGKILL) or that names this very pid (a container restarted
+ * with the same pid) is taken over.
+ */
+function takeLock(path: string): number | null {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(path, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      return null;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const holder = Number.parseInt(readFileSync(path, 'utf8'), 10);
+    if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && running(holder)) return holder;
+    rmSync(path, { force: true });
+  }
+  throw new Error('the lock file came back while it was being taken over');
+}
+
+/** The directory's own key of the patron index: read, or made once (mode 0600). */
+function ownKey(path: string): string {
+  try {
+    const text = readFileSync(path, 'utf8').trim();
+    if (KEY_TEXT.test(text)) return text;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const key = randomBytes(32).toString('base64url');
+  writeFileSync(`${path}.tmp`, `${key}\n`, { mode: 0o600 });
+  renameSync(`${path}.tmp`, path);
+  return key;
+}
+
+/** Flushes a directory's entries (a rename, an unlink) to disk; where a platform cannot, the rename stands anyway. */
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r').catch(() => null);
+  if (handle === null) return;
+  try {
+    await handle.sync();
+  } catch {
+    // Some file systems refuse fsync on a directory; the data itself was synced.
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A promise that rejects after `ms` unless `work` settles first; the timer never keeps the process alive. */
+function bounded<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+export class SessionPersistence implements SessionSink {
+  readonly #dir: string;
+  readonly #file: string;
+  readonly #keys: KeyedHash;
+  readonly #keyCheck: string;
+  readonly #logger: Logger | undefined;
+  readonly #now: () => number;
+  readonly #intervalMs: number;
+  #sessions: PersistedSessions | null = null;
+  #timer: NodeJS.Timeout | undefined;
+  /** Changed since the last write began. */
+  #dirty = false;
+  /** The write under way, if any. */
+  #writing: Promise<void> | null = null;
+  /** The write queued behind it (one is enough: it takes everything changed until it starts). */
+  #next: Promise<void> | null = null;
+  /** Counts the snapshots written; a write renames its file only if no removal came after its snapshot. */
+  #snapshots = 0;
+  /** The last snapshot taken before the file was removed in place of a write (ended()): older writes must not land. */
+  #removedAfter = 0;
+  /** Writes are failing: logged once per run of failures. */
+  #failing = false;
+  #closed = false;
+
+  private constructor(options: SessionPersistenceOptions, secret: string) {
+    this.#dir = options.dir;
+    this.#file = join(options.dir, FILE);
+    this.#keys = new KeyedHash(secret);
+    this.#keyCheck = this.#keys.digest('paia-sip2 state file key check').toString('base64url');
+    this.#logger = options.logger;
+    this.#now = options.now ?? Date.now;
+    this.#intervalMs = options.writeIntervalMs ?? WRITE_INTERVAL_MS;
+  }
+
+  /**
+   * Takes the directory (made if missing, locked, its key read or made);
+   * null, after one warning line, when it cannot be used: the gateway then
+   * keeps its sessions in memory only.
+   */
+  static open(options: SessionPersistenceOptions): SessionPersistence | null {
+    const { dir, logger } = options;
+    const memoryOnly = 'sessions are kept in memory only: a restart logs every patron out';
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      logger?.warn({ dir }, `state.dir ${dir} cannot be made (${reasonOf(error)}); ${memoryOnly}`);
+      return null;
+    }
+    let holder: number | null;
+    try {
+      holder = takeLock(join(dir, LOCK));
+    } catch (error) {
+      logger?.warn({ dir }, `state.dir ${dir} cannot be used (${reasonOf(error)}); ${memoryOnly}`);
+      return null;
+    }
+    if (holder !== null) {
+      logger?.warn(
+        { dir, pid: holder },
+        `state.dir ${dir} is in use by another gateway (pid ${holder}, ${join(dir, LOCK)}); ${memoryOnly}. Give each gateway its own state.dir`,
+      );
+      return null;
+    }
+    try {
+      return new SessionPersistence(options, options.keySecret ?? ownKey(join(dir, KEY)));
+    } catch (error) {
+      rmSync(join(dir, LOCK), { force: true });
+      logger?.warn({ dir }, `the key file in state.dir ${dir} cannot be made (${reasonOf(error)}); ${memoryOnly}`);
+      return null;
+    }
+  }
+
+  patronKey(patron: string): string {
+    return patronIndexName(this.#keys, patron);
+  }
+
+  /** Reads the state file into `sessions`, then writes their changes from now on. */
+  attach(sessions: PersistedSessions): void {
+    this.#sessions = sessions;
+    this.#load(sessions);
+    this.#timer = setInterval(() => {
+      if (this.#dirty && this.#next === null) this.#flush().catch(() => {});
+    }, this.#intervalMs);
+    this.#timer.unref();
+  }
+
+  #load(sessions: PersistedSessions): void {
+    let text: string;
+    try {
+      text = readFileSync(this.#file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      this.#setAside(`it cannot be read (${reasonOf(error)})`);
+      return;
+    }
+    const decoded = decodeSessionFile(text, { keyCheck: this.#keyCheck, now: this.#now() });
+    if (!decoded.ok) {
+      this.#setAside(decoded.problem);
+      return;
+    }
+    const kept = sessions.restore(decoded.sessions);
+    // Sessions dropped at load (expired, beyond a lowered bound) leave the file at the next write.
+    if (decoded.expired > 0 || kept < decoded.sessions.length) this.#dirty = true;
+    this.#logger?.info(
+      { file: this.#file, sessions: kept, expired: decoded.expired },
+      'sessions restored from the state file',
+    );
+  }
+
+  /** The file cannot be used: moved aside (replacing an older one), and said so in one line. */
+  #setAside(problem: string): void {
+    const aside = `${this.#file}.bad`;
+    let where: string;
+    try {
+      rmSync(aside, { recursive: true, force: true });
+      renameSync(this.#file, aside);
+      where = `it was moved to ${aside}`;
+    } catch (error) {
+      where = `it could not be moved aside either (${reasonOf(error)}): sessions will not survive a restart until it is removed`;
+    }
+    this.#logger?.warn(
+      { file: this.#file },
+      `the session state file ${this.#file} cannot be used: ${problem}; the gateway starts with no sessions (every patron logs in once more), ${where}`,
+    );
+  }
+
+  changed(): void {
+    this.#dirty = true;
+  }
+
+  /**
+   * Makes what was ended durable before the logout is answered: waits for a
+   * write that began after the change (or the one under way, which took it).
+   * If no write can be made, the state file is removed instead (nothing
+   * comes back; the sessions left are then lost at a restart); if even that
+   * fails, rejects with StoreUnavailable (the logout gets 503).
+   */
+  async ended(): Promise<void> {
+    if (this.#closed) return;
+    const write = this.#dirty ? this.#flush() : this.#writing;
+    if (write === null) return;
+    try {
+      await bounded(write, WRITE_TIMEOUT_MS, 'writing the session state file');
+    } catch (error) {
+      try {
+        await bounded(
+          unlink(this.#file).catch((thrown: NodeJS.ErrnoException) => {
+            if (thrown.code !== 'ENOENT') throw thrown;
+          }),
+          WRITE_TIMEOUT_MS,
+          'removing the session state file',
+        );
+        await syncDirectory(this.#dir);
+        // A write held up since before the logout (a hung disk) must not bring the file back with its older snapshot.
+        this.#removedAfter = this.#snapshots;
+      } catch (removal) {
+        throw new StoreUnavailable(
+          'error',
+          `a logout could not be made durable: the session state file ${this.#file} can be neither written (${reasonOf(error)}) nor removed (${reasonOf(removal)})`,
+          { cause: removal },
+        );
+      }
+    }
+  }
+
+  /** A write that begins after everything changed so far; one queued write serves every caller until it begins. */
+  #flush(): Promise<void> {
+    if (this.#next !== null) return this.#next;
+    const after = this.#writing ?? Promise.resolve();
+    const next = after
+      .catch(() => {})
+      .then(() => {
+        this.#next = null;
+        const writing = this.#write();
+        this.#writing = writing;
+        return writing.finally(() => {
+          if (this.#writing === writing) this.#writing = null;
+        });
+      });
+    this.#next = next;
+    return next;
+  }
+
+  async #write(): Promise<void> {
+    const sessions = this.#sessions;
+    if (sessions === null) return;
+    this.#dirty = false;
+    const snapshot = ++this.#snapshots;
+    const text = encodeSessionFile(sessions.stored(), { keyCheck: this.#keyCheck, now: this.#now() });
+    const temporary = `${this.#file}.tmp`;
+    try {
+      await rm(temporary, { force: true });
+      const handle = await open(temporary, 'wx', 0o600);
+      try {
+        await handle.writeFile(text, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      if (snapshot <= this.#removedAfter) {
+        await rm(temporary, { force: true });
+        this.#dirty = true;
+        return;
+      }
+      await rename(temporary, this.#file);
+      await syncDirectory(this.#dir);
+      if (this.#failing) {
+        this.#failing = false;
+        this.#logger?.info({ file: this.#file }, 'the session state file is written again');
+      }
+    } catch (error) {
+      // Still to be written: the next interval tries again.
+      this.#dirty = true;
+      if (!this.#failing) {
+        this.#failing = true;
+        this.#logger?.warn(
+          { file: this.#file },
+          `cannot write the session state file ${this.#file} (${reasonOf(error)}): sessions are kept in memory, but a restart now would lose the newer ones; retrying every ${this.#intervalMs / 1000} s`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** A last write (bounded), then the lock is given back. A write that cannot be made is logged, never thrown. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    clearInterval(this.#timer);
+    try {
+      if (this.#dirty || this.#writing !== null) {
+        await bounded(
+          this.#dirty ? this.#flush() : (this.#writing ?? Promise.resolve()),
+          WRITE_TIMEOUT_MS,
+          'the last write of the session state file',
+        );
+      }
+    } catch (error) {
+      this.#logger?.warn(
+        { file: this.#file },
+        `the last write of the session state file failed (${reasonOf(error)}): sessions of the last seconds are lost at this restart`,
+      );
+    } finally {
+      this.#closed = true;
+      try {
+        const lock = join(this.#dir, LOCK);
+        if (Number.parseInt(readFileSync(lock, 'utf8'), 10) === process.pid) unlinkSync(lock);
+      } catch {
+        // Gone already, or not ours any more: nothing to give back.
+      }
+    }
+  }
+}
