@@ -37,26 +37,37 @@ interface Header {
   savedAt: number;
 }
 
-/** The file's text for these sessions (each with its token hash); `keyCheck` names the key of their patron hashes. */
+/** The first line: what the file is, and how many session lines follow. */
+export function sessionFileHeader(count: number, options: { keyCheck: string; now: number }): string {
+  const header: Header = {
+    format: FORMAT,
+    version: SESSION_FILE_VERSION,
+    key: options.keyCheck,
+    count,
+    savedAt: options.now,
+  };
+  return `${JSON.stringify(header)}\n`;
+}
+
+/** One session's line; null for a session that has no sealed form (it is not persisted). */
+export function sessionFileLine(hash: string, stored: StoredSession): string | null {
+  if (stored.sealed === null) return null;
+  // Every string here is base64url or dots (checked again when read), so no JSON escaping is needed: the
+  // state file of 100,000 sessions is written without a JSON.stringify each.
+  return `["${hash}","${stored.patronKey}",${stored.expiresAt},${stored.lastUsed},"${stored.sealed}"]\n`;
+}
+
+/** The whole file's text for these sessions (each with its token hash); `keyCheck` names the key of their patron hashes. */
 export function encodeSessionFile(
   sessions: Iterable<[string, StoredSession]>,
   options: { keyCheck: string; now: number },
 ): string {
   const lines: string[] = [];
   for (const [hash, stored] of sessions) {
-    if (stored.sealed === null) continue;
-    // Every string here is base64url or dots (checked again when read), so no JSON escaping is needed: the
-    // state file of 100,000 sessions is written without a JSON.stringify each.
-    lines.push(`["${hash}","${stored.patronKey}",${stored.expiresAt},${stored.lastUsed},"${stored.sealed}"]`);
+    const line = sessionFileLine(hash, stored);
+    if (line !== null) lines.push(line);
   }
-  const header: Header = {
-    format: FORMAT,
-    version: SESSION_FILE_VERSION,
-    key: options.keyCheck,
-    count: lines.length,
-    savedAt: options.now,
-  };
-  return `${JSON.stringify(header)}\n${lines.join('\n')}${lines.length > 0 ? '\n' : ''}`;
+  return sessionFileHeader(lines.length, options) + lines.join('');
 }
 
 export type DecodedSessionFile =
