@@ -97,7 +97,15 @@ function takeLock(path: string): number | null {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const holder = Number.parseInt(readFileSync(path, 'utf8'), 10);
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      // Given back between the two calls: try again.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw error;
+    }
+    const holder = Number.parseInt(text, 10);
     if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && running(holder)) return holder;
     rmSync(path, { force: true });
   }
@@ -204,7 +212,9 @@ export class SessionPersistence implements SessionSink {
       return null;
     }
     try {
-      return new SessionPersistence(options, options.keySecret ?? ownKey(join(dir, KEY)));
+      const secret =
+        options.keySecret === null || options.keySecret === '' ? ownKey(join(dir, KEY)) : options.keySecret;
+      return new SessionPersistence(options, secret);
     } catch (error) {
       rmSync(join(dir, LOCK), { force: true });
       logger?.warn({ dir }, `the key file in state.dir ${dir} cannot be made (${reasonOf(error)}); ${memoryOnly}`);
