@@ -76,7 +76,7 @@ export class MemoryStore implements StateStore {
   onInvalidation(_listener: (invalidation: ItemInvalidation) => void): void {}
 
   health(): StoreHealth {
-    return { problem: null, warning: null, errors: 0 };
+    return { problem: null, warning: this.#persistence?.warning() ?? null, errors: 0 };
   }
 
   observe(observer: OperationObserver): void {

@@ -280,6 +280,13 @@ export class SessionPersistence implements SessionSink {
     this.#dirty = true;
   }
 
+  /** While writes fail, what /readyz shows beside a store that still serves; null otherwise. */
+  warning(): string | null {
+    return this.#failing
+      ? `the session state file ${this.#file} cannot be written: sessions of this gateway would not survive a restart now`
+      : null;
+  }
+
   /**
    * Makes what was ended durable before the logout is answered: waits for a
    * write that began after the change (or the one under way, which took it).

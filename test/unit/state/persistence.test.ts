@@ -252,7 +252,10 @@ describe('a logout that cannot be written', () => {
     await store.sessions.get(kept);
     // Writing needs the temporary file's name: a directory there makes every write fail.
     mkdirSync(join(dir, 'sessions.jsonl.tmp', 'blocked'), { recursive: true });
+    expect(store.health().warning).toBeNull();
     await store.sessions.delete(out);
+    // The store serves, and says (in /readyz) that its sessions would not survive a restart now.
+    expect(store.health()).toMatchObject({ problem: null, warning: expect.stringMatching(/cannot be written/) });
     expect(existsSync(join(dir, 'sessions.jsonl'))).toBe(false);
     expect(await storeOn(dir).sessions.get(out)).toBeNull();
 
