@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { open, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../log.js';
@@ -26,7 +26,8 @@ import type { SessionSink, StoredSession } from './sessions.js';
  *   fsync of the directory: a reader finds the old file or the new one,
  *   never half of one. Its size follows the store's bound (auth.maxSessions).
  * - One writer: a lock file with the pid; a second gateway on the same
- *   directory keeps its sessions in memory only and says so.
+ *   directory keeps its sessions in memory only and says so. A directory
+ *   others may write (a planted file would forge sessions) is not used either.
  * - A file that cannot be used (damaged, unreadable, another version,
  *   another key) never stops the gateway: it starts with no sessions, says
  *   so in one warning line, and the file is moved aside to `sessions.jsonl.bad`
@@ -112,6 +113,19 @@ function takeLock(path: string): number | null {
   throw new Error('the lock file came back while it was being taken over');
 }
 
+/**
+ * Why others may write into the directory (a state file or key planted
+ * there would be read as the gateway's own); null when it is this user's
+ * alone: owned by it, not writable by group or others.
+ */
+function sharedWith(dir: string): string | null {
+  const { mode, uid } = statSync(dir);
+  if ((mode & 0o022) !== 0) return `is writable by other users (mode ${(mode & 0o777).toString(8).padStart(4, '0')})`;
+  const self = process.getuid?.();
+  if (self !== undefined && uid !== self) return `belongs to another user (uid ${uid}, the gateway runs as ${self})`;
+  return null;
+}
+
 /** The directory's own key of the patron index: read, or made once (mode 0600). */
 function ownKey(path: string): string {
   try {
@@ -195,6 +209,14 @@ export class SessionPersistence implements SessionSink {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (error) {
       logger?.warn({ dir }, `state.dir ${dir} cannot be made (${reasonOf(error)}); ${memoryOnly}`);
+      return null;
+    }
+    const shared = sharedWith(dir);
+    if (shared !== null) {
+      logger?.warn(
+        { dir },
+        `state.dir ${dir} ${shared}: whoever may write there can forge sessions (and plant the key); ${memoryOnly}. Make it a directory of the gateway's user alone (chown, chmod 700)`,
+      );
       return null;
     }
     let holder: number | null;

@@ -182,6 +182,16 @@ describe('sessions kept in state.dir', () => {
     await stop(store);
   });
 
+  it('a directory others may write (a planted state file or key would forge sessions): memory only, one warning', () => {
+    const dir = freshDir();
+    mkdirSync(dir);
+    chmodSync(dir, 0o777);
+    const log = logged();
+    expect(SessionPersistence.open({ dir, keySecret: null, logger: log.logger })).toBeNull();
+    expect(warnings(log.lines)).toEqual([expect.stringMatching(/is writable by other users \(mode 0777\).*chmod 700/)]);
+    expect(existsSync(join(dir, 'lock'))).toBe(false);
+  });
+
   it('a directory that cannot be made: memory only, one warning, the store still serves', async () => {
     const blocker = join(root, `file-${++count}`);
     writeFileSync(blocker, 'not a directory');
