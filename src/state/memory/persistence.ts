@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync } from 'node:fs';
 import { open, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../log.js';
@@ -8,6 +7,7 @@ import { KeyedHash } from '../keyed-hash.js';
 import { patronIndexName } from '../sessions.js';
 import { decodeSessionFile, sessionFileHeader, sessionFileLine } from './session-file.js';
 import type { SessionSink, StoredSession } from './sessions.js';
+import { claimStateDir, reasonOf, type StateDir } from './state-dir.js';
 
 /**
  * The memory store's sessions kept across restarts: a state file in a
@@ -16,18 +16,15 @@ import type { SessionSink, StoredSession } from './sessions.js';
  * token for its whole lifetime and never logs in again before that).
  *
  * - What is written: session-file.ts (tokens only as SHA-256, each session
- *   sealed with its token, the patron index keyed). The key of the patron
- *   index is paia.patronIdSecret, or without it a random key made once and
- *   kept in the directory (`key`, mode 0600).
+ *   sealed with its token, the patron index keyed: paia.patronIdSecret, or
+ *   a random key kept in the directory, state-dir.ts).
  * - When: at most WRITE_INTERVAL_MS after a change (a crash loses at most
  *   that), on close (a graceful stop loses nothing), and before a logout is
  *   answered (a logged-out token never comes back: ended()).
  * - How: the whole file to a temporary file, fsync, rename over the old one,
  *   fsync of the directory: a reader finds the old file or the new one,
  *   never half of one. Its size follows the store's bound (auth.maxSessions).
- * - One writer: a lock file with the pid; a second gateway on the same
- *   directory keeps its sessions in memory only and says so. A directory
- *   others may write (a planted file would forge sessions) is not used either.
+ * - One writer, and the directory this user's alone (state-dir.ts).
  * - A file that cannot be used (damaged, unreadable, another version,
  *   another key) never stops the gateway: it starts with no sessions, says
  *   so in one warning line, and the file is moved aside to `sessions.jsonl.bad`
@@ -35,16 +32,12 @@ import type { SessionSink, StoredSession } from './sessions.js';
  */
 
 const FILE = 'sessions.jsonl';
-const LOCK = 'lock';
-const KEY = 'key';
 /** Longest a change waits to be written; also what a crash may lose. */
 const WRITE_INTERVAL_MS = 2000;
 /** Bound on waiting for a write: a logout that cannot be made durable in this time gets 503, a stop goes on without it. */
 const WRITE_TIMEOUT_MS = 5000;
 /** Sessions encoded and written at a time: a few milliseconds of the event loop each. */
 const WRITE_SLICE = 2000;
-/** The random key of the patron index: 32 bytes, base64url. */
-const KEY_TEXT = /^[A-Za-z0-9_-]{43}$/;
 
 export interface SessionPersistenceOptions {
   /** The directory (state.dir), made (mode 0700) if missing. */
@@ -61,83 +54,6 @@ export interface SessionPersistenceOptions {
 export interface PersistedSessions {
   stored(): Iterable<[string, StoredSession]>;
   restore(sessions: Iterable<[string, StoredSession]>): number;
-}
-
-/** Why a directory cannot be used, in words: the error's code where it has one. */
-function reasonOf(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied for the user paia-sip2 runs as';
-  if (code === 'EROFS') return 'the file system is read-only';
-  if (code === 'ENOSPC') return 'no space left on the device';
-  if (code === 'EISDIR') return 'it is a directory';
-  if (code === 'ENOTDIR') return 'a part of the path is not a directory';
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** Whether a process with this pid runs (signal 0 probes without signalling; EPERM: it runs, as another user). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Takes the directory's lock for this process: null when taken, otherwise
- * the pid of the live process that holds it. A lock whose process is gone
- * (a crash, a SIGKILL) or that names this very pid (a container restarted
- * with the same pid) is taken over.
- */
-function takeLock(path: string): number | null {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(path, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
-      return null;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (error) {
-      // Given back between the two calls: try again.
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      throw error;
-    }
-    const holder = Number.parseInt(text, 10);
-    if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && running(holder)) return holder;
-    rmSync(path, { force: true });
-  }
-  throw new Error('the lock file came back while it was being taken over');
-}
-
-/**
- * Why others may write into the directory (a state file or key planted
- * there would be read as the gateway's own); null when it is this user's
- * alone: owned by it, not writable by group or others.
- */
-function sharedWith(dir: string): string | null {
-  const { mode, uid } = statSync(dir);
-  if ((mode & 0o022) !== 0) return `is writable by other users (mode ${(mode & 0o777).toString(8).padStart(4, '0')})`;
-  const self = process.getuid?.();
-  if (self !== undefined && uid !== self) return `belongs to another user (uid ${uid}, the gateway runs as ${self})`;
-  return null;
-}
-
-/** The directory's own key of the patron index: read, or made once (mode 0600). */
-function ownKey(path: string): string {
-  try {
-    const text = readFileSync(path, 'utf8').trim();
-    if (KEY_TEXT.test(text)) return text;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  const key = randomBytes(32).toString('base64url');
-  writeFileSync(`${path}.tmp`, `${key}\n`, { mode: 0o600 });
-  renameSync(`${path}.tmp`, path);
-  return key;
 }
 
 /** Flushes a directory's entries (a rename, an unlink) to disk; where a platform cannot, the rename stands anyway. */
@@ -165,6 +81,7 @@ function bounded<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
 
 export class SessionPersistence implements SessionSink {
   readonly #dir: string;
+  readonly #claim: StateDir;
   readonly #file: string;
   readonly #keys: KeyedHash;
   readonly #keyCheck: string;
@@ -187,10 +104,11 @@ export class SessionPersistence implements SessionSink {
   #failing = false;
   #closed = false;
 
-  private constructor(options: SessionPersistenceOptions, secret: string) {
+  private constructor(options: SessionPersistenceOptions, claim: StateDir) {
     this.#dir = options.dir;
+    this.#claim = claim;
     this.#file = join(options.dir, FILE);
-    this.#keys = new KeyedHash(secret);
+    this.#keys = new KeyedHash(claim.secret);
     this.#keyCheck = this.#keys.digest('paia-sip2 state file key check').toString('base64url');
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
@@ -198,50 +116,16 @@ export class SessionPersistence implements SessionSink {
   }
 
   /**
-   * Takes the directory (made if missing, locked, its key read or made);
-   * null, after one warning line, when it cannot be used: the gateway then
-   * keeps its sessions in memory only.
+   * Takes the directory (state-dir.ts); null, after one warning line, when
+   * it cannot be used: the gateway then keeps its sessions in memory only.
    */
   static open(options: SessionPersistenceOptions): SessionPersistence | null {
-    const { dir, logger } = options;
-    const memoryOnly = 'sessions are kept in memory only: a restart logs every patron out';
-    try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-    } catch (error) {
-      logger?.warn({ dir }, `state.dir ${dir} cannot be made (${reasonOf(error)}); ${memoryOnly}`);
+    const claim = claimStateDir(options.dir, options.keySecret);
+    if ('refused' in claim) {
+      options.logger?.warn({ dir: options.dir }, claim.refused);
       return null;
     }
-    const shared = sharedWith(dir);
-    if (shared !== null) {
-      logger?.warn(
-        { dir },
-        `state.dir ${dir} ${shared}: whoever may write there can forge sessions (and plant the key); ${memoryOnly}. Make it a directory of the gateway's user alone (chown, chmod 700)`,
-      );
-      return null;
-    }
-    let holder: number | null;
-    try {
-      holder = takeLock(join(dir, LOCK));
-    } catch (error) {
-      logger?.warn({ dir }, `state.dir ${dir} cannot be used (${reasonOf(error)}); ${memoryOnly}`);
-      return null;
-    }
-    if (holder !== null) {
-      logger?.warn(
-        { dir, pid: holder },
-        `state.dir ${dir} is in use by another gateway (pid ${holder}, ${join(dir, LOCK)}); ${memoryOnly}. Give each gateway its own state.dir`,
-      );
-      return null;
-    }
-    try {
-      const secret =
-        options.keySecret === null || options.keySecret === '' ? ownKey(join(dir, KEY)) : options.keySecret;
-      return new SessionPersistence(options, secret);
-    } catch (error) {
-      rmSync(join(dir, LOCK), { force: true });
-      logger?.warn({ dir }, `the key file in state.dir ${dir} cannot be made (${reasonOf(error)}); ${memoryOnly}`);
-      return null;
-    }
+    return new SessionPersistence(options, claim);
   }
 
   patronKey(patron: string): string {
@@ -432,12 +316,7 @@ export class SessionPersistence implements SessionSink {
       );
     } finally {
       this.#closed = true;
-      try {
-        const lock = join(this.#dir, LOCK);
-        if (Number.parseInt(readFileSync(lock, 'utf8'), 10) === process.pid) unlinkSync(lock);
-      } catch {
-        // Gone already, or not ours any more: nothing to give back.
-      }
+      this.#claim.release();
     }
   }
 }
