@@ -2,14 +2,18 @@
 #
 #   docker build -t paia-sip2 .                      # Node 22; --build-arg NODE_VERSION=24 for 24
 #   docker run --rm --read-only --tmpfs /tmp -p 127.0.0.1:8080:8080 \
+#     -v paia-sip2-state:/var/lib/paia-sip2 \
 #     -e PAIA_HTTP_TRUSTED_PROXY=true -e PAIA_SIP2_HOST=ils.example.org ... paia-sip2
 #
 # The build stage compiles the TypeScript (dev dependencies); the runtime
 # stage holds the compiled code, the runtime dependencies, config/ and the
 # simulator's demo data, and runs as the unprivileged `node` user. tini is
 # PID 1: it passes SIGTERM, SIGINT and SIGHUP to the gateway and reaps
-# zombies. Nothing is written at run time, so `--read-only` works (a tmpfs
-# /tmp is customary but not needed). test/integration/compiled.test.ts
+# zombies. The one thing written at run time is the session state file in
+# /var/lib/paia-sip2 (state.dir, a VOLUME owned by `node`), so `--read-only`
+# works; mount a named volume there (-v paia-sip2-state:/var/lib/paia-sip2)
+# to keep sessions when the container is replaced. A tmpfs /tmp is customary
+# but not needed. test/integration/compiled.test.ts
 # runs the CMD below from a directory laid out as this stage's COPY lines
 # say, and the HEALTHCHECK against it.
 ARG NODE_VERSION=22
@@ -39,7 +43,11 @@ COPY sip2-simulator/data ./sip2-simulator/data
 # Listen on every interface of the container. Plain HTTP off loopback is refused unless
 # http.tls (PAIA_HTTP_TLS_CERT/_KEY) or http.trustedProxy (a TLS-terminating proxy in front) is set.
 ENV PAIA_HTTP_HOST=0.0.0.0 \
-    PAIA_HTTP_PORT=8080
+    PAIA_HTTP_PORT=8080 \
+    PAIA_STATE_DIR=/var/lib/paia-sip2
+# Sessions across restarts (state.store memory): a volume the unprivileged user may write, mode 0700.
+RUN install -d -o node -g node -m 0700 /var/lib/paia-sip2
+VOLUME ["/var/lib/paia-sip2"]
 USER node
 EXPOSE 8080
 # /healthz over plain HTTP on the container's own port (no curl in slim images).

@@ -8,7 +8,7 @@ import { packagePath } from '../package-root.js';
 import { loadDialect } from '../sip2/dialect.js';
 import { applyEnv, applyFlags, type SettingFlag, type Sources } from './env.js';
 import { getIn, isMapping, type Raw, setIn } from './raw.js';
-import { type Config, configSchema } from './schema.js';
+import { type Config, configSchema, STATE_DIR_OFF } from './schema.js';
 import { readSecretFiles } from './secret-files.js';
 import { configSettings, FILE_PATHS, SECRET_PATHS, SECTION_KEYS, SETTING_BY_PATH } from './settings.js';
 import { suggest } from './suggest.js';
@@ -210,11 +210,12 @@ const DIALECT_NAME = /^[a-z][a-z0-9-]*$/;
 
 /** Makes relative file paths absolute: from the config file's directory, or from cwd for environment values. */
 function resolvePaths(raw: Raw, sources: Sources, configDir: string, cwd: string): void {
-  for (const dotted of [...FILE_PATHS, 'sip2.dialect']) {
+  for (const dotted of [...FILE_PATHS, 'sip2.dialect', 'state.dir']) {
     const path = dotted.split('.');
     const value = getIn(raw, path);
     if (typeof value !== 'string' || value.trim() === '' || isAbsolute(value)) continue;
     if (dotted === 'sip2.dialect' && DIALECT_NAME.test(value)) continue;
+    if (dotted === 'state.dir' && STATE_DIR_OFF.includes(value)) continue;
     setIn(raw, path, resolve(sources.has(dotted) ? cwd : configDir, value));
   }
   const clients = getIn(raw, ['auth', 'clients']);

@@ -863,6 +863,9 @@ const trustedClients = z
     });
   });
 
+/** Default of auth.maxSessionsPerPatron: far above the browser sessions one patron keeps open at once. */
+const DEFAULT_MAX_SESSIONS_PER_PATRON = 50;
+
 const authSection = section({
   /** How long an access token is valid after login. */
   tokenLifetimeSeconds: integer(1, 2_592_000, 'must be seconds between 1 and 2592000 (30 days)').default(3600),
@@ -871,8 +874,15 @@ const authSection = section({
    * (and must log in again). Memory store only: Redis's maxmemory bounds its own.
    */
   maxSessions: integer(1, 10_000_000, 'must be a whole number between 1 and 10000000').default(100_000),
-  /** Most live sessions of one patron; a further login ends the patron's oldest session. */
-  maxSessionsPerPatron: integer(1, 10_000, 'must be a whole number between 1 and 10000').default(10),
+  /**
+   * Most live sessions of one patron; a further login ends the patron's least recently used session (never the
+   * one just used). Sized for clients that never log out: VuFind logs in once per browser session and keeps the
+   * token for its whole lifetime, so a patron with a dozen browsers, devices and private windows holds a dozen
+   * tokens, all in use; the bound only stops a client that loops logins from growing one patron's sessions.
+   */
+  maxSessionsPerPatron: integer(1, 10_000, 'must be a whole number between 1 and 10000').default(
+    DEFAULT_MAX_SESSIONS_PER_PATRON,
+  ),
   /** Requests allowed per access token per minute; beyond it 429 with Retry-After. */
   requestsPerMinute: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(
     APP_DEFAULTS.requestsPerMinute,
@@ -957,16 +967,44 @@ const authSection = section({
   clients: trustedClients.default([]),
 });
 
+/** Default of state.dir: relative to the working directory of the gateway (a path set in a file is the file's). */
+const DEFAULT_STATE_DIR = '.paia-sip2';
+const STATE_DIR_MUST_BE =
+  'must be the path of a directory the gateway may write (e.g. "/var/lib/paia-sip2"), or null to keep sessions in memory only';
+/** Words that turn state.dir off, as YAML and the environment write them (besides null). */
+export const STATE_DIR_OFF: readonly string[] = ['off', 'false'];
+
 /** Default Redis key prefix: every key and channel of the gateway starts with it. */
 const DEFAULT_KEY_PREFIX = 'paia-sip2:';
 
 const stateSection = section({
   /**
    * Where sessions, login lockouts and limits live: "memory" (this process
-   * only; a restart logs everyone out) or "redis" (Redis or Valkey, shared by
-   * every instance and worker; sessions survive restarts).
+   * only; sessions survive a restart in state.dir, lockouts and limits do
+   * not) or "redis" (Redis or Valkey, shared by every instance and worker;
+   * everything survives restarts).
    */
   store: z.enum(['memory', 'redis'], must('must be "memory" or "redis"')).default('memory'),
+  /**
+   * Where the memory store keeps its sessions across restarts: a directory of
+   * its own (made with mode 0700 if missing) holding the state file (mode
+   * 0600; tokens only as hashes, sessions sealed), written within 2 s of a
+   * change, at a graceful stop, and before a logout is answered. Relative
+   * paths are read from the config file's directory (from the environment:
+   * the working directory); the default is `.paia-sip2` in the working
+   * directory. One gateway per directory. null (or false, "off", "false"): nothing is
+   * kept, a restart logs every patron out. Not used with store "redis".
+   */
+  dir: z.preprocess(
+    (value) => (value === false || STATE_DIR_OFF.includes(value as string) ? null : value),
+    z
+      .string(must(STATE_DIR_MUST_BE))
+      .min(1, must(STATE_DIR_MUST_BE))
+      // A line break or other control character in a path is a slip of copy and paste, not a directory name.
+      .refine((value) => !/\p{Cc}/u.test(value), { error: `${STATE_DIR_MUST_BE}, without line breaks` })
+      .nullable()
+      .default(DEFAULT_STATE_DIR),
+  ),
   redis: section({
     /** redis://[user:password@]host:port[/db], or rediss:// for TLS. Required with store "redis". Secret (it may carry a password). */
     url: z

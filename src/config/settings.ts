@@ -158,6 +158,7 @@ const SETTINGS: readonly Setting[] = [
   setting('auth.clients', 'PAIA_AUTH_CLIENTS', 'json'),
 
   setting('state.store', 'PAIA_STATE_STORE', 'enum'),
+  setting('state.dir', 'PAIA_STATE_DIR', 'string', 'nullable'),
   setting('state.redis.url', 'PAIA_STATE_REDIS_URL', 'string', 'nullable', 'secret'),
   setting('state.redis.tlsCa', 'PAIA_STATE_REDIS_TLS_CA', 'string', 'nullable', 'file'),
   setting('state.redis.keyPrefix', 'PAIA_STATE_REDIS_KEY_PREFIX', 'string'),

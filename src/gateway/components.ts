@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Context, Hono } from 'hono';
 import { ClientAllowlist } from '../auth/client-allowlist.js';
 import { ClientCredentialsLogin } from '../auth/client-login.js';
@@ -239,8 +240,11 @@ export async function buildComponents(config: Config, logger: Logger, options: B
 
 /** The state store's settings: state.*, the session bounds, and the key of the hashes in its key names. */
 export function stateStoreSettings(config: Config): StateStoreSettings {
+  const { dir } = config.state;
   return {
     ...config.state,
+    // Still relative only when it is the default: the working directory's, where `npm start` runs.
+    dir: dir === null ? null : resolve(dir),
     maxSessions: config.auth.maxSessions,
     maxSessionsPerPatron: config.auth.maxSessionsPerPatron,
     keySecret: config.paia.patronIdSecret,

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from '../log.js';
 import { MemoryStore } from './memory/index.js';
+import { SessionPersistence } from './memory/persistence.js';
 import type { StateStore, StoreKind } from './store.js';
 
 export type { Lease, Leases } from './leases.js';
@@ -10,6 +11,8 @@ export type { StateStore } from './store.js';
 /** What the store is made from: the state section and the session bounds of the configuration. */
 export interface StateStoreSettings {
   store: StoreKind;
+  /** Where the memory store keeps its sessions across restarts (state.dir); null: nowhere. */
+  dir: string | null;
   redis: {
     url: string | null;
     tlsCa: string | null;
@@ -19,7 +22,10 @@ export interface StateStoreSettings {
   };
   maxSessions: number;
   maxSessionsPerPatron: number;
-  /** Keys the hashes of patron ids in the store's key names (paia.patronIdSecret); null: plain SHA-256. */
+  /**
+   * Keys the hashes of patron ids in the store's key names and the state file (paia.patronIdSecret); null:
+   * plain SHA-256 in Redis, a random key kept in state.dir for the state file.
+   */
   keySecret: string | null;
 }
 
@@ -30,7 +36,15 @@ export interface StateStoreSettings {
  */
 export async function createStateStore(settings: StateStoreSettings, logger?: Logger): Promise<StateStore> {
   if (settings.store === 'memory') {
-    return new MemoryStore({ maxSessions: settings.maxSessions, maxSessionsPerPatron: settings.maxSessionsPerPatron });
+    const persistence =
+      settings.dir === null
+        ? null
+        : SessionPersistence.open({ dir: settings.dir, keySecret: settings.keySecret, logger });
+    return new MemoryStore({
+      maxSessions: settings.maxSessions,
+      maxSessionsPerPatron: settings.maxSessionsPerPatron,
+      persistence,
+    });
   }
   const { redis } = settings;
   if (redis.url === null) throw new Error('state.redis.url is required when state.store is "redis"');

@@ -5,6 +5,8 @@ import { type StoreUnavailable, storeFailure } from './errors.js';
 export type StoreOperation =
   | 'session-create'
   | 'session-get'
+  /** Redis: a session's last use in its patron's index (the per-patron bound ends the least recently used). */
+  | 'session-touch'
   | 'session-delete'
   | 'limit'
   | 'lease'

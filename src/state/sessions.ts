@@ -1,3 +1,5 @@
+import type { KeyedHash } from './keyed-hash.js';
+
 /** What a valid access token stands for. */
 export interface Session {
   /** Public patron identifier (see PatronIds). */
@@ -18,11 +20,14 @@ export interface Session {
 export interface SessionStore {
   /**
    * Stores the session under a new random token and returns the token. When
-   * the patron already has the most live sessions allowed, the oldest ends.
+   * the patron already has the most live sessions allowed, the one used
+   * least recently ends (never the one just used: a client that never logs
+   * out keeps the sessions it uses).
    */
   create(session: Session): Promise<string>;
   /**
-   * The session of a token; null when unknown, expired or malformed.
+   * The session of a token; null when unknown, expired or malformed. Counts
+   * as a use of the session (the per-patron bound ends the least recently used).
    * `tokenHash`: hashToken(token), when the caller needs it anyway (the
    * token rate limit counts by it): one SHA-256 per request instead of two.
    * It must be that token's hash: the store looks the session up by it
@@ -30,9 +35,9 @@ export interface SessionStore {
    * session. Pass it only straight from hashToken(token).
    */
   get(token: string, tokenHash?: string): Promise<Session | null>;
-  /** Invalidates one token (no error when unknown). */
+  /** Invalidates one token (no error when unknown); once resolved, the token never works again, restarts included. */
   delete(token: string): Promise<void>;
-  /** Invalidates every token of a patron (public id); returns how many. */
+  /** Invalidates every token of a patron (public id), as durably as delete; returns how many. */
   deleteAllFor(patron: string): Promise<number>;
   /** Sessions currently held, for metrics; null where counting would cost the store a scan (Redis). */
   size(): number | null;
@@ -53,4 +58,13 @@ export function sessionFrom(value: unknown): Session | null {
   if (typeof patron !== 'string' || typeof barcode !== 'string' || typeof expiresAt !== 'number') return null;
   if (!Array.isArray(scopes) || !scopes.every((scope) => typeof scope === 'string')) return null;
   return { patron, barcode, scopes: [...scopes], expiresAt };
+}
+
+/**
+ * How a store names a patron's set of sessions (logout of all, the
+ * per-patron bound) where others can read it (Redis, the state file): a
+ * keyed hash of the public patron id, never the id.
+ */
+export function patronIndexName(keys: KeyedHash, patron: string): string {
+  return keys.digest(`session-patron\0${patron}`).toString('base64url');
 }

@@ -454,4 +454,17 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
     );
     expect(await fx().executed('29')).toBe(before);
   });
+
+  // VuFind (PAIA.php): paiaLogin() keeps access_token in each browser's session for expires_in, patronLogin() reads
+  // core/{patron} with it on every account page (paiaGetUserDetails()) and logs in again only once it expired;
+  // nothing calls auth/logout. So every browser of a patron adds a token, and all of them stay in use.
+  it('a patron who never logs out (VuFind): 12 logins in a row, the first session used between each, leave the first working', async () => {
+    const { client } = fx();
+    const first = await client.login('dave');
+    for (let login = 2; login <= 12; login++) {
+      await client.login('dave');
+      const page = await client.get('/core/dave', { token: first.token });
+      expect(page.status, `page view with the first token after login ${login}: ${page.text}`).toBe(200);
+    }
+  });
 });

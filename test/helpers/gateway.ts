@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withoutSettings } from '../../src/config/load.js';
 import { GATEWAY_NODE_FLAGS } from '../../src/node-flags.js';
@@ -17,7 +20,7 @@ import { simulatorIls } from './simulator.js';
  *
  * The environment is the test process's without any PAIA_* or PORT variable
  * (a developer's shell must not change what the tests see), plus the SIP2
- * settings below (the item cache off), plus `env`.
+ * settings below (the item cache off, a state.dir of its own), plus `env`.
  */
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -55,6 +58,8 @@ export interface GatewayProcess {
   /** Base URL, e.g. http://127.0.0.1:41234 (https:// with http.tls; no trailing slash, no base path). */
   readonly url: string;
   readonly pid: number;
+  /** Its state.dir (PAIA_STATE_DIR): start another gateway with it to restart this one with its sessions. */
+  readonly stateDir: string;
   /** Everything the child wrote to stdout so far. */
   stdout(): string;
   /** Everything the child wrote to stderr so far (its log at the configured level). */
@@ -63,6 +68,23 @@ export interface GatewayProcess {
   kill(signal?: NodeJS.Signals): Promise<GatewayExit>;
   /** kill('SIGTERM') unless already gone; SIGKILL if it has not exited within 5 s. */
   stop(): Promise<void>;
+}
+
+/** The folder of this test process's state directories; removed when it exits. */
+let stateRoot: string | undefined;
+
+/**
+ * A state.dir of its own for each gateway: gateways started in parallel must
+ * never share one (the second would keep its sessions in memory only), and
+ * the repository's own .paia-sip2 stays the developer's.
+ */
+function ownStateDir(): string {
+  if (stateRoot === undefined) {
+    const root = mkdtempSync(join(tmpdir(), 'paia-sip2-gateways-'));
+    stateRoot = root;
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+  }
+  return mkdtempSync(join(stateRoot, 'state-'));
 }
 
 function childEnv(options: GatewayProcessOptions): NodeJS.ProcessEnv {
@@ -78,6 +100,7 @@ function childEnv(options: GatewayProcessOptions): NodeJS.ProcessEnv {
     PAIA_LOG_LEVEL: 'warn',
     // Tests count what reaches the ILS and inject faults per message; the item cache has its own tests.
     PAIA_CACHE_ITEMS_ENABLED: 'false',
+    ...(options.env?.PAIA_STATE_DIR === undefined ? { PAIA_STATE_DIR: ownStateDir() } : {}),
     ...options.env,
   };
 }
@@ -166,6 +189,7 @@ export function startGatewayProcess(options: GatewayProcessOptions): Promise<Gat
         resolve({
           url: match[1]!,
           pid: child.pid!,
+          stateDir: env.PAIA_STATE_DIR!,
           stdout: () => stdout,
           stderr: () => stderr,
           kill,

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The container image without a Docker engine: the Dockerfile's runtime stage
- * read line by line (its WORKDIR, COPY lines, ENV, HEALTHCHECK and CMD), and a
+ * read line by line (its WORKDIR, COPY lines, ENV, VOLUME, HEALTHCHECK and CMD), and a
  * directory laid out as those COPY lines lay out the image, from the
  * repository and its build (dist/). node_modules is a link to the
  * repository's (the image runs `npm ci --omit=dev`; that the compiled code
@@ -26,6 +26,8 @@ export interface ImageSpec {
   copies: Copy[];
   /** ENV of the runtime stage. */
   env: Record<string, string>;
+  /** VOLUME paths of the runtime stage: where the running image writes. */
+  volumes: string[];
   /** The HEALTHCHECK's command (exec form). */
   healthcheck: string[];
   /** The CMD (exec form). */
@@ -56,7 +58,7 @@ export function readDockerfile(path = join(REPO_ROOT, 'Dockerfile')): ImageSpec 
     .slice(stages[0], stages[1])
     .find((line) => /^WORKDIR\s/i.test(line))
     ?.split(/\s+/)[1];
-  const spec: ImageSpec = { workdir: '/', copies: [], env: {}, healthcheck: [], cmd: [] };
+  const spec: ImageSpec = { workdir: '/', copies: [], env: {}, volumes: [], healthcheck: [], cmd: [] };
   for (const line of lines.slice(stages.at(-1)! + 1)) {
     const [keyword = '', ...rest] = line.split(/\s+/);
     const args = line.slice(keyword.length).trim();
@@ -85,6 +87,9 @@ export function readDockerfile(path = join(REPO_ROOT, 'Dockerfile')): ImageSpec 
         break;
       case 'CMD':
         spec.cmd = execForm(args, 'CMD');
+        break;
+      case 'VOLUME':
+        spec.volumes.push(...execForm(args, 'VOLUME'));
         break;
       case 'RUN':
       case 'USER':

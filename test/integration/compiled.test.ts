@@ -184,14 +184,20 @@ describe('the compiled build, run as the container runs it', () => {
   let sim: SimulatorProcess;
   let gateway: GatewayProcess | undefined;
   let tlsGateway: GatewayProcess | undefined;
+  /** The drained gateway's state directory and a token it issued. */
+  let drained: { stateDir: string; token: string } | undefined;
 
-  /** The image's environment, the address changed to loopback and an ephemeral port; HOME and TMPDIR read-only. */
+  /**
+   * The image's environment, the address changed to loopback and an ephemeral port; HOME and TMPDIR read-only;
+   * the state directory (the image's VOLUME) a writable folder of its own for each gateway, as a volume would be.
+   */
   const imageEnv = (extra: Record<string, string> = {}) => ({
     ...image.env,
     PAIA_HTTP_HOST: '127.0.0.1',
     PAIA_HTTP_PORT: '0',
     HOME: home,
     TMPDIR: home,
+    PAIA_STATE_DIR: mkdtempSync(join(work, 'volume-')),
     ...extra,
   });
   const startCompiled = (env: Record<string, string>) =>
@@ -333,6 +339,20 @@ describe('the compiled build, run as the container runs it', () => {
       timeoutMs: 10_000,
     });
     expect(check.code).toBe(1);
+    drained = { stateDir: g.stateDir, token: token! };
+    gateway = undefined;
+  });
+
+  it('started again on the same state directory (the VOLUME), it still knows the token of before the SIGTERM', async () => {
+    expect(image.volumes).toEqual([image.env.PAIA_STATE_DIR]);
+    const { stateDir, token } = drained!;
+    gateway = await startCompiled({ PAIA_STATE_DIR: stateDir });
+    const patron = await fetch(`${gateway.url}/core/alice`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(patron.status).toBe(200);
+    await gateway.stop();
     gateway = undefined;
   });
 
@@ -360,6 +380,8 @@ describe('the compiled build, run as the container runs it', () => {
       PAIA_HTTP_HOST: '127.0.0.1',
       PAIA_HTTP_PORT: '0',
       PAIA_LOG_LEVEL: 'info',
+      // Not the repository's own .paia-sip2 (the default of npm start there): a developer's demo may hold it.
+      PAIA_STATE_DIR: mkdtempSync(join(work, 'npm-start-state-')),
     };
     const npm: ChildProcess = trackChild(
       spawn('npm', ['start'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }),

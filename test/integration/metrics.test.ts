@@ -172,7 +172,8 @@ describe('/metrics', () => {
       reason: /^(locked|busy)$/,
       kind: /^(stale-sequence|unsolicited-frame|unreadable-response|resend-requested)$/,
       le: /^(\d+(\.\d+)?|\+Inf)$/,
-      operation: /^(session-create|session-get|session-delete|limit|lease|fact-set|fact-get|invalidate|ping)$/,
+      operation:
+        /^(session-create|session-get|session-touch|session-delete|limit|lease|fact-set|fact-get|invalidate|ping)$/,
       // paia_build_info: one series per process.
       version: /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/,
       node: /^\d+\.\d+\.\d+$/,

@@ -140,7 +140,7 @@ for (const kind of kinds) {
         expect(await b.sessions.deleteAllFor('p-1')).toBe(0);
       });
 
-      it('keeps at most maxSessionsPerPatron sessions of a patron: a further login ends the oldest', async () => {
+      it('keeps at most maxSessionsPerPatron sessions of a patron: a further login ends the least recently used (here the oldest, none used since)', async () => {
         const prefix = newPrefix();
         const a = await connected(prefix, 2);
         const b = await connected(prefix, 2);
@@ -154,6 +154,55 @@ for (const kind of kinds) {
         expect(await raw.exists(`${prefix}session:${hashToken(oldest)}`)).toBe(0);
         // Another patron's sessions do not count against this one.
         expect(await a.sessions.get(await a.sessions.create(session('p-2')))).not.toBeNull();
+      });
+
+      // VuFind (PAIA.php patronLogin()) keeps each browser's token and reads core/{patron} with it on every page,
+      // never logging out: the session used must not be the one a further login ends.
+      it('ends the least recently used session, never one used since: a get scores the session as just used in the patron index', async () => {
+        const prefix = newPrefix();
+        const a = await connected(prefix, 3);
+        const first = await a.sessions.create(session('p-1'));
+        const second = await a.sessions.create(session('p-1'));
+        const third = await a.sessions.create(session('p-1'));
+        expect(await a.sessions.get(first)).not.toBeNull();
+        await a.sessions.create(session('p-1'));
+        expect(await a.sessions.get(second)).toBeNull();
+        expect(await raw.exists(`${prefix}session:${hashToken(second)}`)).toBe(0);
+        for (const token of [first, third]) expect(await a.sessions.get(token)).not.toBeNull();
+
+        // A client looping logins, the first session used between each: the bound holds, the first lives on.
+        for (let login = 0; login < 6; login++) {
+          await a.sessions.create(session('p-1'));
+          expect(await a.sessions.get(first)).not.toBeNull();
+          expect(await raw.zcard(await patronIndex(prefix))).toBeLessThanOrEqual(3);
+        }
+        expect(await raw.zcard(await patronIndex(prefix))).toBe(3);
+        // Another store (another instance) sees the same order: its use counts too.
+        const b = await connected(prefix, 3);
+        const index = await patronIndex(prefix);
+        const [leastRecent] = await raw.zrange(index, '0', '0');
+        const before = Number(await raw.zscore(index, hashToken(first)));
+        await b.sessions.get(first);
+        await vi.waitFor(
+          async () => expect(Number(await raw.zscore(index, hashToken(first)))).toBeGreaterThan(before),
+          WAIT,
+        );
+        expect((await raw.zrange(index, '0', '0'))[0]).toBe(leastRecent);
+      });
+
+      it('at the bound, sessions that expired make room before a live one ends; a get does not bring back an ended session', async () => {
+        const prefix = newPrefix();
+        const a = await connected(prefix, 2);
+        const short = await a.sessions.create(session('p-1', 300));
+        const live = await a.sessions.create(session('p-1'));
+        await vi.waitFor(async () => expect(await raw.exists(`${prefix}session:${hashToken(short)}`)).toBe(0), WAIT);
+        const next = await a.sessions.create(session('p-1'));
+        for (const token of [live, next]) expect(await a.sessions.get(token)).not.toBeNull();
+        const index = await patronIndex(prefix);
+        expect(await raw.zcard(index)).toBe(2);
+        await a.sessions.delete(live);
+        expect(await a.sessions.get(live)).toBeNull();
+        expect(await raw.zrange(index, '0', '-1')).toEqual([hashToken(next)]);
       });
 
       it('lets a session expire with its lifetime: Redis drops the key, and an already expired one is never stored', async () => {

@@ -137,6 +137,29 @@ describe('two gateways sharing one Redis', () => {
     expect(unknown.status).toBe(401);
   });
 
+  // VuFind (PAIA.php) logs in once per browser session, keeps the token for expires_in and never calls auth/logout:
+  // patronLogin() reuses it for core/{patron} (paiaGetUserDetails()) on every page. Each browser adds a session.
+  it('a patron who never logs out: past auth.maxSessionsPerPatron (50) the least recently used session ends, never the one used between logins, on either gateway', async () => {
+    const bound = 50;
+    const ida = async (base: string) => {
+      const reply = await call(base, 'POST', '/auth/login', {
+        json: { username: 'ida', password: 'ida-pass', grant_type: 'password' },
+      });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      return { token: String(reply.body.access_token), patron: String(reply.body.patron) };
+    };
+    const used = await ida(a.url);
+    const [neverUsedAgain, alsoUnused] = [await ida(b.url), await ida(a.url)];
+    for (let login = 4; login <= bound + 2; login++) {
+      await ida(login % 2 === 0 ? a.url : b.url);
+      const page = await patronCall(login % 2 === 0 ? b.url : a.url, used);
+      expect(page.status, `page view after login ${login}: ${JSON.stringify(page.body)}`).toBe(200);
+    }
+    // bound + 2 logins: the two sessions left unused longest have ended, the one in use has not.
+    for (const ended of [neverUsedAgain, alsoUnused]) expect((await patronCall(a.url, ended)).status).toBe(401);
+    expect((await patronCall(b.url, used)).status).toBe(200);
+  });
+
   it('counts the per-token request limit across both gateways together, not per instance', async () => {
     const limit = 4;
     const [c, d] = await Promise.all([

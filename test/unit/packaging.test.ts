@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { GATEWAY_NODE_FLAGS, missingNodeFlags } from '../../src/node-flags.js';
+import { readDockerfile } from '../helpers/image.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
@@ -119,6 +120,12 @@ describe('the systemd unit (deploy/paia-sip2.service)', () => {
     expect(setting('ProtectSystem')).toEqual(['strict']);
   });
 
+  it('gives the gateway its state directory (sessions across restarts), writable under ProtectSystem=strict, mode 0700', () => {
+    expect(setting('StateDirectory')).toEqual(['paia-sip2']);
+    expect(setting('StateDirectoryMode')).toEqual(['0700']);
+    expect(setting('Environment')).toContain('PAIA_STATE_DIR=/var/lib/paia-sip2');
+  });
+
   it('passes systemd-analyze verify without a warning, with an exposure level of at most 2.0 (where systemd-analyze is installed)', async () => {
     const analyze = await which('systemd-analyze');
     if (analyze === null) {
@@ -177,6 +184,19 @@ describe('compose.yaml', () => {
     expect(simulator?.command?.slice(0, 2)).toEqual(['node', 'dist/sip2-simulator/src/main.js']);
     expect(simulator?.command).toContain(gateway?.environment?.PAIA_SIP2_PORT);
     expect(redis).toBeDefined();
+  });
+
+  it("mounts a named volume on the image's state directory, which the image declares and hands to its user", () => {
+    const image = readDockerfile();
+    const dir = image.env.PAIA_STATE_DIR;
+    expect(dir).toBe('/var/lib/paia-sip2');
+    expect(image.volumes).toEqual([dir]);
+    expect(readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8')).toMatch(
+      new RegExp(`^RUN install -d -o node -g node -m 0700 ${dir}$`, 'm'),
+    );
+    const [volume] = compose.services.gateway?.volumes ?? [];
+    expect(volume).toBe(`gateway-state:${dir}`);
+    expect(compose.volumes).toHaveProperty('gateway-state');
   });
 
   it('runs Redis so that a restart keeps lockouts and sessions, and so that it never evicts them', () => {

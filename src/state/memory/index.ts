@@ -6,6 +6,7 @@ import { Limiter, type LimiterOptions } from '../limiter.js';
 import { type OperationObserver, operationRunner, type RunOperation } from '../operations.js';
 import type { ItemInvalidation, StateStore, StoreHealth } from '../store.js';
 import { MemoryLeases } from './leases.js';
+import type { SessionPersistence } from './persistence.js';
 import { LruSessionStore } from './sessions.js';
 
 export interface MemoryStoreOptions {
@@ -15,27 +16,34 @@ export interface MemoryStoreOptions {
   maxSessionsPerPatron: number;
   /** Bound on remembered facts. */
   maxFacts?: number;
+  /** Keeps the sessions across restarts (state.dir); null or left out: a restart forgets them. */
+  persistence?: SessionPersistence | null;
 }
 
 /**
  * All state in this process: sessions in lru-cache, counters in
- * rate-limiter-flexible's memory limiter. Right for one process; a restart
- * forgets every session, and another instance sees none of it.
+ * rate-limiter-flexible's memory limiter. Right for one process: another
+ * instance sees none of it. With persistence, sessions outlive a restart
+ * (persistence.ts); counters, lockouts and facts never do.
  */
 export class MemoryStore implements StateStore {
   readonly kind = 'memory' as const;
   readonly sessions: LruSessionStore;
   readonly #facts: LRUCache<string, string>;
   readonly #maxFacts: number;
+  readonly #persistence: SessionPersistence | null;
   #observe: OperationObserver = () => {};
   // The observer is read at call time: observe() may come after the limiters are made.
   readonly #run: RunOperation = operationRunner('memory', (...args) => this.#observe(...args));
 
   constructor(options: MemoryStoreOptions) {
+    this.#persistence = options.persistence ?? null;
     this.sessions = new LruSessionStore({
       maxSessions: options.maxSessions,
       maxSessionsPerPatron: options.maxSessionsPerPatron,
+      sink: this.#persistence,
     });
+    this.#persistence?.attach(this.sessions);
     this.#maxFacts = options.maxFacts ?? 100_000;
     this.#facts = new LRUCache({ ...entryBound(this.#maxFacts), ttlAutopurge: false });
   }
@@ -68,7 +76,7 @@ export class MemoryStore implements StateStore {
   onInvalidation(_listener: (invalidation: ItemInvalidation) => void): void {}
 
   health(): StoreHealth {
-    return { problem: null, warning: null, errors: 0 };
+    return { problem: null, warning: this.#persistence?.warning() ?? null, errors: 0 };
   }
 
   observe(observer: OperationObserver): void {
@@ -77,5 +85,8 @@ export class MemoryStore implements StateStore {
 
   async ready(_timeoutMs: number): Promise<void> {}
 
-  async close(): Promise<void> {}
+  /** Writes the sessions a last time (persistence); nothing else outlives the process. */
+  async close(): Promise<void> {
+    await this.#persistence?.close();
+  }
 }

@@ -1,7 +1,46 @@
 import { LRUCache } from 'lru-cache';
 import { entryBound } from '../../lru-bound.js';
+import { openSession, sealSession } from '../session-seal.js';
 import { isTokenShaped, type Session, type SessionStore } from '../sessions.js';
 import { hashToken, newToken } from '../tokens.js';
+
+/** A session as the memory store holds it, and as its state file keeps it (session-file.ts). */
+export interface StoredSession {
+  /** The session in clear; null for one read back from the state file, until its token comes and opens it. */
+  session: Session | null;
+  /** The session sealed with its token (session-seal.ts), for the state file; null when nothing is persisted. */
+  sealed: string | null;
+  /** The patron's index: the public patron id, or its keyed hash when sessions are persisted. */
+  patronKey: string;
+  /** Expiry, epoch milliseconds (the session's own, also readable while it is sealed). */
+  expiresAt: number;
+  /** The last login or call with it, epoch milliseconds: the per-patron bound ends the least recently used. */
+  lastUsed: number;
+  /** lastUsed as the state file last got it: a use is worth a write only once that lags by a while. */
+  written: number;
+}
+
+/**
+ * Where the sessions are persisted (persistence.ts), as the store sees it:
+ * told of every change, asked to make an end durable before a logout is
+ * answered.
+ */
+export interface SessionSink {
+  /** The patron's index name: a keyed hash, so that the state file names no patron. */
+  patronKey(patron: string): string;
+  /** Something to write within seconds: a login, an eviction, a use that the file lags behind. */
+  changed(): void;
+  /** Sessions were ended: resolves once that is on disk (they never come back); rejects with StoreUnavailable otherwise. */
+  ended(): Promise<void>;
+}
+
+/**
+ * A use is written to the state file at most this late (when nothing else
+ * changed meanwhile): the order of the least recently used after a restart
+ * is that precise, and a gateway that only serves calls writes at most once
+ * a minute.
+ */
+const USE_WRITE_LAG_MS = 60_000;
 
 export interface LruSessionStoreOptions {
   /**
@@ -12,20 +51,27 @@ export interface LruSessionStoreOptions {
   maxSessions: number;
   /**
    * Most live sessions of one patron; when a login would exceed it, the
-   * patron's oldest session ends. Default: no bound beyond maxSessions.
+   * patron's least recently used session ends. Default: no bound beyond maxSessions.
    */
   maxSessionsPerPatron?: number;
+  /** Where sessions are persisted; null or left out: this process only. */
+  sink?: SessionSink | null;
   /** Clock in epoch milliseconds; for tests. */
   now?: () => number;
 }
 
 /** Sessions in process memory: lru-cache keyed by SHA-256(token), with a TTL per session. */
 export class LruSessionStore implements SessionStore {
-  readonly #cache: LRUCache<string, Session>;
+  readonly #cache: LRUCache<string, StoredSession>;
   readonly #now: () => number;
   readonly #perPatron: number;
-  /** Token hashes of each patron, oldest first; kept in step with the cache by its dispose hook. */
-  readonly #byPatron = new Map<string, string[]>();
+  readonly #sink: SessionSink | null;
+  /**
+   * Token hashes of each patron, least recently used first (a Set keeps the
+   * order of insertion; a use moves its hash to the end); kept in step with
+   * the cache by its dispose hook.
+   */
+  readonly #byPatron = new Map<string, Set<string>>();
 
   constructor(options: LruSessionStoreOptions) {
     if (!Number.isInteger(options.maxSessions) || options.maxSessions < 1) {
@@ -36,87 +82,166 @@ export class LruSessionStore implements SessionStore {
       throw new Error(`maxSessionsPerPatron must be a positive integer, got ${perPatron}`);
     }
     this.#perPatron = perPatron;
+    this.#sink = options.sink ?? null;
     const now = options.now ?? Date.now;
     this.#now = now;
-    this.#cache = new LRUCache<string, Session>({
+    this.#cache = new LRUCache<string, StoredSession>({
       ...entryBound(options.maxSessions),
       perf: { now },
       // Evicted, expired, deleted: the patron index forgets the key too, so it stays as bounded as the cache.
-      dispose: (session, key) => this.#unindex(session.patron, key),
+      dispose: (stored, key) => {
+        this.#unindex(stored.patronKey, key);
+        this.#sink?.changed();
+      },
     });
   }
 
-  #unindex(patron: string, key: string): void {
-    const keys = this.#byPatron.get(patron);
+  #unindex(patronKey: string, key: string): void {
+    const keys = this.#byPatron.get(patronKey);
     if (keys === undefined) return;
-    const index = keys.indexOf(key);
-    if (index >= 0) keys.splice(index, 1);
-    if (keys.length === 0) this.#byPatron.delete(patron);
+    keys.delete(key);
+    if (keys.size === 0) this.#byPatron.delete(patronKey);
   }
 
-  /** Ends the patron's oldest sessions until one more fits. */
-  #makeRoomFor(patron: string): void {
-    const keys = this.#byPatron.get(patron);
-    // Below the limit nothing has to go: no walk over the patron's sessions on every login.
-    if (keys === undefined || keys.length < this.#perPatron) return;
-    // Expired ones first: they go without anyone noticing.
-    for (const key of [...keys]) if (!this.#cache.has(key)) this.#cache.delete(key);
-    while ((this.#byPatron.get(patron)?.length ?? 0) >= this.#perPatron) {
-      const oldest = this.#byPatron.get(patron)?.[0];
-      if (oldest === undefined) break;
-      this.#cache.delete(oldest);
+  #index(patronKey: string, key: string): void {
+    const keys = this.#byPatron.get(patronKey);
+    if (keys === undefined) this.#byPatron.set(patronKey, new Set([key]));
+    else {
+      // Moved to the end: the most recently used.
+      keys.delete(key);
+      keys.add(key);
     }
   }
 
+  /** Ends the patron's least recently used sessions until one more fits. */
+  #makeRoomFor(patronKey: string): void {
+    const keys = this.#byPatron.get(patronKey);
+    // Below the limit nothing has to go: no walk over the patron's sessions on every login.
+    if (keys === undefined || keys.size < this.#perPatron) return;
+    // Expired ones first: they go without anyone noticing.
+    for (const key of [...keys]) if (!this.#cache.has(key)) this.#cache.delete(key);
+    for (;;) {
+      const left = this.#byPatron.get(patronKey);
+      if (left === undefined || left.size < this.#perPatron) return;
+      const leastRecent = left.values().next().value as string;
+      this.#cache.delete(leastRecent);
+    }
+  }
+
+  #store(key: string, stored: StoredSession, ttl: number): void {
+    this.#makeRoomFor(stored.patronKey);
+    this.#cache.set(key, stored, { ttl });
+    this.#index(stored.patronKey, key);
+  }
+
   async create(session: Session): Promise<string> {
-    const stored: Session = { ...session, scopes: [...session.scopes] };
+    const copy: Session = { ...session, scopes: [...session.scopes] };
     for (;;) {
       const token = newToken();
       const key = hashToken(token);
       if (this.#cache.has(key)) continue; // 2^-256; cheap to rule out anyway
-      const ttl = Math.floor(stored.expiresAt - this.#now());
+      const now = this.#now();
+      const ttl = Math.floor(copy.expiresAt - now);
       // An already expired session is never stored: its token is dead on arrival.
       if (ttl > 0) {
-        this.#makeRoomFor(stored.patron);
-        this.#cache.set(key, stored, { ttl });
-        const keys = this.#byPatron.get(stored.patron);
-        if (keys) keys.push(key);
-        else this.#byPatron.set(stored.patron, [key]);
+        this.#store(
+          key,
+          {
+            session: copy,
+            sealed: this.#sink === null ? null : sealSession(copy, token),
+            patronKey: this.#sink === null ? copy.patron : this.#sink.patronKey(copy.patron),
+            expiresAt: copy.expiresAt,
+            lastUsed: now,
+            written: now,
+          },
+          ttl,
+        );
+        this.#sink?.changed();
       }
       return token;
     }
   }
 
+  /** The session of a stored entry: in clear, or opened with its token (once; a wrong token or a forged entry opens nothing). */
+  #open(stored: StoredSession, token: string): Session | null {
+    if (stored.session !== null) return stored.session;
+    if (stored.sealed === null || this.#sink === null) return null;
+    const opened = openSession(stored.sealed, token);
+    // The file names the patron's index apart from the sealed session: both must agree, or the entry was tampered with.
+    if (opened === null || this.#sink.patronKey(opened.patron) !== stored.patronKey) return null;
+    stored.session = opened;
+    return opened;
+  }
+
   async get(token: string, tokenHash?: string): Promise<Session | null> {
     if (!isTokenShaped(token)) return null;
     const key = tokenHash ?? hashToken(token);
-    const session = this.#cache.get(key);
-    if (session === undefined) return null;
-    if (session.expiresAt <= this.#now()) {
+    const stored = this.#cache.get(key);
+    if (stored === undefined) return null;
+    const session = this.#open(stored, token);
+    if (session === null) return null;
+    const now = this.#now();
+    if (session.expiresAt <= now) {
       this.#cache.delete(key);
       return null;
     }
+    stored.lastUsed = now;
+    this.#index(stored.patronKey, key);
+    if (now - stored.written >= USE_WRITE_LAG_MS) this.#sink?.changed();
     return { ...session, scopes: [...session.scopes] };
   }
 
   async delete(token: string): Promise<void> {
     if (!isTokenShaped(token)) return;
     this.#cache.delete(hashToken(token));
+    await this.#sink?.ended();
   }
 
   async deleteAllFor(patron: string): Promise<number> {
-    const keys = [...(this.#byPatron.get(patron) ?? [])];
+    const patronKey = this.#sink === null ? patron : this.#sink.patronKey(patron);
+    const keys = [...(this.#byPatron.get(patronKey) ?? [])];
     let live = 0;
     for (const key of keys) {
       if (this.#cache.has(key)) live += 1;
       this.#cache.delete(key);
     }
-    this.#byPatron.delete(patron);
+    this.#byPatron.delete(patronKey);
+    await this.#sink?.ended();
     return live;
   }
 
   size(): number {
     this.#cache.purgeStale();
+    return this.#cache.size;
+  }
+
+  /**
+   * Every live session with its token hash, least recently used first (so
+   * that sessions used in the same millisecond keep their order), for the
+   * state file; marks what it hands out as written.
+   */
+  *stored(): Generator<[string, StoredSession]> {
+    const now = this.#now();
+    // lru-cache types rentries() loosely ((K | V)[]); its pairs are [key, value] as entries() gives them.
+    for (const [key, stored] of this.#cache.rentries() as Generator<[string, StoredSession]>) {
+      if (stored.expiresAt <= now || stored.sealed === null) continue;
+      stored.written = stored.lastUsed;
+      yield [key, stored];
+    }
+  }
+
+  /**
+   * Takes back sessions read from the state file, least recently used first,
+   * so that both bounds end the same sessions as before the restart; expired
+   * ones are skipped. Returns how many were kept.
+   */
+  restore(sessions: Iterable<[string, StoredSession]>): number {
+    const now = this.#now();
+    const sorted = [...sessions].sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
+    for (const [key, stored] of sorted) {
+      const ttl = Math.floor(stored.expiresAt - now);
+      if (ttl > 0 && !this.#cache.has(key)) this.#store(key, stored, ttl);
+    }
     return this.#cache.size;
   }
 }

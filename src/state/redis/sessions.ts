@@ -2,38 +2,62 @@ import type { Redis } from 'ioredis';
 import type { KeyedHash } from '../keyed-hash.js';
 import type { RunOperation } from '../operations.js';
 import { openSession, sealSession } from '../session-seal.js';
-import { isTokenShaped, type Session, type SessionStore } from '../sessions.js';
+import { isTokenShaped, patronIndexName, type Session, type SessionStore } from '../sessions.js';
 import { hashToken, newToken } from '../tokens.js';
 
 /**
  * Sessions in Redis: `<prefix>session:<SHA-256 of the token>` holds the
  * session sealed with its token (session-seal.ts) and expires with it;
  * `<prefix>patron:<keyed hash of the patron>` is a sorted set of the
- * patron's token hashes by expiry, for logout of all sessions and the
- * per-patron bound. Neither a key nor a value holds a patron id or barcode
- * in clear. The index may name sessions that have expired: they are skipped
- * or trimmed, never counted as live.
+ * patron's token hashes scored by their last use (epoch ms), for logout of
+ * all sessions and the per-patron bound, which ends the least recently used.
+ * Neither a key nor a value holds a patron id or barcode in clear. The index
+ * may name sessions that have expired: they are trimmed when the patron is
+ * at the bound, never counted as live.
  */
 
 /**
- * Stores one session atomically, ending the patron's oldest ones beyond the
- * bound. KEYS: session key, patron index. ARGV: token hash, sealed session, ttl
- * ms, expiry (epoch ms), now (epoch ms), most sessions per patron, session
- * key prefix. Returns 0 when the key exists (a token collision: pick another).
+ * Stores one session atomically. At the bound, the index first forgets
+ * sessions whose key has expired, then the least recently used go until one
+ * more fits. KEYS: session key, patron index. ARGV: token hash, sealed
+ * session, ttl ms, the new session's use (useScore), most sessions per
+ * patron, session key prefix. Returns 0 when the key exists (a token
+ * collision: pick another). Below the bound nothing is walked: a login costs
+ * a few commands whatever the patron's sessions.
  */
 const CREATE_SCRIPT = `
 if redis.call('exists', KEYS[1]) == 1 then return 0 end
-redis.call('zremrangebyscore', KEYS[2], '-inf', ARGV[5])
-local over = redis.call('zcard', KEYS[2]) - tonumber(ARGV[6]) + 1
-if over > 0 then
-  local oldest = redis.call('zpopmin', KEYS[2], over)
-  for i = 1, #oldest, 2 do redis.call('del', ARGV[7] .. oldest[i]) end
+local bound = tonumber(ARGV[5])
+if redis.call('zcard', KEYS[2]) >= bound then
+  for _, hash in ipairs(redis.call('zrange', KEYS[2], 0, -1)) do
+    if redis.call('exists', ARGV[6] .. hash) == 0 then redis.call('zrem', KEYS[2], hash) end
+  end
+  local over = redis.call('zcard', KEYS[2]) - bound + 1
+  if over > 0 then
+    local leastRecent = redis.call('zpopmin', KEYS[2], over)
+    for i = 1, #leastRecent, 2 do redis.call('del', ARGV[6] .. leastRecent[i]) end
+  end
 end
 redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3])
 redis.call('zadd', KEYS[2], ARGV[4], ARGV[1])
 if redis.call('pttl', KEYS[2]) < tonumber(ARGV[3]) then redis.call('pexpire', KEYS[2], ARGV[3]) end
 return 1
 `;
+
+/** The score of the latest use this process wrote; see useScore(). */
+let latestScore = 0;
+
+/**
+ * The index score of a use (a login, a call) at `now`: epoch milliseconds,
+ * but strictly increasing within this process (by a microsecond at least:
+ * doubles of today's epoch milliseconds keep a quarter of one), so that
+ * uses within one millisecond keep their order and the bound never ends the
+ * later one. Across instances the clocks decide, as they do for expiry.
+ */
+function useScore(now: number): number {
+  latestScore = Math.max(now, latestScore + 0.001);
+  return latestScore;
+}
 
 type ScriptedRedis = Redis & {
   paiaCreateSession(sessionKey: string, indexKey: string, ...args: Array<string | number>): Promise<number>;
@@ -67,10 +91,13 @@ export class RedisSessionStore implements SessionStore {
   }
 
   #indexKey(patron: string): string {
-    return `${this.#options.prefix}patron:${this.#options.keys.digest(`session-patron\0${patron}`).toString('base64url')}`;
+    return `${this.#options.prefix}patron:${patronIndexName(this.#options.keys, patron)}`;
   }
 
-  #run<T>(operation: 'session-create' | 'session-get' | 'session-delete', call: () => Promise<T>): Promise<T> {
+  #run<T>(
+    operation: 'session-create' | 'session-get' | 'session-touch' | 'session-delete',
+    call: () => Promise<T>,
+  ): Promise<T> {
     return this.#options.run(operation, call);
   }
 
@@ -89,8 +116,7 @@ export class RedisSessionStore implements SessionStore {
           hash,
           sealSession(stored, token),
           ttl,
-          stored.expiresAt,
-          this.#now(),
+          useScore(this.#now()),
           this.#options.maxSessionsPerPatron,
           this.#sessionKey(''),
         ),
@@ -101,13 +127,28 @@ export class RedisSessionStore implements SessionStore {
 
   async get(token: string, tokenHash?: string): Promise<Session | null> {
     if (!isTokenShaped(token)) return null;
-    const key = this.#sessionKey(tokenHash ?? hashToken(token));
+    const hash = tokenHash ?? hashToken(token);
+    const key = this.#sessionKey(hash);
     const text = await this.#run('session-get', () => this.#redis.get(key));
     if (text === null) return null;
     const session = openSession(text, token);
     // Redis expires the key itself; the check covers clocks that disagree by a little.
     if (session === null || session.expiresAt <= this.#now()) return null;
+    this.#touch(session.patron, hash);
     return session;
+  }
+
+  /**
+   * Scores the session as just used in its patron's index, so that the
+   * per-patron bound never ends it next. Not awaited: the call does not wait
+   * for it, and one connection keeps commands in order, so the next login's
+   * script sees it. XX: a session already ended is not put back. A failure
+   * is counted by the runner, and costs only the order of eviction.
+   */
+  #touch(patron: string, hash: string): void {
+    this.#run('session-touch', () => this.#redis.zadd(this.#indexKey(patron), 'XX', useScore(this.#now()), hash)).catch(
+      () => {},
+    );
   }
 
   async delete(token: string): Promise<void> {

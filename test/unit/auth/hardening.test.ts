@@ -50,7 +50,7 @@ describe('LruSessionStore: sessions per patron', () => {
     expiresAt,
   });
 
-  it('ends the oldest session of a patron when maxSessionsPerPatron would be exceeded; other patrons unaffected', async () => {
+  it('ends the least recently used session of a patron (here the oldest: none was used since) when maxSessionsPerPatron would be exceeded; other patrons unaffected', async () => {
     const store = new LruSessionStore({ maxSessions: 100, maxSessionsPerPatron: 2 });
     const a1 = await store.create(session('a'));
     const b1 = await store.create(session('b'));

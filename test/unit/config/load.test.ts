@@ -14,6 +14,7 @@ import {
   loadConfigWithWarnings,
   withoutSettings,
 } from '../../../src/config/index.js';
+import { stateStoreSettings } from '../../../src/gateway/components.js';
 import { ILS_ACCOUNT_ENV, problemAt, tempDir } from './helpers.js';
 
 const EXAMPLE_FILE = fileURLToPath(new URL('../../../config/example.yaml', import.meta.url));
@@ -69,7 +70,7 @@ describe('defaults', () => {
     expect(config.auth).toEqual({
       tokenLifetimeSeconds: 3600,
       maxSessions: 100000,
-      maxSessionsPerPatron: 10,
+      maxSessionsPerPatron: 50,
       requestsPerMinute: 120,
       logoutAllSessions: false,
       maxLoginsPerSecond: 20,
@@ -87,6 +88,8 @@ describe('defaults', () => {
     });
     expect(config.state).toEqual({
       store: 'memory',
+      // Relative: the working directory's (gateway/components.ts), where `npm start` runs.
+      dir: '.paia-sip2',
       redis: { url: null, tlsCa: null, keyPrefix: 'paia-sip2:', connectTimeoutMs: 5000, commandTimeoutMs: 1000 },
     });
     expect(config.daia).toEqual({
@@ -251,6 +254,7 @@ describe('environment overrides', () => {
         .concat(['passwordPolicy.minLength', 'passwordPolicy.denyList', 'clients'])
         .map((key) => `auth.${key}`),
       'state.store',
+      'state.dir',
       ...['url', 'tlsCa', 'keyPrefix', 'connectTimeoutMs', 'commandTimeoutMs'].map((key) => `state.redis.${key}`),
       'cache.items.enabled',
       'cache.items.ttlSeconds',
@@ -540,6 +544,24 @@ describe('relative paths', () => {
 
   it('leave built-in dialect names alone', () => {
     expect(loadConfig({ env: { PAIA_SIP2_DIALECT: 'evergreen' } }).sip2.dialect).toBe('evergreen');
+  });
+
+  it("state.dir: from a file, the file's directory; from the environment, the working directory; by default, .paia-sip2 where the gateway runs (npm start: the package); off turns it off", () => {
+    const file = tmp.write('state/etc/paia.yaml', 'state:\n  dir: ../var/sessions\n');
+    expect(loadConfig({ file, env: {}, cwd: tmp.dir }).state.dir).toBe(join(tmp.dir, 'state/var/sessions'));
+    expect(loadConfig({ env: { PAIA_STATE_DIR: 'data/state' }, cwd: tmp.dir }).state.dir).toBe(
+      join(tmp.dir, 'data/state'),
+    );
+    const byDefault = loadConfig({ env: {} });
+    expect(byDefault.state.dir).toBe('.paia-sip2');
+    // What the store gets: the working directory's.
+    expect(stateStoreSettings(byDefault).dir).toBe(join(process.cwd(), '.paia-sip2'));
+    for (const off of ['off', 'false', 'null', '']) {
+      expect(loadConfig({ env: { PAIA_STATE_DIR: off } }).state.dir, off).toBeNull();
+      expect(stateStoreSettings(loadConfig({ env: { PAIA_STATE_DIR: off } })).dir, off).toBeNull();
+    }
+    const offInFile = tmp.write('state/off.yaml', 'state:\n  dir: false\n');
+    expect(loadConfig({ file: offInFile, env: {} }).state.dir).toBeNull();
   });
 });
 

@@ -69,7 +69,7 @@ const notNull = {
     requestUrl: 'https://opac.lib.example.org/hold?item={item}',
     department: { content: 'Stadtbibliothek', id: 'http://lobid.org/organisations/DE-7' },
   },
-  state: { store: 'redis', redis: { url: 'redis://127.0.0.1:6379', tlsCa: CA } },
+  state: { store: 'redis', dir: '/var/lib/paia-sip2', redis: { url: 'redis://127.0.0.1:6379', tlsCa: CA } },
 };
 
 const defaults: unknown = configSchema.parse({});
@@ -189,9 +189,9 @@ describe('every variable of the table', () => {
   it.each(leafSettings.filter((setting) => !FREE_TEXT.includes(setting.path)).map((setting) => [setting.env, setting]))(
     '%s reaches its setting: a value the schema refuses is reported there, naming the variable',
     (_, setting) => {
-      // "|" fits no setting; a patron id secret is checked only with opaque ids.
+      // "|" fits no setting but a directory's path (a line break fits none); a patron id secret is checked only with opaque ids.
       const env = {
-        [setting.env]: '|',
+        [setting.env]: setting.path === 'state.dir' ? 'state\ndir' : '|',
         ...(setting.path === 'paia.patronIdSecret' ? { PAIA_PAIA_PATRON_ID: 'opaque' } : {}),
       };
       const problem = configError({ env }).problems.find((entry) => entry.path === setting.path);

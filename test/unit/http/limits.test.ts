@@ -123,7 +123,7 @@ describe('tokens: requests per minute, sessions per patron, logout', () => {
     expect(await json(limited)).toMatchObject({ error: 'service_unavailable', code: 429 });
   });
 
-  it('a patron holds at most maxSessionsPerPatron sessions: the oldest ends', async () => {
+  it('a patron holds at most maxSessionsPerPatron sessions: the least recently used ends (here the first: none was used since)', async () => {
     const t = makeApp({ sessions: new LruSessionStore({ maxSessions: 100, maxSessionsPerPatron: 2 }) });
     const [first, second, third] = [await login(t), await login(t), await login(t)];
     expect((await t.app.request(`/core/${first.patron}`, { headers: bearer(first.token) })).status).toBe(401);

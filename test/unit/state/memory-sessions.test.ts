@@ -111,3 +111,40 @@ describe('LruSessionStore', () => {
     expect(store.size()).toBe(1);
   });
 });
+
+/**
+ * VuFind's PAIA driver logs in once per browser session and keeps the token
+ * for expires_in, never logging out (PAIA.php: patronLogin() reuses
+ * `$session->access_token` while `$session->expires > time()`; paiaLogin()
+ * stores it; nothing calls auth/logout). So the per-patron bound must end the
+ * session used least recently, never one a browser is still using.
+ */
+describe('LruSessionStore: the per-patron bound ends the least recently used session', () => {
+  const far = () => Date.now() + 60_000;
+
+  it('a session used since keeps working; the one left unused longest ends', async () => {
+    const store = new LruSessionStore({ maxSessions: 100, maxSessionsPerPatron: 3 });
+    const first = await store.create(session('a', far()));
+    const second = await store.create(session('a', far()));
+    const third = await store.create(session('a', far()));
+    expect(await store.get(first)).not.toBeNull(); // the first browser loads a page
+    const fourth = await store.create(session('a', far()));
+    expect(await store.get(second)).toBeNull();
+    for (const token of [first, third, fourth]) expect(await store.get(token)).not.toBeNull();
+  });
+
+  it('a client looping logins cannot grow a patron beyond the bound, and the session used between them survives', async () => {
+    const bound = 5;
+    const store = new LruSessionStore({ maxSessions: 1000, maxSessionsPerPatron: bound });
+    const used = await store.create(session('a', far()));
+    const other = await store.create(session('b', far()));
+    for (let login = 0; login < 2 * bound; login++) {
+      await store.create(session('a', far()));
+      expect(await store.get(used)).not.toBeNull();
+      expect(store.size()).toBeLessThanOrEqual(bound + 1);
+    }
+    expect(store.size()).toBe(bound + 1);
+    expect(await store.get(other)).not.toBeNull();
+    expect(await store.deleteAllFor('a')).toBe(bound);
+  });
+});
