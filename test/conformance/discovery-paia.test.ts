@@ -79,6 +79,23 @@ describe.each(SHIPPED_DIALECTS)('what VuFind reads from PAIA (%s)', (dialect) =>
     expect(loan).toMatchObject({ item: item('it-0060'), canrenew: false });
   });
 
+  it('renew checkboxes: none at all when the ILS says in its 98 that it takes no renewals (BX renew N)', async () => {
+    const { sim, extraGateway } = fx();
+    await sim.reset();
+    const profile = (await sim.state()).profile.profile;
+    // BX position 15 (renew) N, as a site's %supports table says "renew" => 0; a fresh gateway reads that 98.
+    await sim.setProfile([profile, 'bx=YYYYYYYYYYYYYYNY'].filter(Boolean).join(','));
+    try {
+      const { client } = await extraGateway({ PAIA_PAIA_EXPIRES_WHEN_UNKNOWN: FAR_EXPIRY });
+      const alice = await vufindLogin(client, 'alice', 'alice-pass');
+      const loans = await itemsWithStatus(client, alice, [3]);
+      expect(loans).toHaveLength(3);
+      for (const doc of loans) expect(doc.canrenew, String(doc.item)).toBe(false);
+    } finally {
+      await sim.setProfile(profile);
+    }
+  });
+
   it('hold form: checkRequestIsValid passes for an active patron (status 0, expires after today, write_items)', async () => {
     const { client, extras, sim } = fx();
     await sim.reset();
