@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type tls from 'node:tls';
+import type { RecordSource } from '../backend/daia/records/source.js';
 import { DaiaService } from '../backend/daia/service.js';
 import { ItemInfoCache } from '../backend/item-cache.js';
 import { PoolShare, shareOf } from '../backend/pool-share.js';
@@ -89,8 +90,8 @@ export interface Sip2Setup {
     pool: Sip2Pool,
     options?: { acsStatus?: () => AcsStatus | null; logger?: Logger; itemCache?: ItemInfoCache | null },
   ): Sip2Backend;
-  /** DAIA over a pool, holding at most daia.poolShare of its connections at once. */
-  daia(pool: Sip2Pool, itemCache: ItemInfoCache | null): DaiaService;
+  /** DAIA over a pool, holding at most daia.poolShare of its connections at once; records from `records` (none: unknown documents). */
+  daia(pool: Sip2Pool, itemCache: ItemInfoCache | null, records?: RecordSource | null): DaiaService;
   /** The item-information cache of cache.items, null when it is off; `onInvalidate` tells other instances of each item this one drops. */
   itemCache(onInvalidate?: (item: string, outcomeUnknown: boolean) => void): ItemInfoCache | null;
   /** Another instance wrote `item`: reads of it in flight over `pool` are joined by no later read (SharedReads.forget). */
@@ -142,6 +143,7 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
     storage: config.paia.storageUri,
     patronType: config.paia.patronTypeUri,
   };
+  const templates = compileUriTemplates(uris);
   const pageSize = sip2.pageSize ?? dialect.pageSize;
 
   const session = (target: Sip2Target, hooks: SessionHooks = {}): Omit<ConnectionOptions, 'id'> => ({
@@ -223,13 +225,13 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
         maxParallel: sip2.pool.max,
         maxListEntries: sip2.maxListEntries,
       }),
-    daia: (pool, itemCache) =>
+    daia: (pool, itemCache, records = null) =>
       new DaiaService({
         sharedReads: sharedReadsOf(pool),
         send: (message, callOptions) => pool.send(message, callOptions),
         messages,
         dialect,
-        uris: compileUriTemplates(uris),
+        uris: templates,
         institution: sip2.institution,
         itemCache,
         // DAIA's requests wait for their share as requests wait for a connection, with the pool's bounds.
@@ -242,6 +244,11 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
         }),
         // More 17s of one request than its share can run would only queue, ahead of other DAIA requests.
         maxParallel: shareOf(sip2.pool.max, config.daia.poolShare),
+        // A record's copies go the same way: the same share, the same bound per request.
+        records: records && {
+          source: records,
+          ids: { edition: templates.edition, idPrefix: config.daia.records.idPrefix },
+        },
       }),
     forgetReads: (pool, item) => sharedReadsOf(pool).forget({ item }),
     itemCache: (onInvalidate) => {

@@ -89,7 +89,30 @@ describe('defaults', () => {
       store: 'memory',
       redis: { url: null, tlsCa: null, keyPrefix: 'paia-sip2:', connectTimeoutMs: 5000, commandTimeoutMs: 1000 },
     });
-    expect(config.daia).toEqual({ maxIds: null, idsPerMinutePerAddress: 1200, exemptClients: [], poolShare: 0.5 });
+    expect(config.daia).toEqual({
+      maxIds: null,
+      idsPerMinutePerAddress: 1200,
+      exemptClients: [],
+      poolShare: 0.5,
+      // VuFind's DAIA driver's default daiaIdPrefix (DAIA.php init(): 'ppn:'); demo mode maps the demo's titles.
+      records: {
+        idPrefix: 'ppn:',
+        maxItemsPerRecord: 100,
+        file: null,
+        fileCheckSeconds: 5,
+        http: {
+          url: null,
+          field: '[].external_id',
+          headers: [],
+          timeoutMs: 3000,
+          cacheSeconds: 300,
+          failureCacheSeconds: 30,
+          maxEntries: 10000,
+          maxConcurrent: 8,
+          maxBodyBytes: 1048576,
+        },
+      },
+    });
     expect(config.log).toEqual({ level: 'info', format: 'json' });
     expect(config.sip2.maintenance).toEqual([]);
     expect(config.demo).toEqual({ dialect: 'generic', charset: 'utf-8', sip2Port: 0 });
@@ -206,6 +229,18 @@ describe('environment overrides', () => {
         (key) => `paia.${key}`,
       ),
       ...['maxIds', 'idsPerMinutePerAddress', 'exemptClients', 'poolShare'].map((key) => `daia.${key}`),
+      ...['idPrefix', 'maxItemsPerRecord', 'file', 'fileCheckSeconds'].map((key) => `daia.records.${key}`),
+      ...[
+        'url',
+        'field',
+        'headers',
+        'timeoutMs',
+        'cacheSeconds',
+        'failureCacheSeconds',
+        'maxEntries',
+        'maxConcurrent',
+        'maxBodyBytes',
+      ].map((key) => `daia.records.http.${key}`),
       ...[
         'tokenLifetimeSeconds',
         'maxSessions',
@@ -248,6 +283,7 @@ describe('environment overrides', () => {
     expect(settings.filter((setting) => setting.secret).map((setting) => setting.path)).toEqual([
       'sip2.terminal.password',
       'paia.patronIdSecret',
+      'daia.records.http.headers',
       'state.redis.url',
     ]);
   });
@@ -281,7 +317,7 @@ describe('environment overrides', () => {
         PAIA_DAIA_EXEMPT_CLIENTS: '192.0.2.10, 2001:db8::/48',
       },
     });
-    expect(config.daia).toEqual({
+    expect(config.daia).toMatchObject({
       maxIds: 20,
       idsPerMinutePerAddress: 300,
       exemptClients: ['192.0.2.10', '2001:db8::/48'],

@@ -24,6 +24,7 @@ const tmp = tempDir();
 const CERT = tmp.write('tls/cert.pem', 'x');
 const KEY = tmp.write('tls/key.pem', 'x');
 const CA = tmp.write('tls/ca.pem', 'x');
+const RECORDS = tmp.write('records.csv', 'biblionumber,barcode\n1234,it-0001\n');
 
 // `satisfies Required<...>`: a setting added to a TLS section fails type-checking here until it is given a value.
 const httpTls = { cert: CERT, key: KEY } satisfies Required<HttpTlsConfig>;
@@ -63,7 +64,16 @@ const notNull = {
       },
     ],
   },
-  daia: { maxIds: 20 },
+  daia: {
+    maxIds: 20,
+    records: {
+      file: RECORDS,
+      http: {
+        url: 'https://koha.example.org/api/v1/biblios/{record}/items',
+        headers: [{ name: 'x-api-key', value: 'key' }],
+      },
+    },
+  },
   state: { store: 'redis', redis: { url: 'redis://127.0.0.1:6379', tlsCa: CA } },
 };
 
@@ -149,6 +159,7 @@ describe('the settings table and the schema', () => {
     expect(settings.filter((setting) => setting.secret).map((setting) => setting.path)).toEqual([
       'sip2.terminal.password',
       'paia.patronIdSecret',
+      'daia.records.http.headers',
       'state.redis.url',
     ]);
     expect(FILE_PATHS).toEqual([
@@ -157,6 +168,7 @@ describe('the settings table and the schema', () => {
       'sip2.tls.ca',
       'sip2.tls.cert',
       'sip2.tls.key',
+      'daia.records.file',
       'state.redis.tlsCa',
     ]);
   });
