@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { checkCost, parseSecretHash } from '../auth/client-secret.js';
 import { plainSecretOf } from '../auth/trusted-clients.js';
 import { parseRecordMapping, RecordMappingError } from '../backend/daia/records/mapping.js';
+import { fileProblemOf } from '../file-problem.js';
 import { packagePath } from '../package-root.js';
 import { loadDialect } from '../sip2/dialect.js';
 import { applyEnv, applyFlags, type SettingFlag, type Sources } from './env.js';
@@ -248,10 +249,7 @@ function fileProblem(file: string): string | null {
     accessSync(file, constants.R_OK);
     return null;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return 'no such file';
-    if (code === 'EACCES' || code === 'EPERM') return 'permission denied for the user paia-sip2 runs as';
-    return (error as Error).message;
+    return fileProblemOf(error);
   }
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync, type Stats, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
+import { fileProblemOf } from '../../../file-problem.js';
 import type { Logger } from '../../../log.js';
 import { type MappingProblem, parseRecordMapping, type RecordMapping, RecordMappingError } from './mapping.js';
 import type { RecordSource } from './source.js';
@@ -30,14 +31,6 @@ export const DEFAULT_FILE_CHECK_SECONDS = 5;
 
 /** At most this many broken lines are named in one log line; the rest are counted. */
 export const MAX_LINES_NAMED = 20;
-
-function readProblem(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') return 'no such file';
-  if (code === 'EISDIR') return 'is a directory, not a file';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied for the user paia-sip2 runs as';
-  return (error as Error).message;
-}
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 
@@ -75,7 +68,7 @@ export class FileRecordSource implements RecordSource {
       this.#version = versionOf(statSync(path));
       text = readFileSync(path, 'utf8');
     } catch (error) {
-      throw new RecordMappingError(`cannot read the record mapping ${path}: ${readProblem(error)}`);
+      throw new RecordMappingError(`cannot read the record mapping ${path}: ${fileProblemOf(error)}`);
     }
     this.#mapping = this.#parse(text, 'read');
     this.#timer = setInterval(
@@ -131,7 +124,7 @@ export class FileRecordSource implements RecordSource {
       }
       text = await readFile(path, 'utf8');
     } catch (error) {
-      this.#fail(`cannot read the record mapping ${path}: ${readProblem(error)}`);
+      this.#fail(`cannot read the record mapping ${path}: ${fileProblemOf(error)}`);
       return;
     }
     // A broken version is not read again until it changes.
