@@ -151,7 +151,7 @@ export class DaiaService {
             return daiaDocument(requested, resolved.barcode, await info, this.ctx);
           }
           case 'record':
-            return this.recordDocument(resolved.id, resolved.record, read, signal);
+            return this.documentOfRecord(resolved.id, resolved.record, read, signal);
         }
       }),
     );
@@ -163,7 +163,7 @@ export class DaiaService {
   }
 
   /** A record's document: its barcodes from the record source, each answered as an item is. */
-  private async recordDocument(
+  private async documentOfRecord(
     id: string,
     record: string,
     read: (barcode: string) => Promise<ItemInformationResponse | null>,

@@ -73,15 +73,8 @@ const FAILURE_LOG_INTERVAL_MS = 60_000;
 /** Statuses that say the ILS has no such record: its document has no items, and that is no failure. */
 const NO_SUCH_RECORD = new Set([404, 410]);
 
-/** A lookup that failed; `cacheable`: the API's own doing (not a wait for a slot of ours). */
-class LookupFailure extends Error {
-  constructor(
-    message: string,
-    readonly cacheable = true,
-  ) {
-    super(message);
-  }
-}
+/** A lookup that failed: its record is answered without items, and remembered so for failureTtlMs. */
+class LookupFailure extends Error {}
 
 export class HttpRecordSource implements RecordSource {
   readonly #options: Required<Omit<HttpRecordSourceOptions, 'headers' | 'logger' | 'onFailure'>> &
@@ -141,19 +134,24 @@ export class HttpRecordSource implements RecordSource {
   async #lookUp(record: string, shared: CancelSignal): Promise<readonly string[]> {
     const { timeoutMs } = this.#options;
     const controller = new AbortController();
-    const timer = setTimeout(
-      () => controller.abort(new LookupFailure(`gave no answer within ${timeoutMs} ms (daia.records.http.timeoutMs)`)),
-      timeoutMs,
-    );
+    let asking = false;
+    // Remembered either way: an API too slow for the lookups asked of it gets fewer of them for a while.
+    const timer = setTimeout(() => {
+      controller.abort(
+        new LookupFailure(
+          asking
+            ? `gave no answer within ${timeoutMs} ms (daia.records.http.timeoutMs)`
+            : `could not be asked within ${timeoutMs} ms: ${this.#options.maxConcurrent} lookups were running (daia.records.http.maxConcurrent)`,
+        ),
+      );
+    }, timeoutMs);
     const stop = () => controller.abort(shared.reason);
     shared.addEventListener('abort', stop);
     try {
       const task = this.#slots(() => {
-        if (controller.signal.aborted)
-          throw new LookupFailure(
-            `waited ${timeoutMs} ms for one of the ${this.#options.maxConcurrent} lookups running at once (daia.records.http.maxConcurrent)`,
-            false,
-          );
+        // A task whose caller went on (timeout, call over) frees its slot at once.
+        if (controller.signal.aborted) return Promise.reject(controller.signal.reason);
+        asking = true;
         return this.#fetch(record, controller.signal);
       });
       // The wait for a slot counts: past the timeout the caller goes on, and the queued task finds its signal aborted.
@@ -242,7 +240,7 @@ export class HttpRecordSource implements RecordSource {
   #failed(record: string, failure: LookupFailure): void {
     this.#failures += 1;
     this.#options.onFailure?.();
-    if (failure.cacheable) this.#cache.set(record, [], { ttl: this.#options.failureTtlMs });
+    this.#cache.set(record, [], { ttl: this.#options.failureTtlMs });
     const now = performance.now();
     if (now - this.#lastLogAt < FAILURE_LOG_INTERVAL_MS) {
       this.#unlogged += 1;
