@@ -7,7 +7,7 @@
  * unknown document, never a guess.
  */
 
-export type UriVariable = 'barcode' | 'title' | 'location' | 'class';
+export type UriVariable = 'barcode' | 'title' | 'location' | 'class' | 'record';
 
 /** One encoded value: the characters encodeURIComponent leaves alone, or %XX escapes. Compiled once. */
 const ENCODED_VALUE = /^(?:[A-Za-z0-9\-_.!~*'()]|%[0-9A-Fa-f]{2})+$/;

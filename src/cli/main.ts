@@ -53,7 +53,8 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--w
 Every setting can be overridden by an environment variable named after its
 path: sip2.host -> PAIA_SIP2_HOST, http.port -> PAIA_HTTP_PORT (PORT works too).
 A secret can be read from a file instead (container secrets):
-PAIA_SIP2_TERMINAL_PASSWORD_FILE, PAIA_PAIA_PATRON_ID_SECRET_FILE, PAIA_STATE_REDIS_URL_FILE.`;
+PAIA_SIP2_TERMINAL_PASSWORD_FILE, PAIA_PAIA_PATRON_ID_SECRET_FILE, PAIA_STATE_REDIS_URL_FILE,
+PAIA_DAIA_RECORDS_HTTP_HEADERS_FILE.`;
 
 async function main(argv: string[]): Promise<number> {
   if (cluster.isWorker) return serveWorker();

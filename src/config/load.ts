@@ -4,6 +4,8 @@ import { type Document, isMap, isScalar, isSeq, LineCounter, parseDocument } fro
 import type { z } from 'zod';
 import { checkCost, parseSecretHash } from '../auth/client-secret.js';
 import { plainSecretOf } from '../auth/trusted-clients.js';
+import { parseRecordMapping, RecordMappingError } from '../backend/daia/records/mapping.js';
+import { fileProblemOf } from '../file-problem.js';
 import { packagePath } from '../package-root.js';
 import { loadDialect } from '../sip2/dialect.js';
 import { applyEnv, applyFlags, type SettingFlag, type Sources } from './env.js';
@@ -204,6 +206,8 @@ const FILE_FIXES: Record<string, string> = {
   'sip2.tls.key': 'set it to the PEM private key of sip2.tls.cert',
   'state.redis.tlsCa':
     'set it to the PEM CA certificate(s) that signed the Redis certificate, or leave it out to use the system CAs',
+  'daia.records.file':
+    'set it to the CSV or JSON file of record ids and barcodes exported from the ILS, or to null for no mapping',
 };
 
 const DIALECT_NAME = /^[a-z][a-z0-9-]*$/;
@@ -246,10 +250,7 @@ function fileProblem(file: string): string | null {
     accessSync(file, constants.R_OK);
     return null;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return 'no such file';
-    if (code === 'EACCES' || code === 'EPERM') return 'permission denied for the user paia-sip2 runs as';
-    return (error as Error).message;
+    return fileProblemOf(error);
   }
 }
 
@@ -280,6 +281,21 @@ function checkFiles(raw: Raw, sources: Sources, report: Reporter): void {
         },
       );
     }
+  }
+}
+
+/**
+ * A record mapping none of which can serve is a start problem. Its broken
+ * lines are not: the gateway names them in its log and serves the rest.
+ */
+function checkRecordMapping(config: Config, report: Reporter): void {
+  const { file, maxItemsPerRecord } = config.daia.records;
+  if (file === null || fileProblem(file) !== null) return;
+  try {
+    parseRecordMapping(readFileSync(file, 'utf8'), { maxItemsPerRecord });
+  } catch (error) {
+    if (!(error instanceof RecordMappingError)) throw error;
+    report.add(['daia', 'records', 'file'], `the record mapping ${file} ${error.message}`, { showValue: false });
   }
 }
 
@@ -418,7 +434,10 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
   const report = new Reporter(file, doc, lineCounter, raw, sources);
   const result = configSchema.safeParse(raw);
   if (!result.success) for (const issue of result.error.issues) report.addIssue(issue);
-  else checkClientSecrets(result.data as Config, options.env ?? process.env, report);
+  else {
+    checkClientSecrets(result.data as Config, options.env ?? process.env, report);
+    checkRecordMapping(result.data as Config, report);
+  }
   checkFiles(raw, sources, report);
 
   const scrub = scrubber(raw);
@@ -437,6 +456,18 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
 /** Reads, overrides, validates and freezes the configuration. Throws ConfigError listing every problem. */
 export function loadConfig(options: LoadOptions = {}): Config {
   return loadConfigWithWarnings(options).config;
+}
+
+/** Where DAIA's records come from; of a lookup only the origin (its URL may carry an API key in its query). */
+function describeRecords(config: Config): string {
+  const { records } = config.daia;
+  const prefix = records.idPrefix === null ? 'edition URIs' : `edition URIs and "${records.idPrefix}" ids`;
+  const sources = [
+    ...(records.file === null ? [] : [records.file]),
+    ...(records.http.url === null ? [] : [`a lookup at ${new URL(records.http.url.replace('{record}', 'x')).origin}`]),
+  ];
+  if (sources.length > 0) return `${prefix}, from ${sources.join(', then ')}`;
+  return config.sip2.host === null ? `${prefix}, from the demo mapping` : 'off (no daia.records.file or .http.url)';
 }
 
 /** A short, secret-free summary for the start-up log line and `check-config`. */
@@ -501,6 +532,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
       requestUrl: daia.requestUrl ?? '(the gateway URL)/daia?id={item}&format=json',
       shelfRequests: daia.shelfRequests,
       department: daia.department.content ?? "(the ILS's library name)",
+      records: describeRecords(config),
     },
     auth: {
       tokenLifetimeSeconds: auth.tokenLifetimeSeconds,

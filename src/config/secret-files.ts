@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { fileProblemOf } from '../file-problem.js';
 import { configSettings } from './settings.js';
 
 /**
@@ -20,14 +21,6 @@ export interface SecretFiles {
   sources: Map<string, string>;
   /** As load.ts's ConfigProblem: the setting's path and what is wrong. */
   problems: { path: string; message: string }[];
-}
-
-function readProblem(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') return 'no such file';
-  if (code === 'EISDIR') return 'is a directory, not a file';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied for the user paia-sip2 runs as';
-  return (error as Error).message;
 }
 
 /** Reads the `_FILE` variables of secret settings; relative paths from `cwd`. */
@@ -56,7 +49,7 @@ export function readSecretFiles(env: NodeJS.ProcessEnv, cwd: string): SecretFile
     } catch (error) {
       problems.push({
         path: setting.path,
-        message: `cannot read ${path} named by ${variable}: ${readProblem(error)}; make the file readable for the user paia-sip2 runs as, or set ${setting.env} instead`,
+        message: `cannot read ${path} named by ${variable}: ${fileProblemOf(error)}; make the file readable for the user paia-sip2 runs as, or set ${setting.env} instead`,
       });
     }
   }

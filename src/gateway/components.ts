@@ -8,6 +8,7 @@ import { PasswordPolicy } from '../auth/password-policy.js';
 import { PatronIds } from '../auth/patron-ids.js';
 import { TokenRateLimit } from '../auth/token-rate-limit.js';
 import { TrustedClients } from '../auth/trusted-clients.js';
+import type { RecordSource } from '../backend/daia/records/source.js';
 import type { Config } from '../config/index.js';
 import { createApp, lastForwardedHop, socketAddressOf } from '../http/app.js';
 import { DaiaAddressLimit } from '../http/daia-limit.js';
@@ -19,6 +20,7 @@ import type { Sip2Pool } from '../sip2/pool.js';
 import { createStateStore, type StateStore, type StateStoreSettings } from '../state/index.js';
 import type { EmbeddedSimulator } from './demo.js';
 import { explainOpen, openProblem } from './ils-advice.js';
+import { recordSource } from './records.js';
 import { configuredOwnUrl, type Sip2Setup, type Sip2Target, sip2Setup } from './sip2.js';
 
 /**
@@ -34,6 +36,8 @@ export interface Components {
   /** Demo mode: the embedded simulator; null with a real ILS. */
   readonly demo: EmbeddedSimulator | null;
   readonly pool: Sip2Pool;
+  /** Where DAIA's records come from (daia.records); null: none. Closed on shutdown (it checks its file). */
+  readonly records: RecordSource | null;
   readonly loginThrottle: LoginThrottle;
   /** Sessions, limits and lockouts (state.store). */
   readonly store: StateStore;
@@ -109,7 +113,9 @@ export async function buildComponents(config: Config, logger: Logger, options: B
   });
   const backend = sip2.backend(pool, { itemCache, logger: logger.child({ component: 'backend' }) });
   // Anonymous DAIA: its share of the pool is the DAIA service's (sip2.ts); its ids per address are counted in the store.
-  const daia = sip2.daia(pool, itemCache);
+  // A record counts as one id there; its copies are bounded by daia.records.maxItemsPerRecord and go through the share.
+  const records = recordSource(config, logger.child({ component: 'daia-records' }));
+  const daia = sip2.daia(pool, itemCache, records);
   const daiaLimit = new DaiaAddressLimit(store, {
     idsPerMinute: config.daia.idsPerMinutePerAddress,
     exempt: config.daia.exemptClients,
@@ -167,6 +173,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     stateUp: () => store.health().problem === null,
     itemCache: () => itemCache?.stats() ?? null,
     maintenance: () => pool.currentPause !== null,
+    recordLookupFailures: () => records?.failures ?? 0,
   });
 
   // Behind a trusted proxy every request comes from the proxy: login throttling, auth.allowedClients and
@@ -228,6 +235,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     target,
     demo,
     pool,
+    records,
     loginThrottle,
     store,
     metrics,

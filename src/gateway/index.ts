@@ -173,6 +173,7 @@ function running(
     );
     await httpDone;
     log.info({ sip2: pool.stats() }, 'shutdown 2/4: requests finished; draining the SIP2 pool');
+    parts.records?.close();
     await pool.close(Math.max(1, deadline - Date.now()));
     log.info('shutdown 3/4: SIP2 connections closed');
     await parts.store.close();
@@ -186,6 +187,7 @@ function running(
       'shutdown: forced; dropping open HTTP connections and SIP2 work',
     );
     server.destroy();
+    parts.records?.close();
     pool.destroy();
     parts.store.close().catch(() => {});
     // The process exits next; the embedded simulator's sockets go with it.

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type tls from 'node:tls';
+import type { RecordSource } from '../backend/daia/records/source.js';
 import { RequestLink } from '../backend/daia/request-link.js';
 import { DaiaService } from '../backend/daia/service.js';
 import { ItemInfoCache } from '../backend/item-cache.js';
@@ -92,8 +93,8 @@ export interface Sip2Setup {
     pool: Sip2Pool,
     options?: { acsStatus?: () => AcsStatus | null; logger?: Logger; itemCache?: ItemInfoCache | null },
   ): Sip2Backend;
-  /** DAIA over a pool, holding at most daia.poolShare of its connections at once. */
-  daia(pool: Sip2Pool, itemCache: ItemInfoCache | null): DaiaService;
+  /** DAIA over a pool, holding at most daia.poolShare of its connections at once; records from `records` (none: unknown documents). */
+  daia(pool: Sip2Pool, itemCache: ItemInfoCache | null, records?: RecordSource | null): DaiaService;
   /** The item-information cache of cache.items, null when it is off; `onInvalidate` tells other instances of each item this one drops. */
   itemCache(onInvalidate?: (item: string, outcomeUnknown: boolean) => void): ItemInfoCache | null;
   /** Another instance wrote `item`: reads of it in flight over `pool` are joined by no later read (SharedReads.forget). */
@@ -145,6 +146,7 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
     storage: config.paia.storageUri,
     patronType: config.paia.patronTypeUri,
   };
+  const templates = compileUriTemplates(uris);
   const pageSize = sip2.pageSize ?? dialect.pageSize;
   // Where a patron asks for a copy; by default this gateway's own DAIA answer for it, a real URL built as its others are.
   const requestLink = new RequestLink(config.daia.requestUrl ?? `${ownUrl}/daia?id={item}&format=json`);
@@ -230,13 +232,13 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
         maxParallel: sip2.pool.max,
         maxListEntries: sip2.maxListEntries,
       }),
-    daia: (pool, itemCache) =>
+    daia: (pool, itemCache, records = null) =>
       new DaiaService({
         sharedReads: sharedReadsOf(pool),
         send: (message, callOptions) => pool.send(message, callOptions),
         messages,
         dialect,
-        uris: compileUriTemplates(uris),
+        uris: templates,
         institution: sip2.institution,
         itemCache,
         // DAIA's requests wait for their share as requests wait for a connection, with the pool's bounds.
@@ -254,6 +256,11 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
           link: requestLink,
           acsSupportsHolds: () => acsSupportsOf(pool.acsStatus, 'hold'),
           onShelf: config.daia.shelfRequests,
+        },
+        // A record's copies go the same way: the same share, the same bound per request.
+        records: records && {
+          source: records,
+          ids: { edition: templates.edition, idPrefix: config.daia.records.idPrefix },
         },
       }),
     forgetReads: (pool, item) => sharedReadsOf(pool).forget({ item }),

@@ -41,6 +41,8 @@ export interface MetricsSources {
   itemCache?: () => { hits: number; misses: number; entries: number } | null;
   /** Whether a scheduled maintenance window of the ILS (sip2.maintenance) is on now. */
   maintenance?: () => boolean;
+  /** DAIA record lookups (daia.records.http) that failed since start. */
+  recordLookupFailures?: () => number;
 }
 
 export interface GatewayMetricsOptions {
@@ -356,6 +358,12 @@ export class GatewayMetrics {
       'paia_item_cache_entries',
       'Items held in the item-information cache',
       () => sources().itemCache?.()?.entries ?? 0,
+    );
+
+    total(
+      'paia_daia_record_lookup_failures_total',
+      'DAIA record lookups (daia.records.http) that failed (timed out, unreachable, an HTTP error, not JSON, another shape, too large): each record answered without items',
+      () => sources().recordLookupFailures?.() ?? 0,
     );
 
     gauge(

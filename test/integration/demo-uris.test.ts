@@ -5,6 +5,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { daiaSchemaErrors } from '../helpers/daia-schema.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 
 async function call(
@@ -60,6 +61,23 @@ describe('the demo on a free port below a base path', () => {
     expect(renewed?.error, JSON.stringify(renewed)).toBeUndefined();
     expect(renewed?.item).toBe(loan?.item);
     expect(renewed?.status).toBe(3);
+  });
+
+  it('answers DAIA for the edition URI of a demo title with its copies and their availability (the shipped demo mapping)', async () => {
+    const base = `${gateway.url}/paia`;
+    // Die Verwandlung (titleId t-verwandlung): it-0031 at MAIN and it-0032 at BRANCH, both on the shelf.
+    const edition = `${base}/title/t-verwandlung`;
+    const answer = await call(`${base}/daia?id=${encodeURIComponent(edition)}&format=json`);
+    expect(answer.status).toBe(200);
+    expect(daiaSchemaErrors(answer.body)).toEqual([]);
+    const [doc] = answer.body.document as Array<{ id: string; about?: string; item?: Array<Record<string, unknown>> }>;
+    expect(doc?.id).toBe(edition);
+    expect(doc?.about).toBe('Die Verwandlung');
+    expect(doc?.item?.map((copy) => [copy.id, (copy.storage as { content?: string }).content])).toEqual([
+      [`${base}/item/it-0031`, 'MAIN'],
+      [`${base}/item/it-0032`, 'BRANCH'],
+    ]);
+    for (const copy of doc?.item ?? []) expect(copy.available, JSON.stringify(copy)).toBeDefined();
   });
 });
 

@@ -13,9 +13,10 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SRC = join(ROOT, 'src');
 const SIMULATOR = join(ROOT, 'sip2-simulator', 'src');
 
-/** Top-level modules of src/ anyone may import: the logger, where the package's files are, the version, the caches' bound, node's flags, the cancellation signal. */
+/** Top-level modules of src/ anyone may import: the logger, where the package's files are, the version, the caches' bound, node's flags, the cancellation signal, why a file cannot be read. */
 const SHARED = [
   'log.ts',
+  'file-problem.ts',
   'package-root.ts',
   'version.ts',
   'lru-bound.ts',

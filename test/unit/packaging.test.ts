@@ -51,6 +51,7 @@ describe('the npm package', () => {
       'config/dialects/generic.yaml',
       'config/dialects/koha.yaml',
       'sip2-simulator/data/demo.json',
+      'sip2-simulator/data/demo-records.json',
       'docs/api.md',
     ])
       expect(files).toContain(file);

@@ -11,7 +11,11 @@ import { DEFAULT_MAX_PARALLEL, limiter } from '../parallel.js';
 import type { PoolShare } from '../pool-share.js';
 import { SharedReads } from '../shared-reads.js';
 import type { UriTemplates } from '../uris.js';
+import { isSip2Barcode } from './barcode.js';
 import { type DaiaMappingContext, type DepartmentSettings, daiaDocument, libraryDepartment } from './mapping.js';
+import { recordDocument } from './records/document.js';
+import { type RecordIds, recordIdOf } from './records/ids.js';
+import type { RecordSource } from './records/source.js';
 import type { RequestLink } from './request-link.js';
 import type { DaiaDocument, DaiaResponse } from './types.js';
 
@@ -56,15 +60,20 @@ export interface DaiaServiceOptions {
     /** daia.shelfRequests: links on available services too. */
     onShelf: boolean;
   } | null;
+  /**
+   * Records (daia.records): which request ids name records, and where their
+   * item barcodes come from. Without it a record id is an unknown document.
+   */
+  records?: { source: RecordSource; ids: RecordIds } | null | undefined;
 }
 
-/** A request identifier resolved: a barcode to ask the ILS about, or a URI that is none of ours. */
-export type ResolvedId = { kind: 'barcode'; barcode: string; id: string } | { kind: 'foreign'; id: string };
+/** A request identifier resolved: a barcode to ask the ILS about, a record whose copies to ask about, or a URI that is none of ours. */
+export type ResolvedId =
+  | { kind: 'barcode'; barcode: string; id: string }
+  | { kind: 'record'; record: string; id: string }
+  | { kind: 'foreign'; id: string };
 
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
-/** What a barcode may look like before it is sent in a 17 (AB): SIP2 field text. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters cannot travel in a SIP2 field
-const BARCODE = /^[^\u0000-\u001f\u007f|]{1,255}$/;
 
 /** Splits a DAIA query id at vertical bars; empty identifiers are dropped, repeated ones kept once (first wins). */
 export function splitQueryId(queryId: string): string[] {
@@ -111,19 +120,24 @@ export class DaiaService {
   }
 
   /**
-   * Maps a request identifier: an item URI from our template, else any other
-   * URI (not ours: an unknown document), else a plain barcode. A barcode
-   * SIP2 cannot carry is unknown too, and never sent.
+   * Maps a request identifier: an item URI from our template, else a record
+   * (an edition URI or the record prefix, when records are configured; the
+   * document id is the identifier as requested), else any other URI (not
+   * ours: an unknown document), else a plain barcode. A barcode SIP2 cannot
+   * carry is unknown too, and never sent.
    */
   resolve(requested: string): ResolvedId {
     const fromUri = this.options.uris.item.match(requested);
     if (fromUri !== null)
-      return BARCODE.test(fromUri)
+      return isSip2Barcode(fromUri)
         ? { kind: 'barcode', barcode: fromUri, id: requested }
         : { kind: 'foreign', id: requested };
+    const { records } = this.options;
+    const record = records ? recordIdOf(requested, records.ids) : null;
+    if (record !== null) return { kind: 'record', record, id: requested };
     if (SCHEME.test(requested)) return { kind: 'foreign', id: requested };
     const id = this.options.uris.item.build(requested);
-    return BARCODE.test(requested) ? { kind: 'barcode', barcode: requested, id } : { kind: 'foreign', id };
+    return isSip2Barcode(requested) ? { kind: 'barcode', barcode: requested, id } : { kind: 'foreign', id };
   }
 
   /**
@@ -144,28 +158,53 @@ export class DaiaService {
       const resolved = this.resolve(requested);
       if (!documents.has(resolved.id)) documents.set(resolved.id, { requested, resolved });
     }
-    const barcodes = [
-      ...new Set(
-        [...documents.values()].flatMap(({ resolved }) => (resolved.kind === 'barcode' ? [resolved.barcode] : [])),
-      ),
-    ];
+    // One 17 per distinct barcode of the request, whether asked for itself or as a record's copy; the
+    // plain ones start at once, in request order, a record's as soon as its source has named them.
     const limit = limiter(this.options.maxParallel ?? DEFAULT_MAX_PARALLEL);
-    const answers = await Promise.all(barcodes.map((barcode) => limit(() => this.lookup(barcode, signal))));
-    const infos = new Map(barcodes.map((barcode, i) => [barcode, answers[i] ?? null]));
-
-    const document: DaiaDocument[] = [];
-    for (const { requested, resolved } of documents.values()) {
-      if (resolved.kind === 'foreign') {
-        document.push(resolved.id === requested ? { id: resolved.id } : { id: resolved.id, requested });
-      } else {
-        document.push(daiaDocument(requested, resolved.barcode, infos.get(resolved.barcode) ?? null, this.ctx));
+    const reads = new Map<string, Promise<ItemInformationResponse | null>>();
+    const read = (barcode: string): Promise<ItemInformationResponse | null> => {
+      let answer = reads.get(barcode);
+      if (answer === undefined) {
+        answer = limit(() => this.lookup(barcode, signal));
+        reads.set(barcode, answer);
       }
-    }
+      return answer;
+    };
+    const document = await Promise.all(
+      [...documents.values()].map(async ({ requested, resolved }): Promise<DaiaDocument> => {
+        switch (resolved.kind) {
+          case 'foreign':
+            return resolved.id === requested ? { id: resolved.id } : { id: resolved.id, requested };
+          case 'barcode': {
+            const info = read(resolved.barcode);
+            return daiaDocument(requested, resolved.barcode, await info, this.ctx);
+          }
+          case 'record':
+            return this.documentOfRecord(resolved.id, resolved.record, read, signal);
+        }
+      }),
+    );
     return {
       document,
       institution: { content: this.options.institution },
       timestamp: (this.options.now?.() ?? new Date()).toISOString(),
     };
+  }
+
+  /** A record's document: its barcodes from the record source, each answered as an item is. */
+  private async documentOfRecord(
+    id: string,
+    record: string,
+    read: (barcode: string) => Promise<ItemInformationResponse | null>,
+    signal: CancelSignal | undefined,
+  ): Promise<DaiaDocument> {
+    const barcodes = (await this.options.records?.source.barcodesOf(record, signal)) ?? [];
+    const infos = await Promise.all(barcodes.map(read));
+    return recordDocument(
+      id,
+      barcodes.map((barcode, i) => ({ barcode, info: infos[i] ?? null })),
+      this.ctx,
+    );
   }
 
   /** The 18 for one barcode; null when the barcode cannot be put into a 17 (an unknown item, not an error). */

@@ -220,7 +220,7 @@ function daiaPaths(daia: string): Json {
         in: 'query',
         required: true,
         description:
-          'One or more document ids separated by |; beyond the per-request limit the rest is in a Link rel="next" URL',
+          'One or more document ids separated by |: item URIs or barcodes, and records (edition URIs, or record ids with the configured prefix, "ppn:" by default) when the gateway has a record mapping; beyond the per-request limit the rest is in a Link rel="next" URL',
         schema: { type: 'string' },
       },
       { name: 'format', in: 'query', required: true, schema: { type: 'string', enum: ['json'] } },

@@ -100,6 +100,24 @@ describe('defaults', () => {
       requestUrl: null,
       shelfRequests: false,
       department: { content: null, id: null },
+      // VuFind's DAIA driver's default daiaIdPrefix (DAIA.php init(): 'ppn:'); demo mode maps the demo's titles.
+      records: {
+        idPrefix: 'ppn:',
+        maxItemsPerRecord: 100,
+        file: null,
+        fileCheckSeconds: 5,
+        http: {
+          url: null,
+          field: '[].external_id',
+          headers: [],
+          timeoutMs: 3000,
+          cacheSeconds: 300,
+          failureCacheSeconds: 30,
+          maxEntries: 10000,
+          maxConcurrent: 8,
+          maxBodyBytes: 1048576,
+        },
+      },
     });
     expect(config.log).toEqual({ level: 'info', format: 'json' });
     expect(config.sip2.maintenance).toEqual([]);
@@ -233,6 +251,18 @@ describe('environment overrides', () => {
         'department.content',
         'department.id',
       ].map((key) => `daia.${key}`),
+      ...['idPrefix', 'maxItemsPerRecord', 'file', 'fileCheckSeconds'].map((key) => `daia.records.${key}`),
+      ...[
+        'url',
+        'field',
+        'headers',
+        'timeoutMs',
+        'cacheSeconds',
+        'failureCacheSeconds',
+        'maxEntries',
+        'maxConcurrent',
+        'maxBodyBytes',
+      ].map((key) => `daia.records.http.${key}`),
       ...[
         'tokenLifetimeSeconds',
         'maxSessions',
@@ -276,6 +306,7 @@ describe('environment overrides', () => {
     expect(settings.filter((setting) => setting.secret).map((setting) => setting.path)).toEqual([
       'sip2.terminal.password',
       'paia.patronIdSecret',
+      'daia.records.http.headers',
       'state.redis.url',
     ]);
   });
@@ -313,7 +344,7 @@ describe('environment overrides', () => {
         PAIA_DAIA_DEPARTMENT_ID: 'http://lobid.org/organisations/DE-7',
       },
     });
-    expect(config.daia).toEqual({
+    expect(config.daia).toMatchObject({
       maxIds: 20,
       idsPerMinutePerAddress: 300,
       exemptClients: ['192.0.2.10', '2001:db8::/48'],

@@ -24,6 +24,7 @@ const tmp = tempDir();
 const CERT = tmp.write('tls/cert.pem', 'x');
 const KEY = tmp.write('tls/key.pem', 'x');
 const CA = tmp.write('tls/ca.pem', 'x');
+const RECORDS = tmp.write('records.csv', 'biblionumber,barcode\n1234,it-0001\n');
 
 // `satisfies Required<...>`: a setting added to a TLS section fails type-checking here until it is given a value.
 const httpTls = { cert: CERT, key: KEY } satisfies Required<HttpTlsConfig>;
@@ -68,6 +69,13 @@ const notNull = {
     maxIds: 20,
     requestUrl: 'https://opac.lib.example.org/hold?item={item}',
     department: { content: 'Stadtbibliothek', id: 'http://lobid.org/organisations/DE-7' },
+    records: {
+      file: RECORDS,
+      http: {
+        url: 'https://koha.example.org/api/v1/biblios/{record}/items',
+        headers: [{ name: 'x-api-key', value: 'key' }],
+      },
+    },
   },
   state: { store: 'redis', dir: '/var/lib/paia-sip2', redis: { url: 'redis://127.0.0.1:6379', tlsCa: CA } },
 };
@@ -154,6 +162,7 @@ describe('the settings table and the schema', () => {
     expect(settings.filter((setting) => setting.secret).map((setting) => setting.path)).toEqual([
       'sip2.terminal.password',
       'paia.patronIdSecret',
+      'daia.records.http.headers',
       'state.redis.url',
     ]);
     expect(FILE_PATHS).toEqual([
@@ -162,6 +171,7 @@ describe('the settings table and the schema', () => {
       'sip2.tls.ca',
       'sip2.tls.cert',
       'sip2.tls.key',
+      'daia.records.file',
       'state.redis.tlsCa',
     ]);
   });

@@ -15,6 +15,7 @@ const SOURCES: Required<MetricsSources> = {
   stateUp: () => true,
   itemCache: () => ({ hits: 11, misses: 6, entries: 4 }),
   maintenance: () => true,
+  recordLookupFailures: () => 3,
 };
 
 async function scrape(metrics: GatewayMetrics) {
@@ -42,6 +43,7 @@ describe('GatewayMetrics', () => {
       ['paia_item_cache_misses_total', {}, 6, 'counter'],
       ['paia_item_cache_entries', {}, 4, 'gauge'],
       ['paia_sip2_maintenance', {}, 1, 'gauge'],
+      ['paia_daia_record_lookup_failures_total', {}, 3, 'counter'],
     ];
     for (const [name, labels, value, type] of expected) {
       expect(single(text, name, labels), name).toBe(value);
