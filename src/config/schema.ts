@@ -1322,8 +1322,10 @@ export const configSchema = z
             'must be 1 while state.store is "memory": each worker would keep its own sessions and counters, so a token issued by one worker would be unknown to the next; set state.store to "redis" (and state.redis.url) to run several workers',
         });
       }
-      const lookupMs = (config.daia as { records?: { http?: { timeoutMs?: unknown } } } | undefined)?.records?.http
-        ?.timeoutMs;
+      // Only a lookup in use is held to the call's bound: a gateway without one must not trip over its default.
+      const lookup = (config.daia as { records?: { http?: { url?: unknown; timeoutMs?: unknown } } } | undefined)
+        ?.records?.http;
+      const lookupMs = typeof lookup?.url === 'string' ? lookup.timeoutMs : undefined;
       const callMs = (config.http as { requestTimeoutMs?: unknown } | undefined)?.requestTimeoutMs;
       if (typeof lookupMs === 'number' && typeof callMs === 'number' && lookupMs >= callMs) {
         ctx.addIssue({

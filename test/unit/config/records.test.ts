@@ -65,12 +65,23 @@ describe('daia.records', () => {
   });
 
   it('the lookup must end before the call does', () => {
+    const url = 'https://koha.example.org/api/v1/biblios/{record}/items';
     expect(
       problemAt(
-        { env: { PAIA_DAIA_RECORDS_HTTP_TIMEOUT_MS: '30000', PAIA_HTTP_REQUEST_TIMEOUT_MS: '30000' } },
+        {
+          env: {
+            PAIA_DAIA_RECORDS_HTTP_URL: url,
+            PAIA_DAIA_RECORDS_HTTP_TIMEOUT_MS: '30000',
+            PAIA_HTTP_REQUEST_TIMEOUT_MS: '30000',
+          },
+        },
         'daia.records.http.timeoutMs',
       ),
     ).toMatch(/must be below http\.requestTimeoutMs \(30000\)/);
+  });
+
+  it('a gateway without a lookup is not held to its timeout: a short http.requestTimeoutMs starts with the defaults', () => {
+    expect(loadConfig({ env: { PAIA_HTTP_REQUEST_TIMEOUT_MS: '3000' } }).http.requestTimeoutMs).toBe(3000);
   });
 
   it("the record prefix starts with a URI scheme (the document id must be a URI), as VuFind's daiaIdPrefix does", () => {
