@@ -39,30 +39,29 @@ export function renewalOffered(renewalPrivilegesDenied: boolean, acsRenews: bool
 }
 
 /**
- * Circulation statuses of an 18 that say its item waits for nobody on the
- * hold shelf: still on loan (charged, charged not to be recalled, recalled),
- * on the shelf not yet trapped (available), or on its way (in transit).
+ * Circulation statuses of an 18 that let a hold be ready for pickup: on the
+ * hold shelf (08), or a status that says nothing either way (01 other, or
+ * none). Every other one contradicts it: still on loan, on the shelf not
+ * yet trapped, being re-shelved, on order, in process, in transit, lost,
+ * missing or claimed returned.
  */
-const NOT_WAITING: ReadonlySet<number> = new Set([
-  CIRCULATION_STATUS.charged,
-  CIRCULATION_STATUS.chargedNoRecall,
-  CIRCULATION_STATUS.recalled,
-  CIRCULATION_STATUS.available,
-  CIRCULATION_STATUS.inTransit,
+const MAY_BE_WAITING: ReadonlySet<number | null> = new Set([
+  CIRCULATION_STATUS.holdShelf,
+  CIRCULATION_STATUS.other,
+  null,
 ]);
 
 /**
  * The kind of a hold once its item's 18 is in. A dialect whose AS lists
  * every hold (all-in-AS) makes each AS entry not also in CD a ready one;
  * but an ILS may keep CD for something else (FOLIO's edge-sip2 lists only
- * closed requests there), so such an entry is ready only when its item's
- * circulation status does not contradict it: one still on loan, on the
- * shelf or in transit is pending (1, or 2 in transit). A hold-shelf item
- * (08), or a status that says nothing of the sort, stays ready (4).
+ * closed requests there), so such an entry is ready (4) only when its
+ * item's circulation status allows it, and pending otherwise (1, or 2 in
+ * transit).
  */
 export function settledKind(kind: EntryKind, info: ItemInformationResponse, dialect: Dialect): EntryKind {
   if (kind !== 'ready' || dialect.holdLists !== 'all-in-AS') return kind;
-  return info.circulationStatus !== null && NOT_WAITING.has(info.circulationStatus) ? 'pending' : kind;
+  return MAY_BE_WAITING.has(info.circulationStatus) ? kind : 'pending';
 }
 
 /** True for an 18 that does not know its item: a list entry that is not a barcode, i.e. a title id. */

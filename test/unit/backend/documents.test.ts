@@ -34,9 +34,10 @@ describe('settledKind (a hold against its item 18)', () => {
   const S = CIRCULATION_STATUS;
 
   // VuFind PAIA.php myHoldsMapping: `available` (VuFind's "ready for pickup") is status 4 and nothing else.
-  it('all-in-AS: an AS hold whose item is on loan, on the shelf or in transit is pending, not ready', () => {
+  it('all-in-AS: an AS hold whose item is on loan, on the shelf, on its way or gone is pending, not ready', () => {
     for (const dialect of allInAs) {
-      for (const status of [S.charged, S.chargedNoRecall, S.recalled, S.available, S.inTransit]) {
+      const contradicting = [S.charged, S.chargedNoRecall, S.recalled, S.available, S.inTransit, S.onOrder];
+      for (const status of [...contradicting, S.inProcess, S.reshelving, S.lost, S.missing, S.claimedReturned]) {
         expect(settledKind('ready', info(status), dialect), `${dialect.name} ${status}`).toBe('pending');
       }
     }
@@ -44,7 +45,7 @@ describe('settledKind (a hold against its item 18)', () => {
 
   it('all-in-AS: on the hold shelf, or a status that does not say, stays ready', () => {
     for (const dialect of allInAs) {
-      for (const status of [S.holdShelf, S.other, S.inProcess, S.reshelving, S.lost, S.missing, null]) {
+      for (const status of [S.holdShelf, S.other, null]) {
         expect(settledKind('ready', info(status), dialect), `${dialect.name} ${status}`).toBe('ready');
       }
     }

@@ -299,7 +299,7 @@ describe('Sip2Backend items', () => {
 
   // VuFind PAIA.php myHoldsMapping: a hold is "available" (ready for pickup) exactly when its status is 4.
   it('all-in-AS: an AS hold not in CD is ready only when its 18 does not contradict it, from the 17s already sent', async () => {
-    const S = { onLoan: 4, noRecall: 5, recalled: 7, shelf: 3, transit: 10, holdShelf: 8, missing: 13 };
+    const S = { onLoan: 4, noRecall: 5, recalled: 7, shelf: 3, transit: 10, holdShelf: 8, missing: 13, other: 1 };
     const hold = Object.keys(S);
     for (const name of ['generic', 'evergreen', 'folio']) {
       const { backend, sent } = makeBackend(
@@ -321,7 +321,8 @@ describe('Sip2Backend items', () => {
         [I('shelf'), 1],
         [I('transit'), 2],
         [I('holdShelf'), 4],
-        [I('missing'), 4],
+        [I('missing'), 1],
+        [I('other'), 4],
       ]);
       // A pending hold carries no pickup date nor the item's location.
       expect(docs[0]).toEqual({ status: 1, item: I('onLoan'), about: 'Title onLoan' });
