@@ -245,8 +245,10 @@ for (const kind of kinds) {
         expect(await raw.exists(`${prefix}session:${hashToken(dead)}`)).toBe(0);
       });
 
-      // The review of issue 25: a touch that failed set the store's "last operation failed", so /readyz answered 503
-      // ("does not answer") for a Redis that answered every call, and it counted as a call answered 503.
+      // Every VuFind account page uses the token (PAIA.php patronLogin() reads core/{patron} through
+      // paiaGetUserDetails()), so every page touches the index. The review of issue 25: a touch that failed set the
+      // store's "last operation failed", so /readyz answered 503 ("does not answer") for a Redis that answered every
+      // call, and it counted as a call answered 503.
       it('a touch that fails (a use not recorded) leaves the store ready: counted under session-touch only', async () => {
         const prefix = newPrefix();
         const token = await (await connected(prefix)).sessions.create(session('p-1'));
@@ -263,8 +265,9 @@ for (const kind of kinds) {
         expect(await a.sessions.get(token)).not.toBeNull();
       });
 
-      // Builds of main before this fix scored the patron index by expiry, which sorts after every use written now: each
-      // new login ended the one before it instead of the old sessions nobody used since the upgrade.
+      // VuFind never posts auth/logout (PAIA.php keeps each browser's token until expires_in), so a patron's old
+      // sessions stay in the index until they expire. Builds of main before this fix scored it by expiry, which sorts
+      // after every use written now: each new login ended the one before it instead of those old sessions.
       it('after an upgrade, index scores of earlier builds (by expiry) count as older than any new login', async () => {
         const prefix = newPrefix();
         const a = await connected(prefix, 3);

@@ -15,11 +15,12 @@ import { hashToken } from '../../../src/state/tokens.js';
  * lets go, count renames and see the order of what was done to the key
  * file. The files are real, in a temporary directory.
  *
- * What VuFind relies on here: it keeps a token for expires_in and never
- * logs out by itself (PAIA.php patronLogin() reuses `$session->access_token`
- * while `$session->expires > time()`); when a patron does log out
- * (PAIA.php logout() posts auth/logout), a 200 must mean that the token is
- * dead for good, across any restart.
+ * What VuFind relies on here: PAIA.php patronLogin() keeps the token of
+ * paiaLogin() for expires_in (`$session->expires > time()` reuses
+ * `$session->access_token`), so the file must carry it across restarts. The
+ * driver never posts auth/logout itself; clients that do (Lukida, the GBV
+ * apps, a script) get the issue's promise: a logout answered 200 is dead for
+ * good, across any restart or crash.
  */
 
 /** What the tests do to the file system under the persistence. */
@@ -175,9 +176,10 @@ describe('a logout while a write hangs on the disk', () => {
 });
 
 describe('uses are written at most once a minute', () => {
-  // VuFind reads core/{patron} (and items, fees) with its token on every account page (PAIA.php getMyProfile(),
-  // getMyTransactions() through paiaGetAsync): every page is a use. The review counted 162 rewrites of the whole
-  // file in 10 minutes for 100 sessions used every 30 s, as each session's own lag ran out.
+  // VuFind uses its token on every account page: PAIA.php patronLogin() reads core/{patron} (paiaGetUserDetails()),
+  // getMyTransactions() and getMyHolds() read core/{patron}/items (paiaGetItems()): every page is a use. The review
+  // counted 162 rewrites of the whole file in 10 minutes for 100 sessions used every 30 s or so, as each session's
+  // own lag ran out.
   it('100 sessions, each used every 30 s or so, for 4 minutes: at most one write a minute', async () => {
     let clock = Date.now();
     const now = () => clock;
