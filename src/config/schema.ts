@@ -1126,7 +1126,8 @@ const stateSection = section({
    * Where the memory store keeps its sessions across restarts: a directory of
    * its own (made with mode 0700 if missing) holding the state file (mode
    * 0600; tokens only as hashes, sessions sealed), written within 2 s of a
-   * change, at a graceful stop, and before a logout is answered. Relative
+   * change (WRITE_INTERVAL_MS in src/state/memory/persistence.ts), at a
+   * graceful stop, and before a logout is answered. Relative
    * paths are read from the config file's directory (from the environment:
    * the working directory); the default is `.paia-sip2` in the working
    * directory. One gateway per directory. null (or false, "off", "false"): nothing is

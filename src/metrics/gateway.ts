@@ -79,7 +79,7 @@ export class StateMetrics {
     this.#errors = new CounterFamily({
       registry,
       name: 'paia_state_operation_errors_total',
-      help: 'State store operations that failed (store unreachable, timed out or answering with an error): each one a call answered 503',
+      help: 'State store operations that failed (store unreachable, timed out or answering with an error): each one a call answered 503, except session-touch (a use not recorded, which no call waits for) and ping (a health probe)',
       labelNames: ['operation'],
     });
   }

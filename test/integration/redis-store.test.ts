@@ -86,6 +86,29 @@ for (const kind of kinds) {
       await redis?.close();
     });
 
+    /** A Redis user that may not run `denied` (ACL), as managed services restrict CONFIG; also how a test makes one command fail. */
+    async function restrictedUrl(denied: string[]): Promise<string> {
+      const user = `limited-${randomUUID().slice(0, 8)}`;
+      await raw.call('ACL', 'SETUSER', user, 'on', '>limited-pass', '~*', '&*', '+@all', ...denied.map((c) => `-${c}`));
+      const url = new URL(redis.url);
+      url.username = user;
+      url.password = 'limited-pass';
+      return url.toString();
+    }
+
+    /** A store at `url`, with a prefix of its own unless given one. */
+    function storeAt(url: string, prefix = newPrefix()): RedisStore {
+      const created = new RedisStore({
+        url,
+        keyPrefix: prefix,
+        connectTimeoutMs: 1000,
+        commandTimeoutMs: COMMAND_TIMEOUT_MS,
+        maxSessionsPerPatron: 3,
+      });
+      opened.push(created);
+      return created;
+    }
+
     describe('sessions', () => {
       it('hands out a token that another store on the same prefix resolves to the same session, storing only its hash', async () => {
         const prefix = newPrefix();
@@ -222,6 +245,44 @@ for (const kind of kinds) {
         expect(await raw.exists(`${prefix}session:${hashToken(dead)}`)).toBe(0);
       });
 
+      // Every VuFind account page uses the token (PAIA.php patronLogin() reads core/{patron} through
+      // paiaGetUserDetails()), so every page touches the index. The review of issue 25: a touch that failed set the
+      // store's "last operation failed", so /readyz answered 503 ("does not answer") for a Redis that answered every
+      // call, and it counted as a call answered 503.
+      it('a touch that fails (a use not recorded) leaves the store ready: counted under session-touch only', async () => {
+        const prefix = newPrefix();
+        const token = await (await connected(prefix)).sessions.create(session('p-1'));
+        // This instance's Redis user may not ZADD: every get works, every touch fails.
+        const a = storeAt(await restrictedUrl(['zadd']), prefix);
+        await a.ready(5000);
+        const failed: string[] = [];
+        a.observe((operation, _seconds, ok) => {
+          if (!ok) failed.push(operation);
+        });
+        expect(await a.sessions.get(token)).not.toBeNull();
+        await vi.waitFor(() => expect(failed).toEqual(['session-touch']), WAIT);
+        expect(a.health()).toMatchObject({ problem: null, errors: 0 });
+        expect(await a.sessions.get(token)).not.toBeNull();
+      });
+
+      // VuFind never posts auth/logout (PAIA.php keeps each browser's token until expires_in), so a patron's old
+      // sessions stay in the index until they expire. Builds of main before this fix scored it by expiry, which sorts
+      // after every use written now: each new login ended the one before it instead of those old sessions.
+      it('after an upgrade, index scores of earlier builds (by expiry) count as older than any new login', async () => {
+        const prefix = newPrefix();
+        const a = await connected(prefix, 3);
+        const old = [];
+        for (let i = 0; i < 3; i++) old.push(await a.sessions.create(session('p-1')));
+        const index = await patronIndex(prefix);
+        for (const token of old) await raw.zadd(index, Date.now() + 3_600_000, hashToken(token));
+        const first = await a.sessions.create(session('p-1'));
+        const second = await a.sessions.create(session('p-1'));
+        for (const token of [first, second]) expect(await a.sessions.get(token)).not.toBeNull();
+        expect(await raw.zcard(index)).toBe(3);
+        // No score left in the future: every old one sorts by its uses from now on.
+        expect(await raw.zcount(index, `(${Date.now() + 60_000}`, '+inf')).toBe(0);
+      });
+
       it('treats a damaged session value as no session', async () => {
         const prefix = newPrefix();
         const a = await connected(prefix);
@@ -349,38 +410,6 @@ for (const kind of kinds) {
     });
 
     describe('eviction policy', () => {
-      /** A Redis user that may not run `denied` (ACL), as managed services restrict CONFIG. */
-      async function restrictedUrl(denied: string[]): Promise<string> {
-        const user = `limited-${randomUUID().slice(0, 8)}`;
-        await raw.call(
-          'ACL',
-          'SETUSER',
-          user,
-          'on',
-          '>limited-pass',
-          '~*',
-          '&*',
-          '+@all',
-          ...denied.map((c) => `-${c}`),
-        );
-        const url = new URL(redis.url);
-        url.username = user;
-        url.password = 'limited-pass';
-        return url.toString();
-      }
-
-      function storeAt(url: string): RedisStore {
-        const created = new RedisStore({
-          url,
-          keyPrefix: newPrefix(),
-          connectTimeoutMs: 1000,
-          commandTimeoutMs: COMMAND_TIMEOUT_MS,
-          maxSessionsPerPatron: 3,
-        });
-        opened.push(created);
-        return created;
-      }
-
       it('refuses every operation while Redis may evict keys, says why and how to fix it, and serves once it may not', async () => {
         await raw.config('SET', 'maxmemory-policy', 'allkeys-lru');
         try {

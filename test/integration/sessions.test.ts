@@ -153,6 +153,21 @@ describe('sessions of clients that never log out (memory store, state.dir)', () 
     }
     expect(await liveSessions(gateway)).toBe(BOUND);
   });
+
+  it('a second gateway on the directory of a running one keeps its sessions in memory only, and its /readyz says why', async () => {
+    const second = await start(afterCrash.stateDir);
+    const ready = await call(second.url, 'GET', '/readyz');
+    expect(ready.body.store).toMatchObject({
+      kind: 'memory',
+      ok: true,
+      warning: expect.stringMatching(
+        new RegExp(`in use by another gateway \\(pid ${afterCrash.pid} on host .*memory only`),
+      ),
+    });
+    // The first keeps the directory.
+    expect(JSON.parse(readFileSync(join(afterCrash.stateDir, 'lock'), 'utf8'))).toMatchObject({ pid: afterCrash.pid });
+    await second.stop();
+  });
 });
 
 describe('a state file that cannot be used: the gateway starts with no sessions and says so', () => {

@@ -6,8 +6,9 @@ import { Limiter, type LimiterOptions } from '../limiter.js';
 import { type OperationObserver, operationRunner, type RunOperation } from '../operations.js';
 import type { ItemInvalidation, StateStore, StoreHealth } from '../store.js';
 import { MemoryLeases } from './leases.js';
-import type { SessionPersistence } from './persistence.js';
+import { SessionPersistence } from './persistence.js';
 import { LruSessionStore } from './sessions.js';
+import type { StateDirRefusal } from './state-dir.js';
 
 export interface MemoryStoreOptions {
   /** Bound on live sessions (auth.maxSessions). */
@@ -16,8 +17,12 @@ export interface MemoryStoreOptions {
   maxSessionsPerPatron: number;
   /** Bound on remembered facts. */
   maxFacts?: number;
-  /** Keeps the sessions across restarts (state.dir); null or left out: a restart forgets them. */
-  persistence?: SessionPersistence | null;
+  /**
+   * Keeps the sessions across restarts (state.dir); null or left out: a
+   * restart forgets them; a refusal (the directory cannot be used): the same,
+   * and its reason stays in health().warning, so /readyz shows it.
+   */
+  persistence?: SessionPersistence | StateDirRefusal | null;
 }
 
 /**
@@ -32,12 +37,16 @@ export class MemoryStore implements StateStore {
   readonly #facts: LRUCache<string, string>;
   readonly #maxFacts: number;
   readonly #persistence: SessionPersistence | null;
+  /** Why state.dir is not used, when it was configured and refused. */
+  readonly #refused: string | null;
   #observe: OperationObserver = () => {};
   // The observer is read at call time: observe() may come after the limiters are made.
   readonly #run: RunOperation = operationRunner('memory', (...args) => this.#observe(...args));
 
   constructor(options: MemoryStoreOptions) {
-    this.#persistence = options.persistence ?? null;
+    const persistence = options.persistence ?? null;
+    this.#persistence = persistence instanceof SessionPersistence ? persistence : null;
+    this.#refused = persistence === null || persistence instanceof SessionPersistence ? null : persistence.refused;
     this.sessions = new LruSessionStore({
       maxSessions: options.maxSessions,
       maxSessionsPerPatron: options.maxSessionsPerPatron,
@@ -76,7 +85,7 @@ export class MemoryStore implements StateStore {
   onInvalidation(_listener: (invalidation: ItemInvalidation) => void): void {}
 
   health(): StoreHealth {
-    return { problem: null, warning: this.#persistence?.warning() ?? null, errors: 0 };
+    return { problem: null, warning: this.#refused ?? this.#persistence?.warning() ?? null, errors: 0 };
   }
 
   observe(observer: OperationObserver): void {

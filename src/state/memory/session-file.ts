@@ -7,10 +7,12 @@ import type { StoredSession } from './sessions.js';
  *
  *   ["<SHA-256 of the token>","<keyed hash of the patron>",<expiry ms>,<last use ms>,"<sealed session>"]
  *
- * Nothing in it lets its reader use a session or tell whose it is: tokens
- * only as their SHA-256, each session sealed with its own token
- * (session-seal.ts: AES-256-GCM, so neither barcode nor patron id in
- * clear), and the patron index a keyed hash. The file is read whole or not
+ * Nothing in it lets its reader use a session or read its barcode or patron
+ * id: tokens only as their SHA-256, each session sealed with its own token
+ * (session-seal.ts: AES-256-GCM), and the patron index a keyed hash. Whose a
+ * session is stays hidden only from whoever lacks that key: with
+ * paia.patronIdSecret it is not in the directory; the random key kept there
+ * without it lets a reader of the directory hash guessed patron ids. The file is read whole or not
  * at all: any line that is not as written, a count that does not match (a
  * cut-off file), another format version or another key makes it unusable.
  */
@@ -119,8 +121,7 @@ function sessionOf(value: unknown): [string, StoredSession] | null {
   if (typeof patronKey !== 'string' || !HASH.test(patronKey)) return null;
   if (!Number.isSafeInteger(expiresAt) || !Number.isSafeInteger(lastUsed)) return null;
   if (typeof sealed !== 'string' || sealed.length > MAX_SEALED_CHARS || !SEALED.test(sealed)) return null;
-  const at = lastUsed as number;
-  return [hash, { session: null, sealed, patronKey, expiresAt: expiresAt as number, lastUsed: at, written: at }];
+  return [hash, { session: null, sealed, patronKey, expiresAt: expiresAt as number, lastUsed: lastUsed as number }];
 }
 
 function parseJson(text: string): unknown {

@@ -16,8 +16,6 @@ export interface StoredSession {
   expiresAt: number;
   /** The last login or call with it, epoch milliseconds: the per-patron bound ends the least recently used. */
   lastUsed: number;
-  /** lastUsed as the state file last got it: a use is worth a write only once that lags by a while. */
-  written: number;
 }
 
 /**
@@ -28,19 +26,13 @@ export interface StoredSession {
 export interface SessionSink {
   /** The patron's index name: a keyed hash, so that the state file names no patron. */
   patronKey(patron: string): string;
-  /** Something to write within seconds: a login, an eviction, a use that the file lags behind. */
+  /** Something to write within seconds: a login, an eviction, an end. */
   changed(): void;
+  /** A session was used: its last use is worth writing, but not soon (persistence.ts writes uses at most once a minute). */
+  used(): void;
   /** Sessions were ended: resolves once that is on disk (they never come back); rejects with StoreUnavailable otherwise. */
   ended(): Promise<void>;
 }
-
-/**
- * A use is written to the state file at most this late (when nothing else
- * changed meanwhile): the order of the least recently used after a restart
- * is that precise, and a gateway that only serves calls writes at most once
- * a minute.
- */
-const USE_WRITE_LAG_MS = 60_000;
 
 export interface LruSessionStoreOptions {
   /**
@@ -124,7 +116,9 @@ export class LruSessionStore implements SessionStore {
       const left = this.#byPatron.get(patronKey);
       if (left === undefined || left.size < this.#perPatron) return;
       const leastRecent = left.values().next().value as string;
-      this.#cache.delete(leastRecent);
+      // The dispose hook unindexes what the cache deletes; a key the cache no longer has would stay at the head of
+      // the index for ever (and this loop with it): unindexed here instead.
+      if (!this.#cache.delete(leastRecent)) this.#unindex(patronKey, leastRecent);
     }
   }
 
@@ -152,7 +146,6 @@ export class LruSessionStore implements SessionStore {
             patronKey: this.#sink === null ? copy.patron : this.#sink.patronKey(copy.patron),
             expiresAt: copy.expiresAt,
             lastUsed: now,
-            written: now,
           },
           ttl,
         );
@@ -187,7 +180,7 @@ export class LruSessionStore implements SessionStore {
     }
     stored.lastUsed = now;
     this.#index(stored.patronKey, key);
-    if (now - stored.written >= USE_WRITE_LAG_MS) this.#sink?.changed();
+    this.#sink?.used();
     return { ...session, scopes: [...session.scopes] };
   }
 
@@ -218,14 +211,13 @@ export class LruSessionStore implements SessionStore {
   /**
    * Every live session with its token hash, least recently used first (so
    * that sessions used in the same millisecond keep their order), for the
-   * state file; marks what it hands out as written.
+   * state file.
    */
   *stored(): Generator<[string, StoredSession]> {
     const now = this.#now();
     // lru-cache types rentries() loosely ((K | V)[]); its pairs are [key, value] as entries() gives them.
     for (const [key, stored] of this.#cache.rentries() as Generator<[string, StoredSession]>) {
       if (stored.expiresAt <= now || stored.sealed === null) continue;
-      stored.written = stored.lastUsed;
       yield [key, stored];
     }
   }

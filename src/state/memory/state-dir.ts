@@ -1,15 +1,41 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes, randomUUID } from 'node:crypto';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 /**
  * The memory store's state directory (state.dir), taken for this process:
  * made (mode 0700) if missing; refused when others may write it (a state
  * file or key planted there would be read as the gateway's own and forge
- * sessions); locked with a file holding the pid (one gateway per directory;
- * a lock whose process is gone is taken over); and the key of the patron
- * index: paia.patronIdSecret, or without it a random key made once and kept
- * there (`key`, mode 0600).
+ * sessions); locked (one gateway per directory: two writers would each bring
+ * back the sessions the other ended); and the key of the patron index:
+ * paia.patronIdSecret, or without it a random key made once and kept there
+ * (`key`, mode 0600).
+ *
+ * The lock file names its holder: pid, host name, boot id (Linux) and a
+ * random id of this claim. Its holder refreshes its mtime on every
+ * write-interval tick (refresh()), so a lock is another live gateway's only
+ * while it is fresh; a pid alone cannot tell: a container restarted with the
+ * same pid, two containers on one volume (each gateway the same pid under
+ * tini), a pid of before a reboot that now belongs to some other process.
+ * Only on the same host and boot does a pid that is gone make a lock stale at
+ * once (a crash). A stale lock is taken over by renaming a lock of our own
+ * over it, then reading it back: of two gateways taking over at once, the one
+ * whose lock is not there finds out then or at its next refresh, and stops
+ * writing (persistence.ts).
  */
 
 const LOCK = 'lock';
@@ -17,12 +43,40 @@ const KEY = 'key';
 /** The random key of the patron index: 32 bytes, base64url. */
 const KEY_TEXT = /^[A-Za-z0-9_-]{43}$/;
 const MEMORY_ONLY = 'sessions are kept in memory only: a restart logs every patron out';
+/** Where Linux says which boot this is: a pid means something only within one boot of one host. */
+const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id';
 
-/** The directory, taken: the key of its patron index, and how to give the lock back. */
+/** Who holds a lock, as its file says; a field is null where the file does not say (not written by this code). */
+interface LockHolder {
+  pid: number | null;
+  host: string | null;
+  boot: string | null;
+  /** The claim's own random id: what tells this process's lock from another's with the same pid. */
+  id: string | null;
+}
+
+/** The directory, taken: the key of its patron index, and the lock kept and given back. */
 export interface StateDir {
   secret: string;
+  /**
+   * Whether the lock is still this process's; if so, refreshes its mtime (on
+   * every write-interval tick: what tells another gateway that it lives).
+   */
+  refresh(): boolean;
+  /** Whether the lock is still this process's, without touching it (checked right before each rename of the state file). */
+  held(): boolean;
   /** Gives the lock back (at close), if it is still this process's. */
   release(): void;
+}
+
+/** Why the directory is not used, in one sentence for the log and /readyz. */
+export interface StateDirRefusal {
+  refused: string;
+}
+
+export interface ClaimOptions {
+  /** A lock whose mtime is older than this is stale: its holder stopped refreshing it (3 write intervals). */
+  staleAfterMs: number;
 }
 
 /** Why a file or directory cannot be used, in words: the error's code where it has one. */
@@ -36,8 +90,12 @@ export function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Takes `dir` for this process, or says (one warning line) why it cannot be used. */
-export function claimStateDir(dir: string, keySecret: string | null): StateDir | { refused: string } {
+/** Takes `dir` for this process, or says (one sentence) why it cannot be used. */
+export function claimStateDir(
+  dir: string,
+  keySecret: string | null,
+  options: ClaimOptions,
+): StateDir | StateDirRefusal {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (error) {
@@ -50,34 +108,96 @@ export function claimStateDir(dir: string, keySecret: string | null): StateDir |
     };
   }
   const lock = join(dir, LOCK);
-  let holder: number | null;
+  const self: LockHolder = { pid: process.pid, host: hostname(), boot: bootId(), id: randomUUID() };
+  let live: LiveLock | null;
   try {
-    holder = takeLock(lock);
+    live = takeLock(lock, self, options.staleAfterMs);
   } catch (error) {
     return { refused: `state.dir ${dir} cannot be used (${reasonOf(error)}); ${MEMORY_ONLY}` };
   }
-  if (holder !== null) {
+  if (live !== null) {
     return {
-      refused: `state.dir ${dir} is in use by another gateway (pid ${holder}, ${lock}); ${MEMORY_ONLY}. Give each gateway its own state.dir`,
+      refused: `state.dir ${dir} is in use by another gateway (${describeHolder(live.holder)}; its lock ${lock} was refreshed ${Math.round(live.ageMs / 1000)} s ago); ${MEMORY_ONLY}. Give each gateway its own state.dir (a lock not refreshed for ${Math.round(options.staleAfterMs / 1000)} s is taken over)`,
     };
   }
+  const held = () => {
+    try {
+      return readHolder(lock)?.id === self.id;
+    } catch {
+      return false;
+    }
+  };
+  const refresh = () => {
+    if (!held()) return false;
+    try {
+      const now = new Date();
+      utimesSync(lock, now, now);
+    } catch {
+      // Still this process's lock: the next tick refreshes it again, and a disk that fails shows in the writes.
+    }
+    return true;
+  };
   const release = () => {
     try {
-      if (Number.parseInt(readFileSync(lock, 'utf8'), 10) === process.pid) unlinkSync(lock);
+      if (held()) unlinkSync(lock);
     } catch {
-      // Gone already, or not ours any more: nothing to give back.
+      // Gone already: nothing to give back.
     }
   };
   try {
     const secret = keySecret === null || keySecret === '' ? ownKey(join(dir, KEY)) : keySecret;
-    return { secret, release };
+    return { secret, held, refresh, release };
   } catch (error) {
     release();
     return { refused: `the key file in state.dir ${dir} cannot be made (${reasonOf(error)}); ${MEMORY_ONLY}` };
   }
 }
 
-/** Whether a process with this pid runs (signal 0 probes without signalling; EPERM: it runs, as another user). */
+/** This boot of this host (Linux); null where the system does not say. */
+function bootId(): string | null {
+  try {
+    return readFileSync(BOOT_ID_FILE, 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+function lockText(holder: LockHolder): string {
+  return `${JSON.stringify(holder)}\n`;
+}
+
+/** The holder a lock file names (fields it does not name are null); null when there is no lock file. */
+function readHolder(path: string): LockHolder | null {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  let parsed: Record<string, unknown> = {};
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value !== null && typeof value === 'object') parsed = value as Record<string, unknown>;
+  } catch {
+    // Not a lock this code wrote: its holder is unknown, and only its age tells whether it lives.
+  }
+  const nonEmpty = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
+  const pid = parsed.pid;
+  return {
+    pid: Number.isSafeInteger(pid) && (pid as number) > 0 ? (pid as number) : null,
+    host: nonEmpty(parsed.host),
+    boot: nonEmpty(parsed.boot),
+    id: nonEmpty(parsed.id),
+  };
+}
+
+function describeHolder(holder: LockHolder): string {
+  if (holder.pid === null) return 'a lock that names no process';
+  return `pid ${holder.pid}${holder.host === null ? '' : ` on host ${holder.host}`}`;
+}
+
+/** Whether a process with this pid runs here (signal 0 probes without signalling; EPERM: it runs, as another user). */
 function running(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -87,33 +207,63 @@ function running(pid: number): boolean {
   }
 }
 
+/** A lock held by a live gateway: who, and how long ago it was last refreshed. */
+interface LiveLock {
+  holder: LockHolder;
+  ageMs: number;
+}
+
+/**
+ * Whether a lock found in place is another live gateway's: only while its
+ * holder keeps refreshing it, except that on the same host and boot a pid
+ * that is gone makes it stale at once. A lock naming this pid on another
+ * host or boot is not this process's: another container, or a life before.
+ */
+function isLive(holder: LockHolder, ageMs: number, self: LockHolder, staleAfterMs: number): boolean {
+  const sameBoot = holder.host === self.host && holder.boot === self.boot;
+  if (sameBoot && holder.pid !== null && !running(holder.pid)) return false;
+  return ageMs < staleAfterMs;
+}
+
 /**
  * Takes the directory's lock for this process: null when taken, otherwise
- * the pid of the live process that holds it. A lock whose process is gone
- * (a crash, a SIGKILL) or that names this very pid (a container restarted
- * with the same pid) is taken over.
+ * the live lock that keeps it. A stale lock is replaced by a rename (atomic:
+ * never a moment without a lock, never a fresh lock of another removed), then
+ * read back to confirm that it is this process's.
  */
-function takeLock(path: string): number | null {
+function takeLock(path: string, self: LockHolder, staleAfterMs: number): LiveLock | null {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(path, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      writeFileSync(path, lockText(self), { flag: 'wx', mode: 0o600 });
       return null;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    let text: string;
+    let ageMs: number;
+    let holder: LockHolder | null;
     try {
-      text = readFileSync(path, 'utf8');
+      ageMs = Date.now() - statSync(path).mtimeMs;
+      holder = readHolder(path);
     } catch (error) {
       // Given back between the two calls: try again.
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
       throw error;
     }
-    const holder = Number.parseInt(text, 10);
-    if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && running(holder)) return holder;
-    rmSync(path, { force: true });
+    if (holder === null) continue;
+    if (isLive(holder, ageMs, self, staleAfterMs)) return { holder, ageMs };
+    const temporary = `${path}.${self.id}.tmp`;
+    try {
+      writeFileSync(temporary, lockText(self), { flag: 'wx', mode: 0o600 });
+      renameSync(temporary, path);
+    } finally {
+      rmSync(temporary, { force: true });
+    }
+    const now = readHolder(path);
+    if (now?.id === self.id) return null;
+    // Another gateway took it over in the same moment, and its rename came last: it is the one that holds it.
+    if (now !== null) return { holder: now, ageMs: 0 };
   }
-  throw new Error('the lock file came back while it was being taken over');
+  throw new Error('the lock file came and went while it was being taken over');
 }
 
 /**
@@ -129,7 +279,7 @@ function sharedWith(dir: string): string | null {
   return null;
 }
 
-/** The directory's own key of the patron index: read, or made once (mode 0600). */
+/** The directory's own key of the patron index: read, or made once (mode 0600; on disk before it is renamed into place). */
 function ownKey(path: string): string {
   try {
     const text = readFileSync(path, 'utf8').trim();
@@ -138,7 +288,16 @@ function ownKey(path: string): string {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const key = randomBytes(32).toString('base64url');
-  writeFileSync(`${path}.tmp`, `${key}\n`, { mode: 0o600 });
-  renameSync(`${path}.tmp`, path);
+  const temporary = `${path}.tmp`;
+  const fd = openSync(temporary, 'w', 0o600);
+  try {
+    writeSync(fd, `${key}\n`);
+    // Synced before the rename: after a crash the key is whole or absent, never an empty file that a new key replaces
+    // (the state file written with the lost key would then be unusable).
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temporary, path);
   return key;
 }

@@ -116,6 +116,12 @@ export class RedisStore implements StateStore {
   readonly #run: RunOperation;
   /** The PINGs of health() and ready(), timed alike but never refused: how a refused store still sees Redis answer. */
   readonly #probe: RunOperation;
+  /**
+   * What no call waits for (a session's touch): timed and counted for the
+   * metric by its own operation name, but a failure is not the store failing
+   * a call, so it neither makes health() report a problem nor counts in its errors.
+   */
+  readonly #unawaited: RunOperation;
 
   constructor(options: RedisStoreOptions) {
     this.#options = options;
@@ -136,6 +142,11 @@ export class RedisStore implements StateStore {
     const observe: OperationObserver = (...args) => this.#observed(...args);
     this.#run = operationRunner('redis', observe, () => this.#eviction.refusal());
     this.#probe = operationRunner('redis', observe);
+    this.#unawaited = operationRunner(
+      'redis',
+      (...args) => this.#observe(...args),
+      () => this.#eviction.refusal(),
+    );
     this.#watch(this.#redis);
     // The subscriber holds its SUBSCRIBE until connected, however many attempts that takes (a gateway may start
     // before Redis), and ioredis subscribes again after each reconnect; it sends nothing else.
@@ -151,6 +162,7 @@ export class RedisStore implements StateStore {
       prefix: options.keyPrefix,
       maxSessionsPerPatron: options.maxSessionsPerPatron,
       run: this.#run,
+      runTouch: this.#unawaited,
       keys: new KeyedHash(options.keySecret ?? null),
     });
   }

@@ -17,16 +17,25 @@ import { hashToken, newToken } from '../tokens.js';
  */
 
 /**
- * Stores one session atomically. At the bound, the index first forgets
- * sessions whose key has expired, then the least recently used go until one
- * more fits. KEYS: session key, patron index. ARGV: token hash, sealed
- * session, ttl ms, the new session's use (useScore), most sessions per
- * patron, session key prefix. Returns 0 when the key exists (a token
- * collision: pick another). Below the bound nothing is walked: a login costs
- * a few commands whatever the patron's sessions.
+ * Stores one session atomically. Scores above the new session's use are of
+ * earlier builds, which scored the index by expiry: each is set to just
+ * before this use (once; it sorts by its uses from then on), so that new
+ * logins end those unused old sessions first rather than each other. At the
+ * bound, the index first forgets sessions whose key has expired, then the
+ * least recently used go until one more fits. KEYS: session key, patron
+ * index. ARGV: token hash, sealed session, ttl ms, the new session's use
+ * (useScore), most sessions per patron, session key prefix. Returns 0 when
+ * the key exists (a token collision: pick another). Below the bound nothing
+ * is walked: a login costs a few commands whatever the patron's sessions.
+ * (string.format %.17g: Lua's own number-to-string keeps 14 digits, less
+ * than a score's milliseconds.)
  */
 const CREATE_SCRIPT = `
 if redis.call('exists', KEYS[1]) == 1 then return 0 end
+local before = string.format('%.17g', tonumber(ARGV[4]) - 1)
+for _, hash in ipairs(redis.call('zrangebyscore', KEYS[2], '(' .. ARGV[4], '+inf')) do
+  redis.call('zadd', KEYS[2], before, hash)
+end
 local bound = tonumber(ARGV[5])
 if redis.call('zcard', KEYS[2]) >= bound then
   for _, hash in ipairs(redis.call('zrange', KEYS[2], 0, -1)) do
@@ -69,6 +78,12 @@ export interface RedisSessionStoreOptions {
   maxSessionsPerPatron: number;
   /** The store's operation runner (operations.ts). */
   run: RunOperation;
+  /**
+   * The runner of the touch, which no call waits for: timed and counted under
+   * its own name, but its failure is no sign that the store fails calls
+   * (RedisStore: not in /readyz).
+   */
+  runTouch: RunOperation;
   /** How the patron index is keyed (paia.patronIdSecret). */
   keys: KeyedHash;
   now?: () => number;
@@ -94,10 +109,7 @@ export class RedisSessionStore implements SessionStore {
     return `${this.#options.prefix}patron:${patronIndexName(this.#options.keys, patron)}`;
   }
 
-  #run<T>(
-    operation: 'session-create' | 'session-get' | 'session-touch' | 'session-delete',
-    call: () => Promise<T>,
-  ): Promise<T> {
+  #run<T>(operation: 'session-create' | 'session-get' | 'session-delete', call: () => Promise<T>): Promise<T> {
     return this.#options.run(operation, call);
   }
 
@@ -143,12 +155,13 @@ export class RedisSessionStore implements SessionStore {
    * per-patron bound never ends it next. Not awaited: the call does not wait
    * for it, and one connection keeps commands in order, so the next login's
    * script sees it. XX: a session already ended is not put back. A failure
-   * is counted by the runner, and costs only the order of eviction.
+   * costs only the order of eviction: no call gets 503 for it, and it is
+   * counted apart (runTouch), never as the store not answering.
    */
   #touch(patron: string, hash: string): void {
-    this.#run('session-touch', () => this.#redis.zadd(this.#indexKey(patron), 'XX', useScore(this.#now()), hash)).catch(
-      () => {},
-    );
+    this.#options
+      .runTouch('session-touch', () => this.#redis.zadd(this.#indexKey(patron), 'XX', useScore(this.#now()), hash))
+      .catch(() => {});
   }
 
   async delete(token: string): Promise<void> {

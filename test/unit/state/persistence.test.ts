@@ -1,11 +1,27 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { StoreUnavailable } from '../../../src/state/errors.js';
 import { MemoryStore } from '../../../src/state/memory/index.js';
-import { SessionPersistence } from '../../../src/state/memory/persistence.js';
+import {
+  LOCK_STALE_INTERVALS,
+  SessionPersistence,
+  WRITE_INTERVAL_MS,
+  WRITE_TIMEOUT_MS,
+} from '../../../src/state/memory/persistence.js';
 import type { Session } from '../../../src/state/sessions.js';
 import { hashToken } from '../../../src/state/tokens.js';
 
@@ -22,6 +38,7 @@ import { hashToken } from '../../../src/state/tokens.js';
 const root = mkdtempSync(join(tmpdir(), 'paia-state-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 let count = 0;
+const WAIT = { timeout: 5000, interval: 10 };
 const freshDir = () => join(root, `dir-${++count}`);
 
 const open: MemoryStore[] = [];
@@ -69,6 +86,33 @@ const session = (patron: string): Session => ({
 const warnings = (lines: Array<{ level: number; msg: string }>) =>
   lines.filter((line) => line.level === 40).map((line) => line.msg);
 
+/** This boot of this host, as state-dir.ts reads it (null off Linux). */
+const BOOT = (() => {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+})();
+/** A pid no process has (above Linux's pid_max). */
+const GONE_PID = 999_999_999;
+
+/** Writes `dir`'s lock as another gateway would have: by default one on this host and boot whose process is gone. */
+function writeLock(dir: string, holder: { pid?: number; host?: string; boot?: string | null; ageMs?: number } = {}) {
+  const lock = join(dir, 'lock');
+  const { ageMs = 0, ...named } = holder;
+  writeFileSync(lock, `${JSON.stringify({ pid: GONE_PID, host: hostname(), boot: BOOT, id: 'another', ...named })}\n`);
+  const at = new Date(Date.now() - ageMs);
+  utimesSync(lock, at, at);
+}
+
+/**
+ * The gateway holding `dir` crashed (SIGKILL): its lock names a process gone
+ * on this host and boot. The store still open in this test process finds its
+ * lock not its own and stops writing, as a dead one would.
+ */
+const crashed = (dir: string) => writeLock(dir);
+
 describe('sessions kept in state.dir', () => {
   it('survive a graceful restart: the same token finds the same session', async () => {
     const dir = freshDir();
@@ -92,10 +136,12 @@ describe('sessions kept in state.dir', () => {
     const other = await first.sessions.create(session('bob'));
     await first.sessions.delete(out);
     // No close: the process died right after answering the logout.
+    crashed(dir);
     const afterCrash = storeOn(dir);
     expect(await afterCrash.sessions.get(out)).toBeNull();
     expect(await afterCrash.sessions.get(kept)).not.toBeNull();
     expect(await afterCrash.sessions.deleteAllFor('bob')).toBe(1);
+    crashed(dir);
     const afterSecondCrash = storeOn(dir);
     expect(await afterSecondCrash.sessions.get(other)).toBeNull();
     expect(await afterSecondCrash.sessions.get(kept)).not.toBeNull();
@@ -111,6 +157,7 @@ describe('sessions kept in state.dir', () => {
       if (Date.now() > deadline) throw new Error('the login was not written within 5 s');
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+    crashed(dir);
     expect(await storeOn(dir).sessions.get(token)).not.toBeNull();
   });
 
@@ -134,7 +181,13 @@ describe('sessions kept in state.dir', () => {
     const dir = freshDir();
     const store = storeOn(dir);
     const token = await store.sessions.create(session('alice'));
-    expect(readFileSync(join(dir, 'lock'), 'utf8').trim()).toBe(String(process.pid));
+    // The lock names its holder (pid, host, boot, the claim's id), is 0600, and is given back at close.
+    expect(JSON.parse(readFileSync(join(dir, 'lock'), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      host: hostname(),
+      boot: BOOT,
+    });
+    expect(statSync(join(dir, 'lock')).mode & 0o777).toBe(0o600);
     await stop(store);
     const text = readFileSync(join(dir, 'sessions.jsonl'), 'utf8');
     expect(text).toContain(hashToken(token));
@@ -165,21 +218,75 @@ describe('sessions kept in state.dir', () => {
     expect(warnings(log.lines)).toEqual([expect.stringMatching(/another key \(paia.patronIdSecret changed/)]);
   });
 
-  it('a second gateway on the same directory keeps its sessions in memory only, and says so', async () => {
+  it('a second gateway on the same directory keeps its sessions in memory only, and says so in the log and in /readyz', async () => {
+    const dir = freshDir();
+    const first = storeOn(dir);
+    await first.sessions.create(session('alice'));
+    const log = logged();
+    // The first refreshes its lock every write interval: fresh, and its pid runs (it is this process).
+    const refused = SessionPersistence.open({ dir, keySecret: null, logger: log.logger, writeIntervalMs: 1000 });
+    expect(refused).toEqual({
+      refused: expect.stringMatching(/is in use by another gateway \(pid \d+ on host .*own state.dir/),
+    });
+    expect(warnings(log.lines)).toEqual([(refused as { refused: string }).refused]);
+    const second = new MemoryStore({ maxSessions: 10, maxSessionsPerPatron: 10, persistence: refused });
+    expect(second.health()).toMatchObject({
+      problem: null,
+      warning: expect.stringMatching(/in use by another gateway/),
+    });
+  });
+
+  // Two containers on one volume: each gateway runs under tini with the same pid. The pid alone would call the
+  // other's lock this process's own (the review of issue 25 found both taking it: two writers).
+  it('a fresh lock with this very pid from another host or boot belongs to another gateway: refused', () => {
     const dir = freshDir();
     mkdirSync(dir, { mode: 0o700 });
-    // The lock of a live process (this test's parent) that is not this one.
-    writeFileSync(join(dir, 'lock'), `${process.ppid}\n`);
-    const log = logged();
-    expect(SessionPersistence.open({ dir, keySecret: null, logger: log.logger })).toBeNull();
-    expect(warnings(log.lines)).toEqual([
-      expect.stringMatching(new RegExp(`in use by another gateway \\(pid ${process.ppid}.*own state.dir`)),
-    ]);
-    // A lock left by a process that is gone (a crash) is taken over.
-    writeFileSync(join(dir, 'lock'), '999999999\n');
+    for (const other of [{ host: 'another-container' }, { boot: 'another-boot' }]) {
+      writeLock(dir, { pid: process.pid, ...other });
+      const opened = SessionPersistence.open({ dir, keySecret: null, writeIntervalMs: 1000 });
+      expect(opened, JSON.stringify(other)).toEqual({
+        refused: expect.stringContaining(`in use by another gateway (pid ${process.pid} on host`),
+      });
+    }
+  });
+
+  // After a crash and a reboot the lock's pid may run some unrelated process: its age decides, not the pid.
+  it('a lock not refreshed for three write intervals is taken over, whatever process its pid names now', async () => {
+    const dir = freshDir();
+    mkdirSync(dir, { mode: 0o700 });
+    writeLock(dir, { pid: process.ppid, boot: 'a boot before this one', ageMs: 3 * 1000 + 500 });
+    const opened = SessionPersistence.open({ dir, keySecret: null, writeIntervalMs: 1000 });
+    expect(opened).toBeInstanceOf(SessionPersistence);
+    expect(JSON.parse(readFileSync(join(dir, 'lock'), 'utf8'))).toMatchObject({ pid: process.pid });
+    (opened as SessionPersistence).close();
+  });
+
+  it('a lock whose pid is gone on this host and boot is taken over at once, however fresh (a crash)', async () => {
+    const dir = freshDir();
+    mkdirSync(dir, { mode: 0o700 });
+    writeLock(dir);
     const store = storeOn(dir);
-    expect(readFileSync(join(dir, 'lock'), 'utf8').trim()).toBe(String(process.pid));
+    expect(JSON.parse(readFileSync(join(dir, 'lock'), 'utf8'))).toMatchObject({ pid: process.pid });
+    expect(store.health().warning).toBeNull();
+  });
+
+  it('a gateway whose lock another took over stops writing the directory, and says so in the log and in /readyz', async () => {
+    const dir = freshDir();
+    const log = logged();
+    const store = storeOn(dir, { logger: log.logger });
+    const before = await store.sessions.create(session('alice'));
+    const file = join(dir, 'sessions.jsonl');
+    await vi.waitFor(() => expect(existsSync(file) && readFileSync(file, 'utf8')).toContain(hashToken(before)), WAIT);
+    // Another gateway judged the lock stale (this one stalled) and renamed its own into place.
+    writeLock(dir, { pid: process.ppid });
+    const after = await store.sessions.create(session('bob'));
+    await vi.waitFor(() => expect(store.health().warning).toMatch(/taken over by another gateway.*memory only/), WAIT);
+    await new Promise((resolve) => setTimeout(resolve, 3 * 20));
+    expect(readFileSync(file, 'utf8')).not.toContain(hashToken(after));
+    expect(warnings(log.lines)).toEqual([expect.stringMatching(/taken over by another gateway/)]);
+    // Its lock is not this gateway's to give back.
     await stop(store);
+    expect(JSON.parse(readFileSync(join(dir, 'lock'), 'utf8'))).toMatchObject({ pid: process.ppid });
   });
 
   it('a directory others may write (a planted state file or key would forge sessions): memory only, one warning', () => {
@@ -187,7 +294,9 @@ describe('sessions kept in state.dir', () => {
     mkdirSync(dir);
     chmodSync(dir, 0o777);
     const log = logged();
-    expect(SessionPersistence.open({ dir, keySecret: null, logger: log.logger })).toBeNull();
+    expect(SessionPersistence.open({ dir, keySecret: null, logger: log.logger })).toEqual({
+      refused: expect.stringMatching(/is writable by other users \(mode 0777\).*chmod 700/),
+    });
     expect(warnings(log.lines)).toEqual([expect.stringMatching(/is writable by other users \(mode 0777\).*chmod 700/)]);
     expect(existsSync(join(dir, 'lock'))).toBe(false);
   });
@@ -272,5 +381,30 @@ describe('a logout that cannot be written', () => {
     // Neither written nor removable: the logout must not be answered as done.
     mkdirSync(join(dir, 'sessions.jsonl', 'blocked'), { recursive: true });
     await expect(store.sessions.delete(kept)).rejects.toBeInstanceOf(StoreUnavailable);
+  });
+});
+
+describe('the figures the documentation gives', () => {
+  const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+  /** A file's text with its line breaks, indents and comment stars as single spaces: prose wraps anywhere. */
+  const prose = (path: string) =>
+    readFileSync(join(REPO_ROOT, path), 'utf8')
+      .replace(/\n\s*\*?/g, ' ')
+      .replace(/\s+/g, ' ');
+  const seconds = (ms: number) => `${ms / 1000} s`;
+
+  it('are the code: the write interval, the wait of a logout and the age of a stale lock (one source: persistence.ts)', () => {
+    const readme = prose('README.md');
+    for (const said of [
+      `Within ${seconds(WRITE_INTERVAL_MS)} of a change`,
+      `the logins of the last ${seconds(WRITE_INTERVAL_MS)}`,
+      `cannot be written in ${seconds(WRITE_TIMEOUT_MS)} removes the file`,
+      `takes ${seconds(WRITE_TIMEOUT_MS)} more`,
+      `refreshes the lock every ${seconds(WRITE_INTERVAL_MS)}; a lock not refreshed for ${seconds(LOCK_STALE_INTERVALS * WRITE_INTERVAL_MS)}`,
+    ]) {
+      expect(readme).toContain(said);
+    }
+    expect(prose('src/config/schema.ts')).toContain(`written within ${seconds(WRITE_INTERVAL_MS)} of a change`);
+    expect(prose('CHANGELOG.md')).toContain(`written within ${seconds(WRITE_INTERVAL_MS)} of a change`);
   });
 });

@@ -25,7 +25,6 @@ function entry(expiresAt: number, lastUsed: number): { token: string; hash: stri
     patronKey: PATRON_KEY,
     expiresAt,
     lastUsed,
-    written: lastUsed,
   };
   return { token, hash: hashToken(token), stored };
 }
@@ -58,8 +57,8 @@ describe('the session state file', () => {
       ok: true,
       expired: 0,
       sessions: [
-        [a.hash, { ...a.stored, session: null, written: a.stored.lastUsed }],
-        [b.hash, { ...b.stored, session: null, written: b.stored.lastUsed }],
+        [a.hash, { ...a.stored, session: null }],
+        [b.hash, { ...b.stored, session: null }],
       ],
     });
   });
