@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 /**
  * Notices an address that keeps being refused, once in a while: one call of
  * `notice` when an address reaches `afterRefusals` refusals within `everyMs`,
@@ -5,7 +7,8 @@
  * A sysadmin reading the log then learns about a client that is turned away
  * again and again (a discovery server whose pages show no holdings) in one
  * line, not one per refusal. Memory is bounded: at most `maxAddresses` are
- * followed, the one followed longest is forgotten first.
+ * followed, the one refused least recently is forgotten first, so a client
+ * refused again and again stays followed through a burst of others.
  */
 
 export interface RefusalNoticeOptions {
@@ -27,17 +30,16 @@ export class RefusalNotice {
   readonly #notice: (address: string, refusals: number) => void;
   readonly #afterRefusals: number;
   readonly #everyMs: number;
-  readonly #maxAddresses: number;
   readonly #now: () => number;
-  /** Each address followed: when its period began and its refusals in it; oldest period first (Map order). */
-  readonly #addresses = new Map<string, { since: number; refusals: number }>();
+  /** Each address followed: when its period began and its refusals in it. */
+  readonly #addresses: LRUCache<string, { since: number; refusals: number }>;
 
   constructor(options: RefusalNoticeOptions) {
     this.#notice = options.notice;
     this.#afterRefusals = options.afterRefusals ?? REFUSAL_NOTICE_DEFAULTS.afterRefusals;
     this.#everyMs = options.everyMs ?? REFUSAL_NOTICE_DEFAULTS.everyMs;
-    this.#maxAddresses = options.maxAddresses ?? REFUSAL_NOTICE_DEFAULTS.maxAddresses;
     this.#now = options.now ?? Date.now;
+    this.#addresses = new LRUCache({ max: options.maxAddresses ?? REFUSAL_NOTICE_DEFAULTS.maxAddresses });
   }
 
   /** One more refusal of `address`. */
@@ -45,14 +47,8 @@ export class RefusalNotice {
     const now = this.#now();
     let entry = this.#addresses.get(address);
     if (entry === undefined || now - entry.since >= this.#everyMs) {
-      // A new period, at the end of the order (a Map keeps the first insertion's place).
-      this.#addresses.delete(address);
       entry = { since: now, refusals: 0 };
       this.#addresses.set(address, entry);
-      for (const oldest of this.#addresses.keys()) {
-        if (this.#addresses.size <= this.#maxAddresses) break;
-        this.#addresses.delete(oldest);
-      }
     }
     entry.refusals += 1;
     if (entry.refusals === this.#afterRefusals) this.#notice(address, entry.refusals);

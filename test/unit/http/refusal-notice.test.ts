@@ -63,4 +63,15 @@ describe('RefusalNotice', () => {
     for (let i = 0; i < 10_000; i += 1) refusals.refused(`198.51.100.${i}`);
     expect(refusals.size).toBe(3);
   });
+
+  it('keeps following an address refused again and again through a burst of others (the least recently refused go first)', () => {
+    const { refusals, noticed } = notice({ afterRefusals: 3, maxAddresses: 3 });
+    refusals.refused('vufind');
+    refusals.refused('x1');
+    refusals.refused('vufind');
+    refusals.refused('x2');
+    refusals.refused('x3'); // forgets x1, the one refused least recently, not vufind
+    refusals.refused('vufind');
+    expect(noticed).toEqual([['vufind', 3]]);
+  });
 });
