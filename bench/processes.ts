@@ -308,6 +308,8 @@ export function gatewayEnv(sip2Port: number, extra: Record<string, string> = {})
     PAIA_HTTP_HOST: '127.0.0.1',
     PAIA_HTTP_PORT: '0',
     ...LIFTED_LIMITS,
+    // Each benchmark measures translated calls: a patron's repeated reads must reach the ILS. B4 and B8 turn the window on.
+    PAIA_CACHE_ACCOUNTS_ENABLED: 'false',
     ...extra,
   };
 }

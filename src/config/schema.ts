@@ -6,6 +6,7 @@ import { LOGIN_THROTTLE_DEFAULTS } from '../auth/login-throttle.js';
 import { DEFAULT_PASSWORD_POLICY } from '../auth/password-policy.js';
 import { MIN_PATRON_ID_SECRET_LENGTH, PATRON_ID_MODES } from '../auth/patron-ids.js';
 import { DEFAULT_LOGIN_SCOPES } from '../auth/scopes.js';
+import { ACCOUNT_WINDOW_DEFAULTS } from '../backend/account-window.js';
 import { fieldPathProblem } from '../backend/daia/records/field-path.js';
 import { DEFAULT_FILE_CHECK_SECONDS } from '../backend/daia/records/file-source.js';
 import { HTTP_LOOKUP_DEFAULTS } from '../backend/daia/records/http-source.js';
@@ -1200,6 +1201,23 @@ const cacheSection = section({
     ttlSeconds: integer(1, 3600, 'must be seconds between 1 and 3600').default(15),
     /** Most items kept; the least recently used go first. */
     maxEntries: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(10_000),
+  }),
+  /**
+   * A patron's account reads (core, items, fees) shared by that patron's calls
+   * for a few seconds, whatever token they come with: a discovery system reads
+   * the same account three or four times per page view. A renew, request or
+   * cancel of the patron through any instance drops them at once; a change made
+   * at the circulation desk shows after the window at the latest.
+   */
+  accounts: section({
+    /** false: every call reads the account from the ILS. */
+    enabled: flag().default(true),
+    /** How long a read is shared, counted from when it was sent to the ILS. */
+    windowSeconds: integer(1, 60, 'must be seconds between 1 and 60').default(ACCOUNT_WINDOW_DEFAULTS.windowMs / 1000),
+    /** Most patrons whose reads are kept; the least recently read go first. */
+    maxPatrons: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(
+      ACCOUNT_WINDOW_DEFAULTS.maxPatrons,
+    ),
   }),
 });
 

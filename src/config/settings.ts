@@ -181,6 +181,9 @@ const SETTINGS: readonly Setting[] = [
   setting('cache.items.enabled', 'PAIA_CACHE_ITEMS_ENABLED', 'boolean'),
   setting('cache.items.ttlSeconds', 'PAIA_CACHE_ITEMS_TTL_SECONDS', 'integer'),
   setting('cache.items.maxEntries', 'PAIA_CACHE_ITEMS_MAX_ENTRIES', 'integer'),
+  setting('cache.accounts.enabled', 'PAIA_CACHE_ACCOUNTS_ENABLED', 'boolean'),
+  setting('cache.accounts.windowSeconds', 'PAIA_CACHE_ACCOUNTS_WINDOW_SECONDS', 'integer'),
+  setting('cache.accounts.maxPatrons', 'PAIA_CACHE_ACCOUNTS_MAX_PATRONS', 'integer'),
 
   setting('metrics.enabled', 'PAIA_METRICS_ENABLED', 'boolean'),
   setting('metrics.allowedClients', 'PAIA_METRICS_ALLOWED_CLIENTS', 'list'),

@@ -20,7 +20,7 @@ import { simulatorIls } from './simulator.js';
  *
  * The environment is the test process's without any PAIA_* or PORT variable
  * (a developer's shell must not change what the tests see), plus the SIP2
- * settings below (the item cache off, a state.dir of its own), plus `env`.
+ * settings below (the item cache and the account window off, a state.dir of its own), plus `env`.
  */
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -98,8 +98,9 @@ function childEnv(options: GatewayProcessOptions): NodeJS.ProcessEnv {
     PAIA_HTTP_HOST: '127.0.0.1',
     PAIA_HTTP_PORT: '0',
     PAIA_LOG_LEVEL: 'warn',
-    // Tests count what reaches the ILS and inject faults per message; the item cache has its own tests.
+    // Tests count what reaches the ILS and inject faults per message; the item cache and the account window have their own tests.
     PAIA_CACHE_ITEMS_ENABLED: 'false',
+    PAIA_CACHE_ACCOUNTS_ENABLED: 'false',
     ...(options.env?.PAIA_STATE_DIR === undefined ? { PAIA_STATE_DIR: ownStateDir() } : {}),
     ...options.env,
   };
