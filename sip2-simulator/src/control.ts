@@ -6,6 +6,7 @@ import type { Dialect } from '../../src/sip2/dialect.js';
 import type { Counters } from './counters.js';
 import type { FaultPatch, FaultState, Faults } from './faults.js';
 import { parseFaultPatch } from './faults.js';
+import type { Library } from './library.js';
 import type { Profile } from './profiles.js';
 import { describeProfile, ProfileError, parseProfile } from './profiles.js';
 import type { SessionConfig } from './session.js';
@@ -22,6 +23,8 @@ import type { SessionConfig } from './session.js';
  *   DELETE /faults      clears every fault; answers the faults
  *   POST   /reset       reloads the data file, clears counters and faults
  *   POST   /disconnect  destroys every open client connection
+ *   POST   /desk/holds  {"patron": "alice", "item": "it-0030"} (or "title"): a hold placed at the circulation
+ *                       desk, not over SIP2 (201 {hold, queuePosition}; 409 {error} when the library refuses it)
  */
 
 /** What the control endpoint reads and changes of a running simulator (server.ts's ControlledSimulator is one). */
@@ -32,6 +35,8 @@ export interface ControlledSimulator {
   readonly counters: Counters;
   readonly dialect: Dialect;
   readonly config: SessionConfig;
+  /** The library's data; the desk routes change it as staff would, without SIP2. */
+  readonly library: Pick<Library, 'placeHold'>;
   /** Open client connections being served. */
   connectionCount(): number;
   /** Connections accepted but waiting for a worker (workers profile). */
@@ -137,6 +142,36 @@ function controlApp(sim: ControlledSimulator, logger: Logger): Hono {
   });
 
   app.post('/disconnect', (c) => c.json({ disconnected: sim.disconnectAll() }));
+
+  // What staff do at the circulation desk, behind the back of every SIP2 client (a discovery system's cache).
+  app.post('/desk/holds', async (c) => {
+    const usage =
+      'the body must be a JSON object {"patron": "alice", "item": "it-0030"} or {"patron": ..., "title": ...}';
+    let body: unknown;
+    try {
+      body = JSON.parse(await c.req.text());
+    } catch {
+      return c.json({ error: usage }, 400);
+    }
+    const { patron, item, title } = (body ?? {}) as Record<string, unknown>;
+    const text = (value: unknown) => value === undefined || (typeof value === 'string' && value !== '');
+    if (
+      typeof patron !== 'string' ||
+      patron === '' ||
+      !text(item) ||
+      !text(title) ||
+      (item === undefined) === (title === undefined)
+    ) {
+      return c.json({ error: usage }, 400);
+    }
+    const result = sim.library.placeHold(patron, {
+      item: item as string | undefined,
+      title: title as string | undefined,
+    });
+    if (!result.ok) return c.json({ error: result.reason }, 409);
+    logger.info({ hold: result.hold.id }, 'hold placed at the desk');
+    return c.json({ hold: result.hold.id, queuePosition: result.queuePosition }, 201);
+  });
 
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
   app.onError((error, c) => {

@@ -46,12 +46,15 @@ export class SharedReads {
    * reads in flight about either began before it and may answer with the
    * state before it, so no later read may join them (in any lane). The
    * backend calls this when a write goes out and when its outcome is known;
-   * the gateway when another instance reports a write.
+   * the gateway when another instance reports a write. `anyPatron`: every
+   * 63 in flight, for a write another instance reports by the patron's
+   * digest only (a few 63s sent twice are the price, and writes are rare).
    */
-  forget(subject: { item?: string | undefined; patron?: string | undefined }): void {
+  forget(subject: { item?: string | undefined; patron?: string | undefined; anyPatron?: boolean }): void {
     const marks: string[] = [];
     if (subject.item !== undefined) marks.push(subjectMark('17', subject.item));
     if (subject.patron !== undefined) marks.push(subjectMark('63', subject.patron));
+    if (subject.anyPatron === true) marks.push(ANY_PATRON);
     if (marks.length > 0) this.calls.forgetWhere((key) => marks.some((mark) => key.includes(mark)));
   }
 }
@@ -63,6 +66,9 @@ export type ReadLane = 'paia' | 'daia';
 function subjectMark(code: '63' | '17', id: string): string {
   return `\n${code}:${JSON.stringify(id)}\n`;
 }
+
+/** What every 63's mark begins with. */
+const ANY_PATRON = '\n63:';
 
 /**
  * What makes two reads the same read: every field but the transaction date

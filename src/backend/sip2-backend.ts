@@ -406,11 +406,13 @@ export class Sip2Backend implements Backend {
       return reading;
     };
 
-    const chargedList = this.list(barcode, 'charged', send, { first, onEntries: lookAll });
+    // Every list request before the first page's 17s: lists name more items to ask about, so a 17 that takes a
+    // connection first makes the lists wait a round trip (alice: four round trips instead of three).
     const holdList = read('hold', true);
     const unavailableList = read('unavailableHold', true);
     const overdueList = read('overdue', !inCharged('overdue'));
     const recallList = read('recall', !inCharged('recall'));
+    const chargedList = this.list(barcode, 'charged', send, { first, onEntries: lookAll });
     const charged = await chargedList;
     // Complete: the ILS announced a count and every entry of it was read.
     const complete = !contradicted && listCount(first, 'charged') !== null && !charged.truncated;
@@ -615,7 +617,7 @@ export class Sip2Backend implements Backend {
         return {
           ...echo(doc),
           status: kind.unknownStatus,
-          error: `outcome unknown: the library system did not confirm the ${kind.noun}; check your items before trying again`,
+          error: `${OUTCOME_UNKNOWN}the library system did not confirm the ${kind.noun}; check your items before trying again`,
         };
       }
       const why =
@@ -686,6 +688,14 @@ export class Sip2Backend implements Backend {
   private today(): string {
     return localDateOf(this.now());
   }
+}
+
+/** How the error of a document whose write may or may not have been executed begins. */
+const OUTCOME_UNKNOWN = 'outcome unknown: ';
+
+/** Whether a write's document says the ILS may or may not have executed it (sent, never confirmed). */
+export function isOutcomeUnknown(doc: PaiaDocument): boolean {
+  return doc.error?.startsWith(OUTCOME_UNKNOWN) === true;
 }
 
 /** The limiter priority of list requests (63) over item lookups (17, priority 0). */

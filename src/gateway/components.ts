@@ -107,11 +107,28 @@ export async function buildComponents(config: Config, logger: Logger, options: B
       logger.warn({ item, error: (error as Error).message }, 'could not tell other instances to drop an item');
     });
   });
-  store.onInvalidation(({ item, outcomeUnknown }) => {
-    sip2.forgetReads(pool, item);
-    itemCache?.invalidate(item, { outcomeUnknown, fromPeer: true });
+  const sip2Backend = sip2.backend(pool, { itemCache, logger: logger.child({ component: 'backend' }) });
+  // A renew, request or cancel on this instance drops the patron's account reads on every other one too.
+  const accountWindow = sip2.accountWindow(sip2Backend, (patron, outcomeUnknown) =>
+    store.publishInvalidation({ patron, outcomeUnknown }).catch((error: unknown) => {
+      // The write happened; other instances show it once their window has passed.
+      logger.warn(
+        { error: (error as Error).message },
+        "could not tell other instances to drop a patron's account reads",
+      );
+    }),
+  );
+  store.onInvalidation((invalidation) => {
+    const { outcomeUnknown } = invalidation;
+    if (invalidation.item !== undefined) {
+      sip2.forgetReads(pool, { item: invalidation.item });
+      itemCache?.invalidate(invalidation.item, { outcomeUnknown, fromPeer: true });
+    } else {
+      sip2.forgetReads(pool, { anyPatron: true });
+      accountWindow?.forget(invalidation.patron, { outcomeUnknown });
+    }
   });
-  const backend = sip2.backend(pool, { itemCache, logger: logger.child({ component: 'backend' }) });
+  const backend = accountWindow ?? sip2Backend;
   // Anonymous DAIA: its share of the pool is the DAIA service's (sip2.ts); its ids per address are counted in the store.
   // A record counts as one id there; its copies are bounded by daia.records.maxItemsPerRecord and go through the share.
   const records = recordSource(config, logger.child({ component: 'daia-records' }));
@@ -172,6 +189,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     sessions: () => sessions.size(),
     stateUp: () => store.health().problem === null,
     itemCache: () => itemCache?.stats() ?? null,
+    accountWindow: () => accountWindow?.stats() ?? null,
     maintenance: () => pool.currentPause !== null,
     recordLookupFailures: () => records?.failures ?? 0,
   });

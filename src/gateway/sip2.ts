@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type tls from 'node:tls';
+import { AccountWindow } from '../backend/account-window.js';
 import type { RecordSource } from '../backend/daia/records/source.js';
 import { RequestLink } from '../backend/daia/request-link.js';
 import { DaiaService } from '../backend/daia/service.js';
@@ -7,6 +8,7 @@ import { ItemInfoCache } from '../backend/item-cache.js';
 import { PoolShare, shareOf } from '../backend/pool-share.js';
 import { SharedReads } from '../backend/shared-reads.js';
 import { acsSupportsOf, Sip2Backend } from '../backend/sip2-backend.js';
+import type { Backend } from '../backend/types.js';
 import { compileUriTemplates, type UriTemplatesConfig } from '../backend/uris.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
@@ -18,6 +20,7 @@ import { maintenancePause } from '../sip2/maintenance.js';
 import { Sip2Messages } from '../sip2/messages.js';
 import { Sip2Pool } from '../sip2/pool.js';
 import type { AcsStatus } from '../sip2/spec.js';
+import { KeyedHash } from '../state/keyed-hash.js';
 import { demoStarter, type EmbeddedSimulator } from './demo.js';
 
 /**
@@ -95,10 +98,23 @@ export interface Sip2Setup {
   ): Sip2Backend;
   /** DAIA over a pool, holding at most daia.poolShare of its connections at once; records from `records` (none: unknown documents). */
   daia(pool: Sip2Pool, itemCache: ItemInfoCache | null, records?: RecordSource | null): DaiaService;
+  /**
+   * The account window of cache.accounts in front of `backend`, null when it
+   * is off; `onWrite` tells other instances of each patron (by digest) whose
+   * reads a write on this one dropped.
+   */
+  accountWindow(
+    backend: Backend,
+    onWrite?: (patron: string, outcomeUnknown: boolean) => Promise<void>,
+  ): AccountWindow | null;
   /** The item-information cache of cache.items, null when it is off; `onInvalidate` tells other instances of each item this one drops. */
   itemCache(onInvalidate?: (item: string, outcomeUnknown: boolean) => void): ItemInfoCache | null;
-  /** Another instance wrote `item`: reads of it in flight over `pool` are joined by no later read (SharedReads.forget). */
-  forgetReads(pool: Sip2Pool, item: string): void;
+  /**
+   * Another instance wrote `item`, or an account it names by digest only
+   * (`anyPatron`): reads of it in flight over `pool` are joined by no later
+   * read (SharedReads.forget).
+   */
+  forgetReads(pool: Sip2Pool, subject: { item: string } | { anyPatron: true }): void;
 }
 
 /**
@@ -263,7 +279,20 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
           ids: { edition: templates.edition, idPrefix: config.daia.records.idPrefix },
         },
       }),
-    forgetReads: (pool, item) => sharedReadsOf(pool).forget({ item }),
+    forgetReads: (pool, subject) => sharedReadsOf(pool).forget(subject),
+    accountWindow: (backend, onWrite) => {
+      const { accounts } = config.cache;
+      if (!accounts.enabled) return null;
+      // The same patron has the same key on every instance, and the barcode never reaches the store's channel.
+      const keys = new KeyedHash(config.paia.patronIdSecret);
+      return new AccountWindow({
+        backend,
+        windowMs: accounts.windowSeconds * 1000,
+        maxPatrons: accounts.maxPatrons,
+        keyOf: (barcode) => keys.digest(`account-window:${barcode}`).toString('base64url'),
+        onWrite,
+      });
+    },
     itemCache: (onInvalidate) => {
       const { items } = config.cache;
       if (!items.enabled) return null;

@@ -39,6 +39,8 @@ export interface MetricsSources {
   stateUp?: () => boolean;
   /** The item-information cache; null when it is switched off. */
   itemCache?: () => { hits: number; misses: number; entries: number } | null;
+  /** The account window (cache.accounts); null when it is switched off. */
+  accountWindow?: () => { hits: number; misses: number; entries: number } | null;
   /** Whether a scheduled maintenance window of the ILS (sip2.maintenance) is on now. */
   maintenance?: () => boolean;
   /** DAIA record lookups (daia.records.http) that failed since start. */
@@ -358,6 +360,22 @@ export class GatewayMetrics {
       'paia_item_cache_entries',
       'Items held in the item-information cache',
       () => sources().itemCache?.()?.entries ?? 0,
+    );
+
+    total(
+      'paia_account_window_hits_total',
+      'Patron reads (core, items, fees) answered from the account window, without the ILS (0 when cache.accounts is off)',
+      () => sources().accountWindow?.()?.hits ?? 0,
+    );
+    total(
+      'paia_account_window_misses_total',
+      'Patron reads (core, items, fees) that went to the ILS through the account window (0 when cache.accounts is off)',
+      () => sources().accountWindow?.()?.misses ?? 0,
+    );
+    gauge(
+      'paia_account_window_entries',
+      'Patron reads held in the account window (core, items and fees count one each)',
+      () => sources().accountWindow?.()?.entries ?? 0,
     );
 
     total(

@@ -6,12 +6,16 @@ import type { SessionStore } from './sessions.js';
 /** Where the gateway keeps what must outlive a request: `state.store`. */
 export type StoreKind = 'memory' | 'redis';
 
-/** An item some instance changed, so every instance's item cache must forget it. */
-export interface ItemInvalidation {
-  item: string;
-  /** A write went out but was never confirmed: answers for the item are passed on, not kept, for one TTL. */
+/**
+ * What some instance changed, so every instance must forget what it keeps
+ * of it: an item (the item cache) or a patron's account (the account
+ * window). `patron` is the account window's key, a keyed digest: barcodes
+ * never travel through the store.
+ */
+export type Invalidation = ({ item: string; patron?: never } | { patron: string; item?: never }) & {
+  /** A write went out but was never confirmed: answers about it are passed on, not kept, for one TTL. */
   outcomeUnknown: boolean;
-}
+};
 
 /** How the store is doing, for /readyz and /metrics. */
 export interface StoreHealth {
@@ -25,8 +29,8 @@ export interface StoreHealth {
 
 /**
  * One interface over the gateway's shared state: sessions, counters for
- * limits and lockouts, short-lived facts (a username's patron) and item-cache
- * invalidation. `memory` keeps all of it in this process; `redis` keeps it in
+ * limits and lockouts, short-lived facts (a username's patron) and the
+ * invalidation of the item cache and the account window. `memory` keeps all of it in this process; `redis` keeps it in
  * Redis or Valkey, so that every instance and worker sees the same sessions
  * and counts and sessions survive restarts. Operations reject with
  * StoreUnavailable when the store cannot answer in time.
@@ -42,10 +46,10 @@ export interface StateStore {
   remember(key: string, value: string, ttlSeconds: number): Promise<void>;
   /** What was remembered under `key`; null when nothing (or it expired). */
   recall(key: string): Promise<string | null>;
-  /** Tells the other instances to drop an item from their caches (this instance has already). */
-  publishInvalidation(invalidation: ItemInvalidation): Promise<void>;
-  /** Calls `listener` for each item another instance invalidated. */
-  onInvalidation(listener: (invalidation: ItemInvalidation) => void): void;
+  /** Tells the other instances to drop an item or an account from what they keep (this instance has already). */
+  publishInvalidation(invalidation: Invalidation): Promise<void>;
+  /** Calls `listener` for each item or account another instance invalidated. */
+  onInvalidation(listener: (invalidation: Invalidation) => void): void;
   health(): StoreHealth;
   /** Told of each store operation (sessions, limits, facts) with its duration, for the latency metric; one observer. */
   observe(observer: OperationObserver): void;

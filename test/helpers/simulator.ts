@@ -124,6 +124,11 @@ export interface SimulatorProcess {
   counters(): Promise<CountersState>;
   state(): Promise<SimulatorState>;
   disconnectAll(): Promise<number>;
+  /** POST /desk/holds: a hold placed at the circulation desk, not over SIP2; rejects when the library refuses it. */
+  deskHold(
+    patron: string,
+    target: { item: string } | { title: string },
+  ): Promise<{ hold: string; queuePosition: number }>;
   /** Signals the process and waits until it has exited. */
   kill(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Starts the simulator again with the same options on the same SIP2 and control ports. */
@@ -216,6 +221,9 @@ async function spawnSimulator(args: string[], cwd = REPO_ROOT): Promise<Spawned>
   });
 }
 
+/** A control call that takes longer is a hung simulator: the test fails with that, not with its own timeout. */
+const CONTROL_TIMEOUT_MS = 10_000;
+
 /** Starts the simulator CLI on 127.0.0.1 with a control endpoint; resolves once both banners are out. */
 export async function startSimulatorProcess(options: SimulatorProcessOptions = {}): Promise<SimulatorProcess> {
   let current = await spawnSimulator(argsFor(options, options.port ?? 0, 0), options.compiledIn);
@@ -229,6 +237,7 @@ export async function startSimulatorProcess(options: SimulatorProcessOptions = {
   const control = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const response = await fetch(`http://127.0.0.1:${current.controlPort}${path}`, {
       method,
+      signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS),
       ...(body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
     });
     const json = (await response.json()) as T & { error?: string };
@@ -266,6 +275,7 @@ export async function startSimulatorProcess(options: SimulatorProcessOptions = {
     counters: () => control<CountersState>('GET', '/counters'),
     state: () => control<SimulatorState>('GET', '/state'),
     disconnectAll: async () => (await control<{ disconnected: number }>('POST', '/disconnect')).disconnected,
+    deskHold: (patron, target) => control('POST', '/desk/holds', { patron, ...target }),
     kill,
     restart: async () => {
       await kill('SIGTERM');

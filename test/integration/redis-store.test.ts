@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { StoreUnavailable } from '../../src/state/errors.js';
 import { RedisStore } from '../../src/state/redis/index.js';
 import type { Session } from '../../src/state/sessions.js';
-import type { ItemInvalidation } from '../../src/state/store.js';
+import type { Invalidation } from '../../src/state/store.js';
 import { hashToken, TOKEN_LENGTH } from '../../src/state/tokens.js';
 import { type RedisServer, redisKinds } from '../helpers/redis.js';
 
@@ -356,7 +356,7 @@ for (const kind of kinds) {
         const prefix = newPrefix();
         const [a, b] = [await connected(prefix), await connected(prefix)];
         const elsewhere = await connected(newPrefix());
-        const heard = { a: [] as ItemInvalidation[], b: [] as ItemInvalidation[], elsewhere: [] as ItemInvalidation[] };
+        const heard = { a: [] as Invalidation[], b: [] as Invalidation[], elsewhere: [] as Invalidation[] };
         a.onInvalidation((each) => heard.a.push(each));
         b.onInvalidation((each) => heard.b.push(each));
         elsewhere.onInvalidation((each) => heard.elsewhere.push(each));
@@ -373,7 +373,7 @@ for (const kind of kinds) {
       it('ignores messages on its channel that are not invalidations', async () => {
         const prefix = newPrefix();
         const b = await connected(prefix);
-        const heard: ItemInvalidation[] = [];
+        const heard: Invalidation[] = [];
         b.onInvalidation((each) => heard.push(each));
         const channel = `${prefix}item-invalidated`;
         await raw.publish(channel, 'not json');
@@ -498,7 +498,7 @@ for (const kind of kinds) {
           if (!ok) failed.push(operation);
         });
         const token = await a.sessions.create(session('p-1'));
-        const heard: ItemInvalidation[] = [];
+        const heard: Invalidation[] = [];
         b.onInvalidation((each) => heard.push(each));
 
         await redis.stop();
@@ -569,7 +569,7 @@ for (const kind of kinds) {
           await redis.restart();
         }
         await answering(late);
-        const heard: ItemInvalidation[] = [];
+        const heard: Invalidation[] = [];
         late.onInvalidation((each) => heard.push(each));
         const other = await connected(prefix);
         const token = await other.sessions.create(session('p-1'));

@@ -4,7 +4,7 @@ import { entryBound } from '../../lru-bound.js';
 import type { Leases } from '../leases.js';
 import { Limiter, type LimiterOptions } from '../limiter.js';
 import { type OperationObserver, operationRunner, type RunOperation } from '../operations.js';
-import type { ItemInvalidation, StateStore, StoreHealth } from '../store.js';
+import type { Invalidation, StateStore, StoreHealth } from '../store.js';
 import { MemoryLeases } from './leases.js';
 import { SessionPersistence } from './persistence.js';
 import { LruSessionStore } from './sessions.js';
@@ -80,9 +80,9 @@ export class MemoryStore implements StateStore {
   }
 
   /** One process: its own cache has already dropped the item, and there is no one else to tell. */
-  async publishInvalidation(_invalidation: ItemInvalidation): Promise<void> {}
+  async publishInvalidation(_invalidation: Invalidation): Promise<void> {}
 
-  onInvalidation(_listener: (invalidation: ItemInvalidation) => void): void {}
+  onInvalidation(_listener: (invalidation: Invalidation) => void): void {}
 
   health(): StoreHealth {
     return { problem: null, warning: this.#refused ?? this.#persistence?.warning() ?? null, errors: 0 };

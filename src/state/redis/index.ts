@@ -7,7 +7,7 @@ import { KeyedHash } from '../keyed-hash.js';
 import type { Leases } from '../leases.js';
 import { Limiter, type LimiterOptions } from '../limiter.js';
 import { type OperationObserver, operationRunner, type RunOperation, type StoreOperation } from '../operations.js';
-import type { ItemInvalidation, StateStore, StoreHealth } from '../store.js';
+import type { Invalidation, StateStore, StoreHealth } from '../store.js';
 import { EvictionPolicy } from './eviction-policy.js';
 import { RedisLeases } from './leases.js';
 import { RedisSessionStore } from './sessions.js';
@@ -83,8 +83,8 @@ function describeConnectionError(error: NodeJS.ErrnoException, tls: boolean, eve
 
 /**
  * Sessions, counters and facts in Redis or Valkey, shared by every instance
- * and worker that uses the same URL and key prefix; item invalidations go
- * out on a pub/sub channel. Nothing waits for a lost connection: operations
+ * and worker that uses the same URL and key prefix; invalidations (items,
+ * accounts) go out on a pub/sub channel. Nothing waits for a lost connection: operations
  * fail at once (StoreUnavailable) while ioredis reconnects in the background,
  * and work again as soon as it is back, without a restart.
  */
@@ -98,7 +98,7 @@ export class RedisStore implements StateStore {
   readonly #channel: string;
   /** Marks this instance's own invalidations, so it does not act on its echo. */
   readonly #instance = randomUUID();
-  readonly #listeners: Array<(invalidation: ItemInvalidation) => void> = [];
+  readonly #listeners: Array<(invalidation: Invalidation) => void> = [];
   #observe: OperationObserver = () => {};
   #errors = 0;
   #lastError: string | null = null;
@@ -225,12 +225,12 @@ export class RedisStore implements StateStore {
     return this.#run('fact-get', () => this.#redis.get(`${this.#options.keyPrefix}fact:${key}`));
   }
 
-  async publishInvalidation(invalidation: ItemInvalidation): Promise<void> {
+  async publishInvalidation(invalidation: Invalidation): Promise<void> {
     const message = JSON.stringify({ ...invalidation, from: this.#instance });
     await this.#run('invalidate', () => this.#redis.publish(this.#channel, message));
   }
 
-  onInvalidation(listener: (invalidation: ItemInvalidation) => void): void {
+  onInvalidation(listener: (invalidation: Invalidation) => void): void {
     this.#listeners.push(listener);
   }
 
@@ -242,9 +242,17 @@ export class RedisStore implements StateStore {
     } catch {
       return;
     }
-    const { item, outcomeUnknown, from } = (parsed ?? {}) as Record<string, unknown>;
-    if (typeof item !== 'string' || from === this.#instance) return;
-    for (const listener of this.#listeners) listener({ item, outcomeUnknown: outcomeUnknown === true });
+    const { item, patron, outcomeUnknown, from } = (parsed ?? {}) as Record<string, unknown>;
+    if (from === this.#instance) return;
+    const known = outcomeUnknown === true;
+    const invalidation: Invalidation | null =
+      typeof item === 'string'
+        ? { item, outcomeUnknown: known }
+        : typeof patron === 'string'
+          ? { patron, outcomeUnknown: known }
+          : null;
+    if (invalidation === null) return;
+    for (const listener of this.#listeners) listener(invalidation);
   }
 
   /**

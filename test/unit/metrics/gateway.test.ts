@@ -14,6 +14,7 @@ const SOURCES: Required<MetricsSources> = {
   sessions: () => 42,
   stateUp: () => true,
   itemCache: () => ({ hits: 11, misses: 6, entries: 4 }),
+  accountWindow: () => ({ hits: 13, misses: 8, entries: 5 }),
   maintenance: () => true,
   recordLookupFailures: () => 3,
 };
@@ -42,6 +43,9 @@ describe('GatewayMetrics', () => {
       ['paia_item_cache_hits_total', {}, 11, 'counter'],
       ['paia_item_cache_misses_total', {}, 6, 'counter'],
       ['paia_item_cache_entries', {}, 4, 'gauge'],
+      ['paia_account_window_hits_total', {}, 13, 'counter'],
+      ['paia_account_window_misses_total', {}, 8, 'counter'],
+      ['paia_account_window_entries', {}, 5, 'gauge'],
       ['paia_sip2_maintenance', {}, 1, 'gauge'],
       ['paia_daia_record_lookup_failures_total', {}, 3, 'counter'],
     ];
@@ -100,9 +104,9 @@ describe('GatewayMetrics', () => {
     }
   });
 
-  it('reports 0 without sources and for a switched-off item cache', async () => {
+  it('reports 0 without sources and for a switched-off item cache and account window', async () => {
     const metrics = new GatewayMetrics({ defaultMetrics: false });
-    metrics.watch({ itemCache: () => null });
+    metrics.watch({ itemCache: () => null, accountWindow: () => null });
     const text = await scrape(metrics);
     for (const name of [
       'paia_sip2_connections',
@@ -112,6 +116,9 @@ describe('GatewayMetrics', () => {
       'paia_item_cache_hits_total',
       'paia_item_cache_misses_total',
       'paia_item_cache_entries',
+      'paia_account_window_hits_total',
+      'paia_account_window_misses_total',
+      'paia_account_window_entries',
     ]) {
       expect(single(text, name), name).toBe(0);
     }
