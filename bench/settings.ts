@@ -25,6 +25,8 @@ export interface Settings {
   b5Virtual: number;
   /** B7: sequential measured calls (after 2 warm-ups). */
   b7Calls: number;
+  /** B8: measured visits per patron (after one unmeasured), each on a cold window. */
+  b8Visits: number;
 }
 
 export const FULL: Settings = {
@@ -44,6 +46,7 @@ export const FULL: Settings = {
   b4LoginsPerPatron: 100,
   b5Virtual: 16,
   b7Calls: 40,
+  b8Visits: 6,
 };
 
 export const QUICK: Settings = {
@@ -60,4 +63,5 @@ export const QUICK: Settings = {
   b3Batches: 3,
   b4LoginsPerPatron: 20,
   b7Calls: 10,
+  b8Visits: 2,
 };
