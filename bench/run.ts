@@ -134,7 +134,9 @@ async function main(argv: string[]): Promise<number> {
     general: [
       `client limits lifted on every bench gateway: ${Object.entries(LIFTED_LIMITS)
         .map(([name, value]) => `${name}=${value}`)
-        .join(', ')} (B4 also PAIA_AUTH_MAX_SESSIONS=100000)`,
+        .join(
+          ', ',
+        )} (B4 also PAIA_AUTH_MAX_SESSIONS=100000); the account window (cache.accounts) off on every bench gateway but B4's and B8's`,
       `each gateway: \`node ${gatewayNodeFlags()
         .map((flag) => `${flag} `)
         .join(
