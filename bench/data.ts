@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * Generated library data for B4, in the simulator's data format (see
- * sip2-simulator/README.md, "Data format"): `patrons` patrons `bp-001` ...
+ * Generated library data for B4 (10,000 patrons with one loan each), in the
+ * simulator's data format (see sip2-simulator/README.md, "Data format"):
+ * `patrons` patrons `bp-001` ...
  * (password `<barcode>-pass`), each with `loansPerPatron` loans of distinct
  * items due in the future, so `patrons x loansPerPatron` distinct items.
  */
@@ -67,8 +68,8 @@ export interface DemoPlusLibrary {
 /**
  * The simulator's demo data (sip2-simulator/data/demo.json) with one more
  * patron, `barcode`, who has `loans` loans and nothing else (no holds, no
- * fines), for B7. The demo patrons stay exactly as they are (tests rely on
- * them); the file is a temporary copy.
+ * fines), for B7 and B8. The demo patrons stay exactly as they are (tests
+ * rely on them); the file is a temporary copy.
  */
 export function demoPlusLoansPatron(barcode: string, loans: number): DemoPlusLibrary {
   const demo = JSON.parse(readFileSync(new URL('../sip2-simulator/data/demo.json', import.meta.url), 'utf8')) as {

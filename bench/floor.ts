@@ -58,3 +58,36 @@ export function itemsFloor(
     `${others.length > 0 ? `, plus ${others.join(', ')}` : ''}; lists with count 0${dialect.chargedIncludes.length > 0 ? ` or part of the charged list (${dialect.chargedIncludes.join(', ')})` : ''} are not read), D = ${documents} documents (one 17 each)`;
   return { ms, lists, items: documents, rounds, formula };
 }
+
+/**
+ * The least time a discovery system's visit (B8: login, core, items three
+ * times, core twice more, fees) can take when the calls after the first
+ * read of each kind are served from the account window:
+ *
+ * - login: one 63 with the password, 1 round trip;
+ * - core: one 63, 1 round trip;
+ * - items: itemsFloor above;
+ * - fees: the fine list's first page alone (its 64 tells how many fines),
+ *   then its other pages `pool` at a time;
+ * - the repeated items and core calls: no round trip.
+ *
+ * floor = (2 + items rounds + fee rounds) × round trip.
+ */
+export function visitFloor(
+  sizes: Readonly<Record<string, number>>,
+  documents: number,
+  options: { dialect: Dialect; perPage: number; pool: number; latencyMs: number; roundTripMs: number },
+): Floor {
+  const { perPage, pool, roundTripMs } = options;
+  const items = itemsFloor(sizes, documents, options);
+  const finePages = Math.max(1, Math.ceil((sizes.fine ?? 0) / perPage));
+  const feeRounds = 1 + Math.ceil((finePages - 1) / pool);
+  const rounds = 2 + items.rounds + feeRounds;
+  const ms = rounds * roundTripMs;
+  const rt = roundTripMs.toFixed(1);
+  const formula =
+    `floor = (login 1 + core 1 + items ${items.rounds} + fees ${feeRounds}) × RT = ${rounds} × ${rt} ms = ${ms.toFixed(1)} ms ` +
+    `(fees: ${sizes.fine ?? 0} fines, ${finePages} page${finePages === 1 ? '' : 's'} of ${perPage}; the two repeated items calls and two repeated core calls 0 RT); items: ${items.formula}`;
+  // 63s: login, core, the items lists, the fine pages.
+  return { ms, lists: 2 + items.lists + finePages, items: documents, rounds, formula };
+}

@@ -310,6 +310,9 @@ export function gatewayEnv(sip2Port: number, extra: Record<string, string> = {})
     ...LIFTED_LIMITS,
     // Each benchmark measures translated calls: a patron's repeated reads must reach the ILS. B4 and B8 turn the window on.
     PAIA_CACHE_ACCOUNTS_ENABLED: 'false',
+    // Sessions are not kept across restarts: by default they would go to .paia-sip2 in the working directory,
+    // and every later bench gateway would start with all the sessions of the earlier ones (B4 counts them).
+    PAIA_STATE_DIR: 'off',
     ...extra,
   };
 }

@@ -148,13 +148,17 @@ How each number is computed (more in bench/README.md):
   sent straight to the simulator over one persistent SIP2 connection from the
   bench process; 2000 warm-up calls each, then 1000 samples each, the two
   alternating in batches of 100.
-- **B4 memory** (targets <= 120 MB right after the load, <= 100 MB settled): 100 patrons × 100 loans = 10,000 distinct
-  items (generated data), 10,000 logins whose tokens stay valid, one
-  \`GET items\` per patron (fills 10,000 item-cache entries). Result = VmRSS of
-  the gateway process (/proc/PID/status) 1 s afterwards (B4), and again after
-  30 s without requests with the same sessions and cache entries live (B4
-  settled: V8 gives back heap grown during the burst only once allocation has
-  calmed down). The notes show V8's heap used and allocated from /metrics.
+- **B4 memory** (targets <= 120 MB right after the load, <= 100 MB settled): 10,000 patrons with
+  one loan each = 10,000 distinct items (generated data), one login per
+  patron whose token stays valid, then \`GET core\`, \`items\` and \`fees\`
+  per patron (fills 10,000 item-cache entries, and the account window with
+  10,000 patrons: \`PAIA_CACHE_ACCOUNTS_ENABLED=true\`, a 60 s window, room
+  for 10,000). Result = VmRSS of the gateway process (/proc/PID/status) 1 s
+  afterwards (B4), and again after 30 s without requests with the same
+  sessions, cache entries and window entries live (B4 settled: V8 gives back
+  heap grown during the burst only once allocation has calmed down; INVALID
+  if the oldest reads had left the window by then). The notes show the
+  window's entries and V8's heap used and allocated from /metrics.
 - **B5 flow** (no target): 16 virtual patrons, each looping login, patron,
   items, fees, logout, over the demo patrons that can log in; HTTP requests/s
   and flows/s completed in a 10 s window after 2 s warm-up.
@@ -167,6 +171,20 @@ How each number is computed (more in bench/README.md):
   SIP2 messages (63 and 17, simulator /counters) of one GET items, and of the
   account view (patron + items + fees), for alice, dave and the 10-loan
   patron.
+- **B8 a discovery system's visit** (targets: messages per visit = one
+  complete read; p50 <= 1.1 × floor): VuFind's PAIA driver's calls for one
+  visit to "My account", one after another: login, \`GET core\`, \`items\`
+  three times, \`core\` twice more, \`fees\`; for alice, dave and the 10-loan
+  patron, simulator at 20 ms per message, the gateway's defaults otherwise
+  (pool as shipped, account window on as shipped, item cache on with its TTL
+  set to the window's 5 s so that every visit starts cold). One row per
+  patron. Messages per visit: simulator /counters over one visit, by code
+  (the pool's own 93 and 99 left out), against one complete read (login,
+  core, items, fees once each on a second gateway with nothing cached, same
+  run). p50 of 6 cold visits (after one unmeasured) ÷ floor, floor = (1 login
+  + 1 core + the items floor + 1 per round of fine pages) × RT (bench/floor.ts
+  visitFloor; items floor and RT as in B2, with the gateway's pool); the
+  repeated calls, served from the window, count no round trip.
 
 The gateway's client limits (logins per second, requests per minute per
 token, sessions per patron) are lifted for every bench gateway, as listed

@@ -17,6 +17,7 @@ import { runB4 } from './b4-memory.js';
 import { runB5 } from './b5-flow.js';
 import { runB6 } from './b6-shared-state.js';
 import { runB7 } from './b7-floor.js';
+import { runB8 } from './b8-visit.js';
 import {
   gatewayNodeFlags,
   installCleanup,
@@ -36,6 +37,7 @@ const BENCHES: Record<string, { title: string; run: (settings: Settings) => Prom
   B5: { title: 'login-to-logout flow', run: runB5 },
   B6: { title: 'two gateways on one Redis', run: runB6 },
   B7: { title: 'a 10-loan patron at the floor, 20 ms SIP2 latency, pool 4', run: runB7 },
+  B8: { title: "a discovery system's account visit, 20 ms SIP2 latency, account window on", run: runB8 },
 };
 
 const USAGE = `usage: npm run bench [-- [--only B1,B3] [--quick] [--write] ["--node-flags=FLAGS"]]
@@ -132,7 +134,9 @@ async function main(argv: string[]): Promise<number> {
     general: [
       `client limits lifted on every bench gateway: ${Object.entries(LIFTED_LIMITS)
         .map(([name, value]) => `${name}=${value}`)
-        .join(', ')} (B4 also PAIA_AUTH_MAX_SESSIONS=100000)`,
+        .join(
+          ', ',
+        )} (B4 also PAIA_AUTH_MAX_SESSIONS=100000); the account window (cache.accounts) off on every bench gateway but B4's and B8's`,
       `each gateway: \`node ${gatewayNodeFlags()
         .map((flag) => `${flag} `)
         .join(

@@ -17,7 +17,7 @@ export interface Settings {
   b2NaiveRuns: number;
   /** B3: batches of 100 samples per side. */
   b3Batches: number;
-  /** B4: patrons, loans per patron, logins per patron. */
+  /** B4: patrons (each read once: core, items, fees), loans per patron, logins per patron. */
   b4Patrons: number;
   b4Loans: number;
   b4LoginsPerPatron: number;
@@ -25,6 +25,8 @@ export interface Settings {
   b5Virtual: number;
   /** B7: sequential measured calls (after 2 warm-ups). */
   b7Calls: number;
+  /** B8: measured visits per patron (after one unmeasured), each on a cold window. */
+  b8Visits: number;
 }
 
 export const FULL: Settings = {
@@ -39,11 +41,12 @@ export const FULL: Settings = {
   b2Calls: 12,
   b2NaiveRuns: 3,
   b3Batches: 10,
-  b4Patrons: 100,
-  b4Loans: 100,
-  b4LoginsPerPatron: 100,
+  b4Patrons: 10_000,
+  b4Loans: 1,
+  b4LoginsPerPatron: 1,
   b5Virtual: 16,
   b7Calls: 40,
+  b8Visits: 6,
 };
 
 export const QUICK: Settings = {
@@ -58,6 +61,7 @@ export const QUICK: Settings = {
   b2Calls: 6,
   b2NaiveRuns: 1,
   b3Batches: 3,
-  b4LoginsPerPatron: 20,
+  b4Patrons: 2000,
   b7Calls: 10,
+  b8Visits: 2,
 };
