@@ -233,6 +233,42 @@ describe('two gateways sharing one Redis', () => {
     await expectRenewToReach(a, b, 'em-0001');
   });
 
+  it("with the account window on: a renew on gateway A makes gateway B read the patron's account afresh at once", async () => {
+    type Doc = { item?: string; duedate?: string };
+    const windowed = { PAIA_CACHE_ACCOUNTS_ENABLED: 'true', PAIA_CACHE_ACCOUNTS_WINDOW_SECONDS: '300' };
+    const [writer, reader] = await Promise.all([gateway(windowed), gateway(windowed)]);
+    try {
+      const target = item('dv-0006');
+      const dave = await login(writer.url, 'dave');
+      const received = async () => Object.values((await sim.counters()).received).reduce((sum, n) => sum + n, 0);
+      const onReader = async () => {
+        const reply = await call(reader.url, 'GET', `/core/${dave.patron}/items`, { token: dave.token });
+        expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+        return (reply.body.doc as Doc[]).find((doc) => doc.item === target);
+      };
+      const old = await onReader();
+      expect(old?.duedate).toBeTruthy();
+      // B answers from its window now: nothing reaches the ILS.
+      const shared = await received();
+      expect(await onReader()).toEqual(old);
+      expect(await received()).toBe(shared);
+
+      const renew = await call(writer.url, 'POST', `/core/${dave.patron}/renew`, {
+        token: dave.token,
+        json: { doc: [{ item: target }] },
+      });
+      expect(renew.status, JSON.stringify(renew.body)).toBe(200);
+      const renewed = (renew.body.doc as Doc[])[0]!;
+      expect(renewed).not.toHaveProperty('error');
+      expect(renewed.duedate).not.toBe(old?.duedate);
+      // A answers once B has been told: B's very next read goes to the ILS and shows the renewal, no waiting.
+      expect((await onReader())?.duedate).toBe(renewed.duedate);
+      expect(await received()).toBeGreaterThan(shared);
+    } finally {
+      await Promise.all([stop(writer), stop(reader)]);
+    }
+  });
+
   it('answers a login with 503 and Retry-After while Redis is down, and logs in again once it is back', async () => {
     await redis.kill();
     try {
