@@ -43,9 +43,10 @@ export const BASE_ENV: Readonly<Record<string, string>> = {
   // The suite logs in far faster than patrons do; the global login ceiling
   // (auth.maxLoginsPerSecond, default 20) is tested in test/integration/abuse.test.ts.
   PAIA_AUTH_MAX_LOGINS_PER_SECOND: '1000',
-  // The spec is checked as the gateway ships: with its item cache on (the process helper turns it off,
+  // The spec is checked as the gateway ships: with its item cache and account window on (the process helper turns them off,
   // for tests that count what reaches the ILS; those that use this fixture turn it off themselves).
   PAIA_CACHE_ITEMS_ENABLED: 'true',
+  PAIA_CACHE_ACCOUNTS_ENABLED: 'true',
 };
 
 /** Today's date where gateway and simulator run (the library's local time). */
