@@ -495,6 +495,22 @@ describe('Sip2Backend items with counts to be trusted (listCounts: reliable)', (
     expect(itemsAsked(paged.sent)).toHaveLength(5);
   });
 
+  it("asks for every list it needs before any 17 of the first page's loans: lists name more items to ask about", async () => {
+    // alice's shape: three loans (one overdue), a hold ready, a hold pending; the pool bound of the demo, 4.
+    const lists: Lists = { charged: ['c1', 'c2', 'c3'], overdue: ['c1'], hold: ['h1'], unavailableHold: ['u1'] };
+    const { backend, sent } = makeBackend({ patron: info64(lists) }, { maxParallel: 4 });
+    const docs = await backend.items('p1');
+    expect(docs.map((doc) => doc.item)).toEqual(['c1', 'c2', 'c3', 'h1', 'u1'].map(I));
+    const order = sent.map((m) =>
+      m.code === '63' ? `63:${m.summary}` : `${m.code}:${(m as { itemIdentifier?: string }).itemIdentifier}`,
+    );
+    // The charged list's first page alone, then the three other lists take three of the four slots at once: the
+    // 17s fill the rest, so the call needs three round trips (the first page, lists + a 17, the other 17s), not four.
+    expect(order[0]).toBe('63:charged');
+    expect(order.slice(1, 4).sort()).toEqual(['63:hold', '63:overdue', '63:unavailableHold']);
+    expect(order.slice(4).every((each) => each.startsWith('17:'))).toBe(true);
+  });
+
   it('asks about the entries of every list as it arrives, not once all lists are in', async () => {
     const slow = slowPendingHolds(loadDialect('generic'));
     expect(await slow.itemsAsked()).toEqual([
