@@ -549,7 +549,12 @@ export function describeConfig(config: Config): Record<string, unknown> {
         denyList: `${auth.passwordPolicy.denyList.length} entries`,
       },
     },
-    cache: { items: cache.items.enabled ? `${cache.items.maxEntries} entries for ${cache.items.ttlSeconds} s` : 'off' },
+    cache: {
+      items: cache.items.enabled ? `${cache.items.maxEntries} entries for ${cache.items.ttlSeconds} s` : 'off',
+      accounts: cache.accounts.enabled
+        ? `a patron's reads shared for ${cache.accounts.windowSeconds} s, up to ${cache.accounts.maxPatrons} patrons`
+        : 'off',
+    },
     metrics: metrics.enabled
       ? { path: '/metrics', allowedClients: metrics.allowedClients.length === 0 ? 'any' : metrics.allowedClients }
       : 'off',

@@ -677,8 +677,14 @@ describe('describeConfig', () => {
         shelfRequests: false,
         department: "(the ILS's library name)",
       },
+      cache: {
+        items: '10000 entries for 15 s',
+        accounts: "a patron's reads shared for 5 s, up to 10000 patrons",
+      },
       log: 'info',
     });
+    const off = describeConfig(loadConfig({ env: { PAIA_CACHE_ACCOUNTS_ENABLED: 'false' } }));
+    expect(off.cache.accounts).toBe('off');
   });
 
   it('never contains a secret', () => {
