@@ -34,6 +34,7 @@ const BASE = {
   PAIA_SIP2_POOL_MIN: '0',
   // Every request must reach the ILS for its fault to show.
   PAIA_CACHE_ITEMS_ENABLED: 'false',
+  PAIA_CACHE_ACCOUNTS_ENABLED: 'false',
   PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
   PAIA_SIP2_TIMEOUTS_RESPONSE_MS: String(RESPONSE_MS),
   PAIA_SIP2_TIMEOUTS_CONNECT_MS: String(CONNECT_MS),

@@ -9,9 +9,13 @@ import { item, useFixture } from '../conformance/support.js';
 type Doc = { item?: string; duedate?: string; status?: number };
 
 describe('item-information cache', () => {
-  const fx = useFixture('generic', { PAIA_CACHE_ITEMS_ENABLED: 'true', PAIA_CACHE_ITEMS_TTL_SECONDS: '600' }, [
-    { PAIA_CACHE_ITEMS_ENABLED: 'false' },
-  ]);
+  // The account window off: what these count is the item cache's doing (test/integration/account-window.test.ts).
+  const windowOff = { PAIA_CACHE_ACCOUNTS_ENABLED: 'false' };
+  const fx = useFixture(
+    'generic',
+    { ...windowOff, PAIA_CACHE_ITEMS_ENABLED: 'true', PAIA_CACHE_ITEMS_TTL_SECONDS: '600' },
+    [{ ...windowOff, PAIA_CACHE_ITEMS_ENABLED: 'false' }],
+  );
   const received17 = async () => (await fx().sim.counters()).received['17'] ?? 0;
 
   async function items(client = fx().client, patron = 'alice'): Promise<Doc[]> {

@@ -91,9 +91,17 @@ describe.each(['generic', 'folio'] as const)('list counts against the simulator 
 describe('identical reads of concurrent calls (gateway and simulator processes)', () => {
   // A second a message: the two calls below, sent together, meet on every message unless one of them reached the
   // gateway a whole second after the other; what is asserted is message counts, never a duration.
-  const fx = useFixture('generic', { PAIA_CACHE_ITEMS_ENABLED: 'false', PAIA_AUTH_MAX_SESSIONS_PER_PATRON: '10' }, [], {
-    extraArgs: ['--latency-ms', '1000'],
-  });
+  // Neither the item cache nor the account window: these count what concurrent calls share in flight.
+  const fx = useFixture(
+    'generic',
+    {
+      PAIA_CACHE_ITEMS_ENABLED: 'false',
+      PAIA_CACHE_ACCOUNTS_ENABLED: 'false',
+      PAIA_AUTH_MAX_SESSIONS_PER_PATRON: '10',
+    },
+    [],
+    { extraArgs: ['--latency-ms', '1000'] },
+  );
 
   const sent = async (call: () => Promise<unknown>) => {
     const before = (await fx().sim.counters()).received;
