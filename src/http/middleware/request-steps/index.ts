@@ -19,36 +19,12 @@ export interface RequestLayer {
 }
 
 /**
- * Runs the steps in order, then the rest of the chain, as one middleware.
- * Each middleware is an async layer (a promise, a closure and hono's
- * dispatch, about 1 µs per request each, measured), and the steps need none
- * of that: they only read and set.
- *
- * Past the steps, anything thrown after them (by the handlers and the
- * middlewares that follow) reaches the app's onError: a thrown non-Error
- * value, which hono would not hand to onError, is wrapped into an Error
- * here. The steps themselves throw PaiaErrors only.
- *
- * @example
- * app.use('*', requestSteps(parseRequestUrl, requestIdStep({ logger })))
- */
-export function requestSteps(...steps: RequestStep[]): MiddlewareHandler {
-  return async function requestStepsMiddleware(c, next) {
-    for (const step of steps) step(c);
-    try {
-      await next();
-    } catch (thrown) {
-      throw asError(thrown);
-    }
-  };
-}
-
-/**
  * The frame of every request, composed once at start-up into one middleware:
  * each part (a step, or a layer with a finish) in order, then the rest of the
  * chain, then the finishes of the layers that started, in reverse order. The
- * same order as one middleware per part, without an async layer, a promise
- * and hono's dispatch for each (bench/README.md, CPU per request).
+ * same order as one middleware per part, without what each middleware costs
+ * every request: an async layer, a promise and hono's dispatch (about 1 µs
+ * each, measured; bench/README.md, CPU per request).
  *
  * As hono does at each middleware: whatever a part's start or the rest of the
  * chain throws becomes the response of `onError` (the app's error handler; a
