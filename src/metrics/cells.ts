@@ -28,6 +28,29 @@ export interface FamilyOptions<L extends string> {
   registry: Registry;
 }
 
+/**
+ * The series of `labels` in `series` (keyed by the values in label order), made by `make` from a copy of the
+ * labels on first use: the same one for the same values, as prom-client's labels() gives. Throws on a label the
+ * family does not have.
+ */
+function seriesOf<L extends string, S>(
+  series: Map<string, S>,
+  family: string,
+  labelNames: readonly L[],
+  labels: LabelValues<L>,
+  make: (labels: LabelValues<string>) => S,
+): S {
+  for (const name of Object.keys(labels))
+    if (!labelNames.includes(name as L)) throw new Error(`${family} has no label ${name}`);
+  const key = JSON.stringify(labelNames.map((name) => labels[name] ?? null));
+  let found = series.get(key);
+  if (found === undefined) {
+    found = make({ ...labels });
+    series.set(key, found);
+  }
+  return found;
+}
+
 /** One series of a CounterFamily; shown from its first increment on, as prom-client's Counter shows a series. */
 class CounterSeries implements CounterCell {
   value = 0;
@@ -74,15 +97,13 @@ export class CounterFamily<L extends string> {
   }
 
   cell(labels: LabelValues<L>): CounterCell {
-    for (const name of Object.keys(labels))
-      if (!this.#labelNames.includes(name as L)) throw new Error(`${this.name} has no label ${name}`);
-    const key = JSON.stringify(this.#labelNames.map((name) => labels[name] ?? null));
-    let series = this.#cells.get(key);
-    if (series === undefined) {
-      series = new CounterSeries({ ...labels }, (shown) => this.#shown.push(shown));
-      this.#cells.set(key, series);
-    }
-    return series;
+    return seriesOf(
+      this.#cells,
+      this.name,
+      this.#labelNames,
+      labels,
+      (copy) => new CounterSeries(copy, (shown) => this.#shown.push(shown)),
+    );
   }
 
   /** What prom-client's Registry asks each registered metric for when it renders /metrics (the shape of Counter.get()). */
@@ -172,15 +193,13 @@ export class HistogramFamily<L extends string> {
 
   /** The series of these label values, the same one for the same values (as prom-client's labels() gives). */
   cell(labels: LabelValues<L>): HistogramCell {
-    for (const name of Object.keys(labels))
-      if (!this.#labelNames.includes(name as L)) throw new Error(`${this.name} has no label ${name}`);
-    const key = JSON.stringify(this.#labelNames.map((name) => labels[name] ?? null));
-    let series = this.#series.get(key);
-    if (series === undefined) {
-      series = new HistogramSeries({ ...labels }, this.#bounds);
-      this.#series.set(key, series);
-    }
-    return series;
+    return seriesOf(
+      this.#series,
+      this.name,
+      this.#labelNames,
+      labels,
+      (copy) => new HistogramSeries(copy, this.#bounds),
+    );
   }
 
   /** What prom-client's Registry asks each registered metric for when it renders /metrics. */
