@@ -6,11 +6,14 @@ import type { Settings } from './settings.js';
 import { openDirect } from './sip2-direct.js';
 
 /**
- * B3: what the gateway adds to one SIP2 round trip at low load. One request
- * at a time, simulator at 0 ms: p50 of GET /core/alice through the gateway
- * minus p50 of the same 63 (Sip2Messages.patronInformation('alice'), no list,
- * no password) sent straight to the simulator over one persistent SIP2
- * connection from the bench process. The two alternate in batches of 100 so
+ * B3: how much longer one call through the gateway takes than the SIP2
+ * round trip it needs, at low load. One request at a time, simulator at 0 ms:
+ * p50 of GET /core/alice through the gateway divided by p50 of the same 63
+ * (Sip2Messages.patronInformation('alice'), no list, no password) sent
+ * straight to the simulator over one persistent SIP2 connection from the
+ * bench process. A ratio, not a difference in milliseconds: both move with
+ * the machine (an added 0.48 ms on one machine was 0.81 ms on another of the
+ * same kind), their ratio much less. The two alternate in batches of 100 so
  * they share the machine's noise.
  *
  * Both are warmed up first with 2000 calls each: a fresh gateway answers a
@@ -19,7 +22,8 @@ import { openDirect } from './sip2-direct.js';
  * successive batches of 300 after 200 warm-ups); a gateway in service is warm.
  */
 
-const TARGET_MS = 0.5;
+/** p50 through the gateway ÷ p50 of the direct SIP2 round trip (issue 26). */
+const TARGET = 2;
 const BATCH = 100;
 const WARMUP = 2000;
 const POOL = '4';
@@ -58,21 +62,22 @@ export async function runB3(settings: Settings): Promise<Row[]> {
       }
       const g = sortedOf(gatewayTimes);
       const s = sortedOf(sip2Times);
-      const overhead = percentile(g, 50) - percentile(s, 50);
+      const ratio = percentile(g, 50) / percentile(s, 50);
       const non200 = Object.entries(statuses).filter(([status]) => status !== '200');
       const valid = non200.length === 0;
       const notes = [
-        `gateway GET /core/alice p50 ${ms(percentile(g, 50))} (p99 ${ms(percentile(g, 99))}), direct SIP2 63 p50 ${ms(percentile(s, 50))} (p99 ${ms(percentile(s, 99))}); ${g.length} samples each, alternating batches of ${BATCH}, after ${WARMUP} warm-ups each`,
+        `result = p50 gateway GET /core/alice ÷ p50 direct SIP2 63: ${ms(percentile(g, 50))} ÷ ${ms(percentile(s, 50))}; the gateway adds ${ms(percentile(g, 50) - percentile(s, 50))} at p50`,
+        `gateway p99 ${ms(percentile(g, 99))}, direct SIP2 p99 ${ms(percentile(s, 99))}; ${g.length} samples each, alternating batches of ${BATCH}, after ${WARMUP} warm-ups each`,
         `one GET /core/alice sent ${counts(perCall)} to the simulator; HTTP statuses ${counts(statuses)}`,
       ];
       if (!valid) notes.push(`INVALID: ${non200.map(([status, n]) => `${n}× HTTP ${status}`).join(', ')}`);
       return [
         {
           id: 'B3',
-          what: 'gateway overhead at low load: p50 gateway − p50 direct SIP2',
-          result: ms(overhead),
-          target: `<= ${TARGET_MS} ms`,
-          met: metOf(overhead <= TARGET_MS, valid),
+          what: 'gateway at low load: p50 gateway ÷ p50 direct SIP2 round trip',
+          result: `${ratio.toFixed(2)} (${ms(percentile(g, 50))} ÷ ${ms(percentile(s, 50))})`,
+          target: `<= ${TARGET}`,
+          met: metOf(ratio <= TARGET, valid),
           notes,
         },
       ];

@@ -1,5 +1,5 @@
 /**
- * The reference for B1: a bare Hono hello-world on @hono/node-server (the
+ * Beside B1's result, for information: a bare Hono hello-world on @hono/node-server (the
  * same HTTP stack as the gateway), nothing else. `GET /` -> {"hello":"world"}.
  * Prints `hello listening on http://127.0.0.1:PORT`; exits on SIGTERM/SIGINT.
  */

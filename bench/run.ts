@@ -30,9 +30,9 @@ import { machine, type Report, type Row, render, resultsFile } from './report.js
 import { FULL, QUICK, type Settings } from './settings.js';
 
 const BENCHES: Record<string, { title: string; run: (settings: Settings) => Promise<Row[]> }> = {
-  B1: { title: 'CPU per request vs hello-world', run: runB1 },
+  B1: { title: 'CPU per request vs the raw relay', run: runB1 },
   B2: { title: 'items fan-out at 20 ms SIP2 latency', run: runB2 },
-  B3: { title: 'overhead over one SIP2 round trip', run: runB3 },
+  B3: { title: 'one call vs one SIP2 round trip at low load', run: runB3 },
   B4: { title: 'memory with 10,000 sessions and cached items', run: runB4 },
   B5: { title: 'login-to-logout flow', run: runB5 },
   B6: { title: 'two gateways on one Redis', run: runB6 },

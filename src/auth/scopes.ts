@@ -66,6 +66,7 @@ export function formatScopes(scopes: readonly string[]): string {
 }
 
 /** What a core response lists in X-OAuth-Scopes: never change_password. */
-export function coreVisibleScopes(scopes: readonly string[]): string[] {
-  return scopes.filter((scope) => scope !== 'change_password');
+export function coreVisibleScopes(scopes: readonly string[]): readonly string[] {
+  // Every core response lists them: the scopes themselves when there is nothing to leave out (never granted today).
+  return scopes.includes('change_password') ? scopes.filter((scope) => scope !== 'change_password') : scopes;
 }

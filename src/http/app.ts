@@ -1,4 +1,4 @@
-import type { Context } from 'hono';
+import type { Context, ErrorHandler } from 'hono';
 import { Hono } from 'hono';
 import type { ClientCredentialsLogin } from '../auth/client-login.js';
 import type { LoginService } from '../auth/login.js';
@@ -19,7 +19,7 @@ import { requireForwardedHttps } from './middleware/forwarded-proto/index.js';
 import { httpMetrics } from './middleware/metrics/index.js';
 import { paiaFormatStep } from './middleware/paia-format/index.js';
 import { requestIdStep, requestLog } from './middleware/request-id/index.js';
-import { type RequestStep, requestSteps } from './middleware/request-steps/index.js';
+import { type RequestStep, requestFrame } from './middleware/request-steps/index.js';
 import { parseRequestUrl } from './middleware/request-url/index.js';
 import { responsePolicy, responsePolicyStep } from './middleware/response-policy/index.js';
 import { respondError } from './respond.js';
@@ -150,35 +150,50 @@ export function createApp(options: AppOptions): Hono {
   // The operations endpoints first: probes and scrapes pass no PAIA middleware and are not counted.
   if (options.health) mountHealth(app, options.health);
   if (options.metricsEndpoint) mountMetrics(app, options.metricsEndpoint);
-  // First of all, so that the time covers every other middleware and every refusal is counted.
-  if (options.metrics) {
-    app.use(
-      '*',
-      httpMetrics({
-        metrics: options.metrics,
-        routes: routeTable({ corePrefix, authPrefix, daiaPath: options.daia ? daiaPath : null }),
-      }),
-    );
-  }
   const checkUrlLength: RequestStep = (c) => {
     // Path and query are percent-encoded ASCII once parsed, so characters are bytes.
     const url = c.get('url');
     if (url.pathname.length + url.search.length > maxUrlBytes) throw uriTooLong(maxUrlBytes);
   };
+  const unknownUrl = () => notFound('unknown URL: no PAIA method here');
+  const onError: ErrorHandler = (thrown, c) => {
+    const requestIdValue = c.get('requestId') ?? '-';
+    const { error, kind } = translateError(thrown, requestIdValue);
+    const log = requestLog(c) ?? options.logger;
+    if (kind === 'backend') {
+      const { kind: failure, reason } = thrown as BackendFailure;
+      log.warn({ err: { type: thrown.name, kind: failure, reason, message: thrown.message } }, 'backend failure');
+    } else if (kind === 'bug') {
+      log.error({ err: thrown }, 'unexpected error');
+    }
+    return respondError(c, error, { realm });
+  };
   app.use(
     '*',
-    // Outside the steps, so that a request they refuse (bad callback, URL too long) gets its line too;
-    // the line is made after the response, when the steps have set the request id.
-    accessLog({ logger: accessLogger }),
-    requestSteps(
-      parseRequestUrl,
-      responsePolicyStep(policy),
-      requestIdStep({ logger: options.logger }),
-      paiaFormatStep({ authPrefix, ...(options.daia ? { daiaPath } : {}) }),
-      checkUrlLength,
-      ...(options.requireForwardedHttps ? [requireForwardedHttps()] : []),
+    requestFrame(
+      [
+        // First of all, so that the time covers every other part and every refusal is counted.
+        ...(options.metrics
+          ? [
+              httpMetrics({
+                metrics: options.metrics,
+                routes: routeTable({ corePrefix, authPrefix, daiaPath: options.daia ? daiaPath : null }),
+              }),
+            ]
+          : []),
+        // Before the steps, so that a request they refuse (bad callback, URL too long) gets its line too;
+        // the line is made after the response, when the steps have set the request id.
+        accessLog({ logger: accessLogger }),
+        parseRequestUrl,
+        responsePolicyStep(policy),
+        requestIdStep({ logger: options.logger }),
+        paiaFormatStep({ authPrefix, ...(options.daia ? { daiaPath } : {}) }),
+        checkUrlLength,
+        ...(options.requireForwardedHttps ? [requireForwardedHttps()] : []),
+        deadline({ timeoutMs: options.requestTimeoutMs ?? APP_DEFAULTS.requestTimeoutMs }),
+      ],
+      onError,
     ),
-    deadline({ timeoutMs: options.requestTimeoutMs ?? APP_DEFAULTS.requestTimeoutMs }),
   );
 
   const rateLimit = options.rateLimit;
@@ -215,24 +230,11 @@ export function createApp(options: AppOptions): Hono {
     });
   }
 
-  const unknownUrl = () => notFound('unknown URL: no PAIA method here');
   app.all('*', () => {
     throw unknownUrl();
   });
   app.notFound((c) => respondError(c, unknownUrl(), { realm }));
-
-  app.onError((thrown, c) => {
-    const requestIdValue = c.get('requestId') ?? '-';
-    const { error, kind } = translateError(thrown, requestIdValue);
-    const log = requestLog(c) ?? options.logger;
-    if (kind === 'backend') {
-      const { kind: failure, reason } = thrown as BackendFailure;
-      log.warn({ err: { type: thrown.name, kind: failure, reason, message: thrown.message } }, 'backend failure');
-    } else if (kind === 'bug') {
-      log.error({ err: thrown }, 'unexpected error');
-    }
-    return respondError(c, error, { realm });
-  });
+  app.onError(onError);
 
   return app;
 }

@@ -69,7 +69,7 @@ export function respond(
   h.Pragma = 'no-cache';
   const requestId = c.get('requestId');
   if (requestId !== undefined) h['X-Request-Id'] = requestId;
-  for (const [name, value] of Object.entries(headers)) h[name] = value;
+  for (const name in headers) h[name] = headers[name]!;
   applyResponsePolicy(c, h);
 
   return new Response(encodeBody(text, format.charset), {

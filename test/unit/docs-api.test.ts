@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { allowedScopes, formatScopes, METHOD_SCOPE, SCOPES } from '../../src/auth/scopes.js';
 import { notFound, PAIA_ERROR_CODES } from '../../src/http/errors.js';
 import { paiaFormatStep } from '../../src/http/middleware/paia-format/index.js';
-import { requestSteps } from '../../src/http/middleware/request-steps/index.js';
+import { requestFrame } from '../../src/http/middleware/request-steps/index.js';
 import { respondError } from '../../src/http/respond.js';
 import { ALLOWED_REQUEST_HEADERS } from '../../src/http/routes/mount.js';
 
@@ -116,7 +116,7 @@ describe('docs/api.md', () => {
 
   it('says auth errors never carry code and core errors do, as respondError renders them', async () => {
     const app = new Hono();
-    app.use(requestSteps(paiaFormatStep({ authPrefix: '/auth' })));
+    app.use(requestFrame([paiaFormatStep({ authPrefix: '/auth' })], (error) => Promise.reject(error)));
     app.all('*', (c) => respondError(c, notFound('x'), { realm: 'PAIA' }));
     const auth = (await (await app.request('/auth/nothing')).json()) as Record<string, unknown>;
     const coreResponse = await app.request('/core/nothing?suppress_response_codes');

@@ -67,128 +67,120 @@ export function mountAuth(app: Hono, options: AuthRouteOptions): void {
     path: `${prefix}/login`,
     verb: 'POST',
     scope: METHOD_SCOPE.login,
-    handlers: [
-      async (c) => {
-        const clientAddress = options.clientAddress(c);
-        // Checked first, before the body is read: a refused client learns nothing else.
-        if (!login.admits(clientAddress)) throw accessDenied(CLIENT_NOT_ALLOWED);
-        const query = c.get('url').searchParams;
-        if (CREDENTIAL_PARAMETERS.some((name) => query.has(name))) {
-          throw malformed('credentials are never accepted in the URL: send username and password in the POST body');
-        }
-        const body = await readBody(c, { maxBytes: options.maxBodyBytes, acceptForm: true });
-        const signal = c.get('callSignal');
-        const { clientLogin } = options;
-        let outcome: LoginOutcome | ClientLoginOutcome;
-        let rejected = REJECTED;
-        if (isClientCredentialsGrant(body)) {
-          if (clientLogin === undefined) throw unsupportedGrantType(CLIENT_CREDENTIALS_OFF);
-          const input = parseClientCredentials(body);
-          // RFC 6749, 2.3.1: the client authenticates with HTTP Basic; the header is redacted in logs.
-          const client = basicCredentials(c.req.header('authorization'));
-          rejected = CLIENT_REJECTED;
-          outcome = await readUntil(signal, 'login', () =>
-            clientLogin.login({
-              clientId: client?.id,
-              clientSecret: client?.secret,
-              clientSecretAsSent: client?.secretAsSent,
-              patron: input.patron,
-              scopes: parseScopeParameter(input.scope),
-              clientAddress,
-              signal,
-              log: requestLog(c),
-            }),
+    handler: async (c) => {
+      const clientAddress = options.clientAddress(c);
+      // Checked first, before the body is read: a refused client learns nothing else.
+      if (!login.admits(clientAddress)) throw accessDenied(CLIENT_NOT_ALLOWED);
+      const query = c.get('url').searchParams;
+      if (CREDENTIAL_PARAMETERS.some((name) => query.has(name))) {
+        throw malformed('credentials are never accepted in the URL: send username and password in the POST body');
+      }
+      const body = await readBody(c, { maxBytes: options.maxBodyBytes, acceptForm: true });
+      const signal = c.get('callSignal');
+      const { clientLogin } = options;
+      let outcome: LoginOutcome | ClientLoginOutcome;
+      let rejected = REJECTED;
+      if (isClientCredentialsGrant(body)) {
+        if (clientLogin === undefined) throw unsupportedGrantType(CLIENT_CREDENTIALS_OFF);
+        const input = parseClientCredentials(body);
+        // RFC 6749, 2.3.1: the client authenticates with HTTP Basic; the header is redacted in logs.
+        const client = basicCredentials(c.req.header('authorization'));
+        rejected = CLIENT_REJECTED;
+        outcome = await readUntil(signal, 'login', () =>
+          clientLogin.login({
+            clientId: client?.id,
+            clientSecret: client?.secret,
+            clientSecretAsSent: client?.secretAsSent,
+            patron: input.patron,
+            scopes: parseScopeParameter(input.scope),
+            clientAddress,
+            signal,
+            log: requestLog(c),
+          }),
+        );
+      } else {
+        const input = parseLogin(body);
+        outcome = await readUntil(signal, 'login', () =>
+          login.login({
+            username: input.username,
+            password: input.password,
+            scopes: parseScopeParameter(input.scope),
+            clientAddress,
+            signal,
+            log: requestLog(c),
+          }),
+        );
+      }
+      switch (outcome.kind) {
+        case 'client-not-allowed':
+          throw accessDenied(CLIENT_NOT_ALLOWED);
+        case 'no-grantable-scope':
+          throw unprocessable(
+            `none of the requested scopes can be granted; this server grants ${formatScopes(outcome.grantable)}`,
           );
-        } else {
-          const input = parseLogin(body);
-          outcome = await readUntil(signal, 'login', () =>
-            login.login({
-              username: input.username,
-              password: input.password,
-              scopes: parseScopeParameter(input.scope),
-              clientAddress,
-              signal,
-              log: requestLog(c),
-            }),
+        case 'weak-password':
+          throw accessDenied(WEAK_PASSWORD_MESSAGE);
+        case 'busy':
+          throw unavailable('too many logins right now; please try again in a second', outcome.retryAfterSeconds);
+        case 'rejected':
+          throw accessDenied(
+            rejected,
+            outcome.retryAfterSeconds === undefined ? undefined : { 'Retry-After': String(outcome.retryAfterSeconds) },
           );
-        }
-        switch (outcome.kind) {
-          case 'client-not-allowed':
-            throw accessDenied(CLIENT_NOT_ALLOWED);
-          case 'no-grantable-scope':
-            throw unprocessable(
-              `none of the requested scopes can be granted; this server grants ${formatScopes(outcome.grantable)}`,
-            );
-          case 'weak-password':
-            throw accessDenied(WEAK_PASSWORD_MESSAGE);
-          case 'busy':
-            throw unavailable('too many logins right now; please try again in a second', outcome.retryAfterSeconds);
-          case 'rejected':
-            throw accessDenied(
-              rejected,
-              outcome.retryAfterSeconds === undefined
-                ? undefined
-                : { 'Retry-After': String(outcome.retryAfterSeconds) },
-            );
-          case 'scopes-not-allowed':
-            throw unprocessable(
-              `this account is expired or blocked, so only ${formatScopes(outcome.allowed)} can be granted, and none of these was requested`,
-            );
-          case 'granted':
-            c.set('tokenScopes', outcome.scopes);
-            return respond(
-              c,
-              200,
-              {
-                patron: outcome.patron,
-                access_token: outcome.token,
-                token_type: 'Bearer',
-                scope: formatScopes(outcome.scopes),
-                expires_in: outcome.expiresInSeconds,
-              },
-              { 'Cache-Control': 'no-store', Pragma: 'no-cache' },
-            );
-        }
-      },
-    ],
+        case 'scopes-not-allowed':
+          throw unprocessable(
+            `this account is expired or blocked, so only ${formatScopes(outcome.allowed)} can be granted, and none of these was requested`,
+          );
+        case 'granted':
+          c.set('tokenScopes', outcome.scopes);
+          return respond(
+            c,
+            200,
+            {
+              patron: outcome.patron,
+              access_token: outcome.token,
+              token_type: 'Bearer',
+              scope: formatScopes(outcome.scopes),
+              expires_in: outcome.expiresInSeconds,
+            },
+            { 'Cache-Control': 'no-store', Pragma: 'no-cache' },
+          );
+      }
+    },
   });
 
   mountMethod(app, {
     path: `${prefix}/logout`,
     verb: 'POST',
     scope: METHOD_SCOPE.logout,
-    handlers: [
-      paiaAuth({ sessions, ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}) }),
-      async (c) => {
-        const body = await readBody(c, { maxBytes: options.maxBodyBytes, acceptForm: true });
-        const { patron } = parseLogout(body);
-        const { session, token } = c.get('auth');
-        if (patron !== session.patron) throw accessDenied('the patron does not match the access token');
-        await guarded('session store', () => sessions.delete(token));
-        if (options.logoutAllSessions) await guarded('session store', () => sessions.deleteAllFor(session.patron));
-        // The ILS session end (35) is a courtesy: the token is already dead, a failure changes nothing.
-        const log = requestLog(c);
-        void guarded('backend', () => backend.logout(session.barcode)).catch((error: unknown) => {
-          log?.warn(
-            { err: { message: error instanceof Error ? error.message : String(error) } },
-            'backend logout failed',
-          );
-        });
-        return respond(c, 200, { patron });
-      },
-    ],
+    guard: paiaAuth({ sessions, ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}) }),
+    handler: async (c) => {
+      const body = await readBody(c, { maxBytes: options.maxBodyBytes, acceptForm: true });
+      const { patron } = parseLogout(body);
+      const { session, token } = c.get('auth');
+      if (patron !== session.patron) throw accessDenied('the patron does not match the access token');
+      await guarded('session store', () => sessions.delete(token));
+      if (options.logoutAllSessions) await guarded('session store', () => sessions.deleteAllFor(session.patron));
+      // The ILS session end (35) is a courtesy: the token is already dead, a failure changes nothing.
+      const log = requestLog(c);
+      void guarded('backend', () => backend.logout(session.barcode)).catch((error: unknown) => {
+        log?.warn(
+          { err: { message: error instanceof Error ? error.message : String(error) } },
+          'backend logout failed',
+        );
+      });
+      return respond(c, 200, { patron });
+    },
   });
 
   mountMethod(app, {
     path: `${prefix}/change`,
     verb: 'POST',
     scope: METHOD_SCOPE.change,
-    handlers: [
-      () => {
-        throw notImplemented(
-          'changing the password is not supported by this server; please change it through your library',
-        );
-      },
-    ],
+    handler: () => {
+      throw notImplemented(
+        'changing the password is not supported by this server; please change it through your library',
+      );
+    },
   });
 }

@@ -37,31 +37,27 @@ export function mountCore(app: Hono, options: CoreRouteOptions): void {
     path: `${prefix}/:patron`,
     verb: 'GET',
     scope: METHOD_SCOPE.patron,
-    handlers: [
-      auth('patron'),
-      async (c) => {
-        const { barcode } = c.get('auth').session;
-        const signal = c.get('callSignal');
-        const record = await readUntil(signal, 'backend', () => backend.patron(barcode, { signal }));
-        if (record === null) throw notFound('the library system does not know this patron account');
-        return respond(c, 200, record);
-      },
-    ],
+    guard: auth('patron'),
+    handler: async (c) => {
+      const { barcode } = c.get('auth').session;
+      const signal = c.get('callSignal');
+      const record = await readUntil(signal, 'backend', () => backend.patron(barcode, { signal }));
+      if (record === null) throw notFound('the library system does not know this patron account');
+      return respond(c, 200, record);
+    },
   });
 
   mountMethod(app, {
     path: `${prefix}/:patron/items`,
     verb: 'GET',
     scope: METHOD_SCOPE.items,
-    handlers: [
-      auth('items'),
-      async (c) => {
-        const { barcode } = c.get('auth').session;
-        const signal = c.get('callSignal');
-        const doc = await readUntil(signal, 'backend', () => backend.items(barcode, { signal }));
-        return respond(c, 200, { doc });
-      },
-    ],
+    guard: auth('items'),
+    handler: async (c) => {
+      const { barcode } = c.get('auth').session;
+      const signal = c.get('callSignal');
+      const doc = await readUntil(signal, 'backend', () => backend.items(barcode, { signal }));
+      return respond(c, 200, { doc });
+    },
   });
 
   const writes: Array<
@@ -79,18 +75,16 @@ export function mountCore(app: Hono, options: CoreRouteOptions): void {
       path: `${prefix}/:patron/${method}`,
       verb: 'POST',
       scope: METHOD_SCOPE[method],
-      handlers: [
-        auth(method),
-        async (c) => {
-          const body = await readBody(c, { maxBytes: options.maxBodyBytes, acceptForm: false });
-          const docs = parseDocuments(body, { maxDocs: options.maxDocs, pickup: method === 'request' });
-          const { barcode } = c.get('auth').session;
-          // Document errors (unknown URI, refused renewal) come back inside doc[], status 200. At the deadline the
-          // backend answers at once: documents not sent, or with their outcome unknown (never raced to a 504 here).
-          const doc = await guarded('backend', () => call(barcode, docs, { signal: c.get('callSignal') }));
-          return respond(c, 200, { doc });
-        },
-      ],
+      guard: auth(method),
+      handler: async (c) => {
+        const body = await readBody(c, { maxBytes: options.maxBodyBytes, acceptForm: false });
+        const docs = parseDocuments(body, { maxDocs: options.maxDocs, pickup: method === 'request' });
+        const { barcode } = c.get('auth').session;
+        // Document errors (unknown URI, refused renewal) come back inside doc[], status 200. At the deadline the
+        // backend answers at once: documents not sent, or with their outcome unknown (never raced to a 504 here).
+        const doc = await guarded('backend', () => call(barcode, docs, { signal: c.get('callSignal') }));
+        return respond(c, 200, { doc });
+      },
     });
   }
 
@@ -98,14 +92,12 @@ export function mountCore(app: Hono, options: CoreRouteOptions): void {
     path: `${prefix}/:patron/fees`,
     verb: 'GET',
     scope: METHOD_SCOPE.fees,
-    handlers: [
-      auth('fees'),
-      async (c) => {
-        const { barcode } = c.get('auth').session;
-        const signal = c.get('callSignal');
-        const fees = await readUntil(signal, 'backend', () => backend.fees(barcode, { signal }));
-        return respond(c, 200, fees);
-      },
-    ],
+    guard: auth('fees'),
+    handler: async (c) => {
+      const { barcode } = c.get('auth').session;
+      const signal = c.get('callSignal');
+      const fees = await readUntil(signal, 'backend', () => backend.fees(barcode, { signal }));
+      return respond(c, 200, fees);
+    },
   });
 }

@@ -1,5 +1,6 @@
-import type { Hono, MiddlewareHandler } from 'hono';
+import type { Context, Hono } from 'hono';
 import { methodNotAllowed } from '../errors.js';
+import type { RouteGuard } from '../middleware/paia-auth/index.js';
 import { paiaMethod } from '../middleware/paia-method/index.js';
 import { respond } from '../respond.js';
 
@@ -11,7 +12,9 @@ export interface MethodRoute {
   verb: 'GET' | 'POST';
   /** Scope listed in X-Accepted-OAuth-Scopes. */
   scope: string | null;
-  handlers: MiddlewareHandler[];
+  /** Checked before the handler (paiaAuth): sets context variables for it, or throws. */
+  guard?: RouteGuard;
+  handler: (c: Context) => Response | Promise<Response>;
 }
 
 /**
@@ -22,9 +25,16 @@ export interface MethodRoute {
 export function mountMethod(app: Hono, route: MethodRoute): void {
   const allow = route.verb === 'GET' ? ['GET', 'HEAD', 'OPTIONS'] : ['POST', 'OPTIONS'];
   const method = paiaMethod({ scope: route.scope });
-  const [first, ...rest] = route.handlers;
-  if (first === undefined) throw new Error(`no handler for ${route.verb} ${route.path}`);
-  app.on(route.verb, route.path, method(first), ...rest);
+  const { guard, handler } = route;
+  // The guard and the handler as one: a second route handler would cost every request hono's dispatch and a promise.
+  const answer =
+    guard === undefined
+      ? handler
+      : async (c: Context) => {
+          await guard(c);
+          return handler(c);
+        };
+  app.on(route.verb, route.path, method(answer));
   app.options(
     route.path,
     method((c) =>

@@ -1,5 +1,5 @@
 /** Counter and histogram cells: each cell feeds exactly its own series of the registry it was made for. */
-import { Histogram, Registry } from 'prom-client';
+import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { CounterFamily, HistogramFamily } from '../../../src/metrics/cells.js';
 import { parseExposition, single } from './exposition.js';
@@ -121,5 +121,26 @@ describe('CounterFamily', () => {
     ok.inc();
     text = parseExposition(await registry.metrics());
     expect(single(text, 'c_total', { status: '200' })).toBe(4);
+  });
+
+  it("renders /metrics exactly as prom-client's own Counter does, a series from its first increment on", async () => {
+    const ours = new Registry();
+    const theirs = new Registry();
+    const family = new CounterFamily({ registry: ours, name: 'r_total', help: 'r', labelNames: ['m', 'r', 's'] });
+    const reference = new Counter({ name: 'r_total', help: 'r', labelNames: ['m', 'r', 's'], registers: [theirs] });
+    // A cell made but never incremented (a state store operation without errors) shows no series, as with prom-client.
+    family.cell({ m: 'GET', r: 'never', s: '500' });
+    const increments: Array<[{ m: string; r: string; s: string }, number]> = [
+      [{ m: 'POST', r: 'login', s: '200' }, 1],
+      [{ m: 'GET', r: 'patron', s: '200' }, 1],
+      [{ m: 'POST', r: 'login', s: '200' }, 2],
+      [{ m: 'GET', r: 'patron', s: '404' }, 1],
+    ];
+    for (const [labels, by] of increments) {
+      family.cell(labels).inc(by);
+      reference.labels(labels).inc(by);
+    }
+    expect(await ours.metrics()).toBe(await theirs.metrics());
+    expect(await ours.getMetricsAsJSON()).toEqual(await theirs.getMetricsAsJSON());
   });
 });

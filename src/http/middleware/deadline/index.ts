@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import type { MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import { Cancellation, type CancelSignal } from '../../../cancel-signal.js';
 import { TimeoutLine } from '../../../timeout-line.js';
+import type { RequestLayer } from '../request-steps/index.js';
 
 /**
  * One bound on a whole call (http.requestTimeoutMs), however many SIP2
@@ -17,6 +18,8 @@ import { TimeoutLine } from '../../../timeout-line.js';
 interface DeadlineVariables {
   /** Aborts when the call's time is up ('deadline'), its client went away ('client-gone'), or it was answered ('call-over'). */
   callSignal: CancelSignal;
+  /** The call as this layer keeps it until the response. */
+  deadlineCall: BoundCall;
 }
 
 declare module 'hono' {
@@ -33,35 +36,58 @@ function outgoingOf(env: unknown): ServerResponse | undefined {
   return (env as { outgoing?: ServerResponse } | undefined)?.outgoing;
 }
 
-export function deadline(options: DeadlineOptions): MiddlewareHandler {
+/** One call: its signal, and what tells it that its client went away. */
+class BoundCall {
+  // Not an AbortController: one per request, with the listeners the pool and the backend add and remove on it,
+  // cost some 5 µs of CPU per call; Cancellation does the same for the gateway's own layers (cancel-signal.ts).
+  readonly signal = new Cancellation();
+  /**
+   * Under @hono/node-server the response's 'close' before it finished is the client going away, the same test
+   * the server uses to abort c.req.raw.signal. Listening there spares every request the AbortController and
+   * EventTarget listener that reading c.req.raw.signal makes (bench/README.md, CPU profile). Under
+   * app.request() (no node response), the request's own signal tells.
+   */
+  readonly outgoing: ServerResponse | undefined;
+  readonly client: AbortSignal | undefined;
+  readonly onGone = () => {
+    if (!this.outgoing?.writableFinished) this.signal.abort('client-gone');
+  };
+
+  constructor(c: Context) {
+    this.outgoing = outgoingOf(c.env);
+    // A 'close' comes once: on(), not once(), which wraps the listener in one more closure per call.
+    if (this.outgoing !== undefined) this.outgoing.on('close', this.onGone);
+    else {
+      this.client = c.req.raw.signal;
+      this.client.addEventListener('abort', this.onGone, { once: true });
+    }
+  }
+
+  /** The call is answered: no more listening, and its work left waiting is dropped ('call-over'). */
+  end(): void {
+    if (this.outgoing !== undefined) this.outgoing.off('close', this.onGone);
+    else this.client?.removeEventListener('abort', this.onGone);
+    this.signal.abort('call-over');
+  }
+}
+
+/** A layer of the request frame (request-steps): the call's signal from the steps to its response. */
+export function deadline(options: DeadlineOptions): RequestLayer {
   if (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1)
     throw new RangeError('timeoutMs must be a positive integer');
   // Every call has the same bound: one timer for all of them, not one each (timeout-line.ts).
   const calls = new TimeoutLine<Cancellation, Cancellation>(options.timeoutMs, (call) => call.abort('deadline'));
-  return async (c, next) => {
-    // Not an AbortController: one per request, with the listeners the pool and the backend add and remove on it,
-    // cost some 5 µs of CPU per call; Cancellation does the same for the gateway's own layers (cancel-signal.ts).
-    const controller = new Cancellation();
-    calls.start(controller, controller);
-    const onClientGone = () => controller.abort('client-gone');
-    // Under @hono/node-server the response's 'close' before it finished is the client going away, the
-    // same test the server uses to abort c.req.raw.signal. Listening there spares every request the
-    // AbortController and EventTarget listener that reading c.req.raw.signal makes (bench/README.md, CPU profile).
-    const outgoing = outgoingOf(c.env);
-    const onClose = () => {
-      if (!outgoing?.writableFinished) onClientGone();
-    };
-    const client = outgoing === undefined ? c.req.raw.signal : undefined;
-    if (outgoing !== undefined) outgoing.once('close', onClose);
-    else client?.addEventListener('abort', onClientGone, { once: true });
-    c.set('callSignal', controller);
-    try {
-      await next();
-    } finally {
-      calls.end(controller);
-      if (outgoing !== undefined) outgoing.off('close', onClose);
-      else client?.removeEventListener('abort', onClientGone);
-      controller.abort('call-over');
-    }
+  return {
+    start(c: Context) {
+      const call = new BoundCall(c);
+      calls.start(call.signal, call.signal);
+      c.set('deadlineCall', call);
+      c.set('callSignal', call.signal);
+    },
+    finish(c: Context) {
+      const call = c.get('deadlineCall');
+      calls.end(call.signal);
+      call.end();
+    },
   };
 }

@@ -1,10 +1,13 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import type { TokenRateLimit } from '../../../auth/token-rate-limit.js';
 import { MAX_TOKEN_CHARS, type Session, type SessionStore } from '../../../state/sessions.js';
 import { hashToken } from '../../../state/tokens.js';
 import { accessDenied, insufficientScope, invalidGrant, malformed, tooManyRequests } from '../../errors.js';
 import { guarded } from '../../guard.js';
 import { urlOf } from '../request-url/index.js';
+
+/** What a route checks before its handler (routes/mount.ts): sets context variables for it, or rejects (a PaiaError). */
+export type RouteGuard = (c: Context) => Promise<void>;
 
 /** A request that passed the bearer-token check. The token is kept for logout only and never logged. */
 interface Authenticated {
@@ -38,7 +41,7 @@ export interface PaiaAuthOptions {
 }
 
 /**
- * Bearer-token middleware. The token comes from `Authorization: Bearer` or
+ * Bearer-token check of a route, run before its handler (mountMethod's `guard`). The token comes from `Authorization: Bearer` or
  * the `access_token` query parameter (both present and different: 400).
  * Order of checks, so that patron identifiers never leak: token missing,
  * unknown or expired -> 401 invalid_grant; token of another patron -> 403
@@ -46,12 +49,15 @@ export interface PaiaAuthOptions {
  * `tokenScopes`.
  *
  * @example
- * app.get('/core/:patron', paiaAuth({ sessions, scope: 'read_patron', patronParam: 'patron' }), handler)
+ * mountMethod(app, { ..., guard: paiaAuth({ sessions, scope: 'read_patron', patronParam: 'patron' }), handler })
  */
-export function paiaAuth(options: PaiaAuthOptions): MiddlewareHandler {
+export function paiaAuth(options: PaiaAuthOptions): RouteGuard {
   const { sessions, scope, patronParam, rateLimit } = options;
-  return async function paiaAuthMiddleware(c, next) {
-    const token = bearerToken(c.req.header('authorization'), urlOf(c).searchParams.getAll('access_token'));
+  return async function paiaAuthGuard(c) {
+    const url = urlOf(c);
+    // Without a query there is no access_token parameter: no URLSearchParams to make.
+    const fromQuery = url.search === '' ? NO_VALUES : url.searchParams.getAll('access_token');
+    const token = bearerToken(c.req.header('authorization'), fromQuery);
     if (token === undefined) {
       throw invalidGrant(
         'an access token is required: send it as "Authorization: Bearer <token>" or as the access_token parameter',
@@ -75,9 +81,10 @@ export function paiaAuth(options: PaiaAuthOptions): MiddlewareHandler {
       throw accessDenied('the access token does not belong to this patron');
     }
     if (scope && !session.scopes.includes(scope)) throw insufficientScope(scope);
-    await next();
   };
 }
+
+const NO_VALUES: readonly string[] = [];
 
 /** 401: unknown, expired and impossible tokens look the same to the client. */
 function unknownToken() {
@@ -86,7 +93,7 @@ function unknownToken() {
 
 /** The token of a request, or undefined when none is given. Throws 400 when header and query disagree. */
 function bearerToken(authorization: string | undefined, queryValues: readonly string[]): string | undefined {
-  const fromQuery = [...new Set(queryValues.filter((value) => value !== ''))];
+  const fromQuery = queryValues.length === 0 ? queryValues : [...new Set(queryValues.filter((value) => value !== ''))];
   if (fromQuery.length > 1)
     throw malformed('the access_token parameter is given more than once, with different values');
   let fromHeader: string | undefined;

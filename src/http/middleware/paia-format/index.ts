@@ -43,25 +43,28 @@ const CALLBACK = /^[A-Za-z0-9_]+$/;
  * as `format`. A bad callback is a 400, rendered as plain JSON.
  *
  * @example
- * app.use(requestSteps(paiaFormatStep({ authPrefix: '/auth' })))
+ * app.use(requestFrame([parseRequestUrl, paiaFormatStep({ authPrefix: '/auth' })], onError))
  */
 export function paiaFormatStep(options: PaiaFormatOptions): RequestStep {
   const { authPrefix, daiaPath } = options;
+  const authPath = `${authPrefix}/`;
   return function negotiateFormat(c) {
-    const query = urlOf(c).searchParams;
+    const url = urlOf(c);
+    // Without a query there are no parameters: no URLSearchParams to make.
+    const query = url.search === '' ? null : url.searchParams;
     const path = c.req.path;
     const format: ResponseFormat = {
       charset: negotiateCharset(c.req.header('accept-charset'), c.req.header('accept')),
-      suppressResponseCodes: query.has('suppress_response_codes'),
+      suppressResponseCodes: query?.has('suppress_response_codes') ?? false,
       api:
-        path === authPrefix || path.startsWith(`${authPrefix}/`)
+        path === authPrefix || path.startsWith(authPath)
           ? 'auth'
           : daiaPath !== undefined && path === daiaPath
             ? 'daia'
             : 'core',
     };
     c.set('format', format);
-    const callback = query.get('callback');
+    const callback = query?.get('callback') ?? null;
     if (callback !== null) {
       if (!CALLBACK.test(callback)) {
         throw malformed('the callback parameter may contain only letters A-Z and a-z, digits and underscores');

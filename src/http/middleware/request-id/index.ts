@@ -31,12 +31,12 @@ export interface RequestIdOptions {
 const SANE_ID = /^[A-Za-z0-9._:+/=-]{1,128}$/;
 
 /**
- * Request id, a request step (request-steps): takes a sane incoming
+ * Request id, a request step of the request frame (request-steps): takes a sane incoming
  * `X-Request-Id` or makes one and stores it as `requestId` (the renderer
  * echoes it in the response header); requestLog(c) gives the request's logger.
  *
  * @example
- * app.use(requestSteps(requestIdStep({ logger })))
+ * app.use(requestFrame([requestIdStep({ logger })], onError))
  */
 export function requestIdStep(options: RequestIdOptions): RequestStep {
   const headerName = options.headerName ?? 'X-Request-Id';
