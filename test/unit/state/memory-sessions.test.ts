@@ -172,4 +172,33 @@ describe('LruSessionStore: the per-patron bound ends the least recently used ses
       spy.mockRestore();
     }
   });
+
+  it('keeps the per-patron order as a patron goes from one session to several and back', async () => {
+    const store = new LruSessionStore({ maxSessions: 100, maxSessionsPerPatron: 2 });
+    const later = () => session('a', Date.now() + 60_000);
+    const first = await store.create(later());
+    const second = await store.create(later());
+    await store.delete(first);
+    // One left; then a second again, and the one left is used: the new one is now the least recently used.
+    const third = await store.create(later());
+    expect(await store.get(second)).not.toBeNull();
+    const fourth = await store.create(later());
+    expect(await store.get(third)).toBeNull();
+    expect(await store.get(second)).not.toBeNull();
+    expect(await store.get(fourth)).not.toBeNull();
+    expect(await store.deleteAllFor('a')).toBe(2);
+    expect(store.size()).toBe(0);
+  });
+
+  it('keeps the scopes a session was created with, whatever the caller does with its array afterwards', async () => {
+    const store = new LruSessionStore({ maxSessions: 10 });
+    const scopes = ['read_patron', 'read_items'];
+    const a = await store.create({ ...session('a', Date.now() + 60_000), scopes });
+    const b = await store.create({ ...session('b', Date.now() + 60_000), scopes: [...scopes] });
+    scopes.push('write_items');
+    const got = await store.get(a);
+    got!.scopes.push('read_fees');
+    expect((await store.get(a))!.scopes).toEqual(['read_patron', 'read_items']);
+    expect((await store.get(b))!.scopes).toEqual(['read_patron', 'read_items']);
+  });
 });
