@@ -1213,7 +1213,9 @@ const cacheSection = section({
     /** false: every call reads the account from the ILS. */
     enabled: flag().default(true),
     /** How long a read is shared, counted from when it was sent to the ILS. */
-    windowSeconds: integer(1, 300, 'must be seconds between 1 and 300').default(ACCOUNT_WINDOW_DEFAULTS.windowMs / 1000),
+    windowSeconds: integer(1, 300, 'must be seconds between 1 and 300').default(
+      ACCOUNT_WINDOW_DEFAULTS.windowMs / 1000,
+    ),
     /** Most patrons whose reads are kept; the least recently read go first. */
     maxPatrons: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(
       ACCOUNT_WINDOW_DEFAULTS.maxPatrons,
