@@ -16,9 +16,9 @@ import { unknownSettings } from './sip2-direct.js';
  * patron GET core, items and fees (8 patrons at a time), which fills the item
  * cache with every item and the account window with every patron's three
  * reads; then VmRSS of the gateway process from /proc/PID/status, 1 s later
- * and after 30 s without requests. The window is as long as the schema allows
- * (60 s), so the reads are still in it at the settled measurement as long as
- * they took less than the rest of the minute (checked: see the notes).
+ * and after 30 s without requests. The window is 300 s (the schema's most),
+ * so the reads are still in it at the settled measurement as long as they
+ * took less than 270 s (checked: see the notes).
  */
 
 /** Right after the load, and settled (issue 17). */

@@ -88,15 +88,15 @@ export class AccountWindow implements Backend {
   // ------------------------------------------------------------ reads, shared within the window
 
   patron(barcode: string, options?: CallOptions): Promise<PatronRecord | null> {
-    return this.read('patron', barcode, () => this.backend.patron(barcode, options));
+    return this.read('patron', barcode, options, () => this.backend.patron(barcode, options));
   }
 
   items(barcode: string, options?: CallOptions): Promise<PaiaDocument[]> {
-    return this.read('items', barcode, () => this.backend.items(barcode, options));
+    return this.read('items', barcode, options, () => this.backend.items(barcode, options));
   }
 
   fees(barcode: string, options?: CallOptions): Promise<FeeRecord> {
-    return this.read('fees', barcode, () => this.backend.fees(barcode, options));
+    return this.read('fees', barcode, options, () => this.backend.fees(barcode, options));
   }
 
   // ------------------------------------------------------------ writes, which drop the patron's reads
@@ -145,6 +145,7 @@ export class AccountWindow implements Backend {
   private read<K extends ReadKind>(
     kind: K,
     barcode: string,
+    options: CallOptions | undefined,
     read: () => Promise<AccountReads[K]>,
   ): Promise<AccountReads[K]> {
     const key = this.keyOf(barcode);
@@ -154,7 +155,8 @@ export class AccountWindow implements Backend {
       this.hits += 1;
       return Promise.resolve(kept);
     }
-    this.misses += 1;
+    // A caller that has already given up asks nothing (the backend rejects it at once): neither a hit nor a miss.
+    if (options?.signal?.aborted !== true) this.misses += 1;
     return answers.read(key, read);
   }
 

@@ -37,6 +37,8 @@ export class FreshAnswers<V> {
   private readonly quiet = new Map<string, number>();
   private readonly ttlMs: number;
   private readonly now: () => number;
+  /** The one sweep of expired answers to come, while any are kept. */
+  private sweep: NodeJS.Timeout | null = null;
 
   constructor(options: FreshAnswersOptions) {
     if (!Number.isInteger(options.maxEntries) || options.maxEntries < 1)
@@ -67,8 +69,10 @@ export class FreshAnswers<V> {
     const startedAt = this.now();
     return read().then((answer) => {
       const ttl = this.ttlMs - (this.now() - startedAt);
-      if (answer != null && ttl > 0 && !this.invalidatedSince(key, asked) && !this.isQuiet(key))
+      if (answer != null && ttl > 0 && !this.invalidatedSince(key, asked) && !this.isQuiet(key)) {
         this.entries.set(key, answer as V & {}, { ttl });
+        this.sweepLater();
+      }
       return answer;
     });
   }
@@ -94,6 +98,23 @@ export class FreshAnswers<V> {
 
   get maxEntries(): number {
     return this.entries.maxSize;
+  }
+
+  /**
+   * Expired answers are dropped within one TTL after they expire, not only
+   * when touched or pushed out: after a busy hour the cache would otherwise
+   * hold maxEntries answers (a patron's loans each) long after nobody asks.
+   * One timer per cache, only while it keeps answers, and unref'd: it never
+   * keeps the process alive and needs no closing.
+   */
+  private sweepLater(): void {
+    if (this.sweep !== null) return;
+    this.sweep = setTimeout(() => {
+      this.sweep = null;
+      this.entries.purgeStale();
+      if (this.entries.size > 0) this.sweepLater();
+    }, this.ttlMs);
+    this.sweep.unref();
   }
 
   /** Whether `key` was invalidated after a read that started when `asked` invalidations had happened. */

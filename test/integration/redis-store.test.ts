@@ -367,6 +367,16 @@ for (const kind of kinds) {
         await b.publishInvalidation({ item: 'it-2', outcomeUnknown: false });
         await vi.waitFor(() => expect(heard.a).toEqual([{ item: 'it-2', outcomeUnknown: false }]), WAIT);
         expect(heard.b).toEqual([{ item: 'it-1', outcomeUnknown: true }]);
+        // An account (the account window's key, a digest) travels the same way.
+        await a.publishInvalidation({ patron: 'digest-of-alice', outcomeUnknown: false });
+        await vi.waitFor(
+          () =>
+            expect(heard.b).toEqual([
+              { item: 'it-1', outcomeUnknown: true },
+              { patron: 'digest-of-alice', outcomeUnknown: false },
+            ]),
+          WAIT,
+        );
         expect(heard.elsewhere).toEqual([]);
       });
 
@@ -379,8 +389,17 @@ for (const kind of kinds) {
         await raw.publish(channel, 'not json');
         await raw.publish(channel, '{"item":5}');
         await raw.publish(channel, 'null');
+        await raw.publish(channel, '{"patron":7}');
         await raw.publish(channel, JSON.stringify({ item: 'it-9', from: 'someone' }));
-        await vi.waitFor(() => expect(heard).toEqual([{ item: 'it-9', outcomeUnknown: false }]), WAIT);
+        await raw.publish(channel, JSON.stringify({ patron: 'p-digest', outcomeUnknown: true, from: 'someone' }));
+        await vi.waitFor(
+          () =>
+            expect(heard).toEqual([
+              { item: 'it-9', outcomeUnknown: false },
+              { patron: 'p-digest', outcomeUnknown: true },
+            ]),
+          WAIT,
+        );
       });
     });
 

@@ -152,6 +152,43 @@ describe('AccountWindow', () => {
     expect(ils.reads).toEqual(['items:alice', 'items:alice']);
   });
 
+  it('a read begun while a write is under way is not kept, and the write answers only once the others have been told', async () => {
+    const ils = countingBackend({ manual: true });
+    const events: string[] = [];
+    let tell: () => void = () => {};
+    const window = new AccountWindow({
+      backend: ils.backend,
+      windowMs: 5_000,
+      maxPatrons: 100,
+      keyOf: (barcode) => barcode,
+      onWrite: () => {
+        events.push('telling the others');
+        return new Promise<void>((resolve) => {
+          tell = resolve;
+        });
+      },
+    });
+    let release: (docs: PaiaDocument[]) => void = () => {};
+    ils.writesAnswer(() => new Promise((resolve) => (release = resolve)));
+    const renew = window.renew('alice', [{ item: 'i1' }]).then((docs) => {
+      events.push('answered');
+      return docs;
+    });
+    const during = window.items('alice'); // sent while the renewal is at the ILS
+    release([{ status: 3, item: 'i1', duedate: '2026-12-24' }]);
+    ils.release();
+    expect((await during)[0]!.item).toBe('alice-v0');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual(['telling the others']);
+    tell();
+    await renew;
+    expect(events).toEqual(['telling the others', 'answered']);
+    ils.change();
+    const after = window.items('alice');
+    ils.release();
+    expect((await after)[0]!.item).toBe('alice-v1');
+  });
+
   it("after a write of unknown outcome, keeps none of the patron's reads for one window, and says so to the others", async () => {
     const ils = countingBackend();
     const time = clock();

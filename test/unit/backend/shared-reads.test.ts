@@ -199,6 +199,26 @@ describe('SharedReads after a write', () => {
     await Promise.all([before17, before63, bob63, other17, after17, after63, bobAgain, otherAgain]);
   });
 
+  it("anyPatron (another instance's write, named by digest): no later read joins any patron's 63 begun before, 17s still share", async () => {
+    const reads = new SharedReads();
+    const ils = manualSend();
+    const charged = (patron: string) => messages.patronInformation(patron, { list: 'charged', start: 1, end: 50 });
+    const inFlight = [
+      reads.send(charged('alice'), {}, ils.send),
+      reads.send(charged('bob'), {}, ils.send),
+      reads.send(messages.itemInformation('it-1'), {}, ils.send),
+    ];
+    reads.forget({ anyPatron: true });
+    const after = [
+      reads.send(charged('alice'), {}, ils.send),
+      reads.send(charged('bob'), {}, ils.send),
+      reads.send(messages.itemInformation('it-1'), {}, ils.send),
+    ];
+    expect(ils.sent.map(({ message }) => message.code)).toEqual(['63', '63', '17', '63', '63']);
+    ils.answerAll('answer');
+    await Promise.all([...inFlight, ...after]);
+  });
+
   it('keeps the lanes apart: a PAIA read never joins a DAIA read waiting for its share of the pool', () => {
     const reads = new SharedReads();
     const ils = manualSend();
