@@ -75,13 +75,22 @@ function backendFailureOf(error: unknown): BackendFailure | null {
   return null;
 }
 
-/** Runs a backend method so that it rejects only with BackendFailure (or a bug). */
-export async function inBackendTerms<T>(call: () => Promise<T>): Promise<T> {
+/**
+ * Runs a backend method so that it rejects only with BackendFailure (or a bug). A promise chain rather than
+ * an async function: one promise less on every backend call.
+ */
+export function inBackendTerms<T>(call: () => Promise<T>): Promise<T> {
+  let outcome: Promise<T>;
   try {
-    return await call();
+    outcome = call();
   } catch (error) {
-    throw backendFailureOf(error) ?? error;
+    outcome = Promise.reject(error);
   }
+  return outcome.catch(throwInBackendTerms);
+}
+
+function throwInBackendTerms(error: unknown): never {
+  throw backendFailureOf(error) ?? error;
 }
 
 /** The failure of a call whose signal aborted before anything of it was answered. */

@@ -146,6 +146,8 @@ export class Sip2Backend implements Backend {
   private readonly itemInformation: ItemLookup;
   private readonly sharedReads: SharedReads;
   private warnedCounts = false;
+  /** The last today() and the second it was read in. */
+  private todayOf: { second: number; date: string } | null = null;
 
   constructor(options: Sip2BackendOptions) {
     const currency = parseCurrency(options.currency);
@@ -686,7 +688,11 @@ export class Sip2Backend implements Backend {
   }
 
   private today(): string {
-    return localDateOf(this.now());
+    // One date per second, as the message builder does: every call checks the account's expiry against it.
+    const now = this.now();
+    const second = Math.floor(now.getTime() / 1000);
+    if (this.todayOf?.second !== second) this.todayOf = { second, date: localDateOf(now) };
+    return this.todayOf.date;
   }
 }
 

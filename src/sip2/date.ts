@@ -43,7 +43,7 @@ export function parseSip2Date(text: string): Sip2DateTime | null {
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** Days in `month` (1-12) of `year` in the Gregorian calendar. */
-function daysIn(year: number, month: number): number {
+export function daysIn(year: number, month: number): number {
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!;
 }

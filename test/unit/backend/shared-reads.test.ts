@@ -68,6 +68,16 @@ describe('SharedReads', () => {
     expect(ils.sent).toHaveLength(7);
   });
 
+  it('writes each value as JSON: ids with quotes, backslashes, line breaks or lone surrogates never meet', () => {
+    const ids = ['it-1', 'it"1', 'it\\1', 'it\n1', 'it-1\n17:"it-2"\n', '\ud800', '\ud83e\udd8a', 'it-1\u001f', 'ü'];
+    const keys = ids.map((id) => shareKey(messages.itemInformation(id)));
+    expect(new Set(keys).size).toBe(ids.length);
+    ids.forEach((id, i) => {
+      expect(keys[i]).toContain(`\n17:${JSON.stringify(id)}\n`);
+      expect(keys[i]).toContain(`itemIdentifier=${JSON.stringify(id)}\n`);
+    });
+  });
+
   it('never shares a 63 carrying a patron password (a credential check), even an identical one', () => {
     const reads = new SharedReads();
     const ils = manualSend();

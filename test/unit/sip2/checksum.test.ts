@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Charset } from '../../../src/sip2/charset.js';
-import { checksum } from '../../../src/sip2/checksum.js';
+import { asciiChecksum, checksum } from '../../../src/sip2/checksum.js';
 import { decodeFrame, encodeMessage } from '../../../src/sip2/codec.js';
 import type { ItemInformationResponse, Login, ScStatus } from '../../../src/sip2/spec.js';
 import { expectDecodeError } from './expect-error.js';
@@ -47,6 +47,19 @@ describe('checksum()', () => {
   it('only sums up to `end` when given', () => {
     expect(checksum(ascii(`${LOGIN_TEXT}F1E5`), LOGIN_TEXT.length)).toBe('F1E5');
     expect(checksum(ascii('97AZ-garbage'), 4)).toBe('FEF5');
+  });
+
+  it('of an ASCII text (asciiChecksum) is that of its bytes; a text with any other character has none', () => {
+    for (const [text, expected] of [
+      [LOGIN_TEXT, 'F1E5'],
+      [SC_STATUS_TEXT, 'FCA5'],
+      ['941AY0AZ', 'FDFD'],
+      ['', '0000'],
+      ['\x01', 'FFFF'],
+    ] as const)
+      expect(asciiChecksum(text)).toBe(expected);
+    expect(asciiChecksum(ITEM_TEXT)).toBeNull();
+    expect(asciiChecksum('AZ\x80')).toBeNull();
   });
 
   it('is four upper-case hex digits, zero-padded', () => {

@@ -245,6 +245,34 @@ describe('decodeFrame refuses what is not SIP2', () => {
   });
 });
 
+describe('decodeFrame, the decoded message', () => {
+  it('is a plain object: code, fixed fields, tagged fields in wire order, defaults, extra', () => {
+    const decoded = decodeFrame(ascii(`36Y${D}AAp|AFhi|AOinst|ZZx|AFho|`), OFF);
+    if (decoded.kind !== 'message') throw new Error('not decoded');
+    const message = decoded.message as unknown as Record<string, unknown>;
+    expect(Object.getPrototypeOf(message)).toBe(Object.prototype);
+    expect(message.constructor).toBe(Object);
+    expect(Object.keys(message)).toEqual([
+      'code',
+      'endSession',
+      'transactionDate',
+      'patronIdentifier',
+      'screenMessage',
+      'institutionId',
+      'extra',
+    ]);
+    expect(JSON.parse(JSON.stringify(message))).toEqual({
+      code: '36',
+      endSession: true,
+      transactionDate: { ...DATE },
+      patronIdentifier: 'p',
+      screenMessage: ['hi', 'ho'],
+      institutionId: 'inst',
+      extra: [['ZZ', 'x']],
+    });
+  });
+});
+
 describe('decodeFrame, lenient parts', () => {
   it('accepts a last field without its delimiter', () => {
     expect(decodeFrame(ascii(`36Y${D}AOinst|AA2000001`), OFF)).toMatchObject({

@@ -203,10 +203,24 @@ describe('dialect dates', () => {
   });
 
   it.each([
+    ['20240229', 'YYYYMMDD', '2024-02-29'],
+    ['2000-02-29', 'YYYY-MM-DD', '2000-02-29'],
+    ['00040229', 'YYYYMMDD', '0004-02-29'],
+    ['20261231', 'YYYYMMDD', '2026-12-31'],
+  ] as const)('reads the leap day or last day %j (%s) as %s', (text, format, expected) => {
+    expect(parseDialectDate(text, format)).toBe(expected);
+  });
+
+  it.each([
     ['', 'sip2'],
     ['000000000000000000', 'sip2'],
     ['20261305    235900', 'sip2'],
     ['20260230', 'YYYYMMDD'],
+    ['20250229', 'YYYYMMDD'],
+    ['2100-02-29', 'YYYY-MM-DD'],
+    ['20260431', 'YYYYMMDD'],
+    ['20260001', 'YYYYMMDD'],
+    ['20260100', 'YYYYMMDD'],
     ['2026-02-30', 'YYYY-MM-DD'],
     ['2026-13-01 00:00:00', 'YYYY-MM-DD HH:MM:SS'],
     ['05.12.2026', 'YYYY-MM-DD'],
