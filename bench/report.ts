@@ -218,6 +218,21 @@ With the koha, evergreen and folio dialects, which count overdue items among
 the charged ones, alice's items cost 8 (63×3). Two identical GET items of
 one patron at the same time now cost one set of these messages, not two.
 
+## Messages per visit (issue 26)
+
+SIP2 messages of one VuFind-like visit (B8: login, core, items three times,
+core twice more, fees; simulator \`GET /counters\`, by code, shipped
+defaults, item cache on), before (main at c830296: every core and items call
+read the account again; the item cache spared the repeated 17s) and after
+(the account window: a patron's reads shared for 5 s). "One complete read":
+login, core, items and fees once each with nothing cached.
+
+| patron | visit before | visit after | one complete read |
+|---|---|---|---|
+| alice | 22 (63×17, 17×5) | 12 (63×7, 17×5) | 12 |
+| dave | 137 (63×17, 17×120) | 127 (63×7, 17×120) | 127 |
+| ten | 18 (63×8, 17×10) | 14 (63×4, 17×10) | 14 |
+
 ---
 
 `;
