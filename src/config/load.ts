@@ -305,7 +305,7 @@ function collectWarnings(config: Config, warnings: string[]): void {
       'sip2.tls.rejectUnauthorized is false: the ILS certificate is not checked, so anyone in between can read terminal and patron passwords',
     );
   }
-  // The secret keys the hashes of usernames and patron ids in the store whatever paia.patronId is (README, "What the state store holds").
+  // The secret keys the hashes of usernames and patron ids in the store whatever paia.patronId is (docs/operations.md, "What the state store holds").
   if (config.state.store === 'redis' && config.paia.patronIdSecret === null) {
     warnings.push(
       'state.store is "redis" and paia.patronIdSecret is not set: the usernames and patron ids in the names of Redis keys are plain SHA-256 hashes, which whoever can read Redis can match by trying every barcode; set paia.patronIdSecret (openssl rand -base64 48; with paia.patronId "barcode" the patron ids stay as they are)',
