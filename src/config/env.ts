@@ -20,6 +20,7 @@ const FALSE_WORDS = ['false', 'no', '0', 'off'];
 /**
  * `env` without anything the gateway reads as configuration (PAIA_* and PORT):
  * for starting a gateway whose settings must come from the caller alone.
+ * @internal The tests and the bench start gateways with it.
  */
 export function withoutSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const rest: NodeJS.ProcessEnv = {};

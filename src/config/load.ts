@@ -16,6 +16,7 @@ import { configSettings, FILE_PATHS, SECRET_PATHS, SECTION_KEYS, SETTING_BY_PATH
 import { suggest } from './suggest.js';
 
 // test/helpers/gateway.ts and bench/ import it from here.
+/** @internal */
 export { withoutSettings } from './env.js';
 
 /**
@@ -453,7 +454,10 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
   return { config, warnings: warnings.map(scrub) };
 }
 
-/** Reads, overrides, validates and freezes the configuration. Throws ConfigError listing every problem. */
+/**
+ * Reads, overrides, validates and freezes the configuration. Throws ConfigError listing every problem.
+ * @internal The gateway takes the warnings too (loadConfigWithWarnings); the tests want the config alone.
+ */
 export function loadConfig(options: LoadOptions = {}): Config {
   return loadConfigWithWarnings(options).config;
 }

@@ -29,7 +29,7 @@ export function headings(markdown: string): { level: number; text: string }[] {
  * (code spans keep their content, links their text), lower case, every
  * character but letters, digits, spaces, `-` and `_` dropped, spaces as `-`.
  */
-export function slug(heading: string): string {
+function slug(heading: string): string {
   return heading
     .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replace(/[`*]/g, '')

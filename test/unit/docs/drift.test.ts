@@ -144,6 +144,17 @@ describe('the folder READMEs', () => {
   });
 });
 
+describe('figures in the code', () => {
+  it('src/ states no microsecond costs in comments: they go stale; the bench measures them (bench/README.md)', () => {
+    const stated = filesUnder('src')
+      .filter((file) => file.endsWith('.ts'))
+      .flatMap((file) =>
+        (read(file).match(/[\d.]+\s*(?:µs|microseconds?)\b/g) ?? []).map((figure) => `${file}: ${figure}`),
+      );
+    expect(stated).toEqual([]);
+  });
+});
+
 describe('ARCHITECTURE.md', () => {
   const table = rows(read('ARCHITECTURE.md')).filter((cells) => /^`(src|sip2-simulator)\//.test(cells[0] ?? ''));
   const cellOf = (name: string) => table.find((cells) => cells[0] === `\`${name}\``)?.[2];
