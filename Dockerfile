@@ -51,7 +51,7 @@ VOLUME ["/var/lib/paia-sip2"]
 USER node
 EXPOSE 8080
 # /healthz over plain HTTP on the container's own port (no curl in slim images).
-# With http.tls the gateway speaks HTTPS only: override the check (README, "Running in production").
+# With http.tls the gateway speaks HTTPS only: override the check (docs/operations.md, "Running in production").
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PAIA_HTTP_PORT || 8080) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]

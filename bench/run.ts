@@ -18,6 +18,7 @@ import { runB5 } from './b5-flow.js';
 import { runB6 } from './b6-shared-state.js';
 import { runB7 } from './b7-floor.js';
 import { runB8 } from './b8-visit.js';
+import { BENCHMARKS, type BenchmarkId } from './benchmarks.js';
 import {
   gatewayNodeFlags,
   installCleanup,
@@ -29,16 +30,19 @@ import {
 import { machine, type Report, type Row, render, resultsFile } from './report.js';
 import { FULL, QUICK, type Settings } from './settings.js';
 
-const BENCHES: Record<string, { title: string; run: (settings: Settings) => Promise<Row[]> }> = {
-  B1: { title: 'CPU per request vs the raw relay', run: runB1 },
-  B2: { title: 'items fan-out at 20 ms SIP2 latency', run: runB2 },
-  B3: { title: 'one call vs one SIP2 round trip at low load', run: runB3 },
-  B4: { title: 'memory with 10,000 sessions and cached items', run: runB4 },
-  B5: { title: 'login-to-logout flow', run: runB5 },
-  B6: { title: 'two gateways on one Redis', run: runB6 },
-  B7: { title: 'a 10-loan patron at the floor, 20 ms SIP2 latency, pool 4', run: runB7 },
-  B8: { title: "a discovery system's account visit, 20 ms SIP2 latency, account window on", run: runB8 },
+const RUNS: Record<BenchmarkId, (settings: Settings) => Promise<Row[]>> = {
+  B1: runB1,
+  B2: runB2,
+  B3: runB3,
+  B4: runB4,
+  B5: runB5,
+  B6: runB6,
+  B7: runB7,
+  B8: runB8,
 };
+const BENCHES: Record<string, { title: string; run: (settings: Settings) => Promise<Row[]> }> = Object.fromEntries(
+  (Object.keys(BENCHMARKS) as BenchmarkId[]).map((id) => [id, { title: BENCHMARKS[id], run: RUNS[id] }]),
+);
 
 const USAGE = `usage: npm run bench [-- [--only B1,B3] [--quick] [--write] ["--node-flags=FLAGS"]]
 
@@ -47,7 +51,7 @@ const USAGE = `usage: npm run bench [-- [--only B1,B3] [--quick] [--write] ["--n
   --write      write bench/RESULTS.md even for --only / --quick (a full run always writes it)
   --node-flags=FLAGS
                node options for every gateway instead of those it ships with (src/node-flags.ts;
-               README, "Memory"), e.g. --node-flags= for node's defaults: to weigh memory against CPU`;
+               docs/operations.md, "Memory"), e.g. --node-flags= for node's defaults: to weigh memory against CPU`;
 
 const RESULTS = new URL('./RESULTS.md', import.meta.url);
 

@@ -18,8 +18,8 @@ export interface CancelSignal {
  * EventTarget, and each listener added or removed goes through its checks:
  * under B1's load createAbortSignal alone was 3% of the gateway's CPU
  * profile, and the signals were a good part of what the garbage collector
- * reclaimed; an AbortController with one listener added and removed costs
- * about 4.6 µs (micro-benchmark, Node 20). No Node API takes a Cancellation:
+ * reclaimed; what an AbortController with one listener costs is in
+ * bench/README.md. No Node API takes a Cancellation:
  * waits that a call may cut short use delay() below.
  *
  * As with an AbortSignal, listeners run synchronously and once, in the order

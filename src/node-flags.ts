@@ -1,7 +1,7 @@
 /**
  * The node options the gateway runs with: `npm start`, bin/paia-sip2.mjs,
  * the Dockerfile's CMD, deploy/paia-sip2.service and the bench all pass them
- * (test/unit/packaging.test.ts keeps them in step; README, "Memory").
+ * (test/unit/packaging.test.ts keeps them in step; docs/operations.md, "Memory").
  *
  * V8's defaults let the heap balloon under a burst of requests: the young
  * generation grows to 2 x 16 MB, the old one to several times what is live

@@ -8,7 +8,7 @@ import type { CountMode, FineFormat, Profile } from './profiles.js';
  * fine item texts (AV) in the format of one real system, the account fields
  * BV and BH as that system sends them (or not), list pages padded with empty
  * entries, and (listCount fault) lists longer than the patron's.
- * Sources for each format: the README, "Server profiles".
+ * Sources for each format: sip2-simulator/README.md, "Server profiles".
  */
 
 /** Evergreen's fee type in the 3m/swyer formats: from the last billing type (OpenILS/SIP/Patron.pm). */

@@ -40,29 +40,6 @@ export function parseCurrency(text: string | undefined): string | null {
   return CURRENCY.test(code) ? code : null;
 }
 
-export function isCurrency(text: string): boolean {
-  return CURRENCY.test(text);
-}
-
-/** Parses amount and currency together; null when either does not parse. */
-export function parseMoney(amount: string, currency: string | undefined): Money | null {
-  const cents = parseAmount(amount);
-  const code = parseCurrency(currency);
-  return cents === null || code === null ? null : { cents, currency: code };
-}
-
-/** Adds amounts of one currency; throws on mixed currencies (that would be a bug, not data). */
-export function addMoney(a: Money, b: Money): Money {
-  if (a.currency !== b.currency) throw new Error(`cannot add ${a.currency} and ${b.currency}`);
-  return { cents: a.cents + b.cents, currency: a.currency };
-}
-
-/** -1, 0 or 1; throws on mixed currencies. */
-export function compareMoney(a: Money, b: Money): -1 | 0 | 1 {
-  if (a.currency !== b.currency) throw new Error(`cannot compare ${a.currency} and ${b.currency}`);
-  return a.cents < b.cents ? -1 : a.cents > b.cents ? 1 : 0;
-}
-
 /** `x.xx CUR`, `-x.xx CUR` for a negative amount. */
 export function formatMoney(money: Money): string {
   if (!CURRENCY.test(money.currency)) throw new Error(`"${money.currency}" is not a currency code`);

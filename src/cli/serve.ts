@@ -29,7 +29,7 @@ export async function serve(config: Config): Promise<number> {
   if (missing.length > 0) {
     logger.info(
       { missing },
-      'node runs without some of the gateway\'s heap options (npm start, the container and the systemd unit pass them): after a burst of requests memory stays higher until V8 trims it (README, "Memory")',
+      'node runs without some of the gateway\'s heap options (npm start, the container and the systemd unit pass them): after a burst of requests memory stays higher until V8 trims it (docs/operations.md, "Memory")',
     );
   }
   process.stdout.write(`paia-sip2 listening on ${gateway.baseUrl}\n`);

@@ -20,6 +20,7 @@ const FALSE_WORDS = ['false', 'no', '0', 'off'];
 /**
  * `env` without anything the gateway reads as configuration (PAIA_* and PORT):
  * for starting a gateway whose settings must come from the caller alone.
+ * @internal The tests and the bench start gateways with it.
  */
 export function withoutSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const rest: NodeJS.ProcessEnv = {};
@@ -100,7 +101,7 @@ export function applyEnv(raw: Raw, env: NodeJS.ProcessEnv, warnings: string[]): 
         `${name} is ignored because the configuration file has something other than a section on the way to ${setting.path}`,
       );
   }
-  // A client's secret may sit in a PAIA_* variable of its own (auth.clients[].secretEnv, README): read, not unknown.
+  // A client's secret may sit in a PAIA_* variable of its own (auth.clients[].secretEnv, docs/configuration.md): read, not unknown.
   const secretVariables = clientSecretVariables(raw);
   for (const name of unknown) {
     if (secretVariables.has(name)) continue;

@@ -1,17 +1,12 @@
+// biome-ignore-all assist/source/organizeImports: what ships and what only the tests use stay apart (the latter tagged for knip --production)
+export { ConfigError, describeConfig, loadConfigWithWarnings } from './load.js';
+export type { Config } from './schema.js';
+
+/** @internal What the tests load the configuration with, and the environment without PAIA_* settings. */
 export { withoutSettings } from './env.js';
-export {
-  ConfigError,
-  type ConfigProblem,
-  DEFAULT_CONFIG_FILE,
-  describeConfig,
-  type LoadOptions,
-  loadConfig,
-  loadConfigWithWarnings,
-} from './load.js';
-export {
-  type Config,
-  configSchema,
-  type HttpTlsConfig,
-  type Sip2TlsConfig,
-} from './schema.js';
+/** @internal */
+export { type ConfigProblem, DEFAULT_CONFIG_FILE, type LoadOptions, loadConfig } from './load.js';
+/** @internal */
+export { configSchema, type HttpTlsConfig, type Sip2TlsConfig } from './schema.js';
+/** @internal The settings table, as the docs and the settings tests check it. */
 export { configSettings, envNameOf, FILE_PATHS, type Setting } from './settings.js';

@@ -16,6 +16,7 @@ import { configSettings, FILE_PATHS, SECRET_PATHS, SECTION_KEYS, SETTING_BY_PATH
 import { suggest } from './suggest.js';
 
 // test/helpers/gateway.ts and bench/ import it from here.
+/** @internal */
 export { withoutSettings } from './env.js';
 
 /**
@@ -305,7 +306,7 @@ function collectWarnings(config: Config, warnings: string[]): void {
       'sip2.tls.rejectUnauthorized is false: the ILS certificate is not checked, so anyone in between can read terminal and patron passwords',
     );
   }
-  // The secret keys the hashes of usernames and patron ids in the store whatever paia.patronId is (README, "What the state store holds").
+  // The secret keys the hashes of usernames and patron ids in the store whatever paia.patronId is (docs/operations.md, "What the state store holds").
   if (config.state.store === 'redis' && config.paia.patronIdSecret === null) {
     warnings.push(
       'state.store is "redis" and paia.patronIdSecret is not set: the usernames and patron ids in the names of Redis keys are plain SHA-256 hashes, which whoever can read Redis can match by trying every barcode; set paia.patronIdSecret (openssl rand -base64 48; with paia.patronId "barcode" the patron ids stay as they are)',
@@ -453,7 +454,10 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
   return { config, warnings: warnings.map(scrub) };
 }
 
-/** Reads, overrides, validates and freezes the configuration. Throws ConfigError listing every problem. */
+/**
+ * Reads, overrides, validates and freezes the configuration. Throws ConfigError listing every problem.
+ * @internal The gateway takes the warnings too (loadConfigWithWarnings); the tests want the config alone.
+ */
 export function loadConfig(options: LoadOptions = {}): Config {
   return loadConfigWithWarnings(options).config;
 }

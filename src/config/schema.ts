@@ -1394,7 +1394,9 @@ export const configSchema = z
  * schema above.
  */
 export type Config = DeepReadonly<z.output<typeof configSchema>>;
+/** @internal */
 export type HttpTlsConfig = NonNullable<Config['http']['tls']>;
+/** @internal */
 export type Sip2TlsConfig = NonNullable<Config['sip2']['tls']>;
 
 type DeepReadonly<T> = T extends readonly (infer E)[]

@@ -201,7 +201,7 @@ export function configSettings(): readonly Setting[] {
   return SETTINGS;
 }
 
-/** camelCase path -> PAIA_UPPER_SNAKE (`sip2.pool.acquireTimeoutMs` -> `PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS`): the rule the table follows. */
+/** camelCase path -> PAIA_UPPER_SNAKE (`sip2.pool.acquireTimeoutMs` -> `PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS`): the rule the table follows. @internal */
 export function envNameOf(path: string): string {
   return `PAIA_${path
     .split('.')

@@ -350,7 +350,10 @@ function fieldEnd(text: string, pos: number): number {
   return bar === -1 ? text.length : bar;
 }
 
-/** Splits "XXvalue|YYvalue|" into pairs. A last field without its delimiter is accepted. */
+/**
+ * Splits "XXvalue|YYvalue|" into pairs. A last field without its delimiter is accepted.
+ * @internal The rules the decoder applies in place; its unit test states them.
+ */
 export function splitFields(text: string): ExtraFields {
   const fields: ExtraFields = [];
   let pos = 0;

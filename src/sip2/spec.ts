@@ -612,6 +612,7 @@ export type ItemStatusUpdate = MessageOf<'19'>;
 export type ItemStatusUpdateResponse = MessageOf<'20'>;
 export type PatronEnable = MessageOf<'25'>;
 export type PatronEnableResponse = MessageOf<'26'>;
+/** @internal The tests' name for a 93; the gateway sends it through Sip2Connection. */
 export type Login = MessageOf<'93'>;
 export type LoginResponse = MessageOf<'94'>;
 export type ScStatus = MessageOf<'99'>;

@@ -6,7 +6,7 @@ import { createHash, createHmac } from 'node:crypto';
  * digests in log lines: keyed hashes (HMAC-SHA-256 with paia.patronIdSecret)
  * when there is a secret, since a barcode has too little entropy for a plain
  * hash to hide it from someone trying them all; without a secret, plain
- * SHA-256 (the README says what that leaves open). Callers put a purpose
+ * SHA-256 (docs/operations.md says what that leaves open). Callers put a purpose
  * prefix before the text, so that the hashes of one purpose never meet
  * another's.
  */

@@ -204,7 +204,7 @@ describe('paia-sip2 doctor', () => {
   describe("the 64's counts against the lists (profile counts=...)", () => {
     const alice = { PAIA_DOCTOR_PASSWORD: 'alice-pass' };
     let dir: string;
-    /** The generic dialect with listCounts: unreliable, as a sysadmin writes one (README "Dialects"). */
+    /** The generic dialect with listCounts: unreliable, as a sysadmin writes one (docs/dialects.md, "Dialects"). */
     let untrusting: string;
 
     beforeAll(() => {

@@ -2,49 +2,18 @@
  * The layering of src/, read from the import statements themselves: which
  * folder may import which (ARCHITECTURE.md draws the same picture), no import
  * loops (in src/ and in the simulator), and Config read only where the
- * configuration is turned into parts.
+ * configuration is turned into parts. The tables are in test/helpers/layers.ts,
+ * which the drift test (test/unit/docs/drift.test.ts) holds ARCHITECTURE.md to.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { ALSO_ALLOWED, CONFIG_LOADERS, MAY_IMPORT, SHARED } from '../helpers/layers.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SRC = join(ROOT, 'src');
 const SIMULATOR = join(ROOT, 'sip2-simulator', 'src');
-
-/** Top-level modules of src/ anyone may import: the logger, where the package's files are, the version, the caches' bound, node's flags, the cancellation signal, why a file cannot be read. */
-const SHARED = [
-  'log.ts',
-  'file-problem.ts',
-  'package-root.ts',
-  'version.ts',
-  'lru-bound.ts',
-  'node-flags.ts',
-  'cancel-signal.ts',
-  'timeout-line.ts',
-];
-
-/**
- * Folder -> the folders it may import from (besides itself and the shared
- * modules): cli -> gateway -> http -> auth -> state, auth -> backend -> sip2,
- * with config beside gateway (it takes the components' defaults) and metrics below http.
- */
-const MAY_IMPORT: Record<string, readonly string[]> = {
-  cli: ['gateway', 'config', 'backend', 'sip2'],
-  gateway: ['config', 'http', 'auth', 'state', 'backend', 'sip2', 'metrics'],
-  config: ['sip2', 'auth', 'backend'],
-  http: ['auth', 'state', 'backend', 'metrics'],
-  auth: ['state', 'backend'],
-  state: [],
-  backend: ['sip2'],
-  metrics: ['sip2'],
-  sip2: [],
-};
-/** Single modules a folder may import beyond its rule: the HTTP app's defaults, kept apart so the schema does not load the app. */
-const ALSO_ALLOWED: Record<string, readonly string[]> = { config: ['http/defaults.ts'] };
-/** Outside config/ and gateway/, who may import the configuration: the command line, which loads it and hands it on. */
-const CONFIG_LOADERS = ['cli/main.ts', 'cli/serve.ts'];
 
 interface Module {
   file: string;

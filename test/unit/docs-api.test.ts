@@ -7,33 +7,15 @@ import { paiaFormatStep } from '../../src/http/middleware/paia-format/index.js';
 import { requestFrame } from '../../src/http/middleware/request-steps/index.js';
 import { respondError } from '../../src/http/respond.js';
 import { ALLOWED_REQUEST_HEADERS } from '../../src/http/routes/mount.js';
+import { rows, section as sectionOf } from '../helpers/markdown.js';
 
 /** docs/api.md is written for client developers; these checks keep its tables in step with the code. */
 const root = new URL('../../', import.meta.url);
 const doc = readFileSync(new URL('docs/api.md', root), 'utf8');
 const source = (path: string) => readFileSync(new URL(path, root), 'utf8');
 
-/** The text of the `## title` section, up to the next `## ` heading. */
-function section(title: string): string {
-  const start = doc.indexOf(`\n## ${title}`);
-  if (start < 0) throw new Error(`docs/api.md has no section "## ${title}"`);
-  const end = doc.indexOf('\n## ', start + 1);
-  return doc.slice(start, end < 0 ? undefined : end);
-}
-
-/** The body rows of every table in a text, as trimmed cells (`\|` inside a cell is not a separator). */
-function rows(text: string): string[][] {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('|') && !/^\|[-| ]+\|$/.test(line))
-    .map((line) =>
-      line
-        .slice(1, -1)
-        .split(/(?<!\\)\|/)
-        .map((cell) => cell.trim()),
-    )
-    .filter((cells, i, all) => i === 0 || cells.join() !== all[0]?.join());
-}
+/** The text of the section whose heading starts with `title`. */
+const section = (title: string) => sectionOf(doc, title, 'docs/api.md');
 
 /** Table rows whose first cell is a number: the status tables. */
 function numberedRows(text: string): Map<number, string[]> {

@@ -1,8 +1,8 @@
 /**
  * What ships: the npm package's file list (npm pack --dry-run), the systemd
  * unit as systemd-analyze reads it, and compose.yaml's published ports. The
- * container image itself needs a Docker engine (README, "Running in
- * production"); test/integration/compiled.test.ts runs the Dockerfile's
+ * container image itself needs a Docker engine (docs/operations.md,
+ * "Running in production"); test/integration/compiled.test.ts runs the Dockerfile's
  * command from a directory laid out as the image.
  */
 import { execFile } from 'node:child_process';
@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { GATEWAY_NODE_FLAGS, missingNodeFlags } from '../../src/node-flags.js';
 import { readDockerfile } from '../helpers/image.js';
+import { linkTargets } from '../helpers/markdown.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
@@ -38,7 +39,7 @@ async function which(command: string): Promise<string | null> {
 }
 
 describe('the npm package', () => {
-  it('holds what runs (the command, config/, the dialects, the demo data, README and the API doc it links, LICENSE, CHANGELOG) and no tests, benchmarks or sources', async () => {
+  it('holds what runs (the command, config/, the dialects, the demo data, README and the docs pages it links, LICENSE, CHANGELOG) and no tests, benchmarks or sources', async () => {
     const files = await packedFiles();
     for (const file of [
       'package.json',
@@ -52,7 +53,7 @@ describe('the npm package', () => {
       'config/dialects/koha.yaml',
       'sip2-simulator/data/demo.json',
       'sip2-simulator/data/demo-records.json',
-      'docs/api.md',
+      ...linkTargets(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')).filter((target) => target.startsWith('docs/')),
     ])
       expect(files).toContain(file);
     const outside = files.filter(

@@ -253,7 +253,7 @@ export function countsAdvice(
     trusted
       ? `${counts}, as dialect ${dialect.name} (listCounts: reliable) expects`
       : `${counts}: a dialect with listCounts: reliable would save SIP2 messages on this ILS ` +
-          `(items calls skip a list whose count is 0; README "Dialects"); check a few more patrons before you trust them`,
+          `(items calls skip a list whose count is 0; docs/dialects.md, "Dialects"); check a few more patrons before you trust them`,
   );
   return { notes, warning: null };
 }
@@ -282,7 +282,7 @@ function mismatchWarning(differing: readonly ListCount[], dialect: Dialect): Adv
     ? `a dialect file of your own (copy config/dialects/${dialect.name}.yaml, set listCounts: unreliable in it, set sip2.dialect to the file's path)`
     : 'the dialect file sip2.dialect names';
   more.push(
-    `Fix: set listCounts: unreliable in ${where}; items calls then read all five lists whatever the counts say (README "Dialects").`,
+    `Fix: set listCounts: unreliable in ${where}; items calls then read all five lists whatever the counts say (docs/dialects.md, "Dialects").`,
   );
   return {
     text: `the ILS's 64 counts do not match its lists (${numbers}), but dialect ${dialect.name} trusts them (listCounts: reliable):`,

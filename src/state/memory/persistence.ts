@@ -38,7 +38,7 @@ import { claimStateDir, reasonOf, type StateDir, type StateDirRefusal } from './
 const FILE = 'sessions.jsonl';
 /**
  * Longest a change waits to be written; also what a crash may lose. Its
- * figure (2 s) is repeated in prose: the README ("When it is written"), the
+ * figure (2 s) is repeated in prose: docs/operations.md ("Sessions across restarts"), the
  * state.dir comment in src/config/schema.ts and the CHANGELOG; a unit test
  * (persistence.test.ts) holds them to this constant.
  */
@@ -47,13 +47,13 @@ export const WRITE_INTERVAL_MS = 2000;
  * Bound on waiting for a write, and then on removing the file instead: a
  * logout that cannot be made durable in this time gets 503 (the logout route
  * is not cut by the call deadline: this is its bound), a stop goes on without
- * it. Its figure (5 s) is in the README too, held to this by the same test.
+ * it. Its figure (5 s) is in docs/operations.md too, held to this by the same test.
  */
 export const WRITE_TIMEOUT_MS = 5000;
 /**
  * A lock not refreshed for this many write intervals is stale: its holder
  * stopped (state-dir.ts). Three: one late tick of a busy gateway is no reason
- * to take its directory. The README gives the product (6 s), held to it by the
+ * to take its directory. docs/operations.md gives the product (6 s), held to it by the
  * same test.
  */
 export const LOCK_STALE_INTERVALS = 3;

@@ -59,7 +59,10 @@ export function sessionFileLine(hash: string, stored: StoredSession): string | n
   return `["${hash}","${stored.patronKey}",${stored.expiresAt},${stored.lastUsed},"${stored.sealed}"]\n`;
 }
 
-/** The whole file's text for these sessions (each with its token hash); `keyCheck` names the key of their patron hashes. */
+/**
+ * The whole file's text for these sessions (each with its token hash); `keyCheck` names the key of their patron hashes.
+ * @internal persistence.ts writes the same header and lines a slice at a time; the tests make files with this.
+ */
 export function encodeSessionFile(
   sessions: Iterable<[string, StoredSession]>,
   options: { keyCheck: string; now: number },

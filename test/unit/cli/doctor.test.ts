@@ -184,7 +184,7 @@ describe('list counts', () => {
     expect(countsAdvice(alice([2, 1, 3, 2, 0, 1]), unreliable)).toEqual({
       notes: [
         'the counts match the lists: a dialect with listCounts: reliable would save SIP2 messages on this ILS ' +
-          '(items calls skip a list whose count is 0; README "Dialects"); check a few more patrons before you trust them',
+          '(items calls skip a list whose count is 0; docs/dialects.md, "Dialects"); check a few more patrons before you trust them',
       ],
       warning: null,
     });

@@ -486,7 +486,7 @@ describe('environment overrides', () => {
     ]);
   });
 
-  it("take a PAIA_* variable that a client's secretEnv names (the README's own example) as read, not unknown", () => {
+  it("take a PAIA_* variable that a client's secretEnv names (docs/configuration.md's own example) as read, not unknown", () => {
     const client = { id: 'vufind', secretEnv: 'PAIA_CLIENT_VUFIND_SECRET', allowedAddresses: ['192.0.2.10'] };
     const secret = { PAIA_CLIENT_VUFIND_SECRET: 'a-secret-of-32-characters-000000' };
     const fromEnv = loadConfigWithWarnings({ env: { PAIA_AUTH_CLIENTS: JSON.stringify([client]), ...secret } });

@@ -394,7 +394,7 @@ describe('the figures the documentation gives', () => {
   const seconds = (ms: number) => `${ms / 1000} s`;
 
   it('are the code: the write interval, the wait of a logout and the age of a stale lock (one source: persistence.ts)', () => {
-    const readme = prose('README.md');
+    const readme = prose('docs/operations.md');
     for (const said of [
       `Within ${seconds(WRITE_INTERVAL_MS)} of a change`,
       `the logins of the last ${seconds(WRITE_INTERVAL_MS)}`,

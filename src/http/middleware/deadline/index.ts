@@ -39,7 +39,7 @@ function outgoingOf(env: unknown): ServerResponse | undefined {
 /** One call: its signal, and what tells it that its client went away. */
 class BoundCall {
   // Not an AbortController: one per request, with the listeners the pool and the backend add and remove on it,
-  // cost some 5 µs of CPU per call; Cancellation does the same for the gateway's own layers (cancel-signal.ts).
+  // cost CPU on every call (figures: bench/README.md); Cancellation does the same for the gateway's own layers (cancel-signal.ts).
   readonly signal = new Cancellation();
   /**
    * Under @hono/node-server the response's 'close' before it finished is the client going away, the same test

@@ -23,8 +23,8 @@ export interface RequestLayer {
  * each part (a step, or a layer with a finish) in order, then the rest of the
  * chain, then the finishes of the layers that started, in reverse order. The
  * same order as one middleware per part, without what each middleware costs
- * every request: an async layer, a promise and hono's dispatch (about 1 µs
- * each, measured; bench/README.md, CPU per request).
+ * every request: an async layer, a promise and hono's dispatch (measured in
+ * bench/README.md, CPU per request).
  *
  * As hono does at each middleware: whatever a part's start or the rest of the
  * chain throws becomes the response of `onError` (the app's error handler; a

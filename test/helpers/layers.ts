@@ -1,0 +1,38 @@
+/**
+ * The layering of src/ as tables: what test/unit/architecture.test.ts checks
+ * the import statements against, and what test/unit/docs/drift.test.ts holds
+ * ARCHITECTURE.md to. One source for both.
+ */
+
+/** Top-level modules of src/ anyone may import: the logger, where the package's files are, the version, the caches' bound, node's flags, the cancellation signal, why a file cannot be read. */
+export const SHARED = [
+  'log.ts',
+  'file-problem.ts',
+  'package-root.ts',
+  'version.ts',
+  'lru-bound.ts',
+  'node-flags.ts',
+  'cancel-signal.ts',
+  'timeout-line.ts',
+];
+
+/**
+ * Folder -> the folders it may import from (besides itself and the shared
+ * modules): cli -> gateway -> http -> auth -> state, auth -> backend -> sip2,
+ * with config beside gateway (it takes the components' defaults) and metrics below http.
+ */
+export const MAY_IMPORT: Record<string, readonly string[]> = {
+  cli: ['gateway', 'config', 'backend', 'sip2'],
+  gateway: ['config', 'http', 'auth', 'state', 'backend', 'sip2', 'metrics'],
+  config: ['sip2', 'auth', 'backend'],
+  http: ['auth', 'state', 'backend', 'metrics'],
+  auth: ['state', 'backend'],
+  state: [],
+  backend: ['sip2'],
+  metrics: ['sip2'],
+  sip2: [],
+};
+/** Single modules a folder may import beyond its rule: the HTTP app's defaults, kept apart so the schema does not load the app. */
+export const ALSO_ALLOWED: Record<string, readonly string[]> = { config: ['http/defaults.ts'] };
+/** Outside config/ and gateway/, who may import the configuration: the command line, which loads it and hands it on. */
+export const CONFIG_LOADERS = ['cli/main.ts', 'cli/serve.ts'];
