@@ -1,8 +1,9 @@
 /**
  * The layering of src/, read from the import statements themselves: which
  * folder may import which (ARCHITECTURE.md draws the same picture), no import
- * loops (in src/ and in the simulator), and Config read only where the
- * configuration is turned into parts.
+ * loops (in src/ and in the simulator), Config read only where the
+ * configuration is turned into parts, and the environment read only where
+ * the configuration is loaded.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -45,12 +46,21 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
 const ALSO_ALLOWED: Record<string, readonly string[]> = { config: ['http/defaults.ts'] };
 /** Outside config/ and gateway/, who may import the configuration: the command line, which loads it and hands it on. */
 const CONFIG_LOADERS = ['cli/main.ts', 'cli/serve.ts'];
+/**
+ * Outside config/, who may read process.env: the command line, which hands it
+ * to the loader, and the doctor's password prompt (PAIA_DOCTOR_PASSWORD, no
+ * setting). Everything else gets what the loader read, as options.
+ */
+const ENV_READERS = ['cli/main.ts', 'cli/doctor/input.ts'];
 
 interface Module {
   file: string;
   folder: string;
   imports: string[];
 }
+
+/** A module's code without its comments (which may name process.env to say where a default comes from). */
+const codeOf = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -141,6 +151,14 @@ describe('architecture', () => {
       .filter((module) => module.imports.some((target) => target.startsWith('config/')))
       .map((module) => module.file)
       .filter((file) => !['config', 'gateway'].includes(folderOf(file)) && !CONFIG_LOADERS.includes(file));
+    expect(readers).toEqual([]);
+  });
+
+  it('reads process.env only in config/ and the listed entry points: the loader reads the environment once', () => {
+    const readers = sourceFiles(SRC)
+      .filter((path) => /\bprocess\.env\b/.test(codeOf(readFileSync(path, 'utf8'))))
+      .map((path) => relative(SRC, path))
+      .filter((file) => folderOf(file) !== 'config' && !ENV_READERS.includes(file));
     expect(readers).toEqual([]);
   });
 });
