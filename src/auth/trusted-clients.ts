@@ -25,6 +25,8 @@ export interface ClientSettings {
   readonly secretHash?: string | undefined;
   readonly secretEnv?: string | undefined;
   readonly secretFile?: string | undefined;
+  /** The secret of secretEnv or secretFile, as the configuration loader read it (plainSecretOf). */
+  readonly secret?: string | undefined;
   readonly scopes: readonly Scope[];
   readonly allowedAddresses: readonly string[];
 }
@@ -55,9 +57,9 @@ export class TrustedClients {
   }
 
   /**
-   * From the validated configuration: reads secrets named by secretEnv from
-   * `env` and by secretFile from their (absolute) files. Throws, naming the
-   * client, when one is missing (the loader reports that before, at start).
+   * From the loaded configuration: the secrets of secretEnv and secretFile are
+   * the ones the loader read (`secret`); nothing is read here. Throws, naming
+   * the client, when one is missing (the loader reports that before, at start).
    *
    * Every check takes about as long: when any client has a secretHash, the
    * plain secrets are hashed here with the parameters of the costliest one,
@@ -65,7 +67,7 @@ export class TrustedClients {
    * them are compared by SHA-256. (A secretHash cheaper than another's stays
    * cheaper: the loader warns about that.)
    */
-  static async fromSettings(settings: readonly ClientSettings[], env: NodeJS.ProcessEnv): Promise<TrustedClients> {
+  static async fromSettings(settings: readonly ClientSettings[]): Promise<TrustedClients> {
     const hashes = new Map<string, ScryptHash>();
     for (const entry of settings) {
       if (entry.secretHash === undefined) continue;
@@ -87,7 +89,7 @@ export class TrustedClients {
           id: entry.id,
           scopes: entry.scopes,
           addresses: new ClientAllowlist(entry.allowedAddresses),
-          verify: hash !== undefined ? hashVerifier(hash) : await verifierOf(plainSecretOrThrow(entry, env)),
+          verify: hash !== undefined ? hashVerifier(hash) : await verifierOf(plainSecretOrThrow(entry)),
         };
       }),
     );
@@ -131,14 +133,12 @@ export function plainSecretOf(
   return { secret };
 }
 
-function plainSecretOrThrow(entry: ClientSettings, env: NodeJS.ProcessEnv): string {
-  const plain = plainSecretOf(entry, env);
-  if (plain === undefined) throw new Error(`auth.clients: client ${JSON.stringify(entry.id)} has no secret`);
-  if ('problem' in plain) {
-    const source = entry.secretEnv !== undefined ? 'secretEnv' : 'secretFile';
-    throw new Error(`auth.clients: client ${JSON.stringify(entry.id)}: ${source} ${plain.problem}`);
-  }
-  return plain.secret;
+function plainSecretOrThrow(entry: ClientSettings): string {
+  if (entry.secret !== undefined) return entry.secret;
+  const source = entry.secretEnv !== undefined ? 'secretEnv' : entry.secretFile !== undefined ? 'secretFile' : null;
+  throw new Error(
+    `auth.clients: client ${JSON.stringify(entry.id)} has no secret${source === null ? '' : ` (its ${source} was not read: load the configuration with loadConfig)`}`,
+  );
 }
 
 /**

@@ -3,7 +3,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { type Document, isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { checkCost, parseSecretHash } from '../auth/client-secret.js';
-import { plainSecretOf } from '../auth/trusted-clients.js';
+import { type ClientSettings, plainSecretOf } from '../auth/trusted-clients.js';
 import { parseRecordMapping, RecordMappingError } from '../backend/daia/records/mapping.js';
 import { fileProblemOf } from '../file-problem.js';
 import { packagePath } from '../package-root.js';
@@ -233,11 +233,24 @@ function resolvePaths(raw: Raw, sources: Sources, configDir: string, cwd: string
   }
 }
 
-/** The secrets of auth.clients given by secretEnv or secretFile are there: a missing one is a start problem, not a failed login. */
-function checkClientSecrets(config: Config, env: NodeJS.ProcessEnv, report: Reporter): void {
-  config.auth.clients.forEach((client, index) => {
+/**
+ * Reads the secrets of auth.clients given by secretEnv or secretFile into each
+ * client's `secret`, once: the gateway builds its trusted clients from them
+ * and reads neither the environment nor the files again. A missing one is a
+ * start problem, not a failed login.
+ */
+function readClientSecrets(
+  clients: Array<Pick<ClientSettings, 'id' | 'secretEnv' | 'secretFile'> & { secret?: string | undefined }>,
+  env: NodeJS.ProcessEnv,
+  report: Reporter,
+): void {
+  clients.forEach((client, index) => {
     const found = plainSecretOf(client, env);
-    if (found === undefined || !('problem' in found)) return;
+    if (found === undefined) return;
+    if ('secret' in found) {
+      client.secret = found.secret;
+      return;
+    }
     const key = client.secretEnv !== undefined ? 'secretEnv' : 'secretFile';
     report.add(['auth', 'clients', String(index), key], `${found.problem} (client ${JSON.stringify(client.id)})`, {
       showValue: false,
@@ -436,7 +449,7 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
   const result = configSchema.safeParse(raw);
   if (!result.success) for (const issue of result.error.issues) report.addIssue(issue);
   else {
-    checkClientSecrets(result.data as Config, options.env ?? process.env, report);
+    readClientSecrets(result.data.auth.clients, options.env ?? process.env, report);
     checkRecordMapping(result.data as Config, report);
   }
   checkFiles(raw, sources, report);

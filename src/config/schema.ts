@@ -977,7 +977,10 @@ const trustedClient = z
         message: `must give the secret exactly one way, by secretHash, secretEnv or secretFile (${sources.length === 0 ? 'none is set' : `${sources.join(' and ')} are set`})`,
       });
     }
-  });
+  })
+  // Not a setting (a file giving `secret` is refused as an unknown key): the secret of secretEnv or secretFile as
+  // the loader read it (config/load.ts), so that nothing after it reads the environment or the file again.
+  .transform((client): typeof client & { secret?: string | undefined } => client);
 
 /** auth.clients: ids unique. */
 const trustedClients = z

@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
+import type { Charset } from '../sip2/charset.js';
 
 /**
  * Demo mode: with no sip2.host configured, the bundled SIP2 simulator runs
@@ -13,19 +14,37 @@ export interface EmbeddedSimulator {
   stop(): Promise<void>;
 }
 
-/** Starts the embedded simulator as demo.* says; null when a real ILS is configured. */
-export function demoStarter(config: Config): ((logger: Logger) => Promise<EmbeddedSimulator>) | null {
+/** The embedded simulator as demo.* says (and sip2.errorDetection, which both ends must agree on). */
+export interface DemoOptions {
+  /** demo.sip2Port; 0 picks a free one. */
+  port: number;
+  dialect: string;
+  charset: Charset;
+  errorDetection: boolean;
+}
+
+/** Demo mode's options; null when a real ILS is configured (sip2.host). */
+export function demoOptions(config: Config): DemoOptions | null {
   if (config.sip2.host !== null) return null;
-  return async (logger) => {
-    const { startSimulator } = await import('../../sip2-simulator/src/server.js');
-    const simulator = await startSimulator({
-      host: '127.0.0.1',
-      port: config.demo.sip2Port,
-      dialect: config.demo.dialect,
-      charset: config.demo.charset,
-      errorDetection: config.sip2.errorDetection,
-      logger,
-    });
-    return { target: { host: simulator.host, port: simulator.port }, stop: () => simulator.stop() };
+  const { demo } = config;
+  return {
+    port: demo.sip2Port,
+    dialect: demo.dialect,
+    charset: demo.charset,
+    errorDetection: config.sip2.errorDetection,
   };
+}
+
+/** Starts the embedded simulator on 127.0.0.1. */
+export async function startDemo(options: DemoOptions, logger: Logger): Promise<EmbeddedSimulator> {
+  const { startSimulator } = await import('../../sip2-simulator/src/server.js');
+  const simulator = await startSimulator({
+    host: '127.0.0.1',
+    port: options.port,
+    dialect: options.dialect,
+    charset: options.charset,
+    errorDetection: options.errorDetection,
+    logger,
+  });
+  return { target: { host: simulator.host, port: simulator.port }, stop: () => simulator.stop() };
 }

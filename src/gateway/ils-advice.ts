@@ -1,6 +1,6 @@
 import type { Dialect } from '../sip2/dialect.js';
 import { IlsProtocolError, IlsTimeout, IlsUnavailable, type ProtocolReason, Sip2EncodeError } from '../sip2/errors.js';
-import type { Sip2Settings } from './sip2.js';
+import type { Sip2Settings } from './parts/sip2-options.js';
 
 /**
  * Why no session to the ILS opens, and what to check: the one source of

@@ -6,7 +6,8 @@ import { createLogger, type Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway.js';
 import type { Sip2Pool } from '../sip2/pool.js';
 import { type BuildOptions, buildComponents, type Components } from './components.js';
-import { type HttpServerOptions, type ListeningServer, listenHttp, serveHandedConnections } from './http-server.js';
+import { type ListeningServer, listenHttp, serveHandedConnections } from './http-server.js';
+import { type HttpSettings, httpSettings } from './parts/http.js';
 
 /** For `paia-sip2 hash-secret`: how auth.clients secrets are hashed, and the shortest one taken. */
 export { hashSecret } from '../auth/client-secret.js';
@@ -17,7 +18,8 @@ export { MIN_PLAIN_SECRET_LENGTH } from '../auth/trusted-clients.js';
  * (components.ts) and serves them (http-server.ts); sip2Setup() is the SIP2
  * side alone, which the doctor checks as the gateway would run it.
  */
-export { type Sip2Settings, type Sip2Setup, sip2Setup } from './sip2.js';
+export { type Sip2Setup, sip2Setup } from './parts/sip2-build.js';
+export type { Sip2Settings } from './parts/sip2-options.js';
 /** For the doctor: the state store as the gateway would find it at start. */
 export { checkStateStore, type StateStoreCheck } from './state-check.js';
 
@@ -82,25 +84,27 @@ export async function startGateway(
   logger: Logger,
   options: BuildOptions = {},
 ): Promise<RunningGateway> {
+  const http = httpSettings(config);
   // Listening comes first: the port (http.port 0 picks one) is part of the gateway's own URL, which
   // links and the demo's item URIs start with. Until the parts run, requests get 503.
   let app: Hono | null = null;
   const server = await listenHttp({
     fetch: (request, env) => (app === null ? startingResponse() : app.fetch(request, env)),
-    host: config.http.host,
-    port: config.http.port,
-    ...serverOptions(config, logger),
+    host: http.host,
+    port: http.port,
+    ...http.server,
+    logger: logger.child({ component: 'tls' }),
   });
-  const baseUrl = `${server.url}${config.http.basePath}`;
+  const baseUrl = `${server.url}${http.basePath}`;
   let parts: Components;
   try {
-    parts = await buildComponents(config, logger, { ...options, ownUrl: config.http.publicUrl ?? baseUrl });
+    parts = await buildComponents(config, logger, { ...options, ownUrl: http.publicUrl ?? baseUrl });
   } catch (error) {
     server.destroy();
     throw error;
   }
   app = parts.app;
-  return running(config, logger, parts, server, baseUrl);
+  return running(http, logger, parts, server, baseUrl);
 }
 
 /** A worker's gateway: it takes the connections the primary accepted. */
@@ -120,48 +124,33 @@ export async function startWorkerGateway(
   logger: Logger,
   options: { url: string; sharedSimulator: BuildOptions['sharedSimulator'] },
 ): Promise<WorkerGateway> {
-  const baseUrl = `${options.url}${config.http.basePath}`;
+  const http = httpSettings(config);
+  const baseUrl = `${options.url}${http.basePath}`;
   const parts = await buildComponents(config, logger, {
     sharedSimulator: options.sharedSimulator,
-    ownUrl: config.http.publicUrl ?? baseUrl,
+    ownUrl: http.publicUrl ?? baseUrl,
   });
   const { app } = parts;
   const server = serveHandedConnections({
     fetch: (request, env) => app.fetch(request, env),
     url: options.url,
-    ...serverOptions(config, logger),
-  });
-  return { ...running(config, logger, parts, server, baseUrl), accept: (socket) => server.accept(socket) };
-}
-
-/** The HTTP server's settings, whether it listens itself or is handed connections. */
-function serverOptions(config: Config, logger: Logger): Omit<HttpServerOptions, 'fetch'> {
-  return {
-    tls: config.http.tls,
-    maxHeaderBytes: config.http.maxHeaderBytes,
-    limits: {
-      headersTimeoutMs: config.http.headersTimeoutMs,
-      receiveTimeoutMs: config.http.receiveTimeoutMs,
-      keepAliveTimeoutMs: config.http.keepAliveTimeoutMs,
-      maxConnections: config.http.maxConnections,
-      maxConnectionsPerAddress: config.http.maxConnectionsPerAddress,
-    },
+    ...http.server,
     logger: logger.child({ component: 'tls' }),
-  };
+  });
+  return { ...running(http, logger, parts, server, baseUrl), accept: (socket) => server.accept(socket) };
 }
 
 /** The running gateway over its parts and its server: the shutdown in order, and the forced one. */
 function running(
-  config: Config,
+  http: HttpSettings,
   logger: Logger,
   parts: Components,
   server: ListeningServer,
   baseUrl: string,
 ): RunningGateway {
-  const { pool, demo } = parts;
+  const { pool } = parts;
   const sip2 = `${parts.target.host}:${parts.target.port}`;
-  const demoMode = parts.sip2.startDemo !== null;
-  logger.info({ url: baseUrl, sip2, dialect: parts.sip2.dialect.name, demo: demoMode }, 'paia-sip2 started');
+  logger.info({ url: baseUrl, sip2, dialect: parts.dialect, demo: parts.demoMode }, 'paia-sip2 started');
 
   const log = logger.child({ component: 'shutdown' });
   const drain = async (deadline: number): Promise<void> => {
@@ -172,12 +161,7 @@ function running(
       'shutdown 1/4: not ready any more, listener closed; waiting for requests in flight',
     );
     await httpDone;
-    log.info({ sip2: pool.stats() }, 'shutdown 2/4: requests finished; draining the SIP2 pool');
-    parts.records?.close();
-    await pool.close(Math.max(1, deadline - Date.now()));
-    log.info('shutdown 3/4: SIP2 connections closed');
-    await parts.store.close();
-    await demo?.stop();
+    await parts.close(deadline, log);
     log.info('shutdown 4/4: done');
   };
   const forceStop = (reason: string): void => {
@@ -187,25 +171,21 @@ function running(
       'shutdown: forced; dropping open HTTP connections and SIP2 work',
     );
     server.destroy();
-    parts.records?.close();
-    pool.destroy();
-    parts.store.close().catch(() => {});
-    // The process exits next; the embedded simulator's sockets go with it.
-    demo?.stop().catch(() => {});
+    parts.destroy();
   };
 
   let stopping: Promise<'graceful' | 'forced'> | null = null;
   return {
     url: server.url,
     baseUrl,
-    shutdownTimeoutMs: config.http.shutdownTimeoutMs,
-    demo: demoMode ? { sip2 } : null,
+    shutdownTimeoutMs: http.shutdownTimeoutMs,
+    demo: parts.demoMode ? { sip2 } : null,
     pool,
     loginThrottle: parts.loginThrottle,
     metrics: parts.metrics,
     reloadTls: () => server.reloadTls(),
     forceStop,
-    stop(timeoutMs = config.http.shutdownTimeoutMs) {
+    stop(timeoutMs = http.shutdownTimeoutMs) {
       stopping ??= (async () => {
         const deadline = Date.now() + timeoutMs;
         let timer: NodeJS.Timeout | undefined;

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import { createStateStore } from '../state/index.js';
-import { stateStoreSettings } from './components.js';
+import { stateStoreSettings } from './parts/state.js';
 
 /** What the doctor reports of the state store: what the gateway would find at start. */
 export interface StateStoreCheck {
@@ -17,12 +17,13 @@ export interface StateStoreCheck {
  * The memory store has nothing to check.
  */
 export async function checkStateStore(config: Config): Promise<StateStoreCheck> {
-  if (config.state.store === 'memory') return { kind: 'memory', problem: null, warning: null };
-  const store = await createStateStore(stateStoreSettings(config));
+  const settings = stateStoreSettings(config);
+  if (settings.store === 'memory') return { kind: 'memory', problem: null, warning: null };
+  const store = await createStateStore(settings);
   try {
     let problem: string | null = null;
     try {
-      await store.ready(config.state.redis.connectTimeoutMs);
+      await store.ready(settings.redis.connectTimeoutMs);
     } catch (error) {
       problem = (error as Error).message;
     }

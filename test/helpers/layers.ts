@@ -36,3 +36,9 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
 export const ALSO_ALLOWED: Record<string, readonly string[]> = { config: ['http/defaults.ts'] };
 /** Outside config/ and gateway/, who may import the configuration: the command line, which loads it and hands it on. */
 export const CONFIG_LOADERS = ['cli/main.ts', 'cli/serve.ts'];
+/**
+ * Outside config/, who may read process.env: the command line, which hands it
+ * to the loader, and the doctor's password prompt (PAIA_DOCTOR_PASSWORD, no
+ * setting). Everything else gets what the loader read, as options.
+ */
+export const ENV_READERS = ['cli/main.ts', 'cli/doctor/input.ts'];

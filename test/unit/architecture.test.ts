@@ -1,15 +1,16 @@
 /**
  * The layering of src/, read from the import statements themselves: which
  * folder may import which (ARCHITECTURE.md draws the same picture), no import
- * loops (in src/ and in the simulator), and Config read only where the
- * configuration is turned into parts. The tables are in test/helpers/layers.ts,
+ * loops (in src/ and in the simulator), Config read only where the
+ * configuration is turned into parts, and the environment read only where
+ * the configuration is loaded. The tables are in test/helpers/layers.ts,
  * which the drift test (test/unit/docs/drift.test.ts) holds ARCHITECTURE.md to.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ALSO_ALLOWED, CONFIG_LOADERS, MAY_IMPORT, SHARED } from '../helpers/layers.js';
+import { ALSO_ALLOWED, CONFIG_LOADERS, ENV_READERS, MAY_IMPORT, SHARED } from '../helpers/layers.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SRC = join(ROOT, 'src');
@@ -20,6 +21,9 @@ interface Module {
   folder: string;
   imports: string[];
 }
+
+/** A module's code without its comments (which may name process.env to say where a default comes from). */
+const codeOf = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -110,6 +114,14 @@ describe('architecture', () => {
       .filter((module) => module.imports.some((target) => target.startsWith('config/')))
       .map((module) => module.file)
       .filter((file) => !['config', 'gateway'].includes(folderOf(file)) && !CONFIG_LOADERS.includes(file));
+    expect(readers).toEqual([]);
+  });
+
+  it('reads process.env only in config/ and the listed entry points: the loader reads the environment once', () => {
+    const readers = sourceFiles(SRC)
+      .filter((path) => /\bprocess\.env\b/.test(codeOf(readFileSync(path, 'utf8'))))
+      .map((path) => relative(SRC, path))
+      .filter((file) => folderOf(file) !== 'config' && !ENV_READERS.includes(file));
     expect(readers).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import type { Config } from '../../config/index.js';
-import type { Sip2Target } from '../sip2.js';
+import type { Sip2Target } from '../parts/sip2-options.js';
 
 /**
  * What the primary and its workers say to each other over the node:cluster

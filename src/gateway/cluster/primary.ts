@@ -2,9 +2,9 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Socket } from 'node:net';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../log.js';
-import { demoStarter, type EmbeddedSimulator } from '../demo.js';
+import { demoOptions, type EmbeddedSimulator, startDemo } from '../demo.js';
 import type { Serving } from '../index.js';
-import type { Sip2Target } from '../sip2.js';
+import type { Sip2Target } from '../parts/sip2-options.js';
 import { HandOut, type Outlet } from './hand-out.js';
 import { DEAD_MS, Heartbeat, LATE_MS, PING_INTERVAL_MS } from './heartbeat.js';
 import { type FromWorker, isFromWorker, type ToWorker } from './messages.js';
@@ -397,9 +397,9 @@ class Supervisor {
  */
 export async function startWorkers(config: Config, logger: Logger): Promise<Serving> {
   const log = logger.child({ component: 'workers' });
-  const startDemo = demoStarter(config);
-  const simulator: EmbeddedSimulator | null = startDemo
-    ? await startDemo(logger.child({ component: 'simulator' }))
+  const demo = demoOptions(config);
+  const simulator: EmbeddedSimulator | null = demo
+    ? await startDemo(demo, logger.child({ component: 'simulator' }))
     : null;
   const supervisor = new Supervisor(config, simulator?.target ?? null, log);
   try {

@@ -21,7 +21,7 @@ const { hashSecret } = await import('../../../src/auth/client-secret.js');
 const { TrustedClients } = await import('../../../src/auth/trusted-clients.js');
 
 const PLAIN = 'a-plain-client-secret-0123456789';
-const entry = (id: string, secret: { secretHash?: string; secretEnv?: string }) => ({
+const entry = (id: string, secret: { secretHash?: string; secretEnv?: string; secret?: string }) => ({
   id,
   ...secret,
   scopes: ['read_patron' as const],
@@ -37,9 +37,9 @@ describe('TrustedClients: the check without a client', () => {
     const settings = [
       entry('cheap', { secretHash: await hashSecret('cheap-secret-0123456789', 1024) }),
       entry('costly', { secretHash: await hashSecret('costly-secret-0123456789', 4096) }),
-      entry('plain', { secretEnv: 'PLAIN_SECRET' }),
+      entry('plain', { secretEnv: 'PLAIN_SECRET', secret: PLAIN }),
     ];
-    const clients = await TrustedClients.fromSettings(settings, { PLAIN_SECRET: PLAIN });
+    const clients = await TrustedClients.fromSettings(settings);
     scrypts.length = 0;
     expect(await clients.checkWithoutClient('a-guess')).toBe(false);
     expect(scrypts).toEqual([4096]);
@@ -51,9 +51,7 @@ describe('TrustedClients: the check without a client', () => {
   });
 
   it('compares by SHA-256 alone, stand-in included, when every client has a plain secret', async () => {
-    const clients = await TrustedClients.fromSettings([entry('plain', { secretEnv: 'PLAIN_SECRET' })], {
-      PLAIN_SECRET: PLAIN,
-    });
+    const clients = await TrustedClients.fromSettings([entry('plain', { secretEnv: 'PLAIN_SECRET', secret: PLAIN })]);
     expect(await clients.checkWithoutClient('a-guess')).toBe(false);
     expect(await clients.find('plain')?.verify(PLAIN)).toBe(true);
     expect(scrypts).toEqual([]);

@@ -14,7 +14,7 @@ import {
   loadConfigWithWarnings,
   withoutSettings,
 } from '../../../src/config/index.js';
-import { stateStoreSettings } from '../../../src/gateway/components.js';
+import { stateStoreSettings } from '../../../src/gateway/parts/state.js';
 import { ILS_ACCOUNT_ENV, problemAt, tempDir } from './helpers.js';
 
 const EXAMPLE_FILE = fileURLToPath(new URL('../../../config/example.yaml', import.meta.url));
