@@ -23,9 +23,9 @@ export interface HoldTarget {
   pickupLocation?: string;
 }
 
-export const RENEW: WriteKind = { noun: 'renewal', unknownStatus: 3, notSentStatus: 3, unknownDocumentStatus: 0 };
-export const REQUEST: WriteKind = { noun: 'request', unknownStatus: 0, notSentStatus: 5, unknownDocumentStatus: 5 };
-export const CANCEL: WriteKind = { noun: 'cancellation', unknownStatus: 1, notSentStatus: 1, unknownDocumentStatus: 0 };
+const RENEW: WriteKind = { noun: 'renewal', unknownStatus: 3, notSentStatus: 3, unknownDocumentStatus: 0 };
+const REQUEST: WriteKind = { noun: 'request', unknownStatus: 0, notSentStatus: 5, unknownDocumentStatus: 5 };
+const CANCEL: WriteKind = { noun: 'cancellation', unknownStatus: 1, notSentStatus: 1, unknownDocumentStatus: 0 };
 
 /** Renew: one 29 per item barcode; a document without an item URI is not the ILS's to renew. */
 export function renewSteps(
