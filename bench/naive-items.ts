@@ -10,7 +10,7 @@ import type { DirectSip2 } from './sip2-direct.js';
  * one after another. Same messages as the gateway, none in parallel.
  */
 
-/** The lists GET items reads, as the gateway does (src/backend/sip2-backend.ts items()). */
+/** The lists GET items reads, as the gateway does (src/backend/list-reads.ts items()). */
 export const ITEM_LISTS: readonly SummaryList[] = ['charged', 'overdue', 'recall', 'hold', 'unavailableHold'];
 const LISTS = ITEM_LISTS;
 

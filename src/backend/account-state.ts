@@ -6,8 +6,10 @@ import {
   parseDialectDate,
   sip2DateFrom,
 } from '../sip2/index.js';
+import { nonEmpty } from './documents.js';
 import { parseAmount } from './money.js';
-import type { AccountState } from './types.js';
+import type { AccountState, PatronRecord } from './types.js';
+import type { UriTemplate } from './uris.js';
 
 /**
  * The account state of a patron, read from a 64:
@@ -51,4 +53,39 @@ export function hasExcessiveFees(response: PatronInformationResponse): boolean {
 /** Today's calendar date (YYYY-MM-DD) where the gateway runs, which is the library's local time. */
 export function localDateOf(now: Date): string {
   return isoDateOf(sip2DateFrom(now));
+}
+
+/**
+ * A patron the ILS knows: BL=Y. An ILS that sends no BL at all is taken at
+ * its word when it names the patron.
+ */
+export function isKnownPatron(response: PatronInformationResponse): boolean {
+  return response.validPatron === true || (response.validPatron === undefined && response.personalName.trim() !== '');
+}
+
+const EMAIL =
+  /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+
+/**
+ * The PAIA patron of a known patron's 64: name, state, an email that is one,
+ * the address, the expiry (or, for an active account without one the dialect
+ * can read, `expiresWhenUnknown`) and the patron class as a type URI.
+ */
+export function patronRecord(
+  response: PatronInformationResponse,
+  ctx: { dialect: Dialect; today: string; expiresWhenUnknown: string | null; patronType: UriTemplate | null },
+): PatronRecord {
+  const record: PatronRecord = {
+    name: response.personalName.trim(),
+    status: accountState(response, ctx.dialect, ctx.today),
+  };
+  const email = nonEmpty(response.emailAddress);
+  if (email !== undefined && email.length <= 254 && EMAIL.test(email)) record.email = email;
+  const address = nonEmpty(response.homeAddress);
+  if (address !== undefined) record.address = address;
+  const expires = expiryOf(response, ctx.dialect) ?? (record.status === 0 ? ctx.expiresWhenUnknown : null);
+  if (expires !== null) record.expires = expires;
+  const patronClass = nonEmpty(response.extra?.find(([tag]) => tag === 'PC')?.[1]);
+  if (ctx.patronType && patronClass !== undefined) record.type = [ctx.patronType.build(patronClass)];
+  return record;
 }

@@ -1,5 +1,4 @@
 import { FreshAnswers } from './fresh-answers.js';
-import { isOutcomeUnknown } from './sip2-backend.js';
 import type {
   Backend,
   CallOptions,
@@ -10,6 +9,7 @@ import type {
   PatronLookup,
   PatronRecord,
 } from './types.js';
+import { isOutcomeUnknown } from './writes.js';
 
 /** The account window's defaults (cache.accounts): a few seconds, one entry per patron read. */
 export const ACCOUNT_WINDOW_DEFAULTS = Object.freeze({ windowMs: 5_000, maxPatrons: 10_000 });

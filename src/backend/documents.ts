@@ -17,6 +17,45 @@ import type { UriTemplates } from './uris.js';
 /** Which list an entry came from, after the dialect's hold lists are sorted out. */
 export type EntryKind = 'held' | 'ready' | 'pending';
 
+/**
+ * The entries of an items call's lists, one per item, each with its kind: a loan (charged, overdue,
+ * recall) wins over a hold on the same item, a ready hold over a pending one. A dialect whose AS lists
+ * every hold (all-in-AS) has its pending ones (CD) taken out of the ready ones.
+ */
+export function itemEntries(
+  lists: Record<'charged' | 'overdue' | 'recall' | 'hold' | 'unavailable', { entries: readonly string[] }>,
+  holdLists: Dialect['holdLists'],
+): Array<[entry: string, kind: EntryKind]> {
+  const { charged, overdue, recall, hold, unavailable } = lists;
+  const held = distinct([...charged.entries, ...overdue.entries, ...recall.entries]);
+  const pending = distinct(unavailable.entries);
+  const pendingSet = new Set(pending);
+  const ready =
+    holdLists === 'all-in-AS'
+      ? distinct(hold.entries).filter((entry) => !pendingSet.has(entry))
+      : distinct(hold.entries);
+
+  const seen = new Set<string>();
+  const entries: Array<[entry: string, kind: EntryKind]> = [];
+  for (const [list, kind] of [
+    [held, 'held'],
+    [ready, 'ready'],
+    [pending, 'pending'],
+  ] as const) {
+    for (const entry of list) {
+      if (seen.has(entry)) continue;
+      seen.add(entry);
+      entries.push([entry, kind]);
+    }
+  }
+  return entries;
+}
+
+/** The entries trimmed, blank ones dropped, each once. */
+function distinct(entries: readonly string[]): string[] {
+  return [...new Set(entries.map((entry) => entry.trim()).filter((entry) => entry !== ''))];
+}
+
 export interface DocumentContext {
   dialect: Dialect;
   uris: UriTemplates;

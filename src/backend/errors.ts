@@ -22,24 +22,71 @@ import {
  * - cancelled: the call's signal aborted (its deadline, its client gone) before the answer (504)
  * - unencodable: a value of the request cannot be passed on (422)
  *
+ * Each kind has its own reasons, listed here once: the SIP2 layer's reasons
+ * (sip2/errors.ts) pass through `backendFailureOf` only if they are listed, so
+ * a reason added there is a type error until it is added here, and one added
+ * here is a type error in the HTTP layer's tables until it is answered there.
  * Anything else a backend throws is a bug.
  */
-export type BackendFailureKind = 'unavailable' | 'timeout' | 'protocol' | 'busy' | 'cancelled' | 'unencodable';
+const BACKEND_FAILURE_REASONS = {
+  /** IlsUnavailable's reasons. */
+  unavailable: ['refused', 'connect-error', 'tls-untrusted', 'login-rejected', 'closed', 'reset', 'dropped'],
+  /** IlsTimeout's reasons. */
+  timeout: ['connect-timeout', 'login-timeout', 'response-timeout'],
+  /** IlsProtocolError's reasons, then Sip2DecodeError's. */
+  protocol: [
+    'unreadable',
+    'oversized',
+    'unexpected-message',
+    'resend-refused',
+    'status-instead-of-response',
+    'frame-too-long',
+    'nul-byte',
+    'bad-checksum',
+    'missing-checksum',
+    'bad-message-code',
+    'truncated-fixed-fields',
+    'bad-field-tag',
+    'bad-charset',
+  ],
+  /** PoolRefused's reasons, then the pool share's (pool-share.ts: too many waiting, waited too long). */
+  busy: [
+    'queue-full',
+    'acquire-timeout',
+    'circuit-open',
+    'shutting-down',
+    'maintenance',
+    'share-full',
+    'share-timeout',
+  ],
+  /** CallCancelled's reasons. */
+  cancelled: ['deadline', 'client-gone', 'call-over'],
+  /** Sip2EncodeError: which field could not be sent is in `field`. */
+  unencodable: ['unencodable-value'],
+} as const;
 
-export class BackendFailure extends Error {
-  readonly kind: BackendFailureKind;
+export type BackendFailureKind = keyof typeof BACKEND_FAILURE_REASONS;
+
+/** The machine-readable reasons of one kind (of every kind by default). */
+export type BackendFailureReason<K extends BackendFailureKind = BackendFailureKind> =
+  (typeof BACKEND_FAILURE_REASONS)[K][number];
+
+export class BackendFailure<K extends BackendFailureKind = BackendFailureKind> extends Error {
+  readonly kind: K;
   /** Machine-readable detail (refused, login-timeout, queue-full, deadline ...), for logs and advice. */
-  readonly reason: string;
+  readonly reason: BackendFailureReason<K>;
   /** Whether the request had left for the library system: for a write, its outcome is then unknown. */
   readonly requestSent: boolean;
   /** For busy: when to try again. */
   readonly retryAfterSeconds: number;
+  /** For unencodable: the request field that could not be sent (its SIP2 name), for advice. */
+  readonly field: string | undefined;
 
   constructor(
-    kind: BackendFailureKind,
-    reason: string,
+    kind: K,
+    reason: BackendFailureReason<K>,
     message: string,
-    options: { requestSent?: boolean; retryAfterSeconds?: number; cause?: unknown } = {},
+    options: { requestSent?: boolean; retryAfterSeconds?: number; field?: string; cause?: unknown } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'BackendFailure';
@@ -47,7 +94,16 @@ export class BackendFailure extends Error {
     this.reason = reason;
     this.requestSent = options.requestSent ?? false;
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
+    this.field = options.field;
   }
+}
+
+/** A BackendFailure as the union of its kinds, so that switching on `kind` narrows `reason` to that kind's. */
+export type AnyBackendFailure = { [K in BackendFailureKind]: BackendFailure<K> }[BackendFailureKind];
+
+/** Whether `error` is a BackendFailure, seen as the union of its kinds (the constructor ties each reason to its kind). */
+export function isBackendFailure(error: unknown): error is AnyBackendFailure {
+  return error instanceof BackendFailure;
 }
 
 /** The SIP2 layer's errors in the backend's terms; null for anything else (a bug, passed on as it is). */
@@ -71,7 +127,7 @@ function backendFailureOf(error: unknown): BackendFailure | null {
   if (error instanceof CallCancelled)
     return new BackendFailure('cancelled', error.reason, error.message, options(error.requestSent));
   if (error instanceof Sip2EncodeError)
-    return new BackendFailure('unencodable', error.field, error.message, { cause: error });
+    return new BackendFailure('unencodable', 'unencodable-value', error.message, { field: error.field, cause: error });
   return null;
 }
 

@@ -1,7 +1,7 @@
 import type PQueue from 'p-queue';
 import type { CancelSignal } from '../cancel-signal.js';
 import { cancelled, WaitingQueue } from '../sip2/index.js';
-import { BackendFailure } from './errors.js';
+import { BackendFailure, type BackendFailureReason } from './errors.js';
 
 /**
  * A share of the SIP2 pool for one kind of work (anonymous DAIA): at most
@@ -102,7 +102,7 @@ export class PoolShare {
     };
   }
 
-  #refuse(reason: string, message: string): BackendFailure {
+  #refuse(reason: BackendFailureReason<'busy'>, message: string): BackendFailure {
     this.#refused += 1;
     return new BackendFailure('busy', reason, message, { retryAfterSeconds: 1 });
   }

@@ -1,66 +1,38 @@
+import type { z } from 'zod';
 import type { CancelSignal } from '../cancel-signal.js';
+import type {
+  accountStateSchema,
+  feeRecordSchema,
+  feeSchema,
+  paiaDocumentSchema,
+  patronRecordSchema,
+  serviceStatusSchema,
+} from './paia-schemas.js';
 
 /**
- * PAIA as the backend sees it: plain data in the spec's field names, and one
- * interface the HTTP layer calls. The backend speaks SIP2; the HTTP layer
+ * PAIA as the backend sees it: plain data in the spec's field names (its
+ * shapes declared once, in paia-schemas.ts), and one interface the HTTP
+ * layer calls. The backend speaks SIP2; the HTTP layer
  * never does. Patrons are addressed by their ILS barcode here: mapping public
  * patron identifiers to barcodes is the session's job.
  */
 
 /** Service status of a document for a patron (spec: 0 none ... 5 rejected). */
-export type ServiceStatus = 0 | 1 | 2 | 3 | 4 | 5;
+export type ServiceStatus = z.infer<typeof serviceStatusSchema>;
 
 /** Account state: 0 active, 1 inactive, 2 expired, 3 outstanding fees, 4 expired and fees. */
-export type AccountState = 0 | 1 | 2 | 3 | 4;
+export type AccountState = z.infer<typeof accountStateSchema>;
 
-export interface PatronRecord {
-  name: string;
-  email?: string;
-  address?: string;
-  /** YYYY-MM-DD */
-  expires?: string;
-  status: AccountState;
-  /** URIs of patron types (PAIA upstream), from the ILS patron class. */
-  type?: string[];
-}
+/** The patron's account (paia-schemas.ts declares its fields). */
+export type PatronRecord = z.infer<typeof patronRecordSchema>;
 
-export interface PaiaDocument {
-  status: ServiceStatus;
-  item?: string;
-  edition?: string;
-  requested?: string;
-  about?: string;
-  label?: string;
-  queue?: number;
-  renewals?: number;
-  reminder?: number;
-  /** YYYY-MM-DD */
-  duedate?: string;
-  /** YYYY-MM-DD: upstream PAIA's name for the end of the service status; same value as duedate. */
-  endtime?: string;
-  starttime?: string;
-  cancancel?: boolean;
-  canrenew?: boolean;
-  error?: string;
-  storage?: string;
-  storageid?: string;
-}
+/** One document of items, renew, request and cancel (paia-schemas.ts declares its fields). */
+export type PaiaDocument = z.infer<typeof paiaDocumentSchema>;
 
-export interface Fee {
-  /** Money as "x.xx CUR". */
-  amount: string;
-  date?: string;
-  about?: string;
-  item?: string;
-  edition?: string;
-  feetype?: string;
-  feeid?: string;
-}
+/** One fee; its amount is money as "x.xx CUR". */
+export type Fee = z.infer<typeof feeSchema>;
 
-export interface FeeRecord {
-  amount?: string;
-  fee: Fee[];
-}
+export type FeeRecord = z.infer<typeof feeRecordSchema>;
 
 /** One element of the doc list of renew, request and cancel. */
 export interface DocumentRequest {

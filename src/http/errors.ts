@@ -1,4 +1,4 @@
-import { BackendFailure } from '../backend/errors.js';
+import { type AnyBackendFailure, type BackendFailureReason, isBackendFailure } from '../backend/errors.js';
 import { StoreUnavailable } from '../state/errors.js';
 
 /**
@@ -176,7 +176,7 @@ const UNREADABLE = 'the library system sent an answer that could not be understo
  */
 export function translateError(thrown: unknown, requestId: string): TranslatedError {
   if (thrown instanceof PaiaError) return { error: thrown, kind: 'client' };
-  if (thrown instanceof BackendFailure) return translateBackendFailure(thrown);
+  if (isBackendFailure(thrown)) return translateBackendFailure(thrown);
   if (thrown instanceof StoreUnavailable) {
     // Never a hole: without the store no session can be checked, so the call is refused, not served.
     const seconds = Math.max(1, Math.ceil(thrown.retryAfterSeconds));
@@ -200,7 +200,36 @@ export function translateError(thrown: unknown, requestId: string): TranslatedEr
   };
 }
 
-function translateBackendFailure(failure: BackendFailure): TranslatedError {
+/**
+ * Who a cancelled call is put down to: the deadline is the library system being too slow for this call
+ * (logged as its failure); a client that went away, or a part of a call already answered, reads no answer.
+ */
+const CANCELLED_BY: Readonly<Record<BackendFailureReason<'cancelled'>, TranslatedError['kind']>> = {
+  deadline: 'backend',
+  'client-gone': 'client',
+  'call-over': 'client',
+};
+
+/**
+ * What a busy answer says: maintenance in the pool's own words; an open circuit that the library system
+ * kept failing (unreachable, login refused), not a gateway under load; the rest that the service is busy.
+ */
+const BUSY_BECAUSE: Readonly<Record<BackendFailureReason<'busy'>, 'maintenance' | 'unreachable' | 'busy'>> = {
+  maintenance: 'maintenance',
+  'circuit-open': 'unreachable',
+  'queue-full': 'busy',
+  'acquire-timeout': 'busy',
+  'shutting-down': 'busy',
+  'share-full': 'busy',
+  'share-timeout': 'busy',
+};
+
+/**
+ * Timeouts, protocol errors, an unreachable library system and unencodable values are answered by kind
+ * alone (their reasons are for logs); cancelled and busy calls by reason, through the tables above, so a
+ * reason added to the backend's contract is a type error there until it is answered.
+ */
+function translateBackendFailure(failure: AnyBackendFailure): TranslatedError {
   switch (failure.kind) {
     case 'timeout':
       // Writes whose outcome is unknown never get here: the backend reports them per document.
@@ -213,9 +242,8 @@ function translateBackendFailure(failure: BackendFailure): TranslatedError {
         ),
       };
     case 'cancelled':
-      // A client that went away reads no answer; the deadline is the library system being too slow for this call.
       return {
-        kind: failure.reason === 'deadline' ? 'backend' : 'client',
+        kind: CANCELLED_BY[failure.reason],
         error: new PaiaError(
           'gateway_timeout',
           504,
@@ -224,7 +252,8 @@ function translateBackendFailure(failure: BackendFailure): TranslatedError {
       };
     case 'busy': {
       const seconds = Math.max(1, Math.ceil(failure.retryAfterSeconds || 1));
-      if (failure.reason === 'maintenance') {
+      const because = BUSY_BECAUSE[failure.reason];
+      if (because === 'maintenance') {
         // The pool's own words ("the library system is in scheduled maintenance until 02:30 (Europe/Berlin)"): no host, no internals.
         return {
           kind: 'client',
@@ -233,11 +262,8 @@ function translateBackendFailure(failure: BackendFailure): TranslatedError {
           }),
         };
       }
-      // An open circuit: the library system kept failing (unreachable, login refused), not a gateway under load.
       const what =
-        failure.reason === 'circuit-open'
-          ? 'the library system cannot be reached right now'
-          : 'the service is busy right now';
+        because === 'unreachable' ? 'the library system cannot be reached right now' : 'the service is busy right now';
       return {
         kind: 'backend',
         error: new PaiaError(

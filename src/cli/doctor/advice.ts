@@ -66,7 +66,7 @@ export function explainPatronStep(error: unknown, ctx: AdviceContext): string {
   if (!(error instanceof BackendFailure)) return `unexpected error: ${messageOf(error)}`;
   switch (error.kind) {
     case 'unencodable':
-      return `the patron name cannot be sent over SIP2 (${error.reason}): ${error.message}`;
+      return `the patron name cannot be sent over SIP2 (${error.field}): ${error.message}`;
     case 'cancelled':
       return `the call was cancelled (${error.reason})`;
     default:

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { DEFAULT_LOGIN_SCOPES, METHOD_SCOPE, type PaiaMethod, SCOPES } from '../../auth/scopes.js';
+import { feeRecordSchema, feeSchema, paiaDocumentSchema, patronRecordSchema } from '../../backend/paia-schemas.js';
 import { VERSION } from '../../version.js';
 import { PAIA_ERROR_CODES } from '../errors.js';
 import { daiaSchemas } from './daia-schemas.js';
@@ -10,8 +12,8 @@ import { daiaSchemas } from './daia-schemas.js';
  * and limits cannot drift; the conformance suite checks every response it
  * receives against this document (test/conformance/openapi-check.ts).
  *
- * Response shapes follow src/backend/types.ts (PatronRecord, PaiaDocument,
- * FeeRecord), request bodies src/http/schemas.ts, errors src/http/errors.ts
+ * Response shapes are derived from the backend's (src/backend/paia-schemas.ts:
+ * PatronRecord, PaiaDocument, FeeRecord), request bodies follow src/http/schemas.ts, errors src/http/errors.ts
  * and respond.ts (`code` in core and DAIA error bodies, never in auth ones).
  */
 
@@ -233,29 +235,30 @@ function daiaPaths(daia: string): Json {
   return { [daia]: { get, head: headOf(get), options: optionsOperation('daia', 'DAIA') } };
 }
 
-const documentProperties = {
-  status: {
-    type: 'integer',
-    enum: [0, 1, 2, 3, 4, 5],
-    description: '0 no relation, 1 reserved, 2 ordered, 3 held, 4 provided, 5 rejected',
-  },
-  item: { type: 'string', description: 'URI of the item' },
-  edition: { type: 'string', description: 'URI of the edition (title)' },
-  requested: { type: 'string' },
-  about: { type: 'string' },
-  label: { type: 'string' },
-  queue: { type: 'integer', minimum: 0 },
-  renewals: { type: 'integer', minimum: 0 },
-  reminder: { type: 'integer', minimum: 0 },
-  duedate: { type: 'string', format: 'date' },
-  endtime: { type: 'string', description: 'Same value as duedate (upstream PAIA)' },
-  starttime: { type: 'string' },
-  cancancel: { type: 'boolean' },
-  canrenew: { type: 'boolean' },
-  error: { type: 'string', description: 'Why this document could not be served' },
-  storage: { type: 'string' },
-  storageid: { type: 'string' },
-};
+/**
+ * The backend's PAIA data as OpenAPI components, derived from its schemas (backend/paia-schemas.ts): a
+ * fee list refers to Fee. zod writes a numeric literal union as "number" and an int's upper bound as
+ * MAX_SAFE_INTEGER; both are put as the description always said them (integer, no upper bound), and the
+ * `$schema` and `$id` zod puts on each are left out (components of this document, not documents).
+ */
+function paiaSchemas(): Json {
+  const registry = z.registry<{ id: string }>();
+  registry.add(patronRecordSchema, { id: 'Patron' });
+  registry.add(paiaDocumentSchema, { id: 'Document' });
+  registry.add(feeSchema, { id: 'Fee' });
+  registry.add(feeRecordSchema, { id: 'Fees' });
+  const { schemas } = z.toJSONSchema(registry, {
+    uri: (id) => `#/components/schemas/${id}`,
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.type === 'number' && jsonSchema.enum?.every((value) => Number.isInteger(value)))
+        jsonSchema.type = 'integer';
+      if (jsonSchema.type === 'integer' && jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+    },
+  });
+  const out: Json = {};
+  for (const [id, { $schema: _schema, $id: _id, ...schema }] of Object.entries(schemas)) out[id] = schema;
+  return out;
+}
 
 function schemas(maxDocs: number): Json {
   const identified = { anyOf: [{ required: ['item'] }, { required: ['edition'] }] };
@@ -265,52 +268,12 @@ function schemas(maxDocs: number): Json {
     properties: { doc: { type: 'array', minItems: 1, maxItems: maxDocs, items: ref(element) } },
   });
   return {
-    Patron: {
-      type: 'object',
-      required: ['name', 'status'],
-      additionalProperties: false,
-      properties: {
-        name: { type: 'string' },
-        email: { type: 'string' },
-        address: { type: 'string' },
-        expires: { type: 'string', format: 'date' },
-        status: {
-          type: 'integer',
-          enum: [0, 1, 2, 3, 4],
-          description: '0 active, 1 inactive, 2 expired, 3 outstanding fees, 4 expired and fees',
-        },
-        type: { type: 'array', items: { type: 'string' } },
-      },
-    },
-    Document: { type: 'object', required: ['status'], additionalProperties: false, properties: documentProperties },
+    ...paiaSchemas(),
     DocumentList: {
       type: 'object',
       required: ['doc'],
       additionalProperties: false,
       properties: { doc: { type: 'array', items: ref('Document') } },
-    },
-    Fee: {
-      type: 'object',
-      required: ['amount'],
-      additionalProperties: false,
-      properties: {
-        amount: { type: 'string', pattern: '^[0-9]+\\.[0-9][0-9] [A-Z][A-Z][A-Z]$' },
-        date: { type: 'string' },
-        about: { type: 'string' },
-        item: { type: 'string' },
-        edition: { type: 'string' },
-        feetype: { type: 'string' },
-        feeid: { type: 'string' },
-      },
-    },
-    Fees: {
-      type: 'object',
-      required: ['fee'],
-      additionalProperties: false,
-      properties: {
-        amount: { type: 'string', pattern: '^[0-9]+\\.[0-9][0-9] [A-Z][A-Z][A-Z]$' },
-        fee: { type: 'array', items: ref('Fee') },
-      },
     },
     DocumentRequest: docList('DocumentSelector'),
     DocumentSelector: {

@@ -81,7 +81,7 @@ describe('backend failures', () => {
 
   it('a value the ILS cannot take is a 422', async () => {
     const { t, backend, token, patron } = await setup();
-    backend.failNext = new BackendFailure('unencodable', 'AB', INTERNAL);
+    backend.failNext = new BackendFailure('unencodable', 'unencodable-value', INTERNAL, { field: 'AB' });
     const response = await t.app.request(
       `/core/${patron}/request`,
       jsonPost({ doc: [{ item: 'a|b' }] }, bearer(token)),
