@@ -13,5 +13,5 @@ export {
   configSchema,
   type HttpTlsConfig,
   type Sip2TlsConfig,
-} from './schema.js';
+} from './schema/index.js';
 export { configSettings, envNameOf, FILE_PATHS, type Setting } from './settings.js';

@@ -10,7 +10,7 @@ import { packagePath } from '../package-root.js';
 import { loadDialect } from '../sip2/dialect.js';
 import { applyEnv, applyFlags, type SettingFlag, type Sources } from './env.js';
 import { getIn, isMapping, type Raw, setIn } from './raw.js';
-import { type Config, configSchema, STATE_DIR_OFF } from './schema.js';
+import { type Config, configSchema, STATE_DIR_OFF } from './schema/index.js';
 import { readSecretFiles } from './secret-files.js';
 import { configSettings, FILE_PATHS, SECRET_PATHS, SECTION_KEYS, SETTING_BY_PATH } from './settings.js';
 import { suggest } from './suggest.js';
