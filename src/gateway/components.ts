@@ -146,9 +146,9 @@ export async function buildComponents(config: Config, logger: Logger, options: B
   const loginThrottle = new LoginThrottle(store, {
     freeAttemptsPerUser: auth.bruteForce.freeFailuresPerUser,
     freeAttemptsPerAddress: auth.bruteForce.freeFailuresPerAddress,
-    baseDelayMs: auth.bruteForce.lockoutBaseSeconds * 1000,
-    maxDelayMs: auth.bruteForce.lockoutMaxSeconds * 1000,
-    maxSlowdownMs: auth.bruteForce.maxSlowdownSeconds * 1000,
+    baseDelayMs: auth.bruteForce.lockoutBaseMs,
+    maxDelayMs: auth.bruteForce.lockoutMaxMs,
+    maxSlowdownMs: auth.bruteForce.maxSlowdownMs,
     maxAttemptsPerSecond: auth.maxLoginsPerSecond,
     // No login outlives its call's deadline: an attempt in flight stops counting then, even if its process died.
     attemptTtlMs: config.http.requestTimeoutMs,
@@ -169,7 +169,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     throttle: loginThrottle,
     passwordPolicy: new PasswordPolicy(auth.passwordPolicy),
     allowedClients,
-    tokenLifetimeSeconds: auth.tokenLifetimeSeconds,
+    tokenLifetimeMs: auth.tokenLifetimeMs,
   });
   // Off unless auth.clients names a client; the secrets from the environment were checked at load.
   const clientLogin =
@@ -181,7 +181,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
           sessions,
           patronIds,
           throttle: loginThrottle,
-          tokenLifetimeSeconds: auth.tokenLifetimeSeconds,
+          tokenLifetimeMs: auth.tokenLifetimeMs,
         });
   metrics?.watch({
     pool: () => pool.stats(),

@@ -28,7 +28,7 @@ export function recordSource(config: Config, logger: Logger): RecordSource | nul
       new FileRecordSource({
         path: file,
         maxItemsPerRecord: records.maxItemsPerRecord,
-        checkIntervalMs: records.fileCheckSeconds * 1000,
+        checkIntervalMs: records.fileCheckMs,
         logger,
       }),
     );
@@ -40,8 +40,8 @@ export function recordSource(config: Config, logger: Logger): RecordSource | nul
         field: http.field,
         headers: http.headers,
         timeoutMs: http.timeoutMs,
-        cacheTtlMs: http.cacheSeconds * 1000,
-        failureTtlMs: http.failureCacheSeconds * 1000,
+        cacheTtlMs: http.cacheMs,
+        failureTtlMs: http.failureCacheMs,
         maxEntries: http.maxEntries,
         maxConcurrent: http.maxConcurrent,
         maxBodyBytes: http.maxBodyBytes,

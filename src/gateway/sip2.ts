@@ -58,7 +58,7 @@ export interface Sip2Settings {
   terminal: { user: string; location: string };
   institution: string;
   timeouts: { connectMs: number; responseMs: number };
-  pool: { max: number; maxWaiting: number; acquireTimeoutMs: number; keepaliveSeconds: number };
+  pool: { max: number; maxWaiting: number; acquireTimeoutMs: number; keepaliveMs: number };
   circuit: { failureThreshold: number };
   pageSize: number;
   maxListEntries: number;
@@ -202,7 +202,7 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
         max: sip2.pool.max,
         maxWaiting: sip2.pool.maxWaiting,
         acquireTimeoutMs: sip2.pool.acquireTimeoutMs,
-        keepaliveSeconds: sip2.pool.keepaliveSeconds,
+        keepaliveMs: sip2.pool.keepaliveMs,
       },
       circuit: { failureThreshold: sip2.circuit.failureThreshold },
       pageSize,
@@ -220,8 +220,8 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
         max: sip2.pool.max,
         acquireTimeoutMs: sip2.pool.acquireTimeoutMs,
         maxWaiting: sip2.pool.maxWaiting,
-        keepaliveIntervalMs: overrides.keepaliveIntervalMs ?? sip2.pool.keepaliveSeconds * 1000,
-        maxLifetimeMs: sip2.pool.maxLifetimeSeconds * 1000,
+        keepaliveIntervalMs: overrides.keepaliveIntervalMs ?? sip2.pool.keepaliveMs,
+        maxLifetimeMs: sip2.pool.maxLifetimeMs,
         backoff: { initialMs: 250, maxMs: 30_000 },
         circuit: {
           failureThreshold: sip2.circuit.failureThreshold,
@@ -287,7 +287,7 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
       const keys = new KeyedHash(config.paia.patronIdSecret);
       return new AccountWindow({
         backend,
-        windowMs: accounts.windowSeconds * 1000,
+        windowMs: accounts.windowMs,
         maxPatrons: accounts.maxPatrons,
         keyOf: (barcode) => keys.digest(`account-window:${barcode}`).toString('base64url'),
         onWrite,
@@ -297,7 +297,7 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
       const { items } = config.cache;
       if (!items.enabled) return null;
       return new ItemInfoCache({
-        ttlMs: items.ttlSeconds * 1000,
+        ttlMs: items.ttlMs,
         maxEntries: items.maxEntries,
         ...(onInvalidate ? { onInvalidate } : {}),
       });

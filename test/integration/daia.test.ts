@@ -49,7 +49,7 @@ describe.each(DAIA_DIALECTS)('DAIA (%s)', (dialect) => {
     {
       PAIA_SIP2_POOL_MIN: '0',
       PAIA_SIP2_POOL_MAX: '2',
-      PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+      PAIA_SIP2_POOL_KEEPALIVE_MS: '0',
       PAIA_SIP2_TIMEOUTS_RESPONSE_MS: String(RESPONSE_TIMEOUT_MS),
       PAIA_SIP2_TIMEOUTS_CONNECT_MS: '1000',
       // One 17 per distinct item and faults per message are counted here; the cache has its own tests.
@@ -60,7 +60,7 @@ describe.each(DAIA_DIALECTS)('DAIA (%s)', (dialect) => {
       {
         PAIA_SIP2_POOL_MIN: '1',
         PAIA_SIP2_POOL_MAX: '1',
-        PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+        PAIA_SIP2_POOL_KEEPALIVE_MS: '0',
         PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS: '100',
         PAIA_CACHE_ITEMS_ENABLED: 'false',
       },

@@ -4,7 +4,7 @@ import { LOGIN_THROTTLE_DEFAULTS } from '../../auth/login-throttle.js';
 import { DEFAULT_PASSWORD_POLICY } from '../../auth/password-policy.js';
 import { DEFAULT_LOGIN_SCOPES } from '../../auth/scopes.js';
 import { APP_DEFAULTS } from '../../http/defaults.js';
-import { clientList, flag, integer, must, section, textList } from './validators.js';
+import { clientList, flag, integer, milliseconds, must, section, textList } from './validators.js';
 
 /** auth: access tokens, sessions, brute-force protection and trusted clients. */
 
@@ -90,7 +90,7 @@ const DEFAULT_MAX_SESSIONS_PER_PATRON = 50;
 
 export const authSection = section({
   /** How long an access token is valid after login. */
-  tokenLifetimeSeconds: integer(1, 2_592_000, 'must be seconds between 1 and 2592000 (30 days)').default(3600),
+  tokenLifetimeMs: milliseconds(1000, 2_592_000_000, 3_600_000).default(3_600_000),
   /**
    * Most sessions kept at once; beyond that the least recently used are dropped
    * (and must log in again). Memory store only: Redis's maxmemory bounds its own.
@@ -155,17 +155,17 @@ export const authSection = section({
     freeFailuresPerAddress: integer(1, 100_000, 'must be a whole number between 1 and 100000').default(
       LOGIN_THROTTLE_DEFAULTS.freeAttemptsPerAddress,
     ),
-    /** First lockout delay, in seconds; it doubles with each further failure. */
-    lockoutBaseSeconds: integer(1, 3600, 'must be seconds between 1 and 3600').default(
-      LOGIN_THROTTLE_DEFAULTS.baseDelayMs / 1000,
+    /** First lockout delay; it doubles with each further failure. */
+    lockoutBaseMs: milliseconds(1000, 3_600_000, LOGIN_THROTTLE_DEFAULTS.baseDelayMs).default(
+      LOGIN_THROTTLE_DEFAULTS.baseDelayMs,
     ),
-    /** Longest lockout delay, in seconds. */
-    lockoutMaxSeconds: integer(1, 86_400, 'must be seconds between 1 and 86400 (a day)').default(
-      LOGIN_THROTTLE_DEFAULTS.maxDelayMs / 1000,
+    /** Longest lockout delay. */
+    lockoutMaxMs: milliseconds(1000, 86_400_000, LOGIN_THROTTLE_DEFAULTS.maxDelayMs).default(
+      LOGIN_THROTTLE_DEFAULTS.maxDelayMs,
     ),
-    /** Longest an attempt from an address past its free failures waits before it is checked, in seconds (0: never). */
-    maxSlowdownSeconds: integer(0, 60, 'must be seconds between 0 and 60').default(
-      LOGIN_THROTTLE_DEFAULTS.maxSlowdownMs / 1000,
+    /** Longest an attempt from an address past its free failures waits before it is checked (0: never). */
+    maxSlowdownMs: milliseconds(0, 60_000, LOGIN_THROTTLE_DEFAULTS.maxSlowdownMs).default(
+      LOGIN_THROTTLE_DEFAULTS.maxSlowdownMs,
     ),
   }),
   /** Weak passwords: logins with them get no token, and the patron is told to change the password at the library. */

@@ -1,5 +1,5 @@
 import { ACCOUNT_WINDOW_DEFAULTS } from '../../backend/account-window.js';
-import { flag, integer, section } from './validators.js';
+import { flag, integer, milliseconds, section } from './validators.js';
 
 /** cache: short-lived caches of ILS answers. */
 
@@ -9,7 +9,7 @@ export const cacheSection = section({
     /** false: every item is asked of the ILS each time. */
     enabled: flag().default(true),
     /** How long an answer is used; keep it short, other patrons' loans and returns change items without the gateway knowing. A renew, request or cancel of an item through the gateway drops its entry at once. */
-    ttlSeconds: integer(1, 3600, 'must be seconds between 1 and 3600').default(15),
+    ttlMs: milliseconds(1000, 3_600_000, 15_000).default(15_000),
     /** Most items kept; the least recently used go first. */
     maxEntries: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(10_000),
   }),
@@ -24,9 +24,7 @@ export const cacheSection = section({
     /** false: every call reads the account from the ILS. */
     enabled: flag().default(true),
     /** How long a read is shared, counted from when it was sent to the ILS. */
-    windowSeconds: integer(1, 300, 'must be seconds between 1 and 300').default(
-      ACCOUNT_WINDOW_DEFAULTS.windowMs / 1000,
-    ),
+    windowMs: milliseconds(1000, 300_000, ACCOUNT_WINDOW_DEFAULTS.windowMs).default(ACCOUNT_WINDOW_DEFAULTS.windowMs),
     /** Most patrons whose reads are kept; the least recently read go first. */
     maxPatrons: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(
       ACCOUNT_WINDOW_DEFAULTS.maxPatrons,

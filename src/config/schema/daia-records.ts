@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { fieldPathProblem } from '../../backend/daia/records/field-path.js';
-import { DEFAULT_FILE_CHECK_SECONDS } from '../../backend/daia/records/file-source.js';
+import { DEFAULT_FILE_CHECK_MS } from '../../backend/daia/records/file-source.js';
 import { HTTP_LOOKUP_DEFAULTS } from '../../backend/daia/records/http-source.js';
 import { DEFAULT_MAX_ITEMS_PER_RECORD } from '../../backend/daia/records/mapping.js';
-import { filePath, integer, must, section, uriTemplateProblem } from './validators.js';
+import { filePath, integer, milliseconds, must, secret, section, uriTemplateProblem } from './validators.js';
 
 /** daia.records: DAIA by record, which ids name records and where their copies' barcodes come from. */
 
@@ -72,7 +72,7 @@ export const recordsSection = section({
    */
   file: filePath('must be the path of a CSV or JSON file of record ids and barcodes, or null').nullable().default(null),
   /** How often the mapping file is checked for changes (its size, modification time and inode). */
-  fileCheckSeconds: integer(1, 3600, 'must be seconds between 1 and 3600').default(DEFAULT_FILE_CHECK_SECONDS),
+  fileCheckMs: milliseconds(1000, 3_600_000, DEFAULT_FILE_CHECK_MS).default(DEFAULT_FILE_CHECK_MS),
   /** An ILS API that lists a record's items, asked per record (for the records a mapping file does not list). */
   http: section({
     /**
@@ -110,18 +110,16 @@ export const recordsSection = section({
      * shown; best given as JSON in PAIA_DAIA_RECORDS_HTTP_HEADERS or the file
      * PAIA_DAIA_RECORDS_HTTP_HEADERS_FILE names. [] = none.
      */
-    headers: lookupHeaders.default([]),
+    headers: secret(lookupHeaders.default([])),
     /** Bound on one lookup (below http.requestTimeoutMs); past it the record is answered without items. */
     timeoutMs: integer(100, 600_000, 'must be milliseconds between 100 and 600000 (e.g. 3000 for 3 s)').default(
       HTTP_LOOKUP_DEFAULTS.timeoutMs,
     ),
     /** How long a record's barcodes are reused before the API is asked again. */
-    cacheSeconds: integer(1, 86_400, 'must be seconds between 1 and 86400 (a day)').default(
-      HTTP_LOOKUP_DEFAULTS.cacheTtlMs / 1000,
-    ),
+    cacheMs: milliseconds(1000, 86_400_000, HTTP_LOOKUP_DEFAULTS.cacheTtlMs).default(HTTP_LOOKUP_DEFAULTS.cacheTtlMs),
     /** How long a failed lookup is remembered (the record answered without items meanwhile), so a dead API is not asked by every request. */
-    failureCacheSeconds: integer(1, 3600, 'must be seconds between 1 and 3600').default(
-      HTTP_LOOKUP_DEFAULTS.failureTtlMs / 1000,
+    failureCacheMs: milliseconds(1000, 3_600_000, HTTP_LOOKUP_DEFAULTS.failureTtlMs).default(
+      HTTP_LOOKUP_DEFAULTS.failureTtlMs,
     ),
     /** Most records cached; the least recently used go first. */
     maxEntries: integer(1, 1_000_000, 'must be a whole number between 1 and 1000000').default(

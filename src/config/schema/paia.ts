@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MIN_PATRON_ID_SECRET_LENGTH, PATRON_ID_MODES } from '../../auth/patron-ids.js';
 import { isIsoDate } from '../../sip2/dialect.js';
-import { integer, must, PLACEHOLDER_SECRET, section, uriTemplate } from './validators.js';
+import { integer, must, PLACEHOLDER_SECRET, secret, section, uriTemplate } from './validators.js';
 
 /** paia: identifiers and limits of PAIA. */
 
@@ -30,10 +30,12 @@ export const paiaSection = section({
    * (whatever patronId is): at least 32 random characters (openssl rand -base64 48). Changing it changes every
    * opaque patron id and starts every lockout count afresh. Secret.
    */
-  patronIdSecret: z
-    .string(must(`must be a random string of at least ${MIN_PATRON_ID_SECRET_LENGTH} characters, or null`))
-    .nullable()
-    .default(null),
+  patronIdSecret: secret(
+    z
+      .string(must(`must be a random string of at least ${MIN_PATRON_ID_SECRET_LENGTH} characters, or null`))
+      .nullable()
+      .default(null),
+  ),
   /** Most documents in one renew, request or cancel call. */
   maxDocs: integer(1, 1000, 'must be a whole number between 1 and 1000').default(50),
   /**

@@ -8,9 +8,11 @@ import {
   flag,
   host,
   integer,
+  milliseconds,
   must,
   PLACEHOLDER_SECRET,
   port,
+  secret,
   section,
   sipText,
   UNSET,
@@ -60,12 +62,14 @@ const terminalSection = section({
   /** The SIP2 terminal (self-check) account the gateway logs in with (93 CN); created in the ILS for the gateway. Required with sip2.host. */
   user: sipText('must be the SIP2 terminal login name', { allowEmpty: false }).optional().default(UNSET),
   /** Its password (93 CO). Secret: prefer the PAIA_SIP2_TERMINAL_PASSWORD environment variable. Required with sip2.host. */
-  password: sipText('must be the SIP2 terminal password', { allowEmpty: true })
-    .refine((value) => !PLACEHOLDER_SECRET.test(value), {
-      error: 'is still the placeholder from the example: set the password of the SIP2 terminal account',
-    })
-    .optional()
-    .default(UNSET),
+  password: secret(
+    sipText('must be the SIP2 terminal password', { allowEmpty: true })
+      .refine((value) => !PLACEHOLDER_SECRET.test(value), {
+        error: 'is still the placeholder from the example: set the password of the SIP2 terminal account',
+      })
+      .optional()
+      .default(UNSET),
+  ),
   /** Location code of the terminal (93 CP); empty to send none. Some ILSs require it to match the account. Required with sip2.host. */
   location: sipText('must be the SIP2 location code of the terminal', { allowEmpty: true }).optional().default(UNSET),
 });
@@ -85,9 +89,9 @@ const poolSection = section({
    * of the SIP service in SIPconfig.xml, 60 s by default), or the ILS closes
    * idle sessions and they are reopened on demand. 0 = never.
    */
-  keepaliveSeconds: integer(0, 86_400, 'must be seconds between 0 (off) and 86400').default(20),
+  keepaliveMs: milliseconds(1000, 86_400_000, 20_000, 'off').default(20_000),
   /** Replace connections older than this. 0 = never. */
-  maxLifetimeSeconds: integer(0, 604_800, 'must be seconds between 0 (never) and 604800 (a week)').default(3600),
+  maxLifetimeMs: milliseconds(1000, 604_800_000, 3_600_000, 'never').default(3_600_000),
 }).superRefine(
   (pool, ctx) => {
     // Runs even when other pool settings are wrong (to report every problem), so only on valid numbers.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { filePath, integer, must, section } from './validators.js';
+import { filePath, integer, must, secret, section } from './validators.js';
 
 /** state: where sessions, lockouts and limits live (memory or Redis). */
 
@@ -44,24 +44,26 @@ export const stateSection = section({
   ),
   redis: section({
     /** redis://[user:password@]host:port[/db], or rediss:// for TLS. Required with store "redis". Secret (it may carry a password). */
-    url: z
-      .string(must('must be a redis:// or rediss:// URL, e.g. "redis://127.0.0.1:6379"'))
-      .refine(
-        (value) => {
-          try {
-            const url = new URL(value);
-            return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
-          } catch {
-            return false;
-          }
-        },
-        {
-          error: 'must be a redis:// or rediss:// URL with a host, e.g. "redis://127.0.0.1:6379"',
-          params: { showValue: false },
-        },
-      )
-      .nullable()
-      .default(null),
+    url: secret(
+      z
+        .string(must('must be a redis:// or rediss:// URL, e.g. "redis://127.0.0.1:6379"'))
+        .refine(
+          (value) => {
+            try {
+              const url = new URL(value);
+              return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+            } catch {
+              return false;
+            }
+          },
+          {
+            error: 'must be a redis:// or rediss:// URL with a host, e.g. "redis://127.0.0.1:6379"',
+            params: { showValue: false },
+          },
+        )
+        .nullable()
+        .default(null),
+    ),
     /** CA certificate(s) (PEM) that signed the Redis server's certificate (rediss:// only); leave out for the system's CAs. */
     tlsCa: filePath('must be the path of a PEM file with the CA certificate(s) that signed the Redis certificate')
       .nullable()

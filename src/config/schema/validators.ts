@@ -26,6 +26,22 @@ export function integer(min: number, max: number, mustBe: string) {
   return z.number(e).int(e).min(min, e).max(max, e);
 }
 
+/**
+ * A duration in milliseconds (every time setting is: one unit per concept).
+ * The example in the message tells milliseconds from seconds; `zero` names
+ * what 0 means when it is allowed below `min` (off, never).
+ */
+export function milliseconds(min: number, max: number, exampleMs: number, zero?: string) {
+  const range = `milliseconds between ${min} and ${max} (e.g. ${exampleMs} for ${exampleMs / 1000} s)`;
+  const e = must(zero === undefined ? `must be ${range}` : `must be 0 (${zero}) or ${range}`);
+  return z
+    .number(e)
+    .int(e)
+    .min(0, e)
+    .max(max, e)
+    .refine((value) => value >= min || (zero !== undefined && value === 0), e);
+}
+
 export const port = (mustBe = 'must be a TCP port between 1 and 65535') => integer(1, 65535, mustBe);
 export const flag = () => z.boolean(must('must be true or false'));
 
@@ -133,5 +149,21 @@ export function uriTemplate(placeholder: string, example: string, what: string) 
   });
 }
 
+/**
+ * What the environment table (settings.ts) needs to know of a setting that
+ * its type does not say: a secret is never shown in messages or logs, a file
+ * path is made absolute and checked for reading. Registered on the setting's
+ * outermost schema (secret) or on the path itself (filePath), and found again
+ * by walking the schema.
+ */
+export const settingRoles = z.registry<{ secret?: true; file?: true }>();
+
+/** Marks a setting as secret: its value is never shown (call it last, on the whole setting). */
+export function secret<T extends z.ZodType>(schema: T): T {
+  settingRoles.add(schema as z.ZodType, { secret: true });
+  return schema;
+}
+
 /** An absolute path or a path relative to the config file (the loader makes it absolute and checks it can be read). */
-export const filePath = (mustBe: string) => z.string(must(mustBe)).min(1, must(mustBe));
+export const filePath = (mustBe: string) =>
+  z.string(must(mustBe)).min(1, must(mustBe)).register(settingRoles, { file: true });

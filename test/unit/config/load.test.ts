@@ -55,8 +55,8 @@ describe('defaults', () => {
       max: 4,
       acquireTimeoutMs: 5000,
       maxWaiting: 200,
-      keepaliveSeconds: 20,
-      maxLifetimeSeconds: 3600,
+      keepaliveMs: 20_000,
+      maxLifetimeMs: 3_600_000,
     });
     expect(config.sip2.maxListEntries).toBe(10000);
     expect(config.paia).toMatchObject({
@@ -68,7 +68,7 @@ describe('defaults', () => {
       maxDocs: 50,
     });
     expect(config.auth).toEqual({
-      tokenLifetimeSeconds: 3600,
+      tokenLifetimeMs: 3_600_000,
       maxSessions: 100000,
       maxSessionsPerPatron: 50,
       requestsPerMinute: 120,
@@ -79,9 +79,9 @@ describe('defaults', () => {
       bruteForce: {
         freeFailuresPerUser: 5,
         freeFailuresPerAddress: 30,
-        lockoutBaseSeconds: 1,
-        lockoutMaxSeconds: 900,
-        maxSlowdownSeconds: 5,
+        lockoutBaseMs: 1000,
+        lockoutMaxMs: 900_000,
+        maxSlowdownMs: 5000,
       },
       passwordPolicy: { minLength: 4, denyList: [...DEFAULT_DENY_LIST] },
       clients: [],
@@ -105,14 +105,14 @@ describe('defaults', () => {
         idPrefix: 'ppn:',
         maxItemsPerRecord: 100,
         file: null,
-        fileCheckSeconds: 5,
+        fileCheckMs: 5000,
         http: {
           url: null,
           field: '[].external_id',
           headers: [],
           timeoutMs: 3000,
-          cacheSeconds: 300,
-          failureCacheSeconds: 30,
+          cacheMs: 300_000,
+          failureCacheMs: 30_000,
           maxEntries: 10000,
           maxConcurrent: 8,
           maxBodyBytes: 1048576,
@@ -219,8 +219,8 @@ describe('environment overrides', () => {
           'pool.max',
           'pool.acquireTimeoutMs',
           'pool.maxWaiting',
-          'pool.keepaliveSeconds',
-          'pool.maxLifetimeSeconds',
+          'pool.keepaliveMs',
+          'pool.maxLifetimeMs',
         ])
         .concat([
           'timeouts.connectMs',
@@ -251,20 +251,20 @@ describe('environment overrides', () => {
         'department.content',
         'department.id',
       ].map((key) => `daia.${key}`),
-      ...['idPrefix', 'maxItemsPerRecord', 'file', 'fileCheckSeconds'].map((key) => `daia.records.${key}`),
+      ...['idPrefix', 'maxItemsPerRecord', 'file', 'fileCheckMs'].map((key) => `daia.records.${key}`),
       ...[
         'url',
         'field',
         'headers',
         'timeoutMs',
-        'cacheSeconds',
-        'failureCacheSeconds',
+        'cacheMs',
+        'failureCacheMs',
         'maxEntries',
         'maxConcurrent',
         'maxBodyBytes',
       ].map((key) => `daia.records.http.${key}`),
       ...[
-        'tokenLifetimeSeconds',
+        'tokenLifetimeMs',
         'maxSessions',
         'maxSessionsPerPatron',
         'requestsPerMinute',
@@ -277,9 +277,9 @@ describe('environment overrides', () => {
         .concat([
           'bruteForce.freeFailuresPerUser',
           'bruteForce.freeFailuresPerAddress',
-          'bruteForce.lockoutBaseSeconds',
-          'bruteForce.lockoutMaxSeconds',
-          'bruteForce.maxSlowdownSeconds',
+          'bruteForce.lockoutBaseMs',
+          'bruteForce.lockoutMaxMs',
+          'bruteForce.maxSlowdownMs',
         ])
         .concat(['passwordPolicy.minLength', 'passwordPolicy.denyList', 'clients'])
         .map((key) => `auth.${key}`),
@@ -287,10 +287,10 @@ describe('environment overrides', () => {
       'state.dir',
       ...['url', 'tlsCa', 'keyPrefix', 'connectTimeoutMs', 'commandTimeoutMs'].map((key) => `state.redis.${key}`),
       'cache.items.enabled',
-      'cache.items.ttlSeconds',
+      'cache.items.ttlMs',
       'cache.items.maxEntries',
       'cache.accounts.enabled',
-      'cache.accounts.windowSeconds',
+      'cache.accounts.windowMs',
       'cache.accounts.maxPatrons',
       'metrics.enabled',
       'metrics.allowedClients',
@@ -714,7 +714,7 @@ describe('auth and input-limit settings (issue 5)', () => {
         PAIA_AUTH_REQUESTS_PER_MINUTE: '30',
         PAIA_AUTH_LOGOUT_ALL_SESSIONS: 'yes',
         PAIA_AUTH_MAX_LOGINS_PER_SECOND: '5',
-        PAIA_AUTH_BRUTE_FORCE_LOCKOUT_MAX_SECONDS: '60',
+        PAIA_AUTH_BRUTE_FORCE_LOCKOUT_MAX_MS: '60000',
         PAIA_AUTH_PASSWORD_POLICY_MIN_LENGTH: '8',
         PAIA_AUTH_PASSWORD_POLICY_DENY_LIST: ' hunter2, secret ,',
         PAIA_HTTP_MAX_HEADER_BYTES: '4096',
@@ -724,7 +724,7 @@ describe('auth and input-limit settings (issue 5)', () => {
     expect(config.auth.requestsPerMinute).toBe(30);
     expect(config.auth.logoutAllSessions).toBe(true);
     expect(config.auth.maxLoginsPerSecond).toBe(5);
-    expect(config.auth.bruteForce.lockoutMaxSeconds).toBe(60);
+    expect(config.auth.bruteForce.lockoutMaxMs).toBe(60_000);
     expect(config.auth.passwordPolicy).toEqual({ minLength: 8, denyList: ['hunter2', 'secret'] });
     expect(config.http.maxHeaderBytes).toBe(4096);
     expect(config.http.maxUrlBytes).toBe(1024);
