@@ -7,7 +7,7 @@ import { plainSecretOf } from '../auth/trusted-clients.js';
 import { parseRecordMapping, RecordMappingError } from '../backend/daia/records/mapping.js';
 import { fileProblemOf } from '../file-problem.js';
 import { packagePath } from '../package-root.js';
-import { loadDialect } from '../sip2/dialect.js';
+import { BUILTIN_DIALECTS_TEXT, DIALECT_NAME, loadDialect } from '../sip2/dialect.js';
 import { applyEnv, applyFlags, type SettingFlag, type Sources } from './env.js';
 import { getIn, isMapping, type Raw, setIn } from './raw.js';
 import { applyRenames } from './renamed.js';
@@ -217,8 +217,6 @@ const FILE_FIXES: Record<string, string> = {
     'set it to the CSV or JSON file of record ids and barcodes exported from the ILS, or to null for no mapping',
 };
 
-const DIALECT_NAME = /^[a-z][a-z0-9-]*$/;
-
 /** Makes relative file paths absolute: from the config file's directory, or from cwd for environment values. */
 function resolvePaths(raw: Raw, sources: Sources, configDir: string, cwd: string): void {
   for (const dotted of [...FILE_PATHS, 'sip2.dialect', 'state.dir']) {
@@ -282,7 +280,7 @@ function checkFiles(raw: Raw, sources: Sources, report: Reporter): void {
     } catch (error) {
       report.add(
         ['sip2', 'dialect'],
-        `${(error as Error).message}; use generic, koha, evergreen, folio or the path of a dialect YAML file (see config/dialects/)`,
+        `${(error as Error).message}; use ${BUILTIN_DIALECTS_TEXT} or the path of a dialect YAML file (see config/dialects/)`,
         {
           showValue: false,
         },

@@ -4,10 +4,11 @@
  * checked against the official DAIA schema (test/fixtures/daia).
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { BUILTIN_DIALECTS } from '../../src/sip2/dialect.js';
 import { type Dialect, item, type Reply, today, useFixture } from '../conformance/support.js';
 import { daiaSchemaErrors } from '../helpers/daia-schema.js';
 
-const DAIA_DIALECTS = ['generic', 'koha', 'evergreen', 'folio'] as const;
+const DAIA_DIALECTS = BUILTIN_DIALECTS;
 const RESPONSE_TIMEOUT_MS = 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CHARSETS } from '../../sip2/charset.js';
 import { DEFAULT_CIRCUIT_OPTIONS } from '../../sip2/circuit.js';
+import { BUILTIN_DIALECTS_TEXT } from '../../sip2/dialect.js';
 import { isTimeZone, minutesOf, WEEKDAYS } from '../../sip2/maintenance.js';
 import { DEFAULT_MAX_LIST_ENTRIES } from '../../sip2/paging.js';
 import {
@@ -19,6 +20,8 @@ import {
 } from './validators.js';
 
 /** sip2: the library system, its connections and how it fills SIP2. */
+
+const DIALECT_MUST_BE = `must be a dialect name (${BUILTIN_DIALECTS_TEXT}) or the path of a dialect YAML file`;
 
 const sip2Tls = z
   .strictObject(
@@ -182,11 +185,8 @@ export const sip2Section = section({
     (value) => (value === undefined || value === false ? null : value === true ? {} : value),
     sip2Tls.nullable(),
   ),
-  /** How the ILS fills SIP2: generic, koha, evergreen, folio, or the path of a dialect YAML file. */
-  dialect: z
-    .string(must('must be a dialect name (generic, koha, evergreen, folio) or the path of a dialect YAML file'))
-    .min(1, must('must be a dialect name (generic, koha, evergreen, folio) or the path of a dialect YAML file'))
-    .default('generic'),
+  /** How the ILS fills SIP2: a built-in dialect (config/dialects/: generic, koha ...) or the path of a dialect YAML file. */
+  dialect: z.string(must(DIALECT_MUST_BE)).min(1, must(DIALECT_MUST_BE)).default('generic'),
   /** Wire charset, when the ILS differs from its dialect's (cp850, latin1, utf-8). null = the dialect's. */
   charset: z
     .enum(CHARSETS, must("must be cp850, latin1 or utf-8, or null for the dialect's charset"))

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, loadConfigWithWarnings } from '../../../src/config/index.js';
+import { BUILTIN_DIALECTS_TEXT } from '../../../src/sip2/dialect.js';
 import { configError, ILS_ACCOUNT_ENV, problemAt, problemLines, tempDir } from './helpers.js';
 
 const tmp = tempDir();
@@ -139,7 +140,7 @@ describe('values from the file', () => {
       'log.level',
       'must be one of fatal, error, warn, info, debug, trace, silent (got "verbose"',
     ],
-    ['demo:\n  dialect: sierra', 'demo.dialect', 'must be one of generic, koha, evergreen, folio'],
+    ['demo:\n  dialect: sierra', 'demo.dialect', `must be one of ${BUILTIN_DIALECTS_TEXT}`],
     ['demo:\n  sip2Port: -1', 'demo.sip2Port', 'must be a TCP port between 0 (a free one) and 65535'],
   ])('%j -> %s', (text, path, expected) => {
     expect(problemAt(yaml(`${text}\n`), path)).toContain(expected);
@@ -327,7 +328,7 @@ describe('files', () => {
 
   it('the dialect must load', () => {
     expect(problemAt(yaml('sip2:\n  dialect: sierra\n'), 'sip2.dialect')).toContain(
-      'dialect "sierra" not found (built-in dialects: generic, koha, evergreen, folio); use generic, koha, evergreen, folio or the path of a dialect YAML file',
+      `dialect "sierra" not found (built-in dialects: ${BUILTIN_DIALECTS_TEXT}); use ${BUILTIN_DIALECTS_TEXT} or the path of a dialect YAML file`,
     );
     tmp.write('bad-dialect.yaml', 'name: bad\ncharset: ebcdic\n');
     const message = problemAt(yaml('sip2:\n  dialect: ./bad-dialect.yaml\n'), 'sip2.dialect');
