@@ -97,7 +97,7 @@ export async function runB2(settings: Settings): Promise<Row[]> {
     const noCache = await measureGateway(simulator, { PAIA_CACHE_ITEMS_ENABLED: 'false' }, settings.b2Calls);
     const cached = await measureGateway(
       simulator,
-      { PAIA_CACHE_ITEMS_ENABLED: 'true', PAIA_CACHE_ITEMS_TTL_SECONDS: '300' },
+      { PAIA_CACHE_ITEMS_ENABLED: 'true', PAIA_CACHE_ITEMS_TTL_MS: '300000' },
       settings.b2Calls,
     );
 
@@ -121,7 +121,7 @@ export async function runB2(settings: Settings): Promise<Row[]> {
     if (noCache.unknown.length > 0) noCacheNotes.push(`the gateway ignores: ${noCache.unknown.join('; ')}`);
 
     const cachedNotes = [
-      `second gateway with PAIA_CACHE_ITEMS_ENABLED=true PAIA_CACHE_ITEMS_TTL_SECONDS=300, after one warming call: p50 ${ms(cached.p50)}, p99 ${ms(cached.p99)}; one call sent ${counts(cached.perCall)}`,
+      `second gateway with PAIA_CACHE_ITEMS_ENABLED=true PAIA_CACHE_ITEMS_TTL_MS=300000, after one warming call: p50 ${ms(cached.p50)}, p99 ${ms(cached.p99)}; one call sent ${counts(cached.perCall)}`,
     ];
     if (cached.unknown.length > 0)
       cachedNotes.push(`the gateway ignores: ${cached.unknown.join('; ')} (so this row is NOT a cached result)`);

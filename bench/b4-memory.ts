@@ -38,14 +38,14 @@ export async function runB4(settings: Settings): Promise<Row[]> {
     try {
       const extra = {
         PAIA_CACHE_ITEMS_ENABLED: 'true',
-        PAIA_CACHE_ITEMS_TTL_SECONDS: '3600',
+        PAIA_CACHE_ITEMS_TTL_MS: '3600000',
         PAIA_CACHE_ITEMS_MAX_ENTRIES: '10000',
         PAIA_AUTH_MAX_SESSIONS_PER_PATRON: String(Math.max(100, settings.b4LoginsPerPatron)),
         PAIA_AUTH_MAX_SESSIONS: '100000',
         PAIA_SIP2_POOL_MIN: POOL,
         PAIA_SIP2_POOL_MAX: POOL,
         PAIA_CACHE_ACCOUNTS_ENABLED: 'true',
-        PAIA_CACHE_ACCOUNTS_WINDOW_SECONDS: String(WINDOW_SECONDS),
+        PAIA_CACHE_ACCOUNTS_WINDOW_MS: String(WINDOW_SECONDS * 1000),
         PAIA_CACHE_ACCOUNTS_MAX_PATRONS: String(Math.max(10_000, settings.b4Patrons)),
       };
       const gateway = await startGateway(gatewayEnv(simulator.port, extra));
@@ -108,7 +108,7 @@ export async function runB4(settings: Settings): Promise<Row[]> {
           `RSS idle right after start ${mb(idle.rss)}; after the logins ${mb(afterLogins.rss)}; after the reads ${mb(after.rss)} (+${mb(after.rss - idle.rss)} over idle); after ${(settings.quick ? 3000 : SETTLE_MS) / 1000} s without requests ${mb(settled.rss)}; peak (VmHWM) ${mb(settled.hwm)}`,
           `${logins.length - failedLogins.length}/${logins.length} logins ok (${settings.b4Patrons} patrons × ${settings.b4LoginsPerPatron}, ${LOGIN_CONCURRENCY} at a time, ${perSecond(logins.length / loginSeconds)}); ` +
             `${answers.length - incomplete.length}/${answers.length} patrons read (GET core, items, fees; ${ITEMS_CONCURRENCY} patrons at a time) with complete items answers, ${documents} documents = ${library.itemCount} distinct items (${readsSeconds.toFixed(1)} s); ` +
-            `PAIA_CACHE_ITEMS_ENABLED=true TTL 3600 s MAX_ENTRIES 10000, PAIA_CACHE_ACCOUNTS_ENABLED=true WINDOW_SECONDS ${WINDOW_SECONDS} MAX_PATRONS ${extra.PAIA_CACHE_ACCOUNTS_MAX_PATRONS}, pool ${POOL}`,
+            `PAIA_CACHE_ITEMS_ENABLED=true TTL 3600 s MAX_ENTRIES 10000, PAIA_CACHE_ACCOUNTS_ENABLED=true WINDOW_MS ${WINDOW_SECONDS * 1000} MAX_PATRONS ${extra.PAIA_CACHE_ACCOUNTS_MAX_PATRONS}, pool ${POOL}`,
         ];
         if (failedLogins.length > 0)
           notes.push(`INVALID: ${failedLogins.length} logins failed, e.g. ${(failedLogins[0] as Error).message}`);

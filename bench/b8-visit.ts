@@ -177,16 +177,16 @@ export async function runB8(settings: Settings): Promise<Row[]> {
 
       // The visits: the window as shipped, item cache on, its TTL the window's so both are cold between visits.
       const shipped = configOf(gatewayEnv(simulator.port, { PAIA_CACHE_ACCOUNTS_ENABLED: 'true' }));
-      const windowSeconds = shipped.cache.accounts.windowSeconds;
+      const windowMs = shipped.cache.accounts.windowMs;
       const extra = {
         PAIA_CACHE_ACCOUNTS_ENABLED: 'true',
         PAIA_CACHE_ITEMS_ENABLED: 'true',
-        PAIA_CACHE_ITEMS_TTL_SECONDS: String(windowSeconds),
+        PAIA_CACHE_ITEMS_TTL_MS: String(windowMs),
       };
       const env = gatewayEnv(simulator.port, extra);
       const config = configOf(env);
       const pool = config.sip2.pool.max;
-      const coldAfterMs = Math.max(windowSeconds, config.cache.items.ttlSeconds) * 1000 + COLD_MARGIN_MS;
+      const coldAfterMs = Math.max(windowMs, config.cache.items.ttlMs) + COLD_MARGIN_MS;
 
       const visits: Record<string, Visit[]> = Object.fromEntries(PATRONS.map((patron) => [patron, []]));
       const gateway = await startGateway(env);
@@ -213,7 +213,7 @@ export async function runB8(settings: Settings): Promise<Row[]> {
       const rows: Row[] = [];
       const notes: string[] = [
         `each visit: POST auth/login, then GET ${VISIT.join(', ')} one after another; ${settings.b8Visits} measured visits per patron after one unmeasured, each starting cold (the patron's previous visit ended at least ${(coldAfterMs / 1000).toFixed(1)} s before: the window and the item cache had run out); ${seconds.toFixed(0)} s of visits`,
-        `gateway: pool max ${pool} (min ${config.sip2.pool.min}), as shipped; PAIA_CACHE_ACCOUNTS_ENABLED=true, window ${windowSeconds} s and at most ${config.cache.accounts.maxPatrons} patrons as shipped; PAIA_CACHE_ITEMS_ENABLED=true, PAIA_CACHE_ITEMS_TTL_SECONDS=${config.cache.items.ttlSeconds} (shipped: 15; set to the window so that visits start cold; every visit is shorter, so within a visit the cache behaves as shipped)`,
+        `gateway: pool max ${pool} (min ${config.sip2.pool.min}), as shipped; PAIA_CACHE_ACCOUNTS_ENABLED=true, window ${windowMs / 1000} s and at most ${config.cache.accounts.maxPatrons} patrons as shipped; PAIA_CACHE_ITEMS_ENABLED=true, PAIA_CACHE_ITEMS_TTL_MS=${config.cache.items.ttlMs} (shipped: 15000; set to the window so that visits start cold; every visit is shorter, so within a visit the cache behaves as shipped)`,
         `complete read: POST auth/login, GET core, items, fees once each on a second gateway with PAIA_CACHE_ACCOUNTS_ENABLED=false PAIA_CACHE_ITEMS_ENABLED=false, same simulator; messages counted by code from the simulator's /counters, the pool's own 93 and 99 left out (sent when a connection opens or idles, whatever the calls)`,
       ];
       const unknown = unknownSettings(extra);
@@ -237,9 +237,7 @@ export async function runB8(settings: Settings): Promise<Row[]> {
         const ratio = p50 / floor.ms;
         const longest = latencies.at(-1) ?? 0;
         const valid =
-          mine.every((v) => v.documents === documents) &&
-          documents >= 0 &&
-          longest < config.cache.items.ttlSeconds * 1000;
+          mine.every((v) => v.documents === documents) && documents >= 0 && longest < config.cache.items.ttlMs;
         const messagesMet = total(first.sent) === total(read);
         const session = mine.reduce<Record<string, number>>((sum, v) => {
           for (const [code, n] of Object.entries(v.session)) sum[code] = (sum[code] ?? 0) + n;
@@ -255,7 +253,7 @@ export async function runB8(settings: Settings): Promise<Row[]> {
         ];
         if (!valid)
           own.push(
-            `INVALID (${patron}): documents per answer ${[...new Set(mine.map((v) => v.documents))].join('/')}, longest visit ${ms(longest)} against an item TTL of ${config.cache.items.ttlSeconds} s`,
+            `INVALID (${patron}): documents per answer ${[...new Set(mine.map((v) => v.documents))].join('/')}, longest visit ${ms(longest)} against an item TTL of ${config.cache.items.ttlMs / 1000} s`,
           );
         rows.push({
           id: `B8 ${patron}`,

@@ -15,7 +15,7 @@ export interface SimulatorOptions {
   host?: string;
   /** SIP2 port; default 6001; 0 = ephemeral. */
   port?: number;
-  /** Built-in dialect name (generic, koha, evergreen, folio) or a dialect file; default generic. */
+  /** A built-in dialect name (BUILTIN_DIALECTS: the files of config/dialects/) or a dialect file; default generic. */
   dialect?: string;
   /** Data file; default the demo data. */
   dataFile?: string;

@@ -6,7 +6,7 @@ import type { LoginOutcome } from './login.js';
 import type { LockoutEvent, LoginThrottle } from './login-throttle.js';
 import type { PatronIds } from './patron-ids.js';
 import { allowedScopes, DEFAULT_LOGIN_SCOPES, grantScopes } from './scopes.js';
-import { startSession } from './session-grant.js';
+import { expiresInSecondsOf, startSession } from './session-grant.js';
 import type { TrustedClients } from './trusted-clients.js';
 
 /**
@@ -43,7 +43,7 @@ export interface ClientLoginOptions {
   sessions: SessionStore;
   patronIds: PatronIds;
   throttle: LoginThrottle;
-  tokenLifetimeSeconds: number;
+  tokenLifetimeMs: number;
   now?: () => number;
 }
 
@@ -120,7 +120,7 @@ export class ClientCredentialsLogin {
       patron,
       token,
       scopes: granted,
-      expiresInSeconds: options.tokenLifetimeSeconds,
+      expiresInSeconds: expiresInSecondsOf(options),
     };
   }
 }

@@ -7,7 +7,7 @@ import type { LockoutEvent, LoginThrottle } from './login-throttle.js';
 import type { PasswordPolicy } from './password-policy.js';
 import type { PatronIds } from './patron-ids.js';
 import { allowedScopes, DEFAULT_LOGIN_SCOPES, grantScopes, type Scope } from './scopes.js';
-import { startSession } from './session-grant.js';
+import { expiresInSecondsOf, startSession } from './session-grant.js';
 
 /**
  * PAIA login as a service: client allowlist, password policy, brute-force
@@ -52,7 +52,8 @@ export interface LoginServiceOptions {
   passwordPolicy: PasswordPolicy;
   /** Clients that may log in; undefined or open: any client. */
   allowedClients?: ClientAllowlist | undefined;
-  tokenLifetimeSeconds: number;
+  /** How long a token is valid, in milliseconds: at least 1000 (expires_in is in whole seconds). */
+  tokenLifetimeMs: number;
   /** Clock in epoch milliseconds; for tests. */
   now?: () => number;
 }
@@ -62,8 +63,8 @@ export class LoginService {
   private readonly now: () => number;
 
   constructor(options: LoginServiceOptions) {
-    if (!Number.isInteger(options.tokenLifetimeSeconds) || options.tokenLifetimeSeconds < 1) {
-      throw new RangeError(`tokenLifetimeSeconds must be a positive integer, got ${options.tokenLifetimeSeconds}`);
+    if (!Number.isInteger(options.tokenLifetimeMs) || options.tokenLifetimeMs < 1000) {
+      throw new RangeError(`tokenLifetimeMs must be a whole number of at least 1000, got ${options.tokenLifetimeMs}`);
     }
     this.options = options;
     this.now = options.now ?? Date.now;
@@ -131,7 +132,7 @@ export class LoginService {
       await options.sessions.delete(token);
       token = await options.sessions.create(session);
     }
-    return { kind: 'granted', patron, token, scopes: granted, expiresInSeconds: options.tokenLifetimeSeconds };
+    return { kind: 'granted', patron, token, scopes: granted, expiresInSeconds: expiresInSecondsOf(options) };
   }
 }
 

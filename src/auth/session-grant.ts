@@ -5,7 +5,13 @@ import type { PatronIds } from './patron-ids.js';
 export interface SessionGrantOptions {
   sessions: SessionStore;
   patronIds: PatronIds;
-  tokenLifetimeSeconds: number;
+  /** How long a token is valid, in milliseconds. */
+  tokenLifetimeMs: number;
+}
+
+/** expires_in of a login's answer: whole seconds (OAuth 2.0), never more than the session has. */
+export function expiresInSecondsOf(options: Pick<SessionGrantOptions, 'tokenLifetimeMs'>): number {
+  return Math.floor(options.tokenLifetimeMs / 1000);
 }
 
 /**
@@ -21,6 +27,6 @@ export async function startSession(
   now: number,
 ): Promise<{ patron: string; session: Session; token: string }> {
   const patron = options.patronIds.fromBarcode(barcode);
-  const session: Session = { patron, barcode, scopes, expiresAt: now + options.tokenLifetimeSeconds * 1000 };
+  const session: Session = { patron, barcode, scopes, expiresAt: now + options.tokenLifetimeMs };
   return { patron, session, token: await options.sessions.create(session) };
 }

@@ -36,7 +36,7 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--w
                  what each PAIA method would return, whether the fine items fit
                  the dialect and the names the charset (the patron's password is
                  read from PAIA_DOCTOR_PASSWORD or stdin); last, it keeps one
-                 session idle for sip2.pool.keepaliveSeconds + 1 s (21 s by
+                 session idle for sip2.pool.keepaliveMs + 1 s (21 s by
                  default) to see whether the ILS closes idle sessions first
   hash-secret    read a client secret from stdin and print its hash for
                  auth.clients[].secretHash

@@ -1,12 +1,12 @@
 // biome-ignore-all assist/source/organizeImports: what ships and what only the tests use stay apart (the latter tagged for knip --production)
 export { ConfigError, describeConfig, loadConfigWithWarnings } from './load.js';
-export type { Config } from './schema.js';
+export type { Config } from './schema/index.js';
 
 /** @internal What the tests load the configuration with, and the environment without PAIA_* settings. */
 export { withoutSettings } from './env.js';
 /** @internal */
 export { type ConfigProblem, DEFAULT_CONFIG_FILE, type LoadOptions, loadConfig } from './load.js';
 /** @internal */
-export { configSchema, type HttpTlsConfig, type Sip2TlsConfig } from './schema.js';
+export { configSchema, type HttpTlsConfig, type Sip2TlsConfig } from './schema/index.js';
 /** @internal The settings table, as the docs and the settings tests check it. */
 export { configSettings, envNameOf, FILE_PATHS, type Setting } from './settings.js';

@@ -7,10 +7,11 @@ import { type ClientSettings, plainSecretOf } from '../auth/trusted-clients.js';
 import { parseRecordMapping, RecordMappingError } from '../backend/daia/records/mapping.js';
 import { fileProblemOf } from '../file-problem.js';
 import { packagePath } from '../package-root.js';
-import { loadDialect } from '../sip2/dialect.js';
+import { BUILTIN_DIALECTS_TEXT, DIALECT_NAME, loadDialect } from '../sip2/dialect.js';
 import { applyEnv, applyFlags, type SettingFlag, type Sources } from './env.js';
 import { getIn, isMapping, type Raw, setIn } from './raw.js';
-import { type Config, configSchema, STATE_DIR_OFF } from './schema.js';
+import { applyRenames } from './renamed.js';
+import { type Config, configSchema, STATE_DIR_OFF } from './schema/index.js';
 import { readSecretFiles } from './secret-files.js';
 import { configSettings, FILE_PATHS, SECRET_PATHS, SECTION_KEYS, SETTING_BY_PATH } from './settings.js';
 import { suggest } from './suggest.js';
@@ -84,12 +85,16 @@ class Reporter {
     private readonly lineCounter: LineCounter,
     private readonly raw: Raw,
     private readonly sources: Sources,
+    /** New path -> the deprecated old one its value was given by (renamed.ts). */
+    private readonly renamedFrom: ReadonlyMap<string, string> = new Map(),
   ) {}
 
   /** "from PAIA_X" or "at <file>:<line>" for the value at path (or "section at" its nearest ancestor in the file). */
   where(path: readonly string[]): string | null {
     const variable = this.sources.get(path.join('.'));
     if (variable) return `from ${variable}`;
+    const old = this.renamedFrom.get(path.join('.'));
+    if (old !== undefined) return this.where(old.split('.'));
     let node: unknown = this.doc.contents;
     let line: number | null = null;
     let found = 0;
@@ -126,6 +131,8 @@ class Reporter {
     }
     const where = this.where(path);
     if (where) parts.push(where);
+    const old = this.renamedFrom.get(dotted);
+    if (old !== undefined) parts.push(`given in seconds as the deprecated ${old}, times 1000`);
     const text = parts.length > 0 ? `${message} (${parts.join(', ')})` : message;
     this.problems.push({ path: dotted || '(top level)', message: text, order: orderOf(dotted) });
   }
@@ -211,8 +218,6 @@ const FILE_FIXES: Record<string, string> = {
     'set it to the CSV or JSON file of record ids and barcodes exported from the ILS, or to null for no mapping',
 };
 
-const DIALECT_NAME = /^[a-z][a-z0-9-]*$/;
-
 /** Makes relative file paths absolute: from the config file's directory, or from cwd for environment values. */
 function resolvePaths(raw: Raw, sources: Sources, configDir: string, cwd: string): void {
   for (const dotted of [...FILE_PATHS, 'sip2.dialect', 'state.dir']) {
@@ -289,7 +294,7 @@ function checkFiles(raw: Raw, sources: Sources, report: Reporter): void {
     } catch (error) {
       report.add(
         ['sip2', 'dialect'],
-        `${(error as Error).message}; use generic, koha, evergreen, folio or the path of a dialect YAML file (see config/dialects/)`,
+        `${(error as Error).message}; use ${BUILTIN_DIALECTS_TEXT} or the path of a dialect YAML file (see config/dialects/)`,
         {
           showValue: false,
         },
@@ -325,10 +330,10 @@ function collectWarnings(config: Config, warnings: string[]): void {
       'state.store is "redis" and paia.patronIdSecret is not set: the usernames and patron ids in the names of Redis keys are plain SHA-256 hashes, which whoever can read Redis can match by trying every barcode; set paia.patronIdSecret (openssl rand -base64 48; with paia.patronId "barcode" the patron ids stay as they are)',
     );
   }
-  const slowdownMs = config.auth.bruteForce.maxSlowdownSeconds * 1000;
+  const slowdownMs = config.auth.bruteForce.maxSlowdownMs;
   if (slowdownMs >= config.http.requestTimeoutMs) {
     warnings.push(
-      `auth.bruteForce.maxSlowdownSeconds (${config.auth.bruteForce.maxSlowdownSeconds} s) is not below http.requestTimeoutMs (${config.http.requestTimeoutMs} ms): a login from an address in lockout would wait out the whole call and get 504, even with the right password; keep it well below`,
+      `auth.bruteForce.maxSlowdownMs (${slowdownMs} ms) is not below http.requestTimeoutMs (${config.http.requestTimeoutMs} ms): a login from an address in lockout would wait out the whole call and get 504, even with the right password; keep it well below`,
     );
   }
   const hashCosts = new Set(
@@ -443,9 +448,11 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
   const sources = applyEnv(raw, env, warnings);
   for (const [path, variable] of secretFiles.sources) sources.set(path, variable);
   applyFlags(raw, options.flags ?? [], sources, warnings);
+  const renames = applyRenames(raw, sources, warnings);
   resolvePaths(raw, sources, dirname(file), cwd);
 
-  const report = new Reporter(file, doc, lineCounter, raw, sources);
+  const report = new Reporter(file, doc, lineCounter, raw, sources, renames.renamedFrom);
+  for (const { path, message } of renames.problems) report.add(path.split('.'), message, { showValue: false });
   const result = configSchema.safeParse(raw);
   if (!result.success) for (const issue of result.error.issues) report.addIssue(issue);
   else {
@@ -552,7 +559,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
       records: describeRecords(config),
     },
     auth: {
-      tokenLifetimeSeconds: auth.tokenLifetimeSeconds,
+      tokenLifetimeMs: auth.tokenLifetimeMs,
       maxSessions: auth.maxSessions,
       maxSessionsPerPatron: auth.maxSessionsPerPatron,
       requestsPerMinute: auth.requestsPerMinute,
@@ -567,9 +574,9 @@ export function describeConfig(config: Config): Record<string, unknown> {
       },
     },
     cache: {
-      items: cache.items.enabled ? `${cache.items.maxEntries} entries for ${cache.items.ttlSeconds} s` : 'off',
+      items: cache.items.enabled ? `${cache.items.maxEntries} entries for ${cache.items.ttlMs / 1000} s` : 'off',
       accounts: cache.accounts.enabled
-        ? `a patron's reads shared for ${cache.accounts.windowSeconds} s, up to ${cache.accounts.maxPatrons} patrons`
+        ? `a patron's reads shared for ${cache.accounts.windowMs / 1000} s, up to ${cache.accounts.maxPatrons} patrons`
         : 'off',
     },
     metrics: metrics.enabled

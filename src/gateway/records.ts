@@ -31,7 +31,7 @@ export function recordOptions(config: Config): RecordOptions {
         : {
             path: file,
             maxItemsPerRecord: records.maxItemsPerRecord,
-            checkIntervalMs: records.fileCheckSeconds * 1000,
+            checkIntervalMs: records.fileCheckMs,
           },
     http:
       http.url === null
@@ -41,8 +41,8 @@ export function recordOptions(config: Config): RecordOptions {
             field: http.field,
             headers: http.headers,
             timeoutMs: http.timeoutMs,
-            cacheTtlMs: http.cacheSeconds * 1000,
-            failureTtlMs: http.failureCacheSeconds * 1000,
+            cacheTtlMs: http.cacheMs,
+            failureTtlMs: http.failureCacheMs,
             maxEntries: http.maxEntries,
             maxConcurrent: http.maxConcurrent,
             maxBodyBytes: http.maxBodyBytes,

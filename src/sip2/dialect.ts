@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { packagePath } from '../package-root.js';
@@ -109,22 +109,43 @@ const dialectSchema = z
   .strict();
 
 export type Dialect = Readonly<z.infer<typeof dialectSchema>>;
-export type DialectName = 'generic' | 'koha' | 'evergreen' | 'folio';
-export const BUILTIN_DIALECTS: readonly DialectName[] = ['generic', 'koha', 'evergreen', 'folio'];
+/** The name of a built-in dialect: a file of config/dialects/ without its .yaml. */
+export type DialectName = string;
 
 const DIALECT_DIR = `${packagePath('config', 'dialects')}/`;
+/** A dialect name, as opposed to the path of a dialect file. */
+export const DIALECT_NAME = /^[a-z][a-z0-9-]*$/;
+
+/**
+ * The built-in dialects: the files shipped in config/dialects/, generic (the
+ * default) first, then by name. The one list every message, the schema, the
+ * simulator's --dialect and the tests that cover every dialect are built
+ * from: adding a dialect is adding its file (and its README row).
+ */
+export const BUILTIN_DIALECTS: readonly [DialectName, ...DialectName[]] = (() => {
+  const names = readdirSync(DIALECT_DIR)
+    .filter((file) => file.endsWith('.yaml'))
+    .map((file) => file.slice(0, -'.yaml'.length))
+    .filter((name) => DIALECT_NAME.test(name))
+    .sort((a, b) => Number(b === 'generic') - Number(a === 'generic') || a.localeCompare(b));
+  if (names[0] !== 'generic') throw new Error(`${DIALECT_DIR}generic.yaml is missing: the package is incomplete`);
+  return names as [DialectName, ...DialectName[]];
+})();
+
+/** The built-in dialects for messages: "generic, evergreen, folio, koha". */
+export const BUILTIN_DIALECTS_TEXT = BUILTIN_DIALECTS.join(', ');
 const cache = new Map<string, Dialect>();
 
 /** Loads a built-in dialect by name, or a dialect file by path; throws with a readable reason. */
 export function loadDialect(nameOrPath: string): Dialect {
   const cached = cache.get(nameOrPath);
   if (cached) return cached;
-  const path = /^[a-z][a-z0-9-]*$/.test(nameOrPath) ? `${DIALECT_DIR}${nameOrPath}.yaml` : nameOrPath;
+  const path = DIALECT_NAME.test(nameOrPath) ? `${DIALECT_DIR}${nameOrPath}.yaml` : nameOrPath;
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch {
-    throw new Error(`dialect "${nameOrPath}" not found (built-in dialects: ${BUILTIN_DIALECTS.join(', ')})`);
+    throw new Error(`dialect "${nameOrPath}" not found (built-in dialects: ${BUILTIN_DIALECTS_TEXT})`);
   }
   const result = dialectSchema.safeParse(parseYaml(text));
   if (!result.success) {

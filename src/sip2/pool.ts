@@ -573,8 +573,8 @@ export class Sip2Pool {
     this.log?.info(
       { lifetimeMs, keepaliveMs: keepalive },
       keepalive > 0
-        ? `the ILS closes idle SIP2 sessions (one after ${Math.round(lifetimeMs / 1000)} s): set sip2.pool.keepaliveSeconds below the ILS's own session timeout`
-        : 'the ILS closes idle SIP2 sessions and keepalives are off (sip2.pool.keepaliveSeconds 0): sessions are replaced when needed',
+        ? `the ILS closes idle SIP2 sessions (one after ${Math.round(lifetimeMs / 1000)} s): set sip2.pool.keepaliveMs below the ILS's own session timeout`
+        : 'the ILS closes idle SIP2 sessions and keepalives are off (sip2.pool.keepaliveMs 0): sessions are replaced when needed',
     );
   }
 

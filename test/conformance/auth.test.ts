@@ -51,7 +51,7 @@ describe.each(DIALECTS)('PAIA auth and access tokens (%s)', (dialect) => {
   // extras[2]: logins only from 10.0.0.0/8 (the suite calls from 127.0.0.1);
   // extras[3]: logins only from 127.0.0.1/32
   const fx = useFixture(dialect, {}, [
-    { PAIA_AUTH_TOKEN_LIFETIME_SECONDS: '1' },
+    { PAIA_AUTH_TOKEN_LIFETIME_MS: '1000' },
     { PAIA_PAIA_PATRON_ID: 'opaque', PAIA_PAIA_PATRON_ID_SECRET: 'conformance-suite-secret-0123456789abcdefghij' },
     { PAIA_AUTH_ALLOWED_CLIENTS: '10.0.0.0/8' },
     { PAIA_AUTH_ALLOWED_CLIENTS: '127.0.0.1/32' },

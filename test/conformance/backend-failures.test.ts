@@ -36,7 +36,7 @@ describe.each(DIALECTS)('library system failures (%s)', (dialect) => {
     {
       PAIA_SIP2_POOL_MIN: '0',
       PAIA_SIP2_POOL_MAX: '2',
-      PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+      PAIA_SIP2_POOL_KEEPALIVE_MS: '0',
       PAIA_SIP2_TIMEOUTS_RESPONSE_MS: String(RESPONSE_TIMEOUT_MS),
       PAIA_SIP2_TIMEOUTS_CONNECT_MS: '1000',
     },
@@ -45,7 +45,7 @@ describe.each(DIALECTS)('library system failures (%s)', (dialect) => {
       {
         PAIA_SIP2_POOL_MIN: '1',
         PAIA_SIP2_POOL_MAX: '1',
-        PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+        PAIA_SIP2_POOL_KEEPALIVE_MS: '0',
         PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS: '100',
       },
     ],

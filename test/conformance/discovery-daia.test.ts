@@ -14,11 +14,12 @@
  *   holdings at all, so a busy server must get every answer.
  */
 import { describe, expect, it } from 'vitest';
+import { BUILTIN_DIALECTS } from '../../src/sip2/dialect.js';
 import { daiaSchemaErrors } from '../helpers/daia-schema.js';
 import { ilsLink, isRecallable, isStorageRetrievalRequest, itemDepartment } from '../helpers/vufind-daia.js';
 import { type Client, type Dialect, item, type Reply, useFixture } from './support.js';
 
-const DAIA_DIALECTS = ['generic', 'koha', 'evergreen', 'folio'] as const;
+const DAIA_DIALECTS = BUILTIN_DIALECTS;
 /** The 98's BX of an ILS that takes no holds (position 13, hold, is N): a site's %supports with "hold" => 0. */
 const NO_HOLDS_BX = 'bx=YYYYYYYYYYYYYNYY';
 const OPAC_HOLD_PAGE = 'https://opac.lib.example.org/hold?barcode={barcode}';

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withoutSettings } from '../../src/config/load.js';
 import { GATEWAY_NODE_FLAGS } from '../../src/node-flags.js';
+import type { DialectName } from '../../src/sip2/dialect.js';
 import { trackChild } from './children.js';
 import { simulatorIls } from './simulator.js';
 
@@ -29,7 +30,8 @@ const LISTENING = /^paia-sip2 listening on (https?:\/\/127\.0\.0\.1:\d+)(?:\/\S*
 const START_TIMEOUT_MS = 15_000;
 const KEEP_OUTPUT_CHARS = 200_000;
 
-export type GatewayDialect = 'generic' | 'koha' | 'evergreen' | 'folio';
+/** A built-in dialect (BUILTIN_DIALECTS). */
+export type GatewayDialect = DialectName;
 
 export interface GatewayProcessOptions {
   /** Port of the SIP2 server on 127.0.0.1; null: no sip2.host, the demo simulator runs embedded (as `npm start`). */

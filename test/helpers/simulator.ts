@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Charset } from '../../src/sip2/charset.js';
 import { type Decoded, decodeFrame, type EncodeOptions, encodeMessage } from '../../src/sip2/codec.js';
+import type { DialectName } from '../../src/sip2/dialect.js';
 import type { Sip2Message } from '../../src/sip2/spec.js';
 import { trackChild } from './children.js';
 import { FrameSocket, openSocket } from './frame-socket.js';
@@ -46,7 +47,8 @@ const CONTROL_BANNER = /^sip2-simulator control on 127\.0\.0\.1:(\d+)$/m;
 const START_TIMEOUT_MS = 15_000;
 
 export interface SimulatorProcessOptions {
-  dialect?: 'generic' | 'koha' | 'evergreen' | 'folio';
+  /** A built-in dialect (BUILTIN_DIALECTS). */
+  dialect?: DialectName;
   errorDetection?: boolean;
   idleTimeoutS?: number;
   latencyMs?: number;

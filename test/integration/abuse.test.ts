@@ -90,7 +90,7 @@ describe('bounded brute-force run (defaults: 5 free failures per username, 30 pe
   it('40 attempts across 40 usernames from one address: past its 30 free failures its failed answers are held back, and its correct logins still work', async () => {
     // One address alone may send 20 logins per second (the ceiling): lifted, as this is about its failures.
     const g = await gateway({
-      PAIA_AUTH_BRUTE_FORCE_MAX_SLOWDOWN_SECONDS: '1',
+      PAIA_AUTH_BRUTE_FORCE_MAX_SLOWDOWN_MS: '1000',
       PAIA_AUTH_MAX_LOGINS_PER_SECOND: '1000',
     });
     const attempts = Array.from({ length: 40 }, (_, i) => [`guess-user-${i}`, `wrong-guess-${i}`] as [string, string]);

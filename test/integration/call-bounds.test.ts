@@ -23,7 +23,7 @@ describe('a whole call is bounded by http.requestTimeoutMs', () => {
     PAIA_SIP2_TIMEOUTS_RESPONSE_MS: '5000',
     PAIA_SIP2_POOL_MIN: '2',
     PAIA_SIP2_POOL_MAX: '2',
-    PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+    PAIA_SIP2_POOL_KEEPALIVE_MS: '0',
     PAIA_CACHE_ITEMS_ENABLED: 'false',
     PAIA_AUTH_MAX_SESSIONS_PER_PATRON: '100',
   });
@@ -83,7 +83,7 @@ describe('a write call at the deadline tells what happened to each document', ()
     PAIA_HTTP_REQUEST_TIMEOUT_MS: String(DEADLINE_MS),
     PAIA_SIP2_POOL_MIN: '1',
     PAIA_SIP2_POOL_MAX: '1',
-    PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+    PAIA_SIP2_POOL_KEEPALIVE_MS: '0',
     PAIA_CACHE_ITEMS_ENABLED: 'false',
   });
 

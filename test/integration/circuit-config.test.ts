@@ -20,7 +20,7 @@ async function untilNoConnections(url: string): Promise<void> {
 describe('sip2.circuit settings', () => {
   const fx = useFixture('generic', {
     PAIA_SIP2_POOL_MIN: '0',
-    PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+    PAIA_SIP2_POOL_KEEPALIVE_MS: '0',
     PAIA_SIP2_TIMEOUTS_CONNECT_MS: '1000',
     PAIA_SIP2_CIRCUIT_FAILURE_THRESHOLD: '2',
     PAIA_SIP2_CIRCUIT_COOL_DOWN_MS: '120000',

@@ -54,7 +54,7 @@ describe('client credentials grant (auth.clients)', () => {
         PAIA_HTTP_TRUSTED_PROXY: 'true',
         PAIA_AUTH_CLIENTS: JSON.stringify(clients),
         PAIA_AUTH_BRUTE_FORCE_FREE_FAILURES_PER_USER: '2',
-        PAIA_AUTH_BRUTE_FORCE_LOCKOUT_BASE_SECONDS: '60',
+        PAIA_AUTH_BRUTE_FORCE_LOCKOUT_BASE_MS: '60000',
         // The tests send logins back to back; the login ceiling has tests of its own.
         PAIA_AUTH_MAX_LOGINS_PER_SECOND: '1000',
         VUFIND_CLIENT_SECRET: VUFIND_SECRET,

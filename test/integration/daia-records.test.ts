@@ -88,7 +88,7 @@ writeMapping(
 // One simulator: its main gateway maps records from the file, a second one (below) looks them up over HTTP.
 const fx = useFixture('generic', {
   PAIA_DAIA_RECORDS_FILE: mapping,
-  PAIA_DAIA_RECORDS_FILE_CHECK_SECONDS: '1',
+  PAIA_DAIA_RECORDS_FILE_CHECK_MS: '1000',
 });
 
 describe('DAIA by record from a mapping file', () => {

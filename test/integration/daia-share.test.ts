@@ -65,7 +65,7 @@ async function gateway(env: Record<string, string>): Promise<GatewayProcess> {
   const g = await startGatewayProcess({
     sip2Port: tap.port,
     dialect: 'generic',
-    env: { PAIA_HTTP_TRUSTED_PROXY: 'true', PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0', ...env },
+    env: { PAIA_HTTP_TRUSTED_PROXY: 'true', PAIA_SIP2_POOL_KEEPALIVE_MS: '0', ...env },
   });
   gateways.push(g);
   return g;

@@ -4,10 +4,11 @@
  * checked against the official DAIA schema (test/fixtures/daia).
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { BUILTIN_DIALECTS } from '../../src/sip2/dialect.js';
 import { type Dialect, item, type Reply, today, useFixture } from '../conformance/support.js';
 import { daiaSchemaErrors } from '../helpers/daia-schema.js';
 
-const DAIA_DIALECTS = ['generic', 'koha', 'evergreen', 'folio'] as const;
+const DAIA_DIALECTS = BUILTIN_DIALECTS;
 const RESPONSE_TIMEOUT_MS = 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -49,7 +50,7 @@ describe.each(DAIA_DIALECTS)('DAIA (%s)', (dialect) => {
     {
       PAIA_SIP2_POOL_MIN: '0',
       PAIA_SIP2_POOL_MAX: '2',
-      PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+      PAIA_SIP2_POOL_KEEPALIVE_MS: '0',
       PAIA_SIP2_TIMEOUTS_RESPONSE_MS: String(RESPONSE_TIMEOUT_MS),
       PAIA_SIP2_TIMEOUTS_CONNECT_MS: '1000',
       // One 17 per distinct item and faults per message are counted here; the cache has its own tests.
@@ -60,7 +61,7 @@ describe.each(DAIA_DIALECTS)('DAIA (%s)', (dialect) => {
       {
         PAIA_SIP2_POOL_MIN: '1',
         PAIA_SIP2_POOL_MAX: '1',
-        PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+        PAIA_SIP2_POOL_KEEPALIVE_MS: '0',
         PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS: '100',
         PAIA_CACHE_ITEMS_ENABLED: 'false',
       },

@@ -174,20 +174,20 @@ describe('an ILS that closes idle sessions after 1 s (profile idle-timeout=1), k
   it('keeps one session idle at the end, sees the ILS close it after about 1 s, and says what to do', async () => {
     const run = await doctor(['--patron', 'alice'], {
       ...ilsOf(sim),
-      PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '3',
+      PAIA_SIP2_POOL_KEEPALIVE_MS: '3000',
       PAIA_DOCTOR_PASSWORD: 'alice-pass',
     });
     expect(run.code, explain(run)).toBe(0);
     const wait = run.stdout.indexOf('wait 4 s: one session stays idle');
     expect(wait, run.stdout).toBeGreaterThan(run.stdout.indexOf('ok   PAIA fees'));
-    expect(run.stdout).toContain('(sip2.pool.keepaliveSeconds 3) would; --quick skips this');
+    expect(run.stdout).toContain('(sip2.pool.keepaliveMs 3000) would; --quick skips this');
     expect(run.stdout).toMatch(/^ok {3}idle session: the ILS closed it after 1\.\d s \(\d+ ms\)$/m);
     const warning = warningBlock(run.stdout, 'closes idle SIP2 sessions');
     expect(warning, run.stdout).not.toBeNull();
     expect(warning).toMatch(
-      /the ILS closes idle SIP2 sessions after about 1\.\d s, sooner than the gateway's keepalive \(sip2\.pool\.keepaliveSeconds 3\)/,
+      /the ILS closes idle SIP2 sessions after about 1\.\d s, sooner than the gateway's keepalive \(sip2\.pool\.keepaliveMs 3000\)/,
     );
-    // 1 s leaves no whole-second keepalive safely below it.
+    // 1 s leaves no keepalive of at least 1 s safely below it.
     expect(warning).toContain("raise the ILS's idle timeout (Koha: client_timeout");
     // It did not wait the full 4 s: it saw the close.
     expect(run.ms).toBeLessThan(20_000);
@@ -196,7 +196,7 @@ describe('an ILS that closes idle sessions after 1 s (profile idle-timeout=1), k
   it('sees a session still open after the wait when the ILS keeps it (no idle timeout), and --quick skips the wait', async () => {
     await sim.setProfile('idle-timeout=0');
     try {
-      const run = await doctor([], { ...ilsOf(sim), PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '1' });
+      const run = await doctor([], { ...ilsOf(sim), PAIA_SIP2_POOL_KEEPALIVE_MS: '1000' });
       expect(run.code, explain(run)).toBe(0);
       expect(run.stdout).toMatch(/^ok {3}idle session: still open after 2 s and answers a 99 \((\d+) ms\)$/m);
       const ms = Number(
@@ -205,7 +205,7 @@ describe('an ILS that closes idle sessions after 1 s (profile idle-timeout=1), k
       expect(ms).toBeGreaterThanOrEqual(2000);
       expect(run.stdout).not.toMatch(/^ {5}! /m);
 
-      const quick = await doctor(['--quick'], { ...ilsOf(sim), PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '1' });
+      const quick = await doctor(['--quick'], { ...ilsOf(sim), PAIA_SIP2_POOL_KEEPALIVE_MS: '1000' });
       expect(quick.code, explain(quick)).toBe(0);
       expect(quick.stdout).toMatch(/^skip idle session: --quick/m);
       expect(quick.stdout).not.toContain('wait 2 s');
@@ -228,7 +228,7 @@ describe('a one-worker ILS (profile workers=1, pool.max 1)', () => {
     const run = await doctor(['--patron', 'alice'], {
       ...ilsOf(sim),
       PAIA_SIP2_POOL_MAX: '1',
-      PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '1',
+      PAIA_SIP2_POOL_KEEPALIVE_MS: '1000',
       PAIA_DOCTOR_PASSWORD: 'alice-pass',
     });
     expect(run.code, explain(run)).toBe(0);

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUILTIN_DIALECTS } from '../../src/sip2/dialect.js';
 import { type GatewayDialect, type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
@@ -14,7 +15,7 @@ import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulat
  */
 
 const FINES_DATA = fileURLToPath(new URL('../fixtures/simulator/fines.json', import.meta.url));
-const DIALECTS: GatewayDialect[] = ['generic', 'koha', 'evergreen', 'folio'];
+const DIALECTS: readonly GatewayDialect[] = BUILTIN_DIALECTS;
 
 interface Pair {
   sim: SimulatorProcess;

@@ -13,7 +13,7 @@ describe('item-information cache', () => {
   const windowOff = { PAIA_CACHE_ACCOUNTS_ENABLED: 'false' };
   const fx = useFixture(
     'generic',
-    { ...windowOff, PAIA_CACHE_ITEMS_ENABLED: 'true', PAIA_CACHE_ITEMS_TTL_SECONDS: '600' },
+    { ...windowOff, PAIA_CACHE_ITEMS_ENABLED: 'true', PAIA_CACHE_ITEMS_TTL_MS: '600000' },
     [{ ...windowOff, PAIA_CACHE_ITEMS_ENABLED: 'false' }],
   );
   const received17 = async () => (await fx().sim.counters()).received['17'] ?? 0;

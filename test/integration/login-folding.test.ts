@@ -73,7 +73,7 @@ beforeAll(async () => {
     dialect: 'koha',
     env: {
       PAIA_HTTP_TRUSTED_PROXY: 'true',
-      PAIA_AUTH_BRUTE_FORCE_LOCKOUT_BASE_SECONDS: '60',
+      PAIA_AUTH_BRUTE_FORCE_LOCKOUT_BASE_MS: '60000',
       // One connection, as the one worker of the preset (Koha's shipped SIPconfig.xml) serves.
       PAIA_SIP2_POOL_MIN: '0',
       PAIA_SIP2_POOL_MAX: '1',

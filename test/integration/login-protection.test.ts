@@ -101,7 +101,7 @@ describe.each(STORES)('login protection, %s store', (store) => {
   const reachedIls = async () => (await sim.counters()).executed['63'] ?? 0;
 
   it('128 wrong guesses at variants of a username reach the ILS no more often than the free failures, and no variant gets a token while the account is locked', async () => {
-    const g = await gateway({ PAIA_AUTH_BRUTE_FORCE_LOCKOUT_BASE_SECONDS: '60' });
+    const g = await gateway({ PAIA_AUTH_BRUTE_FORCE_LOCKOUT_BASE_MS: '60000' });
     const before = await reachedIls();
     const answers: Answer[] = [];
     const variants = variantsOfAlice();
@@ -128,7 +128,7 @@ describe.each(STORES)('login protection, %s store', (store) => {
   it('a discovery system with 31 wrong logins from its address still logs its patrons in; its attempts are only slowed', async () => {
     // The ceiling out of the way: this is about the address's failures, and one address alone may send 20 per second.
     const g = await gateway({
-      PAIA_AUTH_BRUTE_FORCE_MAX_SLOWDOWN_SECONDS: '1',
+      PAIA_AUTH_BRUTE_FORCE_MAX_SLOWDOWN_MS: '1000',
       PAIA_AUTH_MAX_LOGINS_PER_SECOND: '1000',
     });
     const address = '198.51.100.7';
@@ -145,8 +145,8 @@ describe.each(STORES)('login protection, %s store', (store) => {
   it('an address past its free failures waits before its attempts reach the ILS: 20 guesses cut short at 0.3 s reach it not once', async () => {
     const g = await gateway({
       PAIA_AUTH_BRUTE_FORCE_FREE_FAILURES_PER_ADDRESS: '3',
-      PAIA_AUTH_BRUTE_FORCE_LOCKOUT_BASE_SECONDS: '60',
-      PAIA_AUTH_BRUTE_FORCE_MAX_SLOWDOWN_SECONDS: '1',
+      PAIA_AUTH_BRUTE_FORCE_LOCKOUT_BASE_MS: '60000',
+      PAIA_AUTH_BRUTE_FORCE_MAX_SLOWDOWN_MS: '1000',
       PAIA_AUTH_MAX_LOGINS_PER_SECOND: '1000',
     });
     const address = '203.0.113.40';
@@ -212,7 +212,7 @@ describe.each(STORES)('login protection, %s store', (store) => {
   it.runIf(store === 'redis')(
     'a lockout begun on one instance holds on another instance sharing the store',
     async () => {
-      const env = { PAIA_AUTH_BRUTE_FORCE_LOCKOUT_BASE_SECONDS: '60' };
+      const env = { PAIA_AUTH_BRUTE_FORCE_LOCKOUT_BASE_MS: '60000' };
       const a = await gateway(env, 'shared-lockout:');
       const b = await gateway(env, 'shared-lockout:');
       for (let i = 0; i < 5; i++) expect((await login(a, 'gina', `wrong-${i}`, '203.0.113.77')).status).toBe(403);

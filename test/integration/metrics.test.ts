@@ -57,7 +57,7 @@ describe('/metrics', () => {
       // The item cache on, with a TTL no test run can outlast.
       start({
         PAIA_CACHE_ITEMS_ENABLED: 'true',
-        PAIA_CACHE_ITEMS_TTL_SECONDS: '3600',
+        PAIA_CACHE_ITEMS_TTL_MS: '3600000',
         PAIA_SIP2_POOL_MIN: '1',
         PAIA_SIP2_POOL_MAX: '3',
       }),

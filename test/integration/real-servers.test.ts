@@ -94,7 +94,7 @@ describe('a write whose connection never got its login answered was not sent', (
 describe('a SIP server that closes idle sessions sooner than the keepalive (its own timeout)', () => {
   const fx = useFixture(
     'generic',
-    { PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '5', PAIA_SIP2_POOL_MIN: '1', PAIA_LOG_LEVEL: 'info' },
+    { PAIA_SIP2_POOL_KEEPALIVE_MS: '5000', PAIA_SIP2_POOL_MIN: '1', PAIA_LOG_LEVEL: 'info' },
     [],
     { profile: 'idle-timeout=2' },
   );

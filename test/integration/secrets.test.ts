@@ -71,7 +71,7 @@ beforeAll(async () => {
     startGatewayProcess({
       sip2Port: sim.port,
       dialect: 'generic',
-      env: { ...debug, PAIA_AUTH_TOKEN_LIFETIME_SECONDS: '1' },
+      env: { ...debug, PAIA_AUTH_TOKEN_LIFETIME_MS: '1000' },
     }),
   ]);
 });

@@ -67,7 +67,7 @@ describe('two gateways sharing one Redis', () => {
         // The outage test sends many calls per token; the limit has its own test below.
         PAIA_AUTH_REQUESTS_PER_MINUTE: '100000',
         PAIA_CACHE_ITEMS_ENABLED: 'true',
-        PAIA_CACHE_ITEMS_TTL_SECONDS: '600',
+        PAIA_CACHE_ITEMS_TTL_MS: '600000',
         ...settings,
       },
     });
@@ -235,7 +235,7 @@ describe('two gateways sharing one Redis', () => {
 
   it("with the account window on: a renew on gateway A makes gateway B read the patron's account afresh at once", async () => {
     type Doc = { item?: string; duedate?: string };
-    const windowed = { PAIA_CACHE_ACCOUNTS_ENABLED: 'true', PAIA_CACHE_ACCOUNTS_WINDOW_SECONDS: '300' };
+    const windowed = { PAIA_CACHE_ACCOUNTS_ENABLED: 'true', PAIA_CACHE_ACCOUNTS_WINDOW_MS: '300000' };
     const [writer, reader] = await Promise.all([gateway(windowed), gateway(windowed)]);
     try {
       const target = item('dv-0006');

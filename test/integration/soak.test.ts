@@ -312,7 +312,7 @@ describe('soak: mixed traffic while the simulator dies twice and faults come and
         PAIA_SIP2_POOL_MAX: '4',
         PAIA_SIP2_POOL_MAX_WAITING: '50',
         PAIA_SIP2_POOL_ACQUIRE_TIMEOUT_MS: String(ACQUIRE_MS),
-        PAIA_SIP2_POOL_KEEPALIVE_SECONDS: '0',
+        PAIA_SIP2_POOL_KEEPALIVE_MS: '0',
         PAIA_SIP2_TIMEOUTS_RESPONSE_MS: String(RESPONSE_MS),
         PAIA_SIP2_TIMEOUTS_CONNECT_MS: String(CONNECT_MS),
         // The soak is about the ILS failing, not about client limits: its few patrons log in and ask far more than people do.

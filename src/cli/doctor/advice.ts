@@ -112,19 +112,19 @@ export function sessionLimitAdvice(
 }
 
 /** The ILS closed an idle session after `closedAfterMs`, before the keepalive would have kept it open. */
-export function idleCloseAdvice(closedAfterMs: number, keepaliveSeconds: number): Advice {
+export function idleCloseAdvice(closedAfterMs: number, keepaliveMs: number): Advice {
   const seconds = closedAfterMs / 1000;
   const shown = seconds < 10 ? seconds.toFixed(1) : String(Math.round(seconds));
   const below = Math.floor(seconds / 2);
   const ilsSide =
     "raise the ILS's idle timeout (Koha: client_timeout of the SIP listener in SIPconfig.xml, or its timeout without one)";
   return {
-    text: `the ILS closes idle SIP2 sessions after about ${shown} s, sooner than the gateway's keepalive (sip2.pool.keepaliveSeconds ${keepaliveSeconds}):`,
+    text: `the ILS closes idle SIP2 sessions after about ${shown} s, sooner than the gateway's keepalive (sip2.pool.keepaliveMs ${keepaliveMs}):`,
     more: [
       'the gateway then logs in again (93) for the first request after every quiet spell, and a request sent as the ILS closes fails.',
       below >= 1
-        ? `Fix: set sip2.pool.keepaliveSeconds below ${shown} s, e.g. ${below} (PAIA_SIP2_POOL_KEEPALIVE_SECONDS=${below}), or ${ilsSide}.`
-        : `Fix: no keepalive of whole seconds stays safely below ${shown} s: ${ilsSide}.`,
+        ? `Fix: set sip2.pool.keepaliveMs below ${shown} s, e.g. ${below * 1000} (PAIA_SIP2_POOL_KEEPALIVE_MS=${below * 1000}), or ${ilsSide}.`
+        : `Fix: no keepalive of at least 1 s (1000 ms) stays safely below ${shown} s: ${ilsSide}.`,
     ],
   };
 }

@@ -500,26 +500,28 @@ function charset(ctx: CheckContext, record: PatronRecord, docs: PaiaDocument[], 
 /**
  * At the end, when no other session of the doctor is open (on a one-worker
  * ILS it would otherwise wait for the worker): one fresh session stays idle
- * for sip2.pool.keepaliveSeconds + 1 s. An ILS that closes it before then
+ * for sip2.pool.keepaliveMs + 1 s. An ILS that closes it before then
  * closes the gateway's idle sessions before its keepalive reaches them.
  */
 export async function idleSession(ctx: CheckContext, quick: boolean): Promise<void> {
   const { report } = ctx;
-  const keepalive = ctx.settings.pool.keepaliveSeconds;
+  const keepaliveMs = ctx.settings.pool.keepaliveMs;
+  // Shown in seconds, as the ILS's own idle timeouts are given.
+  const keepalive = keepaliveMs / 1000;
   if (quick) {
     report.skip(
       'idle session: --quick (without it the doctor waits to see whether the ILS closes idle sessions before the keepalive)',
     );
     return;
   }
-  if (keepalive === 0) {
-    report.skip('idle session: sip2.pool.keepaliveSeconds is 0, the gateway sends no keepalive to compare with');
+  if (keepaliveMs === 0) {
+    report.skip('idle session: sip2.pool.keepaliveMs is 0, the gateway sends no keepalive to compare with');
     return;
   }
-  const waitMs = (keepalive + 1) * 1000;
+  const waitMs = keepaliveMs + 1000;
   report.wait(
     `${keepalive + 1} s: one session stays idle, to see whether the ILS closes it before the gateway's keepalive ` +
-      `(sip2.pool.keepaliveSeconds ${keepalive}) would; --quick skips this`,
+      `(sip2.pool.keepaliveMs ${keepaliveMs}) would; --quick skips this`,
   );
   const answered = new Set<string>();
   const outcome = await report.step(
@@ -564,13 +566,13 @@ export async function idleSession(ctx: CheckContext, quick: boolean): Promise<vo
           : `idle session: still open after ${keepalive + 1} s and answers a 99`,
   );
   if (outcome.closedAfterMs !== null) {
-    const advice = idleCloseAdvice(outcome.closedAfterMs, keepalive);
+    const advice = idleCloseAdvice(outcome.closedAfterMs, keepaliveMs);
     report.warn(advice.text, ...advice.more);
   } else if (outcome.silent) {
     report.warn(
       `a session idle for ${keepalive + 1} s stayed open but no longer answered:`,
       'something between this host and the ILS (a firewall, NAT) may drop idle connections without closing them; ' +
-        'lower sip2.pool.keepaliveSeconds until it answers, or ask the network admins about idle timeouts',
+        'lower sip2.pool.keepaliveMs until it answers, or ask the network admins about idle timeouts',
     );
   }
 }

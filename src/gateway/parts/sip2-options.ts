@@ -41,7 +41,7 @@ export interface Sip2Settings {
   terminal: { user: string; location: string };
   institution: string;
   timeouts: { connectMs: number; responseMs: number };
-  pool: { max: number; maxWaiting: number; acquireTimeoutMs: number; keepaliveSeconds: number };
+  pool: { max: number; maxWaiting: number; acquireTimeoutMs: number; keepaliveMs: number };
   circuit: { failureThreshold: number };
   pageSize: number;
   maxListEntries: number;
@@ -155,8 +155,8 @@ export function sip2Options(config: Config, ownUrl: string): Sip2Options {
       max: sip2.pool.max,
       acquireTimeoutMs: sip2.pool.acquireTimeoutMs,
       maxWaiting: sip2.pool.maxWaiting,
-      keepaliveIntervalMs: sip2.pool.keepaliveSeconds * 1000,
-      maxLifetimeMs: sip2.pool.maxLifetimeSeconds * 1000,
+      keepaliveIntervalMs: sip2.pool.keepaliveMs,
+      maxLifetimeMs: sip2.pool.maxLifetimeMs,
       backoff: { initialMs: 250, maxMs: 30_000 },
       circuit: {
         failureThreshold: sip2.circuit.failureThreshold,
@@ -193,9 +193,9 @@ export function sip2Options(config: Config, ownUrl: string): Sip2Options {
       onShelf: daia.shelfRequests,
       recordIdPrefix: daia.records.idPrefix,
     },
-    itemCache: items.enabled ? { ttlMs: items.ttlSeconds * 1000, maxEntries: items.maxEntries } : null,
+    itemCache: items.enabled ? { ttlMs: items.ttlMs, maxEntries: items.maxEntries } : null,
     accountWindow: accounts.enabled
-      ? { windowMs: accounts.windowSeconds * 1000, maxPatrons: accounts.maxPatrons, keySecret: paia.patronIdSecret }
+      ? { windowMs: accounts.windowMs, maxPatrons: accounts.maxPatrons, keySecret: paia.patronIdSecret }
       : null,
     settings: {
       host: sip2.host,
@@ -210,7 +210,7 @@ export function sip2Options(config: Config, ownUrl: string): Sip2Options {
         max: sip2.pool.max,
         maxWaiting: sip2.pool.maxWaiting,
         acquireTimeoutMs: sip2.pool.acquireTimeoutMs,
-        keepaliveSeconds: sip2.pool.keepaliveSeconds,
+        keepaliveMs: sip2.pool.keepaliveMs,
       },
       circuit: { failureThreshold: sip2.circuit.failureThreshold },
       pageSize,

@@ -32,7 +32,7 @@ export interface AuthOptions {
   patronId: PatronIdMode;
   patronIdSecret: string | null;
   passwordPolicy: PasswordPolicyOptions;
-  tokenLifetimeSeconds: number;
+  tokenLifetimeMs: number;
   /** auth.clients, with the secrets the configuration loader read; [] turns the client credentials grant off. */
   clients: readonly ClientSettings[];
 }
@@ -52,9 +52,9 @@ export function stateOptions(config: Config): StateOptions {
       throttle: {
         freeAttemptsPerUser: auth.bruteForce.freeFailuresPerUser,
         freeAttemptsPerAddress: auth.bruteForce.freeFailuresPerAddress,
-        baseDelayMs: auth.bruteForce.lockoutBaseSeconds * 1000,
-        maxDelayMs: auth.bruteForce.lockoutMaxSeconds * 1000,
-        maxSlowdownMs: auth.bruteForce.maxSlowdownSeconds * 1000,
+        baseDelayMs: auth.bruteForce.lockoutBaseMs,
+        maxDelayMs: auth.bruteForce.lockoutMaxMs,
+        maxSlowdownMs: auth.bruteForce.maxSlowdownMs,
         maxAttemptsPerSecond: auth.maxLoginsPerSecond,
         // No login outlives its call's deadline: an attempt in flight stops counting then, even if its process died.
         attemptTtlMs: config.http.requestTimeoutMs,
@@ -68,7 +68,7 @@ export function stateOptions(config: Config): StateOptions {
       patronId: paia.patronId,
       patronIdSecret: paia.patronIdSecret,
       passwordPolicy: auth.passwordPolicy,
-      tokenLifetimeSeconds: auth.tokenLifetimeSeconds,
+      tokenLifetimeMs: auth.tokenLifetimeMs,
       clients: auth.clients,
     },
   };
@@ -143,7 +143,7 @@ export async function authParts(options: AuthOptions, store: StateStore, backend
     throttle: loginThrottle,
     passwordPolicy: new PasswordPolicy(options.passwordPolicy),
     allowedClients,
-    tokenLifetimeSeconds: options.tokenLifetimeSeconds,
+    tokenLifetimeMs: options.tokenLifetimeMs,
   });
   // Off unless auth.clients names a client; their secrets are the ones the configuration loader read and checked.
   const clientLogin =
@@ -155,7 +155,7 @@ export async function authParts(options: AuthOptions, store: StateStore, backend
           sessions,
           patronIds,
           throttle: loginThrottle,
-          tokenLifetimeSeconds: options.tokenLifetimeSeconds,
+          tokenLifetimeMs: options.tokenLifetimeMs,
         });
   return {
     rateLimit,

@@ -39,7 +39,7 @@ const FILE = 'sessions.jsonl';
 /**
  * Longest a change waits to be written; also what a crash may lose. Its
  * figure (2 s) is repeated in prose: docs/operations.md ("Sessions across restarts"), the
- * state.dir comment in src/config/schema.ts and the CHANGELOG; a unit test
+ * state.dir comment in src/config/schema/state.ts and the CHANGELOG; a unit test
  * (persistence.test.ts) holds them to this constant.
  */
 export const WRITE_INTERVAL_MS = 2000;

@@ -53,7 +53,7 @@ function setup() {
     sessions,
     patronIds: new PatronIds('barcode'),
     throttle,
-    tokenLifetimeSeconds: 600,
+    tokenLifetimeMs: 600_000,
     now: () => NOW,
   });
   const login = (
@@ -165,7 +165,7 @@ describe('ClientCredentialsLogin', () => {
       throttle: new LoginThrottle(new MemoryStore({ maxSessions: 10, maxSessionsPerPatron: 10 }), {
         freeAttemptsPerUser: 100,
       }),
-      tokenLifetimeSeconds: 600,
+      tokenLifetimeMs: 600_000,
     });
     const base = { patron: 'alice', scopes: undefined, clientSecret: 'a', clientSecretAsSent: 'b' };
     await service.login({ ...base, clientId: 'vufind', clientAddress: HOME });

@@ -40,7 +40,7 @@ function setup(overrides: Partial<LoginServiceOptions> = {}) {
     patronIds: new PatronIds('barcode'),
     throttle,
     passwordPolicy: new PasswordPolicy({ minLength: 4, denyList: DEFAULT_DENY_LIST }),
-    tokenLifetimeSeconds: 600,
+    tokenLifetimeMs: 600_000,
     now: () => NOW,
     ...overrides,
   });

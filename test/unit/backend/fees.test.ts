@@ -6,7 +6,7 @@ import { readAmountInText } from '../../../src/backend/money.js';
 import { compileUriTemplates } from '../../../src/backend/uris.js';
 import { noPatronFlags } from '../../../src/sip2/codec.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
-import { type DialectName, loadDialect } from '../../../src/sip2/dialect.js';
+import { BUILTIN_DIALECTS, type DialectName, loadDialect } from '../../../src/sip2/dialect.js';
 import type { PatronInformationResponse } from '../../../src/sip2/spec.js';
 
 const URIS = compileUriTemplates({
@@ -191,7 +191,7 @@ describe("the simulator profiles' fine formats, read by the shipped dialects", (
   });
 
   it('sipserver and folio texts carry no amount: left out, for BV or no total to speak', () => {
-    for (const dialect of ['generic', 'koha', 'evergreen', 'folio'] as const) {
+    for (const dialect of BUILTIN_DIALECTS) {
       expect(read(fineText(overdue, 'sipserver')!, dialect)).toEqual({ reason: 'pattern' });
       expect(read(fineText(overdue, 'folio')!, dialect)).toEqual({ reason: 'pattern' });
     }

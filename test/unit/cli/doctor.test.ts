@@ -241,18 +241,18 @@ describe('supportedMessages', () => {
 });
 
 describe('advice', () => {
-  it('advises a keepalive of half the ILS’s idle timeout, or raising the timeout when no whole second fits', () => {
-    const minute = idleCloseAdvice(59_800, 120);
+  it('advises a keepalive of half the ILS’s idle timeout, or raising the timeout when no keepalive of 1 s or more fits', () => {
+    const minute = idleCloseAdvice(59_800, 120_000);
     expect(minute.text).toContain(
-      "after about 60 s, sooner than the gateway's keepalive (sip2.pool.keepaliveSeconds 120)",
+      "after about 60 s, sooner than the gateway's keepalive (sip2.pool.keepaliveMs 120000)",
     );
     expect(minute.more.join(' ')).toContain(
-      'set sip2.pool.keepaliveSeconds below 60 s, e.g. 29 (PAIA_SIP2_POOL_KEEPALIVE_SECONDS=29)',
+      'set sip2.pool.keepaliveMs below 60 s, e.g. 29000 (PAIA_SIP2_POOL_KEEPALIVE_MS=29000)',
     );
-    const second = idleCloseAdvice(1004, 3);
+    const second = idleCloseAdvice(1004, 3000);
     expect(second.text).toContain('after about 1.0 s');
     expect(second.more.join(' ')).toContain(
-      "no keepalive of whole seconds stays safely below 1.0 s: raise the ILS's idle timeout",
+      "no keepalive of at least 1 s (1000 ms) stays safely below 1.0 s: raise the ILS's idle timeout",
     );
   });
 

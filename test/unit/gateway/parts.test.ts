@@ -51,8 +51,8 @@ describe('sip2Options', () => {
     expect(options.pool).toMatchObject({
       min: sip2.pool.min,
       max: sip2.pool.max,
-      keepaliveIntervalMs: sip2.pool.keepaliveSeconds * 1000,
-      maxLifetimeMs: sip2.pool.maxLifetimeSeconds * 1000,
+      keepaliveIntervalMs: sip2.pool.keepaliveMs,
+      maxLifetimeMs: sip2.pool.maxLifetimeMs,
       backoff: { initialMs: 250, maxMs: 30_000 },
     });
     expect(options.backend.maxParallel).toBe(sip2.pool.max);
@@ -63,11 +63,9 @@ describe('sip2Options', () => {
       waitTimeoutMs: sip2.pool.acquireTimeoutMs,
     });
     expect(options.itemCache).toEqual(
-      cache.items.enabled ? { ttlMs: cache.items.ttlSeconds * 1000, maxEntries: cache.items.maxEntries } : null,
+      cache.items.enabled ? { ttlMs: cache.items.ttlMs, maxEntries: cache.items.maxEntries } : null,
     );
-    expect(options.accountWindow?.windowMs ?? null).toBe(
-      cache.accounts.enabled ? cache.accounts.windowSeconds * 1000 : null,
-    );
+    expect(options.accountWindow?.windowMs ?? null).toBe(cache.accounts.enabled ? cache.accounts.windowMs : null);
   });
 
   it('turns the caches off as cache.*.enabled says', () => {
@@ -83,9 +81,9 @@ describe('stateOptions', () => {
     const { auth, http } = demo;
     const { throttle } = stateOptions(demo).auth;
     expect(throttle).toMatchObject({
-      baseDelayMs: auth.bruteForce.lockoutBaseSeconds * 1000,
-      maxDelayMs: auth.bruteForce.lockoutMaxSeconds * 1000,
-      maxSlowdownMs: auth.bruteForce.maxSlowdownSeconds * 1000,
+      baseDelayMs: auth.bruteForce.lockoutBaseMs,
+      maxDelayMs: auth.bruteForce.lockoutMaxMs,
+      maxSlowdownMs: auth.bruteForce.maxSlowdownMs,
       attemptTtlMs: http.requestTimeoutMs,
     });
     expect(throttle.trusted).toEqual({ freeAttemptsPerAddress: undefined, attemptsPerSecond: undefined });

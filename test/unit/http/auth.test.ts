@@ -8,7 +8,7 @@ const LOGIN = (fields: Record<string, unknown>) =>
 
 describe('login', () => {
   it('answers patron, token, type, scope and lifetime, not cacheable', async () => {
-    const t = makeApp({ tokenLifetimeSeconds: 1800 });
+    const t = makeApp({ tokenLifetimeMs: 1_800_000 });
     const { response } = await login(t);
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');

@@ -173,7 +173,7 @@ interface LoginOverrides {
   loginThrottle?: LoginThrottle;
   passwordPolicy?: PasswordPolicy;
   allowedClients?: ClientAllowlist;
-  tokenLifetimeSeconds?: number;
+  tokenLifetimeMs?: number;
   /** Requests per minute per token (auth.requestsPerMinute); default 120. */
   requestsPerMinute?: number;
 }
@@ -190,7 +190,7 @@ export function makeApp(overrides: Partial<AppOptions> & LoginOverrides = {}): T
     loginThrottle,
     passwordPolicy,
     allowedClients,
-    tokenLifetimeSeconds,
+    tokenLifetimeMs,
     requestsPerMinute,
     ...rest
   } = overrides;
@@ -206,7 +206,7 @@ export function makeApp(overrides: Partial<AppOptions> & LoginOverrides = {}): T
       }),
     passwordPolicy: passwordPolicy ?? new PasswordPolicy({ minLength: 4, denyList: DEFAULT_DENY_LIST }),
     allowedClients,
-    tokenLifetimeSeconds: tokenLifetimeSeconds ?? 3600,
+    tokenLifetimeMs: tokenLifetimeMs ?? 3_600_000,
   });
   const app = createApp({
     backend,

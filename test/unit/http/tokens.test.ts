@@ -38,7 +38,7 @@ describe('access tokens', () => {
   it('missing, unknown or expired: 401 invalid_grant with WWW-Authenticate', async () => {
     let now = Date.now();
     const sessions = new LruSessionStore({ maxSessions: 10, now: () => now });
-    const t = makeApp({ sessions, tokenLifetimeSeconds: 60 });
+    const t = makeApp({ sessions, tokenLifetimeMs: 60_000 });
     const { token, patron } = await login(t);
     const missing = await t.app.request(`/core/${patron}`);
     expect(missing.status).toBe(401);

@@ -3,6 +3,7 @@ import { parseCli, USAGE, UsageError } from '../../../sip2-simulator/src/cli.js'
 import { DATA_FIELDS } from '../../../sip2-simulator/src/data.js';
 import { corruptChecksum, Faults, garbageBytes, parseFaultPatch } from '../../../sip2-simulator/src/faults.js';
 import { decodeFrame, encodeMessage } from '../../../src/sip2/codec.js';
+import { BUILTIN_DIALECTS } from '../../../src/sip2/dialect.js';
 import { Sip2DecodeError } from '../../../src/sip2/errors.js';
 import { FrameDecoder } from '../../../src/sip2/framer.js';
 import { RESPONSE_CODE } from '../../../src/sip2/spec.js';
@@ -172,7 +173,7 @@ describe('CLI flags', () => {
     const bad: Array<[string[], RegExp]> = [
       [['--port', 'abc'], /--port must be a whole number/],
       [['--port', '70000'], /--port/],
-      [['--dialect', 'sierra'], /--dialect must be one of generic, koha, evergreen, folio/],
+      [['--dialect', 'sierra'], new RegExp(`--dialect must be one of ${BUILTIN_DIALECTS.join(', ')}`)],
       [['--charset', 'ascii'], /--charset/],
       [['--error-detection', 'yes'], /--error-detection must be on or off/],
       [['--error-detection', 'off', '--strict-checksums'], /--strict-checksums needs --error-detection on/],

@@ -11,7 +11,13 @@ import {
 } from '../../../sip2-simulator/src/responses.js';
 import { decodeFrame, encodeMessage, extraField, noPatronFlags } from '../../../src/sip2/codec.js';
 import { sip2DateFrom } from '../../../src/sip2/date.js';
-import { type DialectName, loadDialect, parseDialectDate, parseFineItem } from '../../../src/sip2/dialect.js';
+import {
+  BUILTIN_DIALECTS,
+  type DialectName,
+  loadDialect,
+  parseDialectDate,
+  parseFineItem,
+} from '../../../src/sip2/dialect.js';
 import type {
   Checkin,
   CheckinResponse,
@@ -170,7 +176,7 @@ describe('64 Patron Information per dialect', () => {
   });
 
   it('writes AV entries that the dialect pattern reads back', () => {
-    for (const name of ['generic', 'koha', 'evergreen', 'folio'] as const) {
+    for (const name of BUILTIN_DIALECTS) {
       const { ask, dialect } = setup(name);
       const r = ask<PatronInformationResponse>(patronInfo('alice', 'fine'));
       expect(r.fineItems).toHaveLength(2);
@@ -191,7 +197,7 @@ describe('64 Patron Information per dialect', () => {
   });
 
   it('pages a list and never sends more than listLimit entries', () => {
-    for (const name of ['generic', 'koha', 'evergreen', 'folio'] as const) {
+    for (const name of BUILTIN_DIALECTS) {
       const { ask, dialect } = setup(name);
       const r = ask<PatronInformationResponse>(patronInfo('dave', 'charged', { startItem: '1', endItem: '120' }));
       expect(r.chargedItemsCount).toBe(120);

@@ -20,8 +20,9 @@ import {
 import { sip2DateArb } from './arbitraries.js';
 
 describe('built-in dialects', () => {
-  it('are the four the design names', () => {
-    expect([...BUILTIN_DIALECTS].sort()).toEqual(['evergreen', 'folio', 'generic', 'koha']);
+  // The one list a new dialect is added to by hand (besides its file and its README row): everything else reads the files.
+  it('are the files of config/dialects/, generic (the default) first', () => {
+    expect(BUILTIN_DIALECTS).toEqual(['generic', 'evergreen', 'folio', 'koha']);
   });
 
   it.each(BUILTIN_DIALECTS)('%s loads and is named after its file', (name) => {
@@ -77,7 +78,9 @@ describe('built-in dialects', () => {
   });
 
   it('an unknown name is a readable error', () => {
-    expect(() => loadDialect('sierra')).toThrow(/dialect "sierra" not found.*generic, koha, evergreen, folio/);
+    expect(() => loadDialect('sierra')).toThrow(
+      `dialect "sierra" not found (built-in dialects: ${BUILTIN_DIALECTS.join(', ')})`,
+    );
   });
 });
 

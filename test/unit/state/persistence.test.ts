@@ -404,7 +404,7 @@ describe('the figures the documentation gives', () => {
     ]) {
       expect(readme).toContain(said);
     }
-    expect(prose('src/config/schema.ts')).toContain(`written within ${seconds(WRITE_INTERVAL_MS)} of a change`);
+    expect(prose('src/config/schema/state.ts')).toContain(`written within ${seconds(WRITE_INTERVAL_MS)} of a change`);
     expect(prose('CHANGELOG.md')).toContain(`written within ${seconds(WRITE_INTERVAL_MS)} of a change`);
   });
 });

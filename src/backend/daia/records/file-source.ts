@@ -26,8 +26,8 @@ export interface FileRecordSourceOptions {
   logger?: Logger | undefined;
 }
 
-/** Default of daia.records.fileCheckSeconds: a changed file serves within seconds; a stat every few seconds costs nothing. */
-export const DEFAULT_FILE_CHECK_SECONDS = 5;
+/** Default of daia.records.fileCheckMs: a changed file serves within seconds; a stat every few seconds costs nothing. */
+export const DEFAULT_FILE_CHECK_MS = 5000;
 
 /** At most this many broken lines are named in one log line; the rest are counted. */
 export const MAX_LINES_NAMED = 20;
@@ -71,14 +71,11 @@ export class FileRecordSource implements RecordSource {
       throw new RecordMappingError(`cannot read the record mapping ${path}: ${fileProblemOf(error)}`);
     }
     this.#mapping = this.#parse(text, 'read');
-    this.#timer = setInterval(
-      () => {
-        this.check().catch((error: unknown) => {
-          options.logger?.error({ file: path, err: error }, 'checking the record mapping failed');
-        });
-      },
-      options.checkIntervalMs ?? DEFAULT_FILE_CHECK_SECONDS * 1000,
-    );
+    this.#timer = setInterval(() => {
+      this.check().catch((error: unknown) => {
+        options.logger?.error({ file: path, err: error }, 'checking the record mapping failed');
+      });
+    }, options.checkIntervalMs ?? DEFAULT_FILE_CHECK_MS);
     // A check never keeps the process alive.
     this.#timer.unref();
   }
