@@ -13,12 +13,18 @@ import { HTTP_LOOKUP_DEFAULTS } from '../backend/daia/records/http-source.js';
 import { DEFAULT_MAX_ITEMS_PER_RECORD } from '../backend/daia/records/mapping.js';
 import { requestLinkProblem } from '../backend/daia/request-link.js';
 import { APP_DEFAULTS, DEFAULT_CORS_ORIGINS } from '../http/defaults.js';
-import { CHARSETS } from '../sip2/charset.js';
-import { DEFAULT_CIRCUIT_OPTIONS } from '../sip2/circuit.js';
-import { MAX_FIELD_LENGTH } from '../sip2/codec.js';
-import { type DialectName, isIsoDate } from '../sip2/dialect.js';
-import { isTimeZone, minutesOf, WEEKDAYS } from '../sip2/maintenance.js';
-import { DEFAULT_MAX_LIST_ENTRIES } from '../sip2/paging.js';
+import {
+  CHARSETS,
+  DEFAULT_CIRCUIT_OPTIONS,
+  DEFAULT_MAX_LIST_ENTRIES,
+  type DialectName,
+  isIsoDate,
+  isTimeZone,
+  MAX_FIELD_LENGTH,
+  minutesOf,
+  POOL_DEFAULTS,
+  WEEKDAYS,
+} from '../sip2/index.js';
 
 /**
  * The configuration schema: every setting a sysadmin can make, its default,
@@ -462,22 +468,28 @@ const terminalSection = section({
 
 const poolSection = section({
   /** Connections kept open and logged in even when idle; 0 opens them only on demand. */
-  min: integer(0, 100, 'must be a whole number of connections between 0 and 100').default(1),
+  min: integer(0, 100, 'must be a whole number of connections between 0 and 100').default(POOL_DEFAULTS.min),
   /** Most connections to the ILS at once, and so most SIP2 requests in flight. Ask the ILS admin how many it allows. */
-  max: integer(1, 100, 'must be a whole number of connections between 1 and 100').default(4),
+  max: integer(1, 100, 'must be a whole number of connections between 1 and 100').default(POOL_DEFAULTS.max),
   /** How long a request may wait for a free connection before the client gets 503. */
-  acquireTimeoutMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000').default(5000),
+  acquireTimeoutMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000').default(
+    POOL_DEFAULTS.acquireTimeoutMs,
+  ),
   /** How many requests may wait for a connection; beyond that requests fail at once with 503. */
-  maxWaiting: integer(0, 100_000, 'must be a whole number between 0 and 100000').default(200),
+  maxWaiting: integer(0, 100_000, 'must be a whole number between 0 and 100000').default(POOL_DEFAULTS.maxWaiting),
   /**
    * Send a status request (99) on a connection idle this long. Keep it well
    * below the ILS's own session timeout (Koha and SIPServer: the `timeout`
    * of the SIP service in SIPconfig.xml, 60 s by default), or the ILS closes
    * idle sessions and they are reopened on demand. 0 = never.
    */
-  keepaliveSeconds: integer(0, 86_400, 'must be seconds between 0 (off) and 86400').default(20),
+  keepaliveSeconds: integer(0, 86_400, 'must be seconds between 0 (off) and 86400').default(
+    POOL_DEFAULTS.keepaliveIntervalMs / 1000,
+  ),
   /** Replace connections older than this. 0 = never. */
-  maxLifetimeSeconds: integer(0, 604_800, 'must be seconds between 0 (never) and 604800 (a week)').default(3600),
+  maxLifetimeSeconds: integer(0, 604_800, 'must be seconds between 0 (never) and 604800 (a week)').default(
+    POOL_DEFAULTS.maxLifetimeMs / 1000,
+  ),
 }).superRefine(
   (pool, ctx) => {
     // Runs even when other pool settings are wrong (to report every problem), so only on valid numbers.

@@ -12,14 +12,19 @@ import type { Backend } from '../backend/types.js';
 import { compileUriTemplates, type UriTemplatesConfig } from '../backend/uris.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
-import type { AnomalyLog } from '../sip2/anomalies.js';
-import type { Charset } from '../sip2/charset.js';
-import { type ConnectionOptions, sip2Sessions } from '../sip2/connection.js';
-import { type Dialect, loadDialect, terminatorOf } from '../sip2/dialect.js';
-import { maintenancePause } from '../sip2/maintenance.js';
-import { Sip2Messages } from '../sip2/messages.js';
-import { Sip2Pool } from '../sip2/pool.js';
-import type { AcsStatus } from '../sip2/spec.js';
+import {
+  type AcsStatus,
+  type AnomalyLog,
+  type Charset,
+  type ConnectionOptions,
+  type Dialect,
+  loadDialect,
+  maintenancePause,
+  Sip2Messages,
+  Sip2Pool,
+  sip2Sessions,
+  terminatorOf,
+} from '../sip2/index.js';
 import { KeyedHash } from '../state/keyed-hash.js';
 import { demoStarter, type EmbeddedSimulator } from './demo.js';
 
@@ -222,7 +227,6 @@ export function sip2Setup(config: Config, ownUrl: string = configuredOwnUrl(conf
         maxWaiting: sip2.pool.maxWaiting,
         keepaliveIntervalMs: overrides.keepaliveIntervalMs ?? sip2.pool.keepaliveSeconds * 1000,
         maxLifetimeMs: sip2.pool.maxLifetimeSeconds * 1000,
-        backoff: { initialMs: 250, maxMs: 30_000 },
         circuit: {
           failureThreshold: sip2.circuit.failureThreshold,
           coolDownMs: { initial: sip2.circuit.coolDownMs, max: sip2.circuit.maxCoolDownMs },

@@ -4,7 +4,7 @@ import { Sip2Backend } from '../../src/backend/sip2-backend.js';
 import type { PaiaDocument } from '../../src/backend/types.js';
 import { type DialectName, loadDialect } from '../../src/sip2/dialect.js';
 import { Sip2Messages } from '../../src/sip2/messages.js';
-import { Sip2Pool } from '../../src/sip2/pool.js';
+import { Sip2Pool } from '../../src/sip2/index.js';
 import { testPoolOptions } from '../helpers/pool.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 

@@ -9,7 +9,8 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ConnectionClose } from '../../../src/sip2/connection.js';
 import { CallCancelled, IlsTimeout, IlsUnavailable, PoolRefused } from '../../../src/sip2/errors.js';
-import { type PoolConnection, type PoolOptions, Sip2Pool } from '../../../src/sip2/pool.js';
+import { Sip2Pool } from '../../../src/sip2/pool/sip2-pool.js';
+import type { PoolConnection, PoolOptions } from '../../../src/sip2/pool/types.js';
 import type { RequestMessage, ResponseOf } from '../../../src/sip2/spec.js';
 
 const LOGIN_TIMEOUT_MS = 1000;
