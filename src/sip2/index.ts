@@ -51,7 +51,6 @@ export {
   type ProtocolReason,
   Sip2DecodeError,
   Sip2EncodeError,
-  Sip2Error,
   type Sip2ErrorCode,
   type Sip2Failure,
 } from './errors.js';
@@ -68,7 +67,7 @@ export {
   type PatronList,
 } from './paging.js';
 export { POOL_DEFAULTS, Sip2Pool } from './pool/sip2-pool.js';
-export type { PoolOptions, PoolStats } from './pool/types.js';
-export { follow, Waiters, type WaitOptions } from './pool/waiters.js';
+export type { PoolOptions } from './pool/types.js';
+export { follow, Waiters } from './pool/waiters.js';
 /** The message catalogue: every message type, code and table is public by nature. */
 export * from './spec.js';
