@@ -2,12 +2,13 @@ import type { Logger } from 'pino';
 import type { CancelSignal } from '../../cancel-signal.js';
 import type { CircuitState } from '../circuit.js';
 import type { ConnectionClose } from '../connection.js';
-import { cancelled, IlsProtocolError, IlsUnavailable, PoolRefused, Sip2Error } from '../errors.js';
-import { type AcsStatus, NON_IDEMPOTENT, type RequestMessage, type ResponseOf } from '../spec.js';
+import { cancelled, IlsUnavailable, PoolRefused } from '../errors.js';
+import type { AcsStatus, RequestMessage, ResponseOf } from '../spec.js';
 import { PoolCore } from './core.js';
 import { PauseWatch, pauseRejection } from './pause.js';
 import { PoolCircuit } from './probe.js';
 import { Refill } from './refill.js';
+import { sendOnce } from './send.js';
 import type { ExecuteOptions, PoolConnection, PoolOptions, PoolPause, PoolStats } from './types.js';
 import { Upkeep } from './upkeep.js';
 import { follow } from './waiters.js';
@@ -42,11 +43,8 @@ export const POOL_DEFAULTS = Object.freeze({
  * first connection that comes free, released by another request, given
  * back by a keepalive or newly logged in. Admission fails at once with
  * PoolRefused while the pool closes, during a pause, or while the circuit is
- * not closed.
- *
- * An ILS closing idle sessions (its own `timeout`) is normal: a connection
- * that ends with nothing in flight is dropped without a warning and without
- * counting against the circuit, and replaced when needed.
+ * not closed. An ILS closing idle sessions (its own `timeout`) is normal:
+ * no warning, no circuit count, replaced when needed (Upkeep, Refill).
  */
 export class Sip2Pool {
   readonly #core: PoolCore;
@@ -152,30 +150,17 @@ export class Sip2Pool {
   }
 
   /**
-   * Sends one message. A read that failed because its connection turned out
-   * dead or confused is tried once more on another connection; a renew,
-   * hold, renew-all or fee payment never is. A write whose caller stopped
-   * waiting while it was at the ILS still finishes, and its outcome is logged.
+   * Sends one message: a read that failed on a connection that proved dead
+   * is tried once more, a write never (send.ts).
    */
   send<M extends RequestMessage>(
     message: M,
     options: { signal?: CancelSignal | undefined } = {},
   ): Promise<ResponseOf<M['code']>> {
-    const write = NON_IDEMPOTENT.has(message.code);
-    const execution: ExecuteOptions = write
-      ? { signal: options.signal, onAbandonedOutcome: (outcome) => this.#logAbandonedWrite(message.code, outcome) }
-      : { signal: options.signal };
-    const exchange = (connection: PoolConnection) => connection.send(message);
-    // A promise chain rather than an async function: one promise less per request, on every request.
-    return this.execute(exchange, execution).catch((error: unknown) => {
-      // Only a read that went out on a connection that then proved dead is worth a second try;
-      // a failed connect or a rejected terminal login would only fail again.
-      const retryable =
-        !write && (error instanceof IlsUnavailable || error instanceof IlsProtocolError) && error.requestSent;
-      // With the circuit now open, this request's own failure says more than "try again later".
-      if (!retryable || this.#core.closing || !this.#circuit.closed) throw error;
-      this.#log?.info({ code: message.code, reason: error.reason }, 'retrying a SIP2 read on another connection');
-      return this.execute(exchange, execution);
+    return sendOnce(message, options.signal, {
+      execute: (fn, execution) => this.execute(fn, execution),
+      mayRetry: () => !this.#core.closing && this.#circuit.closed,
+      logger: this.#log,
     });
   }
 
@@ -286,15 +271,7 @@ export class Sip2Pool {
     this.#upkeep.forget(connection);
     if (this.#core.closing) return;
     const lifetimeMs = Date.now() - connection.createdAt;
-    const connections = this.#core.live.size;
-    if (close.byPeer && idle) {
-      // The ILS ends idle sessions after its own timeout: normal, replaced when needed.
-      this.#log?.debug({ conn: connection.id, lifetimeMs, connections }, 'the ILS closed an idle SIP2 connection');
-      this.#upkeep.reportIdleClose(lifetimeMs);
-    } else if (close.byPeer) {
-      // The request it carried failed and is counted by its caller.
-      this.#log?.warn({ conn: connection.id, reason: close.reason, connections }, 'SIP2 connection lost');
-    }
+    this.#upkeep.closed(connection, close, idle, lifetimeMs);
     this.#refill.connectionEnded(connection, lifetimeMs);
   }
 
@@ -316,25 +293,5 @@ export class Sip2Pool {
     this.#circuit.stop();
     this.#pause.stop();
     this.#upkeep.stop();
-  }
-
-  #logAbandonedWrite(code: string, outcome: PromiseSettledResult<unknown>): void {
-    if (outcome.status === 'fulfilled') {
-      const response = outcome.value as { code?: string; ok?: unknown };
-      this.#log?.warn(
-        { code, response: response.code, ok: response.ok },
-        `a SIP2 ${code} finished after its caller had stopped waiting`,
-      );
-    } else {
-      const error = outcome.reason;
-      this.#log?.warn(
-        {
-          code,
-          reason: error instanceof Sip2Error ? error.code : undefined,
-          message: error instanceof Error ? error.message : String(error),
-        },
-        `a SIP2 ${code} failed after its caller had stopped waiting`,
-      );
-    }
   }
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ConnectionClose } from '../connection.js';
 import { IlsUnavailable } from '../errors.js';
 import { SC_STATUS } from '../messages.js';
 import type { PoolCore } from './core.js';
@@ -16,7 +17,8 @@ export interface UpkeepOptions {
 /**
  * Keeping sessions alive and young: a keepalive (99) on a connection idle
  * for keepaliveIntervalMs, so the ILS's own idle timeout does not end it,
- * and retirement past maxLifetimeMs. A keepalive takes its connection out
+ * retirement past maxLifetimeMs, and telling a session the ILS ended while
+ * idle (normal) from one lost with a request on it. A keepalive takes its connection out
  * of the idle list and gives it back through the pool's release, like any
  * request: a request waiting meanwhile gets it the moment the 99 is
  * answered, and a connection already promised to a request is never idle,
@@ -67,8 +69,22 @@ export class Upkeep {
     this.#timers.clear();
   }
 
+  /** A connection ended (not while the pool closes, and forgotten): the log says how. */
+  closed(connection: PoolConnection, close: ConnectionClose, idle: boolean, lifetimeMs: number): void {
+    const log = this.#options.logger;
+    const connections = this.#core.live.size;
+    if (close.byPeer && idle) {
+      // The ILS ends idle sessions after its own timeout: normal, replaced when needed.
+      log?.debug({ conn: connection.id, lifetimeMs, connections }, 'the ILS closed an idle SIP2 connection');
+      this.#reportIdleClose(lifetimeMs);
+    } else if (close.byPeer) {
+      // The request it carried failed and is counted by its caller.
+      log?.warn({ conn: connection.id, reason: close.reason, connections }, 'SIP2 connection lost');
+    }
+  }
+
   /** Once: an ILS that closes idle sessions while keepalives would prevent it, if they came sooner. */
-  reportIdleClose(lifetimeMs: number): void {
+  #reportIdleClose(lifetimeMs: number): void {
     if (this.#idleCloseReported) return;
     this.#idleCloseReported = true;
     const keepalive = this.#options.keepaliveIntervalMs;
