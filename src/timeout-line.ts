@@ -1,8 +1,9 @@
 /**
  * Many waits of one same length, timed by one timer: the pool's waiting
- * requests (sip2.pool.acquireTimeoutMs) and the calls in flight
- * (http.requestTimeoutMs). All last equally long, so the oldest ends first,
- * and a Map in insertion order is the whole schedule.
+ * requests (sip2.pool.acquireTimeoutMs; the line is also the order they are
+ * served in) and the calls in flight (http.requestTimeoutMs). All last
+ * equally long, so the oldest ends first, and a Map in insertion order is the
+ * whole schedule.
  *
  * Why not a timer each: every call would set one for its deadline and clear
  * it again, and each setTimeout/clearTimeout pair allocates a Timeout and
@@ -32,6 +33,20 @@ export class TimeoutLine<K, V> {
     this.#waits.delete(key);
     this.#waits.set(key, { since: performance.now(), value });
     this.#timer ??= this.#arm(this.#timeoutMs);
+  }
+
+  /** How many waits are in the line. */
+  get size(): number {
+    return this.#waits.size;
+  }
+
+  /** Ends the oldest wait before its time and returns its value; undefined when none waits. */
+  shift(): V | undefined {
+    for (const [key, wait] of this.#waits) {
+      this.#waits.delete(key);
+      return wait.value;
+    }
+    return undefined;
   }
 
   /** Ends the wait of `key` before its time; false when it was not waiting (it ended already, or timed out). */

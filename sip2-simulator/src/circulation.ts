@@ -1,13 +1,15 @@
-import { type Sip2DateTime, sip2DateFrom, toDate } from '../../src/sip2/date.js';
-import { formatDialectDate } from '../../src/sip2/dialect.js';
-import type {
-  Checkin,
-  CheckinResponse,
-  Checkout,
-  CheckoutResponse,
-  ItemStatusUpdate,
-  ItemStatusUpdateResponse,
-} from '../../src/sip2/spec.js';
+import {
+  type Checkin,
+  type CheckinResponse,
+  type Checkout,
+  type CheckoutResponse,
+  formatDialectDate,
+  type ItemStatusUpdate,
+  type ItemStatusUpdateResponse,
+  type Sip2DateTime,
+  sip2DateFrom,
+  toDate,
+} from '../../src/sip2/index.js';
 import type { CheckinRoute, Item } from './library.js';
 import { type ResponseContext, requestPatron } from './response-context.js';
 

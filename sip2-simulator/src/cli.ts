@@ -1,7 +1,12 @@
 import { parseArgs } from 'node:util';
-import { CHARSETS, type Charset, isCharset } from '../../src/sip2/charset.js';
-import { BUILTIN_DIALECTS } from '../../src/sip2/dialect.js';
-import { MESSAGE_SPECS, RESPONSE_CODE } from '../../src/sip2/spec.js';
+import {
+  BUILTIN_DIALECTS,
+  CHARSETS,
+  type Charset,
+  isCharset,
+  MESSAGE_SPECS,
+  RESPONSE_CODE,
+} from '../../src/sip2/index.js';
 import { DATA_FIELDS } from './data.js';
 import { FINE_FORMATS, PRESETS, ProfileError, parseProfile } from './profiles.js';
 import { SUPPORTED_MESSAGES_BX } from './responses.js';

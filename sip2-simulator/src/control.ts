@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
-import type { Dialect } from '../../src/sip2/dialect.js';
+import type { Dialect } from '../../src/sip2/index.js';
 import type { Counters } from './counters.js';
 import type { FaultPatch, FaultState, Faults } from './faults.js';
 import { parseFaultPatch } from './faults.js';

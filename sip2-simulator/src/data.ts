@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { packagePath } from '../../src/package-root.js';
-import { PATRON_STATUS_FLAGS } from '../../src/sip2/spec.js';
+import { PATRON_STATUS_FLAGS } from '../../src/sip2/index.js';
 
 /**
  * The simulator's library as a data file (JSON). Every date is relative to

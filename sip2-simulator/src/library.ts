@@ -1,4 +1,4 @@
-import { CIRCULATION_STATUS, PATRON_STATUS_FLAGS, type PatronStatusFlags } from '../../src/sip2/spec.js';
+import { CIRCULATION_STATUS, PATRON_STATUS_FLAGS, type PatronStatusFlags } from '../../src/sip2/index.js';
 import { addDays, dayFrom, type LibraryData, parseCents } from './data.js';
 import { foldIdentifier } from './patron-ids.js';
 import type { IdMatch } from './profiles.js';

@@ -1,4 +1,4 @@
-import type { Dialect } from '../../src/sip2/dialect.js';
+import type { Dialect } from '../../src/sip2/index.js';
 import type { Library, Patron } from './library.js';
 import type { Profile } from './profiles.js';
 

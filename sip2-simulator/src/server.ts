@@ -1,7 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import pino, { type Logger } from 'pino';
-import type { Charset } from '../../src/sip2/charset.js';
-import { loadDialect } from '../../src/sip2/dialect.js';
+import { type Charset, loadDialect } from '../../src/sip2/index.js';
 import { type ControlledSimulator, type ControlServer, startControlServer } from './control.js';
 import { Counters } from './counters.js';
 import { DEFAULT_DATA_FILE, loadLibraryData } from './data.js';

@@ -1,12 +1,20 @@
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { Charset } from '../../src/sip2/charset.js';
-import { decodeText } from '../../src/sip2/charset.js';
-import { type Decoded, decodeFrame, encodeMessage, endsWithChecksum, redactSecrets } from '../../src/sip2/codec.js';
-import { type Dialect, terminatorOf } from '../../src/sip2/dialect.js';
-import { Sip2DecodeError } from '../../src/sip2/errors.js';
-import { FrameDecoder } from '../../src/sip2/framer.js';
-import { RESPONSE_CODE, type Sip2Message } from '../../src/sip2/spec.js';
+import {
+  type Charset,
+  type Decoded,
+  type Dialect,
+  decodeFrame,
+  decodeText,
+  encodeMessage,
+  endsWithChecksum,
+  FrameDecoder,
+  RESPONSE_CODE,
+  redactSecrets,
+  Sip2DecodeError,
+  type Sip2Message,
+  terminatorOf,
+} from '../../src/sip2/index.js';
 import type { Counters } from './counters.js';
 import { corruptChecksum, type Faults, garbageBytes } from './faults.js';
 import type { Library } from './library.js';

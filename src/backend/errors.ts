@@ -8,7 +8,7 @@ import {
   PoolRefused,
   Sip2DecodeError,
   Sip2EncodeError,
-} from '../sip2/errors.js';
+} from '../sip2/index.js';
 
 /**
  * The backend's error contract: what a Backend's methods reject with when the

@@ -1,15 +1,16 @@
-import type PQueue from 'p-queue';
 import type { CancelSignal } from '../cancel-signal.js';
-import { cancelled, WaitingQueue } from '../sip2/index.js';
+import { cancelled, follow, Waiters } from '../sip2/index.js';
 import { BackendFailure, type BackendFailureReason } from './errors.js';
 
 /**
  * A share of the SIP2 pool for one kind of work (anonymous DAIA): at most
  * `concurrency` of its requests are in the pool at once, queued there or in
  * flight, so the pool's other users (patrons) wait behind at most that many.
- * The rest waits here, in its own p-queue, bounded like the pool's queue: at
- * most `maxWaiting` requests, each at most `waitTimeoutMs`, then `busy`
- * (503 with Retry-After); a caller whose signal aborts stops waiting at once.
+ * The rest waits here, in a line of its own like the pool's (the same
+ * Waiters, with direct hand-off of a freed slot to the first in line) and
+ * bounded like it: at most `maxWaiting` requests, each at most
+ * `waitTimeoutMs`, then `busy` (503 with Retry-After); a caller whose signal
+ * aborts stops waiting at once.
  *
  * A request that got its share keeps it until the pool has answered it, even
  * when its caller stops waiting (the caller is answered at once): otherwise
@@ -47,8 +48,9 @@ export function shareOf(connections: number, share: number): number {
 
 export class PoolShare {
   readonly #options: PoolShareOptions;
-  readonly #waits: WaitingQueue;
-  readonly #queue: PQueue;
+  readonly #waiters: Waiters<void>;
+  /** Requests holding the share: started, and not yet answered by the pool. */
+  #running = 0;
   #refused = 0;
 
   constructor(options: PoolShareOptions) {
@@ -57,17 +59,14 @@ export class PoolShare {
       throw new RangeError('maxWaiting must be an integer >= 0');
     if (!(options.waitTimeoutMs > 0)) throw new RangeError('waitTimeoutMs must be > 0');
     this.#options = options;
-    this.#waits = new WaitingQueue({
-      concurrency: this.concurrency,
-      autoStart: true,
-      waitTimeoutMs: options.waitTimeoutMs,
-      onWaitTimeout: () =>
+    this.#waiters = new Waiters({
+      timeoutMs: options.waitTimeoutMs,
+      onTimeout: () =>
         this.#refuse(
           'share-timeout',
           `no ${options.name} share of the ILS connections became free within ${options.waitTimeoutMs} ms`,
         ),
     });
-    this.#queue = this.#waits.queue;
   }
 
   /** How many requests may hold the share now. */
@@ -82,24 +81,45 @@ export class PoolShare {
    */
   run<T>(request: () => Promise<T>, signal?: CancelSignal): Promise<T> {
     if (signal?.aborted) return Promise.reject(cancelled(signal, false));
-    // The pool may have learned that the ILS serves fewer sessions: the share follows.
-    this.#queue.concurrency = this.concurrency;
-    if (!this.#waits.startsNow && this.#queue.size >= this.#options.maxWaiting) {
+    // The pool may have learned that the ILS serves fewer sessions (or forgotten it): the share follows.
+    this.#handOut();
+    if (this.#waiters.size === 0 && this.#running < this.concurrency) return follow(this.#start(request), { signal });
+    if (this.#waiters.size >= this.#options.maxWaiting) {
       return Promise.reject(
         this.#refuse('share-full', `too many ${this.#options.name} requests are waiting for the ILS`),
       );
     }
-
-    return this.#waits.run(request, { signal });
+    return this.#waiters.wait(() => this.#start(request), { signal });
   }
 
   stats(): PoolShareStats {
     return {
-      running: this.#queue.pending,
-      waiting: this.#queue.size,
+      running: this.#running,
+      waiting: this.#waiters.size,
       concurrency: this.concurrency,
       refused: this.#refused,
     };
+  }
+
+  /** Holds a slot for `request` until the pool has answered it, whether or not its caller still waits. */
+  #start<T>(request: () => Promise<T>): Promise<T> {
+    this.#running += 1;
+    let work: Promise<T>;
+    try {
+      work = request();
+    } catch (error) {
+      work = Promise.reject(error);
+    }
+    return work.finally(() => {
+      this.#running -= 1;
+      this.#handOut();
+    });
+  }
+
+  /** Gives each free slot to the first request in line. */
+  #handOut(): void {
+    // Each hand() starts a request, which takes its slot.
+    while (this.#running < this.concurrency && this.#waiters.size > 0) this.#waiters.hand();
   }
 
   #refuse(reason: BackendFailureReason<'busy'>, message: string): BackendFailure {

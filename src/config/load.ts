@@ -7,7 +7,7 @@ import { type ClientSettings, plainSecretOf } from '../auth/trusted-clients.js';
 import { parseRecordMapping, RecordMappingError } from '../backend/daia/records/mapping.js';
 import { fileProblemOf } from '../file-problem.js';
 import { packagePath } from '../package-root.js';
-import { BUILTIN_DIALECTS_TEXT, DIALECT_NAME, loadDialect } from '../sip2/dialect.js';
+import { BUILTIN_DIALECTS_TEXT, DIALECT_NAME, loadDialect } from '../sip2/index.js';
 import { applyEnv, applyFlags, type SettingFlag, type Sources } from './env.js';
 import { getIn, isMapping, type Raw, setIn } from './raw.js';
 import { applyRenames } from './renamed.js';

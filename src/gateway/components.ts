@@ -3,7 +3,7 @@ import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { GatewayMetrics } from '../metrics/gateway.js';
-import type { Sip2Pool } from '../sip2/pool.js';
+import type { Sip2Pool } from '../sip2/index.js';
 import { appSettings, buildApp } from './parts/app.js';
 import { configuredOwnUrl } from './parts/http.js';
 import { sip2Services, startIls } from './parts/sip2.js';

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
-import type { Charset } from '../sip2/charset.js';
+import type { Charset } from '../sip2/index.js';
 
 /**
  * Demo mode: with no sip2.host configured, the bundled SIP2 simulator runs

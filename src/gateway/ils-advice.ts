@@ -1,5 +1,11 @@
-import type { Dialect } from '../sip2/dialect.js';
-import { IlsProtocolError, IlsTimeout, IlsUnavailable, type ProtocolReason, Sip2EncodeError } from '../sip2/errors.js';
+import {
+  type Dialect,
+  IlsProtocolError,
+  IlsTimeout,
+  IlsUnavailable,
+  type ProtocolReason,
+  Sip2EncodeError,
+} from '../sip2/index.js';
 import type { Sip2Settings } from './parts/sip2-options.js';
 
 /**

@@ -4,7 +4,7 @@ import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { Config } from '../config/index.js';
 import { createLogger, type Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway.js';
-import type { Sip2Pool } from '../sip2/pool.js';
+import type { Sip2Pool } from '../sip2/index.js';
 import { type BuildOptions, buildComponents, type Components } from './components.js';
 import { type ListeningServer, listenHttp, serveHandedConnections } from './http-server.js';
 import { type HttpSettings, httpSettings } from './parts/http.js';

@@ -1,8 +1,11 @@
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { ANOMALY_KINDS, type AnomalyKind } from '../sip2/anomalies.js';
-import type { CircuitState } from '../sip2/circuit.js';
-import type { RoundTripEvent } from '../sip2/connection.js';
-import type { Sip2ErrorCode } from '../sip2/errors.js';
+import {
+  ANOMALY_KINDS,
+  type AnomalyKind,
+  type CircuitState,
+  type RoundTripEvent,
+  type Sip2ErrorCode,
+} from '../sip2/index.js';
 import { VERSION } from '../version.js';
 import { type CounterCell, CounterFamily, type HistogramCell, HistogramFamily } from './cells.js';
 import { ROUTE_LABELS, type RouteLabel } from './routes.js';

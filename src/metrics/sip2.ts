@@ -1,4 +1,4 @@
-import { messageName, RESPONSE_CODE, type RequestCode } from '../sip2/spec.js';
+import { messageName, RESPONSE_CODE, type RequestCode } from '../sip2/index.js';
 
 /**
  * The `message` label of a SIP2 round trip, by request code: the message's

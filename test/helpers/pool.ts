@@ -1,6 +1,6 @@
 import { sip2Sessions } from '../../src/sip2/connection.js';
 import { type DialectName, loadDialect, terminatorOf } from '../../src/sip2/dialect.js';
-import type { PoolOptions } from '../../src/sip2/pool.js';
+import type { PoolOptions } from '../../src/sip2/index.js';
 
 /** Pool settings for tests against a simulator on 127.0.0.1: the demo terminal account and short, test-sized bounds. */
 export function testPoolOptions(

@@ -3,8 +3,8 @@ import { localDateOf } from '../../src/backend/account-state.js';
 import { Sip2Backend } from '../../src/backend/sip2-backend.js';
 import type { PaiaDocument } from '../../src/backend/types.js';
 import { BUILTIN_DIALECTS, type DialectName, loadDialect } from '../../src/sip2/dialect.js';
+import { Sip2Pool } from '../../src/sip2/index.js';
 import { Sip2Messages } from '../../src/sip2/messages.js';
-import { Sip2Pool } from '../../src/sip2/pool.js';
 import { testPoolOptions } from '../helpers/pool.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 

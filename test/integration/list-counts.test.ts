@@ -7,8 +7,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Sip2Backend } from '../../src/backend/sip2-backend.js';
 import { type Dialect, loadDialect } from '../../src/sip2/dialect.js';
+import { Sip2Pool } from '../../src/sip2/index.js';
 import { Sip2Messages } from '../../src/sip2/messages.js';
-import { Sip2Pool } from '../../src/sip2/pool.js';
 import { useFixture } from '../conformance/support.js';
 import { testPoolOptions } from '../helpers/pool.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';

@@ -2,9 +2,9 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BUILTIN_DIALECTS, type DialectName, loadDialect } from '../../src/sip2/dialect.js';
 import { IlsProtocolError, IlsTimeout, IlsUnavailable, PoolRefused } from '../../src/sip2/errors.js';
+import { type PoolOptions, Sip2Pool } from '../../src/sip2/index.js';
 import { Sip2Messages } from '../../src/sip2/messages.js';
 import { fetchPatronList } from '../../src/sip2/paging.js';
-import { type PoolOptions, Sip2Pool } from '../../src/sip2/pool.js';
 import { testPoolOptions } from '../helpers/pool.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 

@@ -11,7 +11,7 @@ import {
   sip2Sessions,
 } from '../../src/sip2/connection.js';
 import { IlsTimeout, Sip2EncodeError } from '../../src/sip2/errors.js';
-import { Sip2Pool } from '../../src/sip2/pool.js';
+import { Sip2Pool } from '../../src/sip2/index.js';
 import {
   PATRON_INFO,
   PATRON_REPLY,

@@ -1,6 +1,7 @@
 /**
  * The layering of src/, read from the import statements themselves: which
- * folder may import which (ARCHITECTURE.md draws the same picture), no import
+ * folder may import which (ARCHITECTURE.md draws the same picture), sip2's
+ * public surface (index.ts) as the only way into it from outside, no import
  * loops (in src/ and in the simulator), Config read only where the
  * configuration is turned into parts, and the environment read only where
  * the configuration is loaded. The tables are in test/helpers/layers.ts,
@@ -86,6 +87,18 @@ describe('architecture', () => {
         .map((target) => `${module.file} -> ${target}`),
     );
     expect(reaching).toEqual([]);
+  });
+
+  it('reaches src/sip2/ from outside (the other folders, the simulator) only through its public surface, src/sip2/index.ts', () => {
+    const outside = [...importsOf(SRC, ROOT), ...importsOf(SIMULATOR, ROOT)].filter(
+      (module) => !module.file.startsWith('src/sip2/'),
+    );
+    const bypassing = outside.flatMap((module) =>
+      module.imports
+        .filter((target) => target.startsWith('src/sip2/') && target !== 'src/sip2/index.ts')
+        .map((target) => `${module.file} -> ${target}`),
+    );
+    expect(bypassing).toEqual([]);
   });
 
   it('has no import loops, in the gateway or the simulator', () => {

@@ -99,6 +99,22 @@ describe('TimeoutLine', () => {
     expect(onTimeout).not.toHaveBeenCalled();
   });
 
+  it('shift() ends the oldest wait and returns its value: the line is also the order waits are served in', () => {
+    const told: string[] = [];
+    const line = new TimeoutLine<string, string>(100, (_value, key) => told.push(key));
+    line.start('a', 'A');
+    line.start('b', 'B');
+    line.start('c', 'C');
+    expect(line.size).toBe(3);
+    expect(line.shift()).toBe('A');
+    line.end('b');
+    expect(line.shift()).toBe('C');
+    expect(line.shift()).toBeUndefined();
+    expect(line.size).toBe(0);
+    vi.advanceTimersByTime(1000);
+    expect(told).toEqual([]);
+  });
+
   it('refuses a timeout that is not positive', () => {
     expect(() => new TimeoutLine(0, () => {})).toThrow(RangeError);
     expect(() => new TimeoutLine(Number.NaN, () => {})).toThrow(RangeError);

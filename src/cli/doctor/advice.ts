@@ -1,8 +1,14 @@
 import { BackendFailure } from '../../backend/errors.js';
 import { type AdviceContext, explainOpen, explainProtocol, messageOf } from '../../gateway/ils-advice.js';
 import type { Sip2Settings } from '../../gateway/index.js';
-import { BUILTIN_DIALECTS, type Dialect } from '../../sip2/dialect.js';
-import { IlsProtocolError, IlsTimeout, IlsUnavailable, PoolRefused } from '../../sip2/errors.js';
+import {
+  BUILTIN_DIALECTS,
+  type Dialect,
+  IlsProtocolError,
+  IlsTimeout,
+  IlsUnavailable,
+  PoolRefused,
+} from '../../sip2/index.js';
 import { type CharsetFinding, countVerdict, type FineFindings, type ListCount, listTag } from './findings.js';
 import { CheckFailed } from './report.js';
 

@@ -5,15 +5,23 @@ import type { Sip2Backend } from '../../backend/sip2-backend.js';
 import type { AccountState, FeeRecord, PaiaDocument, PatronRecord } from '../../backend/types.js';
 import type { Sip2Setup, StateStoreCheck } from '../../gateway/index.js';
 import { createLogger, type Logger } from '../../log.js';
-import { decodeText, encodeText } from '../../sip2/charset.js';
-import { type ConnectionOptions, Sip2Connection, type TlsSessionInfo } from '../../sip2/connection.js';
-import { toDate } from '../../sip2/date.js';
-import { parseFineItem } from '../../sip2/dialect.js';
-import { IlsTimeout, IlsUnavailable } from '../../sip2/errors.js';
-import { SC_STATUS } from '../../sip2/messages.js';
-import { fetchPatronList, listCount } from '../../sip2/paging.js';
-import type { Sip2Pool } from '../../sip2/pool.js';
-import { type AcsStatus, SUMMARY_LISTS } from '../../sip2/spec.js';
+import {
+  type AcsStatus,
+  type ConnectionOptions,
+  decodeText,
+  encodeText,
+  fetchPatronList,
+  IlsTimeout,
+  IlsUnavailable,
+  listCount,
+  parseFineItem,
+  SC_STATUS,
+  Sip2Connection,
+  type Sip2Pool,
+  SUMMARY_LISTS,
+  type TlsSessionInfo,
+  toDate,
+} from '../../sip2/index.js';
 import {
   type AdviceContext,
   charsetAdvice,

@@ -1,16 +1,20 @@
 import { textShape } from '../../backend/fees.js';
 import { parseAmount, readAmountInText } from '../../backend/money.js';
-import { type Charset, encodeText } from '../../sip2/charset.js';
-import { BUILTIN_DIALECTS, type Dialect, loadDialect, parseFineItem } from '../../sip2/dialect.js';
-import { LIST_FIELD } from '../../sip2/paging.js';
 import {
+  BUILTIN_DIALECTS,
+  type Charset,
+  type Dialect,
+  encodeText,
+  LIST_FIELD,
+  loadDialect,
   MESSAGE_SPECS,
   messageName,
+  parseFineItem,
   SUPPORTED_MESSAGE_CODE,
   SUPPORTED_MESSAGES,
   type SummaryList,
   type SupportedMessage,
-} from '../../sip2/spec.js';
+} from '../../sip2/index.js';
 
 /**
  * What the ILS's texts say about the configuration, without a network: the

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { CHARSETS } from '../../sip2/charset.js';
-import { BUILTIN_DIALECTS, BUILTIN_DIALECTS_TEXT } from '../../sip2/dialect.js';
+import { BUILTIN_DIALECTS, BUILTIN_DIALECTS_TEXT, CHARSETS } from '../../sip2/index.js';
 import { integer, must, section } from './validators.js';
 
 /** demo: the embedded SIP2 simulator, used only while sip2.host is null. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MIN_PATRON_ID_SECRET_LENGTH, PATRON_ID_MODES } from '../../auth/patron-ids.js';
-import { isIsoDate } from '../../sip2/dialect.js';
+import { isIsoDate } from '../../sip2/index.js';
 import { integer, must, PLACEHOLDER_SECRET, secret, section, uriTemplate } from './validators.js';
 
 /** paia: identifiers and limits of PAIA. */

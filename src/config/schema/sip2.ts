@@ -1,9 +1,14 @@
 import { z } from 'zod';
-import { CHARSETS } from '../../sip2/charset.js';
-import { DEFAULT_CIRCUIT_OPTIONS } from '../../sip2/circuit.js';
-import { BUILTIN_DIALECTS_TEXT } from '../../sip2/dialect.js';
-import { isTimeZone, minutesOf, WEEKDAYS } from '../../sip2/maintenance.js';
-import { DEFAULT_MAX_LIST_ENTRIES } from '../../sip2/paging.js';
+import {
+  BUILTIN_DIALECTS_TEXT,
+  CHARSETS,
+  DEFAULT_CIRCUIT_OPTIONS,
+  DEFAULT_MAX_LIST_ENTRIES,
+  isTimeZone,
+  minutesOf,
+  POOL_DEFAULTS,
+  WEEKDAYS,
+} from '../../sip2/index.js';
 import {
   filePath,
   flag,
@@ -79,22 +84,24 @@ const terminalSection = section({
 
 const poolSection = section({
   /** Connections kept open and logged in even when idle; 0 opens them only on demand. */
-  min: integer(0, 100, 'must be a whole number of connections between 0 and 100').default(1),
+  min: integer(0, 100, 'must be a whole number of connections between 0 and 100').default(POOL_DEFAULTS.min),
   /** Most connections to the ILS at once, and so most SIP2 requests in flight. Ask the ILS admin how many it allows. */
-  max: integer(1, 100, 'must be a whole number of connections between 1 and 100').default(4),
+  max: integer(1, 100, 'must be a whole number of connections between 1 and 100').default(POOL_DEFAULTS.max),
   /** How long a request may wait for a free connection before the client gets 503. */
-  acquireTimeoutMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000').default(5000),
+  acquireTimeoutMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000').default(
+    POOL_DEFAULTS.acquireTimeoutMs,
+  ),
   /** How many requests may wait for a connection; beyond that requests fail at once with 503. */
-  maxWaiting: integer(0, 100_000, 'must be a whole number between 0 and 100000').default(200),
+  maxWaiting: integer(0, 100_000, 'must be a whole number between 0 and 100000').default(POOL_DEFAULTS.maxWaiting),
   /**
    * Send a status request (99) on a connection idle this long. Keep it well
    * below the ILS's own session timeout (Koha and SIPServer: the `timeout`
    * of the SIP service in SIPconfig.xml, 60 s by default), or the ILS closes
    * idle sessions and they are reopened on demand. 0 = never.
    */
-  keepaliveMs: milliseconds(1000, 86_400_000, 20_000, 'off').default(20_000),
+  keepaliveMs: milliseconds(1000, 86_400_000, 20_000, 'off').default(POOL_DEFAULTS.keepaliveIntervalMs),
   /** Replace connections older than this. 0 = never. */
-  maxLifetimeMs: milliseconds(1000, 604_800_000, 3_600_000, 'never').default(3_600_000),
+  maxLifetimeMs: milliseconds(1000, 604_800_000, 3_600_000, 'never').default(POOL_DEFAULTS.maxLifetimeMs),
 }).superRefine(
   (pool, ctx) => {
     // Runs even when other pool settings are wrong (to report every problem), so only on valid numbers.

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { clientRuleProblem } from '../../auth/client-allowlist.js';
-import { MAX_FIELD_LENGTH } from '../../sip2/codec.js';
+import { MAX_FIELD_LENGTH } from '../../sip2/index.js';
 
 /**
  * The validators the sections share: each takes the message a sysadmin reads

@@ -6,12 +6,15 @@ import { SharedReads } from '../../backend/shared-reads.js';
 import { acsSupportsOf, Sip2Backend } from '../../backend/sip2-backend.js';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../log.js';
-import type { AnomalyLog } from '../../sip2/anomalies.js';
-import { type ConnectionOptions, sip2Sessions } from '../../sip2/connection.js';
-import type { Dialect } from '../../sip2/dialect.js';
-import type { Sip2Messages } from '../../sip2/messages.js';
-import { Sip2Pool } from '../../sip2/pool.js';
-import type { AcsStatus } from '../../sip2/spec.js';
+import {
+  type AcsStatus,
+  type AnomalyLog,
+  type ConnectionOptions,
+  type Dialect,
+  type Sip2Messages,
+  Sip2Pool,
+  sip2Sessions,
+} from '../../sip2/index.js';
 import { type EmbeddedSimulator, startDemo } from '../demo.js';
 import { configuredOwnUrl } from './http.js';
 import { type Sip2Options, type Sip2Settings, type Sip2Target, sip2Options } from './sip2-options.js';

@@ -6,12 +6,16 @@ import type { ItemCacheOptions } from '../../backend/item-cache.js';
 import type { Sip2BackendOptions } from '../../backend/sip2-backend.js';
 import { compileUriTemplates, type UriTemplates, type UriTemplatesConfig } from '../../backend/uris.js';
 import type { Config } from '../../config/index.js';
-import type { Charset } from '../../sip2/charset.js';
-import type { ConnectionOptions } from '../../sip2/connection.js';
-import { type Dialect, loadDialect, terminatorOf } from '../../sip2/dialect.js';
-import { maintenancePause } from '../../sip2/maintenance.js';
-import { Sip2Messages } from '../../sip2/messages.js';
-import type { Sip2Pool } from '../../sip2/pool.js';
+import {
+  type Charset,
+  type ConnectionOptions,
+  type Dialect,
+  loadDialect,
+  maintenancePause,
+  type PoolOptions,
+  Sip2Messages,
+  terminatorOf,
+} from '../../sip2/index.js';
 import { type DemoOptions, demoOptions } from '../demo.js';
 
 /**
@@ -55,7 +59,7 @@ export interface Sip2Settings {
 type SessionSettings = Omit<ConnectionOptions, 'id' | 'host' | 'port' | 'logger' | 'anomalies' | 'onRoundTrip'>;
 
 /** The pool's settings but how it opens sessions and where it logs (the Sip2Pool constructor's options). */
-type PoolSettings = Omit<ConstructorParameters<typeof Sip2Pool>[0], 'connect' | 'logger'>;
+type PoolSettings = Omit<PoolOptions, 'connect' | 'logger'>;
 
 /** What every PAIA backend over the pool is built with. */
 type BackendSettings = Pick<

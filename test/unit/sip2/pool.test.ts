@@ -8,8 +8,9 @@ import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ConnectionClose } from '../../../src/sip2/connection.js';
-import { CallCancelled, IlsTimeout, IlsUnavailable, PoolRefused } from '../../../src/sip2/errors.js';
-import { type PoolConnection, type PoolOptions, Sip2Pool } from '../../../src/sip2/pool.js';
+import { CallCancelled, IlsProtocolError, IlsTimeout, IlsUnavailable, PoolRefused } from '../../../src/sip2/errors.js';
+import { Sip2Pool } from '../../../src/sip2/pool/sip2-pool.js';
+import type { PoolConnection, PoolOptions } from '../../../src/sip2/pool/types.js';
 import type { RequestMessage, ResponseOf } from '../../../src/sip2/spec.js';
 
 const LOGIN_TIMEOUT_MS = 1000;
@@ -34,7 +35,7 @@ class FakeConnection extends EventEmitter<{ close: [ConnectionClose] }> implemen
   /** Messages sent on this session, in order. */
   readonly sent: string[] = [];
   private state: 'ready' | 'busy' | 'closed' = 'ready';
-  private inFlight: { reject: (error: Error) => void; timer: NodeJS.Timeout } | null = null;
+  private inFlight: { reject: (error: Error) => void; timer: NodeJS.Timeout | undefined } | null = null;
 
   constructor(
     readonly id: number,
@@ -63,12 +64,17 @@ class FakeConnection extends EventEmitter<{ close: [ConnectionClose] }> implemen
     this.ils.running++;
     this.ils.maxRunning = Math.max(this.ils.maxRunning, this.ils.running);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const failure = this.ils.failWith;
+      const answer = () => {
         this.inFlight = null;
         this.ils.running--;
         if (this.state === 'busy') this.state = 'ready';
-        resolve({ code: String(Number(message.code) + 1) } as ResponseOf<M['code']>);
-      }, this.ils.answerMs);
+        if (failure) reject(failure);
+        else resolve({ code: String(Number(message.code) + 1) } as ResponseOf<M['code']>);
+      };
+      // Manual: the test answers (answerNext), at a moment of its choosing relative to the pool's own timers.
+      if (this.ils.manual) this.ils.held.push(answer);
+      const timer = this.ils.manual ? undefined : setTimeout(answer, this.ils.answerMs);
       this.inFlight = {
         timer,
         reject: (error) => {
@@ -111,6 +117,12 @@ class FakeIls {
   /** 'refuse': connections are refused; 'silent': no login is ever answered. */
   mode: 'serve' | 'refuse' | 'silent' = 'serve';
   answerMs = ANSWER_MS;
+  /** Requests are answered only by answerNext(), not after answerMs. */
+  manual = false;
+  /** Set: every request is answered with this error, the session staying usable. */
+  failWith: Error | null = null;
+  /** Answers of requests in flight in manual mode, oldest first. */
+  readonly held: Array<() => void> = [];
   readonly sessions = new Set<FakeConnection>();
   readonly sent: string[] = [];
   connects = 0;
@@ -150,6 +162,11 @@ class FakeIls {
       }
     });
   };
+
+  /** Manual mode: answers the oldest request in flight. */
+  answerNext(): void {
+    this.held.shift()?.();
+  }
 
   /** A worker is free again: the oldest login that waits is answered. */
   onSessionEnded(): void {
@@ -591,5 +608,151 @@ describe('scheduled pauses (maintenance windows)', () => {
     await vi.advanceTimersByTimeAsync(30_000);
     expect(ils.connects).toBe(connectsBefore);
     expect(log.lines.some((line) => /scheduled maintenance of the ILS until 02:30 \(UTC\)/.test(line.msg))).toBe(true);
+  });
+});
+
+describe('direct hand-off to waiting requests', () => {
+  it('hands a released connection straight to the first waiting request, in arrival order, never through the idle list', async () => {
+    const pool = makePool({ min: 1, max: 1 });
+    await pool.start();
+    ils.manual = true;
+    const order: string[] = [];
+    const calls = ['a', 'b', 'c', 'd'].map((name) =>
+      settle(pool.send(ITEM)).then((result) => {
+        order.push(name);
+        return result;
+      }),
+    );
+    await vi.advanceTimersByTimeAsync(0);
+    expect(pool.stats()).toMatchObject({ running: 1, waiting: 3, idle: 0 });
+    for (let answered = 1; answered <= 4; answered++) {
+      ils.answerNext();
+      await vi.advanceTimersByTimeAsync(0);
+      // The connection already carries the next request: it was never idle while one waited.
+      expect(ils.held).toHaveLength(answered < 4 ? 1 : 0);
+      expect(pool.stats()).toMatchObject({ waiting: Math.max(0, 3 - answered), idle: answered < 4 ? 0 : 1 });
+    }
+    expect((await Promise.all(calls)).every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(order).toEqual(['a', 'b', 'c', 'd']);
+    expect(ils.connects).toBe(1);
+  });
+
+  for (const when of ['just before', 'just after'] as const) {
+    it(`gives the connection to the next waiting request when the first one's caller gives up ${when} its release; none is lost or handed twice`, async () => {
+      const pool = makePool({ min: 1, max: 1 });
+      await pool.start();
+      ils.manual = true;
+      const caller = new AbortController();
+      const running = pool.send(ITEM);
+      const first = settle(pool.send(RENEW, { signal: caller.signal }));
+      const second = settle(pool.send(ITEM));
+      if (when === 'just before') {
+        ils.answerNext(); // the release follows a few microtasks later, in this same step
+        caller.abort('client-gone');
+      } else {
+        // The running request's caller hears of its answer right after the release handed the connection on.
+        void running.then(() => caller.abort('client-gone'));
+        ils.answerNext();
+      }
+      await vi.advanceTimersByTimeAsync(0);
+      const cancelledCall = (await first) as PromiseRejectedResult;
+      expect(cancelledCall.reason).toBeInstanceOf(CallCancelled);
+      expect(cancelledCall.reason).toMatchObject({ requestSent: when === 'just after' });
+      if (when === 'just after') {
+        // The renew went out and finishes on the connection before the next request gets it.
+        expect(ils.sent).toEqual(['17', '29']);
+        ils.answerNext();
+        await vi.advanceTimersByTimeAsync(0);
+      }
+      expect(ils.sent).toEqual(when === 'just after' ? ['17', '29', '17'] : ['17', '17']);
+      ils.answerNext();
+      await vi.advanceTimersByTimeAsync(0);
+      expect((await second).status).toBe('fulfilled');
+      expect(pool.stats()).toMatchObject({ connections: 1, idle: 1, running: 0, waiting: 0 });
+      expect(ils.connects).toBe(1);
+    });
+  }
+
+  it('a waiting request that times out at the moment of a release: the connection goes to the next one in line', async () => {
+    const pool = makePool({ min: 1, max: 1, acquireTimeoutMs: 100 });
+    await pool.start();
+    ils.manual = true;
+    const running = settle(pool.send(ITEM));
+    const first = settle(pool.send(RENEW)); // the line's timer: due at t = 100
+    await vi.advanceTimersByTimeAsync(50);
+    const second = settle(pool.send(ITEM));
+    // Due at t = 100 as well, and set after the line's timer: the timeout runs first, then the release.
+    setTimeout(() => ils.answerNext(), 50);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(((await first) as PromiseRejectedResult).reason).toMatchObject({
+      reason: 'acquire-timeout',
+      requestSent: false,
+    });
+    expect((await running).status).toBe('fulfilled');
+    expect(ils.sent).toEqual(['17', '17']);
+    ils.answerNext();
+    await vi.advanceTimersByTimeAsync(0);
+    expect((await second).status).toBe('fulfilled');
+    expect(pool.stats()).toMatchObject({ connections: 1, idle: 1, running: 0, waiting: 0 });
+  });
+
+  it('a waiting request whose timeout comes due right after a release that reached it keeps the connection', async () => {
+    const pool = makePool({ min: 1, max: 1, acquireTimeoutMs: 100 });
+    await pool.start();
+    ils.manual = true;
+    const running = settle(pool.send(ITEM));
+    // Due at t = 100 and set before the line's timer: the release runs first.
+    setTimeout(() => ils.answerNext(), 100);
+    const waiting = settle(pool.send(RENEW));
+    await vi.advanceTimersByTimeAsync(100);
+    expect((await running).status).toBe('fulfilled');
+    expect(ils.sent).toEqual(['17', '29']);
+    expect(pool.stats()).toMatchObject({ running: 1, waiting: 0, idle: 0 });
+    await vi.advanceTimersByTimeAsync(1000); // its timeout is long past: it holds the connection, it no longer waits
+    ils.answerNext();
+    await vi.advanceTimersByTimeAsync(0);
+    expect((await waiting).status).toBe('fulfilled');
+    expect(pool.stats()).toMatchObject({ connections: 1, idle: 1, running: 0 });
+  });
+});
+
+describe('housekeeping and waiting requests', () => {
+  it('a keepalive coming due at the moment its connection is released to a waiting request does not take it', async () => {
+    ils.manual = true;
+    // Set before the pool's keepalive timer, both due at t = 1000: the release runs first.
+    setTimeout(() => ils.answerNext(), 1000);
+    const pool = makePool({ min: 1, max: 1, keepaliveIntervalMs: 1000 });
+    await pool.start(); // idle from t = 0: its keepalive is due at t = 1000
+    const first = settle(pool.send(ITEM)); // takes it; the keepalive timer runs on
+    const waiting = settle(pool.send(ITEM));
+    await vi.advanceTimersByTimeAsync(1000);
+    expect((await first).status).toBe('fulfilled');
+    expect(ils.sent, 'the keepalive found the connection handed on, not idle').toEqual(['17', '17']);
+    expect(pool.stats()).toMatchObject({ running: 1, waiting: 0, idle: 0 });
+    ils.answerNext();
+    await vi.advanceTimersByTimeAsync(0);
+    expect((await waiting).status).toBe('fulfilled');
+    await vi.advanceTimersByTimeAsync(1000); // idle for a whole interval now: the keepalive takes it
+    expect(ils.sent).toEqual(['17', '17', '99']);
+  });
+
+  it('the circuit probe takes an idle connection and gives it back through release: the next request gets it, no new login', async () => {
+    const pool = makePool({ min: 1, max: 1 });
+    await pool.start();
+    ils.failWith = new IlsProtocolError('unexpected-message', 'the ILS answered garbage', { requestSent: true });
+    for (let i = 0; i < 3; i++) {
+      const call = settle(pool.send(RENEW)); // a write: not tried again
+      await vi.advanceTimersByTimeAsync(ANSWER_MS);
+      expect((await call).status).toBe('rejected');
+    }
+    expect(pool.stats()).toMatchObject({ circuit: 'open', connections: 1, idle: 1 });
+    ils.failWith = null;
+    await vi.advanceTimersByTimeAsync(1000 + ANSWER_MS); // the cool-down (at most 1 s), then the probe's 99
+    expect(ils.sent.filter((code) => code === '99')).toHaveLength(1);
+    expect(pool.stats()).toMatchObject({ circuit: 'closed', connections: 1, idle: 1, running: 0 });
+    const call = settle(pool.send(ITEM));
+    await vi.advanceTimersByTimeAsync(ANSWER_MS);
+    expect((await call).status).toBe('fulfilled');
+    expect(ils.connects).toBe(1);
   });
 });
