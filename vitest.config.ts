@@ -1,12 +1,35 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two groups, one after the other (sequence.groupOrder): the unit tests, CPU-bound, one fork per core;
+ * then the integration and conformance files, which mostly wait on real processes over loopback, several
+ * files at a time. Each file starts its own simulators and gateways on ephemeral ports with state
+ * directories of their own (test/helpers/gateway.ts), so files share nothing but the CPU; the one that
+ * writes dist/ (compiled.test.ts) is the only one that reads it.
+ */
+const INTEGRATION_FILES_AT_ONCE = 4;
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Integration tests start real processes on loopback; they get room, unit tests do not need it.
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], maxWorkers: 2, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts', 'test/conformance/**/*.test.ts'],
+          maxWorkers: INTEGRATION_FILES_AT_ONCE,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
