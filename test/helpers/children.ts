@@ -10,8 +10,15 @@ let exitHookInstalled = false;
 export function trackChild(child: ChildProcess): ChildProcess {
   if (!exitHookInstalled) {
     exitHookInstalled = true;
-    process.once('exit', () => {
+    const killAll = () => {
       for (const running of children) running.kill('SIGKILL');
+    };
+    process.once('exit', killAll);
+    // vitest stops a worker fork with SIGTERM, which ends node without its 'exit' listeners: the
+    // simulators of a file whose beforeAll failed half-way would outlive it and keep their ports and CPU.
+    process.once('SIGTERM', () => {
+      killAll();
+      process.exit(143);
     });
   }
   children.add(child);
