@@ -59,10 +59,11 @@ export function applyRenames(
     const source = sources.get(from);
     const oldName = source ?? from;
     const newName = source === undefined ? to : source.replace(/_SECONDS$/, '_MS');
+    // Rounded: 1.1 s would be 1100.0000000000002 ms, refused at the new path for a fraction nobody wrote.
+    const value = typeof old === 'number' ? Math.round(old * 1000) : old;
     warnings.push(
-      `${oldName} is deprecated and will be removed in a coming release: set ${newName} instead, in milliseconds (${oldName} ${String(old)} is ${newName} ${typeof old === 'number' ? old * 1000 : '(its value times 1000)'})`,
+      `${oldName} is deprecated and will be removed in a coming release: set ${newName} instead, in milliseconds (${oldName} ${String(old)} is ${newName} ${typeof old === 'number' ? value : '(its value times 1000)'})`,
     );
-    const value = typeof old === 'number' ? old * 1000 : old;
     const current = getIn(raw, to.split('.'));
     const given = current !== undefined && current !== null;
     // The environment wins over the file, whichever name each uses; one layer naming both is a contradiction.

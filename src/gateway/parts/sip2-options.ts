@@ -161,7 +161,6 @@ export function sip2Options(config: Config, ownUrl: string): Sip2Options {
       maxWaiting: sip2.pool.maxWaiting,
       keepaliveIntervalMs: sip2.pool.keepaliveMs,
       maxLifetimeMs: sip2.pool.maxLifetimeMs,
-      backoff: { initialMs: 250, maxMs: 30_000 },
       circuit: {
         failureThreshold: sip2.circuit.failureThreshold,
         coolDownMs: { initial: sip2.circuit.coolDownMs, max: sip2.circuit.maxCoolDownMs },

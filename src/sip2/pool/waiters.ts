@@ -107,6 +107,8 @@ export class Waiters<R> {
     const waiters = this.#line.values();
     this.#line.clear();
     for (const waiter of waiters) waiter.refuse(error);
+    // As when one leaves: a close() waiting for the line to empty must hear of it, or it waits out its drain timeout.
+    if (waiters.length > 0) this.#onLeave?.();
   }
 }
 

@@ -227,6 +227,11 @@ describe('the old ...Seconds names, still read for one release', () => {
     },
   );
 
+  it('a fraction of a second in an old name becomes whole milliseconds, not a float the new setting refuses', () => {
+    const { config } = loadConfigWithWarnings({ env: { PAIA_AUTH_BRUTE_FORCE_MAX_SLOWDOWN_SECONDS: '1.1' } });
+    expect(config.auth.bruteForce.maxSlowdownMs).toBe(1100);
+  });
+
   it('both names at the same value: the warning only', () => {
     const { config, warnings } = loadConfigWithWarnings({
       env: { PAIA_CACHE_ITEMS_TTL_SECONDS: '20', PAIA_CACHE_ITEMS_TTL_MS: '20000' },

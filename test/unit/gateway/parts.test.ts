@@ -53,7 +53,6 @@ describe('sip2Options', () => {
       max: sip2.pool.max,
       keepaliveIntervalMs: sip2.pool.keepaliveMs,
       maxLifetimeMs: sip2.pool.maxLifetimeMs,
-      backoff: { initialMs: 250, maxMs: 30_000 },
     });
     expect(options.backend.maxParallel).toBe(sip2.pool.max);
     expect(options.daia.share).toEqual({

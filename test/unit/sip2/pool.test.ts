@@ -523,6 +523,21 @@ describe('callers that stop waiting', () => {
     expect(log.warnings().some((line) => /did not drain in time/.test(line.msg))).toBe(false);
   });
 
+  it('drains at once when a failed login refuses the last waiting request while closing, instead of waiting out the drain timeout', async () => {
+    ils.mode = 'silent';
+    const pool = makePool({ min: 0, max: 1, acquireTimeoutMs: 60_000 });
+    const call = settle(pool.send(ITEM));
+    let closed = false;
+    const closing = pool.close(5000).then(() => {
+      closed = true;
+    });
+    await vi.advanceTimersByTimeAsync(LOGIN_TIMEOUT_MS + 10);
+    expect(((await call) as PromiseRejectedResult).reason).toMatchObject({ reason: 'login-timeout' });
+    expect(closed).toBe(true);
+    await closing;
+    expect(log.warnings().some((line) => /did not drain in time/.test(line.msg))).toBe(false);
+  });
+
   it('answers a caller whose deadline passes mid-exchange at once; the write finishes, its outcome is logged, the connection comes back', async () => {
     const pool = makePool({ min: 1, max: 1 });
     await pool.start();
