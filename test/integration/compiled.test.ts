@@ -265,6 +265,13 @@ describe('the compiled build, run as the container runs it', () => {
     });
     expect(checked.code).toBe(0);
     expect(checked.stdout).toMatch(/^configuration is valid/);
+    // As an installed command runs it: the file itself, through its shebang.
+    const version = await run(join(REPO_ROOT, 'bin', 'paia-sip2.mjs'), ['--version'], {
+      cwd: REPO_ROOT,
+      timeoutMs: 20_000,
+    });
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
   it("runs the Dockerfile's CMD from a directory laid out as the image, in the image's environment", () => {
