@@ -7,6 +7,7 @@
  * with the reason printed otherwise).
  */
 import { randomUUID } from 'node:crypto';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { StoreUnavailable } from '../../src/state/errors.js';
@@ -599,6 +600,61 @@ for (const kind of kinds) {
           await other.publishInvalidation({ item: 'it-late', outcomeUnknown: false });
           expect(heard).toContainEqual({ item: 'it-late', outcomeUnknown: false });
         }, WAIT);
+      });
+
+      it('closes cleanly while its subscriber, reconnected after a network drop, still waits for the answer to its SUBSCRIBE', async () => {
+        const upstream = new URL(redis.url);
+        const links = new Set<Socket>();
+        let holdSubscribeAnswers = false;
+        let resubscribed: () => void = () => {};
+        const resubscribing = new Promise<void>((resolve) => {
+          resubscribed = resolve;
+        });
+        // Between the store and Redis: passes everything, except that once told to, a connection that sends
+        // SUBSCRIBE never gets Redis's answer (a drop that comes back half-way).
+        const proxy = createServer((client) => {
+          const server = connect(Number(upstream.port), upstream.hostname);
+          let held = false;
+          links.add(client).add(server);
+          client.on('data', (chunk) => {
+            if (holdSubscribeAnswers && /subscribe/i.test(chunk.toString('latin1'))) {
+              held = true;
+              resubscribed();
+            }
+            server.write(chunk);
+          });
+          server.on('data', (chunk) => {
+            if (!held) client.write(chunk);
+          });
+          for (const socket of [client, server]) {
+            socket.on('error', () => {});
+            socket.on('close', () => {
+              client.destroy();
+              server.destroy();
+            });
+          }
+        });
+        await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+        const unhandled: unknown[] = [];
+        const onUnhandled = (reason: unknown) => unhandled.push(reason);
+        process.on('unhandledRejection', onUnhandled);
+        try {
+          const through = new URL(redis.url);
+          through.port = String((proxy.address() as AddressInfo).port);
+          const a = storeAt(through.toString());
+          await a.ready(5000);
+          holdSubscribeAnswers = true;
+          for (const socket of links) socket.destroy();
+          await resubscribing;
+          await a.close();
+          // A rejection nobody handles is reported after the microtasks of its turn.
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          expect(unhandled).toEqual([]);
+        } finally {
+          process.off('unhandledRejection', onUnhandled);
+          for (const socket of links) socket.destroy();
+          await new Promise((resolve) => proxy.close(resolve));
+        }
       });
 
       it('closes without waiting for a Redis that is down', async () => {

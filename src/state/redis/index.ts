@@ -149,14 +149,23 @@ export class RedisStore implements StateStore {
     );
     this.#watch(this.#redis);
     // The subscriber holds its SUBSCRIBE until connected, however many attempts that takes (a gateway may start
-    // before Redis), and ioredis subscribes again after each reconnect; it sends nothing else.
+    // before Redis), and subscribes again after each reconnect; it sends nothing else. Not ioredis's own
+    // resubscribe: it drops the SUBSCRIBE's promise, so a connection closing before Redis answers it (Redis
+    // going away again, or close()) would be an unhandled rejection, which ends a Node process.
     this.#subscriber = new Redis(options.url, {
       ...common,
       enableOfflineQueue: true,
       maxRetriesPerRequest: null,
       commandTimeout: undefined,
+      autoResubscribe: false,
     });
     this.#subscriber.on('error', () => {});
+    let connectedBefore = false; // the first connection sends the SUBSCRIBE that ready() queued
+    this.#subscriber.on('ready', () => {
+      if (connectedBefore && this.#subscribed !== undefined && !this.#closing)
+        this.#subscriber.subscribe(this.#channel).catch(() => {});
+      connectedBefore = true;
+    });
     this.#subscriber.on('message', (channel: string, message: string) => this.#heard(channel, message));
     this.sessions = new RedisSessionStore(this.#redis, {
       prefix: options.keyPrefix,
