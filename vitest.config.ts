@@ -22,6 +22,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The children the tests start run the source from .test-build/, written once per run.
+    globalSetup: ['test/setup/transpile.ts'],
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
     projects: [
       {

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sourceEntry } from '../helpers/entry-points.js';
 import { simulatorIls } from '../helpers/simulator.js';
 import { errorBodyProblems, fieldNameProblems, isDate, isMoney, isObject } from './shapes.js';
 import {
@@ -486,7 +487,7 @@ describe('transport (configuration, checked once)', () => {
     return new Promise((resolve) => {
       execFile(
         process.execPath,
-        ['--import', 'tsx', 'src/cli/main.ts', 'check-config'],
+        [...sourceEntry('src/cli/main.ts'), 'check-config'],
         { cwd: root, env: { ...clean, ...simulatorIls(6001), ...env }, timeout: 15_000 },
         (error, stdout, stderr) =>
           resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { sourceEntry } from './entry-points.js';
 
 /**
  * Runs `paia-sip2 doctor` as a sysadmin does: the real CLI in its own
@@ -25,7 +26,7 @@ function cleanEnv(): NodeJS.ProcessEnv {
 
 export function runDoctorProcess(args: string[], env: Record<string, string>, stdin?: string): Promise<DoctorRun> {
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'doctor', ...args], {
+  const child = spawn(process.execPath, [...sourceEntry('src/cli/main.ts'), 'doctor', ...args], {
     cwd: REPO_ROOT,
     env: { ...cleanEnv(), PAIA_HTTP_PORT: '0', ...env },
     stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

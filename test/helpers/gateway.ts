@@ -7,6 +7,7 @@ import { withoutSettings } from '../../src/config/load.js';
 import { GATEWAY_NODE_FLAGS } from '../../src/node-flags.js';
 import type { DialectName } from '../../src/sip2/dialect.js';
 import { trackChild } from './children.js';
+import { sourceEntry } from './entry-points.js';
 import { simulatorIls } from './simulator.js';
 
 /**
@@ -14,10 +15,9 @@ import { simulatorIls } from './simulator.js';
  * SIP2 server (normally the simulator started by startSimulatorProcess), on
  * 127.0.0.1 and a free port, and resolves once it prints its listening line.
  *
- * The child is `node --import tsx src/cli/main.ts serve`, not node_modules/.bin/tsx:
- * the tsx binary runs the script in a grandchild process, so killing it could
- * leave the gateway running. Here there is exactly one process to signal, and
- * every child still alive when the test process exits is killed.
+ * The child is `node .test-build/src/cli/main.js serve` (the source with its types
+ * stripped, test/helpers/entry-points.ts), one process to signal; every child
+ * still alive when the test process exits is killed.
  *
  * The environment is the test process's without any PAIA_* or PORT variable
  * (a developer's shell must not change what the tests see), plus the SIP2
@@ -45,10 +45,12 @@ export interface GatewayProcessOptions {
   /**
    * Run the compiled gateway as the container does (`node FLAGS dist/src/cli/main.js
    * serve`, with the heap flags of src/node-flags.ts) from `dir`, a directory laid out as the image is, instead of
-   * src/cli/main.ts through tsx; under `prefix` if given (a command that ends
+   * the source (sourceEntry); under `prefix` if given (a command that ends
    * by exec-ing the rest, so the pid stays the gateway's).
    */
   compiled?: { dir: string; prefix?: string[] };
+  /** Run src/cli/main.ts through tsx (`node --import tsx`), as a developer does, rather than the tests' build. */
+  throughTsx?: boolean;
 }
 
 export interface GatewayExit {
@@ -122,7 +124,7 @@ export function startGatewayProcess(options: GatewayProcessOptions): Promise<Gat
         'serve',
         ...(options.args ?? []),
       ]
-    : [process.execPath, '--import', 'tsx', 'src/cli/main.ts', 'serve', ...(options.args ?? [])];
+    : [process.execPath, ...sourceEntry('src/cli/main.ts', options.throughTsx), 'serve', ...(options.args ?? [])];
   const child = spawn(file!, args, { cwd: compiled?.dir ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
 

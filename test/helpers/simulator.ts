@@ -6,6 +6,7 @@ import { type Decoded, decodeFrame, type EncodeOptions, encodeMessage } from '..
 import type { DialectName } from '../../src/sip2/dialect.js';
 import type { Sip2Message } from '../../src/sip2/spec.js';
 import { trackChild } from './children.js';
+import { sourceEntry } from './entry-points.js';
 import { FrameSocket, openSocket } from './frame-socket.js';
 
 /**
@@ -13,10 +14,8 @@ import { FrameSocket, openSocket } from './frame-socket.js';
  * `npm run simulator` does) and drives its control endpoint. Also a raw SIP2
  * socket client for tests that need to see exact bytes.
  *
- * The child is started as `node --import tsx sip2-simulator/src/main.ts`
- * rather than through node_modules/.bin/tsx: the tsx binary runs the script in
- * a second, grandchild process, so a killed tsx could leave the simulator
- * running with its ports; this way there is exactly one process to signal.
+ * The child is `node .test-build/sip2-simulator/src/main.js` (the source with its
+ * types stripped, test/helpers/entry-points.ts): exactly one process to signal.
  */
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -151,7 +150,7 @@ interface Spawned {
 function argsFor(options: SimulatorProcessOptions, port: number, controlPort: number): string[] {
   const args = [
     ...(options.compiledIn === undefined
-      ? ['--import', 'tsx', 'sip2-simulator/src/main.ts']
+      ? sourceEntry('sip2-simulator/src/main.ts')
       : ['dist/sip2-simulator/src/main.js']),
     '--host',
     '127.0.0.1',

@@ -432,7 +432,7 @@ describe('the compiled build, run as the container runs it', () => {
 
   it('prints the resident memory of the compiled gateway and of the same gateway through tsx, at idle', async () => {
     const compiled = await startCompiled({});
-    const viaTsx = await startGatewayProcess({ sip2Port: sim.port, dialect: 'generic' });
+    const viaTsx = await startGatewayProcess({ sip2Port: sim.port, dialect: 'generic', throughTsx: true });
     try {
       for (const g of [compiled, viaTsx]) expect((await login(g.url)).status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 2000));

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trackChild } from '../helpers/children.js';
+import { sourceEntry } from '../helpers/entry-points.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 import { openSocket, parseRaw, raw } from '../helpers/raw-http.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
@@ -254,7 +255,7 @@ describe('version, log format, PAIA_CONFIG and _FILE secrets', () => {
   it('paia-sip2 --version and -V print the version of package.json and exit 0', async () => {
     for (const flag of ['--version', '-V']) {
       const child = trackChild(
-        spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', flag], {
+        spawn(process.execPath, [...sourceEntry('src/cli/main.ts'), flag], {
           cwd: REPO_ROOT,
           stdio: ['ignore', 'pipe', 'pipe'],
         }),

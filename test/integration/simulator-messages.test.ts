@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { trackChild } from '../helpers/children.js';
+import { sourceEntry } from '../helpers/entry-points.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 import { type Answer, INSTITUTION, sign, sip2Date, TextSip2Client, text } from '../helpers/sip2-text-client.js';
 
@@ -415,7 +416,7 @@ describe('--data FILE', () => {
       await writeFile(file, JSON.stringify(data));
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', 'sip2-simulator/src/main.ts', '--port', '0', '--data', file],
+        [...sourceEntry('sip2-simulator/src/main.ts'), '--port', '0', '--data', file],
         { cwd: root },
       );
       trackChild(child);

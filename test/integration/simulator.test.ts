@@ -11,6 +11,7 @@ import type {
   RenewResponse,
   Sip2Message,
 } from '../../src/sip2/spec.js';
+import { sourceEntry } from '../helpers/entry-points.js';
 import { RawSip2Client, type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 /**
@@ -142,7 +143,7 @@ describe('start-up', () => {
 
   it('exits 2 with the usage on a bad flag', async () => {
     const root = fileURLToPath(new URL('../../', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'sip2-simulator/src/main.ts', '--port', 'abc'], {
+    const child = spawn(process.execPath, [...sourceEntry('sip2-simulator/src/main.ts'), '--port', 'abc'], {
       cwd: root,
     });
     let stderr = '';

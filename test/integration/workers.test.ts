@@ -17,6 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { withoutSettings } from '../../src/config/index.js';
 import { makeTestCerts } from '../helpers/certs.js';
 import { isRunning } from '../helpers/children.js';
+import { sourceEntry } from '../helpers/entry-points.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 import { sendOnOwnConnection as send } from '../helpers/http-call.js';
 import { openSocket, raw } from '../helpers/raw-http.js';
@@ -639,7 +640,7 @@ describe('serve --workers 2 with the Redis store', () => {
 
 describe('serve --workers 2 with the memory store', () => {
   it('is refused at start with exit code 2 and the reason', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--workers', '2'], {
+    const child = spawn(process.execPath, [...sourceEntry('src/cli/main.ts'), 'serve', '--workers', '2'], {
       cwd: REPO_ROOT,
       env: { ...withoutSettings(process.env), PAIA_HTTP_PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,25 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * How a test starts the gateway's or the simulator's command line as a child process: from the tree
+ * test/setup/transpile.ts wrote before the run (`node .test-build/src/cli/main.js`), which is the
+ * source as tsx would run it (esbuild strips the types, file by file) without tsx's loader and its
+ * esbuild service in every child: a start then costs half the CPU, and the suite starts some
+ * hundreds of gateways and simulators. Without that tree (a file run outside `vitest run`), through tsx.
+ */
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** Where test/setup/transpile.ts writes; listed in .gitignore. */
+export const TEST_BUILD_DIR = '.test-build';
+
+export type EntryPoint = 'src/cli/main.ts' | 'sip2-simulator/src/main.ts';
+
+/**
+ * The node arguments (before the command's own) that run `entry`, relative to the repository root;
+ * `throughTsx`: as a developer runs it, whatever was built.
+ */
+export function sourceEntry(entry: EntryPoint, throughTsx = false): string[] {
+  const built = `${TEST_BUILD_DIR}/${entry.replace(/\.ts$/, '.js')}`;
+  return !throughTsx && existsSync(`${REPO_ROOT}${built}`) ? [built] : ['--import', 'tsx', entry];
+}
