@@ -15,3 +15,14 @@ export const BENCHMARKS = {
 } as const;
 
 export type BenchmarkId = keyof typeof BENCHMARKS;
+
+/** A program a benchmark starts besides node and the gateway, and how a sysadmin gets it. */
+export interface Program {
+  command: string;
+  install: string;
+}
+
+/** What each benchmark needs on the machine: run.ts skips one whose program is missing, and says which and why. */
+export const NEEDS: Partial<Record<BenchmarkId, readonly Program[]>> = {
+  B6: [{ command: 'redis-server', install: 'on Debian or Ubuntu: apt-get install redis-server' }],
+};

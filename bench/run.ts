@@ -6,6 +6,7 @@
  * results from this run with the machine it ran on, and writes the same to
  * bench/RESULTS.md (a full run only, unless --write).
  */
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -18,7 +19,7 @@ import { runB5 } from './b5-flow.js';
 import { runB6 } from './b6-shared-state.js';
 import { runB7 } from './b7-floor.js';
 import { runB8 } from './b8-visit.js';
-import { BENCHMARKS, type BenchmarkId } from './benchmarks.js';
+import { BENCHMARKS, type BenchmarkId, NEEDS, type Program } from './benchmarks.js';
 import {
   gatewayNodeFlags,
   installCleanup,
@@ -46,6 +47,14 @@ const BENCHES: Record<string, { title: string; run: (settings: Settings) => Prom
 
 const USAGE = `usage: npm run bench [-- [--only B1,B3] [--quick] [--write] ["--node-flags=FLAGS"]]
 
+Needs the gateway built (npm run bench builds it first) and, for some benchmarks, a further program:
+${Object.entries(NEEDS)
+  .map(
+    ([id, programs]) => `  ${id}: ${programs.map((program) => `${program.command} (${program.install})`).join(', ')}`,
+  )
+  .join('\n')}
+A benchmark whose program is missing is skipped, with the reason in its row.
+
   --only LIST  run only these benchmarks (${Object.keys(BENCHES).join(', ')})
   --quick      shorter durations and fewer samples (for working on the bench; not comparable)
   --write      write bench/RESULTS.md even for --only / --quick (a full run always writes it)
@@ -54,6 +63,11 @@ const USAGE = `usage: npm run bench [-- [--only B1,B3] [--quick] [--write] ["--n
                docs/operations.md, "Memory"), e.g. --node-flags= for node's defaults: to weigh memory against CPU`;
 
 const RESULTS = new URL('./RESULTS.md', import.meta.url);
+
+/** Whether `program` runs here (found on PATH). */
+function installed(program: Program): boolean {
+  return spawnSync(program.command, ['--version'], { stdio: 'ignore', timeout: 10_000 }).error === undefined;
+}
 
 async function main(argv: string[]): Promise<number> {
   let values;
@@ -105,6 +119,13 @@ async function main(argv: string[]): Promise<number> {
   const rows: Row[] = [];
   for (const id of selected) {
     const bench = BENCHES[id]!;
+    const missing = (NEEDS[id as BenchmarkId] ?? []).filter((program) => !installed(program));
+    if (missing.length > 0) {
+      const why = missing.map((program) => `${program.command} is not installed (${program.install})`).join('; ');
+      process.stderr.write(`bench: ${id} skipped: ${why}\n`);
+      rows.push({ id, what: bench.title, result: 'skipped', target: '', met: 'n/a', notes: [`skipped: ${why}`] });
+      continue;
+    }
     process.stderr.write(`bench: ${id} ${bench.title} ...\n`);
     const t0 = performance.now();
     try {
