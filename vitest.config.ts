@@ -12,9 +12,14 @@ import { defineConfig } from 'vitest/config';
 const INTEGRATION_FILES_AT_ONCE = Number(process.env.TEST_FILES_AT_ONCE ?? 3);
 /**
  * Alone: compiled.test.ts runs `npm run build` (tsc, both cores for half a minute) and writes dist/;
- * workers.test.ts starts gateways of three processes each, again and again, within the 15 s start bound.
+ * workers.test.ts starts gateways of three processes each, again and again, within the 15 s start bound;
+ * workers-metrics.test.ts starts one such gateway.
  */
-const ALONE = ['test/integration/compiled.test.ts', 'test/integration/workers.test.ts'];
+const ALONE = [
+  'test/integration/compiled.test.ts',
+  'test/integration/workers.test.ts',
+  'test/integration/workers-metrics.test.ts',
+];
 
 export default defineConfig({
   test: {

@@ -8,6 +8,7 @@ import {
 } from '../sip2/index.js';
 import { VERSION } from '../version.js';
 import { type CounterCell, CounterFamily, type HistogramCell, HistogramFamily } from './cells.js';
+import { type Across, aggregatorOf, mergeShares, type Reach, type Share, shareOf } from './group.js';
 import { ROUTE_LABELS, type RouteLabel } from './routes.js';
 import { SIP2_MESSAGE_NAMES, SIP2_OUTCOMES } from './sip2.js';
 
@@ -230,9 +231,20 @@ export class GatewayMetrics {
   readonly sip2: Sip2Metrics;
   readonly state: StateMetrics;
   #sources: MetricsSources = {};
+  /** The gauges that are per worker in a process group (group.ts): a `worker` label each, never summed. */
+  readonly #perWorker = new Set<string>();
+  /** In a worker of `serve --workers N`: its number and how a scrape reaches the whole group. */
+  #group: { worker: number; gather: () => Promise<{ shares: Share[]; reach: Reach }> } | null = null;
 
   constructor(options: GatewayMetricsOptions = {}) {
-    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    if (options.defaultMetrics ?? true) {
+      collectDefaultMetrics({ register: this.registry });
+      // With workers, prom-client's default gauges are per worker: heap, memory, file descriptors, event loop lag
+      // and start time are each process's own. Except the Node.js version, the same in all: prom-client takes the first.
+      for (const metric of this.registry.getMetricsAsArray()) {
+        if (metric instanceof Gauge && metric.aggregator !== 'first') this.#perWorker.add(metric.name);
+      }
+    }
     this.http = new HttpMetrics(this.registry);
     this.sip2 = new Sip2Metrics(this.registry);
     this.state = new StateMetrics(this.registry);
@@ -242,6 +254,8 @@ export class GatewayMetrics {
       help: 'Always 1; its labels say which paia-sip2 version runs on which Node.js',
       labelNames: ['version', 'node'],
       registers: [this.registry],
+      // With workers: every worker runs the primary's code, so the first tells for all.
+      aggregator: aggregatorOf('first'),
     }).set({ version: VERSION, node: process.versions.node }, 1);
   }
 
@@ -250,9 +264,26 @@ export class GatewayMetrics {
     this.#sources = { ...this.#sources, ...sources };
   }
 
-  /** The exposition text; rejects when a source or collector throws. */
-  scrape(): Promise<string> {
-    return this.registry.metrics();
+  /**
+   * From now on a scrape answers for the process group this worker (1..N)
+   * belongs to: `gather` brings every worker's share() (this one's too) and
+   * how many answered. Called once, by a worker, before it takes connections.
+   */
+  joinGroup(worker: number, gather: () => Promise<{ shares: Share[]; reach: Reach }>): void {
+    this.#group = { worker, gather };
+  }
+
+  /** This worker's metrics as the group merges them; only in a group. */
+  share(): Promise<Share> {
+    if (this.#group === null) return Promise.reject(new Error('share() outside a process group'));
+    return shareOf(this.registry, this.#group.worker, this.#perWorker);
+  }
+
+  /** The exposition text (the group's, in a worker); rejects when a source or collector throws, or the group does not answer. */
+  async scrape(): Promise<string> {
+    if (this.#group === null) return this.registry.metrics();
+    const { shares, reach } = await this.#group.gather();
+    return mergeShares(shares, reach);
   }
 
   /** The Content-Type of scrape()'s text. */
@@ -263,15 +294,19 @@ export class GatewayMetrics {
   #registerSourced(): void {
     const registers = [this.registry];
     const sources = () => this.#sources;
-    const gauge = (name: string, help: string, read: () => number) =>
-      new Gauge({
+    // `across`: how the workers' values of this gauge combine in one scrape (group.ts); decided per gauge below.
+    const gauge = (name: string, help: string, across: Across, read: () => number) => {
+      if (across === 'worker') this.#perWorker.add(name);
+      return new Gauge({
         name,
         help,
         registers,
+        aggregator: aggregatorOf(across),
         collect() {
           this.set(read());
         },
       });
+    };
     // A counter whose total lives elsewhere (a stats() object): each scrape reports that total.
     const total = (name: string, help: string, read: () => number) =>
       new Counter({
@@ -287,21 +322,29 @@ export class GatewayMetrics {
     gauge(
       'paia_sip2_connections',
       'Open SIP2 connections to the ILS that are logged in (busy or idle)',
+      // With workers: summed, the sessions the ILS sees from this gateway.
+      'sum',
       () => sources().pool?.().connections ?? 0,
     );
     gauge(
       'paia_sip2_connections_busy',
       'SIP2 connections currently serving a request (or a keepalive)',
+      // With workers: summed.
+      'sum',
       () => sources().pool?.().busy ?? 0,
     );
     gauge(
       'paia_sip2_requests_waiting',
       'Requests queued for a free SIP2 connection',
+      // With workers: summed, requests waiting in all pools.
+      'sum',
       () => sources().pool?.().waiting ?? 0,
     );
     gauge(
       'paia_sip2_circuit_state',
       'Circuit breaker towards the ILS: 0 closed (requests flow), 1 half-open (probing), 2 open (requests fail at once)',
+      // With workers: per worker, each pool has its own circuit (a sum of states means nothing).
+      'worker',
       () => {
         const circuit = sources().pool?.().circuit;
         return circuit === undefined ? 0 : CIRCUIT_VALUE[circuit];
@@ -315,6 +358,8 @@ export class GatewayMetrics {
     gauge(
       'paia_sip2_session_limit',
       'SIP2 sessions the ILS was found to serve this gateway at once (a login got no answer while others worked); 0 while none is known',
+      // With workers: per worker, each pool learns its own limit.
+      'worker',
       () => sources().pool?.().sessionLimit ?? 0,
     );
 
@@ -343,10 +388,16 @@ export class GatewayMetrics {
     gauge(
       'paia_auth_sessions',
       'Live sessions (valid access tokens) in this process; 0 with the redis store, which holds them for all instances',
+      // With workers: summed (0 with the redis store, which workers need).
+      'sum',
       () => sources().sessions?.() ?? 0,
     );
-    gauge('paia_state_store_up', 'Whether the state store answers (1) or not (0)', () =>
-      (sources().stateUp?.() ?? true) ? 1 : 0,
+    gauge(
+      'paia_state_store_up',
+      'Whether the state store answers (1) or not (0)',
+      // With workers: per worker, each has its own connection to the store.
+      'worker',
+      () => ((sources().stateUp?.() ?? true) ? 1 : 0),
     );
 
     total(
@@ -362,6 +413,8 @@ export class GatewayMetrics {
     gauge(
       'paia_item_cache_entries',
       'Items held in the item-information cache',
+      // With workers: summed, each worker has its own cache.
+      'sum',
       () => sources().itemCache?.()?.entries ?? 0,
     );
 
@@ -378,6 +431,8 @@ export class GatewayMetrics {
     gauge(
       'paia_account_window_entries',
       'Patron reads held in the account window (core, items and fees count one each)',
+      // With workers: summed, each worker has its own window.
+      'sum',
       () => sources().accountWindow?.()?.entries ?? 0,
     );
 
@@ -390,6 +445,8 @@ export class GatewayMetrics {
     gauge(
       'paia_sip2_maintenance',
       'Whether a scheduled maintenance window of the ILS (sip2.maintenance) is on now (1) or not (0)',
+      // With workers: every worker reads the same schedule; on in any is on.
+      'max',
       () => (sources().maintenance?.() ? 1 : 0),
     );
   }

@@ -18,11 +18,12 @@ import { withoutSettings } from '../../src/config/index.js';
 import { makeTestCerts } from '../helpers/certs.js';
 import { isRunning } from '../helpers/children.js';
 import { sourceEntry } from '../helpers/entry-points.js';
-import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
+import type { GatewayProcess } from '../helpers/gateway.js';
 import { sendOnOwnConnection as send } from '../helpers/http-call.js';
 import { openSocket, raw } from '../helpers/raw-http.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
+import { type LogLine, logLines, startWorkersGateway } from '../helpers/workers.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -33,21 +34,6 @@ async function login(gateway: GatewayProcess): Promise<string> {
   });
   expect(answer.status, answer.body).toBe(200);
   return (JSON.parse(answer.body) as { access_token: string }).access_token;
-}
-
-interface LogLine {
-  pid: number;
-  msg: string;
-  [field: string]: unknown;
-}
-
-/** The JSON log lines on the gateway's stdout (primary and workers write to the same stream). */
-function logLines(gateway: GatewayProcess): LogLine[] {
-  return gateway
-    .stdout()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as LogLine);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -229,18 +215,12 @@ describe('serve --workers 2 with the Redis store', () => {
   });
 
   const start = async (env: Record<string, string> = {}, sip2Port: number | null = sim.port) => {
-    gateway = await startGatewayProcess({
+    // Each test its own keys in the one Redis.
+    gateway = await startWorkersGateway({
       sip2Port,
-      dialect: 'generic',
-      args: ['--workers', '2'],
-      env: {
-        PAIA_LOG_LEVEL: 'info',
-        PAIA_STATE_STORE: 'redis',
-        PAIA_STATE_REDIS_URL: redis.url,
-        // Each test its own keys in the one Redis.
-        PAIA_STATE_REDIS_KEY_PREFIX: `workers-test-${Date.now()}:`,
-        ...env,
-      },
+      redisUrl: redis.url,
+      keyPrefix: `workers-test-${Date.now()}:`,
+      env,
     });
     return gateway;
   };

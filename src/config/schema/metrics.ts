@@ -1,4 +1,4 @@
-import { clientList, flag, section } from './validators.js';
+import { clientList, flag, milliseconds, section } from './validators.js';
 
 /** metrics: Prometheus metrics on /metrics. */
 
@@ -11,4 +11,12 @@ export const metricsSection = section({
    * [] = any client. In the environment: comma-separated.
    */
   allowedClients: clientList().default(['127.0.0.1', '::1']),
+  /**
+   * With http.workers above 1, a scrape answers for every worker: how long
+   * it waits for each worker's metrics. One that answers later (slow,
+   * stopped) is left out, and paia_workers_scraped says so; a working
+   * worker answers within milliseconds. Keep it well below Prometheus's
+   * scrape_timeout (10 s by default).
+   */
+  workerTimeoutMs: milliseconds(50, 30_000, 1000).default(1000),
 });

@@ -1,4 +1,5 @@
 import type { Config } from '../../config/index.js';
+import type { Share } from '../../metrics/group.js';
 import type { Sip2Target } from '../parts/sip2-options.js';
 
 /**
@@ -29,7 +30,11 @@ export type ToWorker =
   /** Drop everything and exit now, as on a second signal. */
   | { type: 'paia-sip2:force'; reason: string }
   /** Re-read the TLS certificate and key, as on SIGHUP. */
-  | { type: 'paia-sip2:reload-tls' };
+  | { type: 'paia-sip2:reload-tls' }
+  /** Another worker's scrape: answer "metrics-share" with the same gather number (group-metrics.ts). */
+  | { type: 'paia-sip2:share-metrics'; gather: number }
+  /** The answer to this worker's "scrape": the shares of the workers that answered in time. */
+  | { type: 'paia-sip2:group-metrics'; scrape: number; shares: Share[]; expected: number; scraped: number };
 
 /** Worker -> primary. */
 export type FromWorker =
@@ -44,7 +49,11 @@ export type FromWorker =
   /** The answer to a ping. */
   | { type: 'paia-sip2:pong'; beat: number }
   /** The worker drains (a signal of its own, or the primary's stop): no new connections for it. */
-  | { type: 'paia-sip2:draining' };
+  | { type: 'paia-sip2:draining' }
+  /** A scrape of /metrics arrived: gather every worker's share and answer "group-metrics" with the same number. */
+  | { type: 'paia-sip2:scrape'; scrape: number }
+  /** This worker's share for gather `gather`; null when its collection failed. */
+  | { type: 'paia-sip2:metrics-share'; gather: number; share: Share | null };
 
 /** What a worker is asked to do once its gateway runs: the primary's commands to the gateway itself. */
 export type WorkerCommand = Extract<
@@ -59,10 +68,12 @@ function typeOf(message: unknown): string | null {
 }
 
 const TO_WORKER: ReadonlySet<string> = new Set(
-  ['start', 'connection', 'ping', 'stop', 'force', 'reload-tls'].map((t) => `paia-sip2:${t}`),
+  ['start', 'connection', 'ping', 'stop', 'force', 'reload-tls', 'share-metrics', 'group-metrics'].map(
+    (t) => `paia-sip2:${t}`,
+  ),
 );
 const FROM_WORKER: ReadonlySet<string> = new Set(
-  ['hello', 'ready', 'failed', 'took', 'pong', 'draining'].map((t) => `paia-sip2:${t}`),
+  ['hello', 'ready', 'failed', 'took', 'pong', 'draining', 'scrape', 'metrics-share'].map((t) => `paia-sip2:${t}`),
 );
 
 export function isToWorker(message: unknown): message is ToWorker {

@@ -5,6 +5,7 @@ import type { Logger } from '../../log.js';
 import { demoOptions, type EmbeddedSimulator, startDemo } from '../demo.js';
 import type { Serving } from '../index.js';
 import type { Sip2Target } from '../parts/sip2-options.js';
+import { type Member, MetricsGathering } from './group-metrics.js';
 import { HandOut, type Outlet } from './hand-out.js';
 import { DEAD_MS, Heartbeat, LATE_MS, PING_INTERVAL_MS } from './heartbeat.js';
 import { type FromWorker, isFromWorker, type ToWorker } from './messages.js';
@@ -73,6 +74,8 @@ class Supervisor {
   private readonly slots: Slot[];
   private readonly log: Logger;
   private readonly handOut: HandOut;
+  /** The workers' metrics for each scrape one of them takes. */
+  private readonly metrics: MetricsGathering;
   /** Where the primary listens, once it does. */
   url: string | null = null;
   baseUrl: string | null = null;
@@ -109,6 +112,12 @@ class Supervisor {
       send: (id, socket, sent) => this.sendConnection(slot, id, socket, sent),
     }));
     this.handOut = new HandOut({ outlets: () => outlets, maxWaiting: config.http.maxConnections, logger });
+    const members: Member[] = this.slots.map((slot) => ({
+      number: slot.number,
+      askable: (now) => slot.ready && slot.heartbeat.lateMs(now) <= LATE_MS,
+      send: (message) => this.send(slot, message),
+    }));
+    this.metrics = new MetricsGathering({ members: () => members, timeoutMs: config.metrics.workerTimeoutMs });
   }
 
   /** Binds http.host and http.port (0: a free port, kept for the primary's lifetime); rejects when it cannot. */
@@ -150,6 +159,7 @@ class Supervisor {
   forceStop(reason: string): void {
     this.stopping ??= Promise.resolve('forced');
     clearInterval(this.heartbeats);
+    this.metrics.close();
     this.handOut.destroy();
     for (const slot of this.slots) {
       clearTimeout(slot.restartTimer);
@@ -193,6 +203,7 @@ class Supervisor {
     }, timeoutMs + KILL_GRACE_MS);
     const exits = await Promise.all(live.map((slot) => slot.exited));
     clearTimeout(backstop);
+    this.metrics.close();
     const unclean = served.filter((slot) => {
       const exit = exits[live.indexOf(slot)] as Exit;
       return exit.code !== 0;
@@ -339,6 +350,12 @@ class Supervisor {
       case 'paia-sip2:draining':
         slot.draining = true;
         return;
+      case 'paia-sip2:scrape':
+        this.metrics.begin(slot.number, message.scrape);
+        return;
+      case 'paia-sip2:metrics-share':
+        this.metrics.shared(slot.number, message.gather, message.share);
+        return;
     }
   }
 
@@ -347,6 +364,7 @@ class Supervisor {
     clearTimeout(slot.startTimer);
     slot.worker = null;
     slot.ready = false;
+    this.metrics.gone(slot.number);
     // The process's exit can come before the last messages it wrote (a "took") are read from the channel: the
     // connection it had is handed on only once the channel is closed and every one of them was read.
     if (worker.isConnected()) worker.once('disconnect', () => this.handOut.gone(slot.number));

@@ -1,6 +1,7 @@
 import { Socket } from 'node:net';
 import type { Logger } from '../../log.js';
 import { gatewayLogger, type Serving, startWorkerGateway, type WorkerGateway } from '../index.js';
+import { GroupScrapes } from './group-metrics.js';
 import { type FromWorker, isToWorker, type ToWorker, type WorkerCommand } from './messages.js';
 
 /**
@@ -33,11 +34,25 @@ function send(message: FromWorker): void {
 
 type StartMessage = Extract<ToWorker, { type: 'paia-sip2:start' }>;
 
+/** Sends this worker's metrics for another worker's scrape (group-metrics.ts); null when there are none to send. */
+function shareMetrics(gateway: WorkerGateway | null, gather: number): void {
+  const metrics = gateway?.metrics;
+  if (!metrics) {
+    send({ type: 'paia-sip2:metrics-share', gather, share: null });
+    return;
+  }
+  metrics.share().then(
+    (share) => send({ type: 'paia-sip2:metrics-share', gather, share }),
+    () => send({ type: 'paia-sip2:metrics-share', gather, share: null }),
+  );
+}
+
 /** Starts this worker's gateway; rejects (after telling the primary why) when it cannot. */
 export async function startWorker(): Promise<StartedWorker> {
   if (!process.send) throw new Error('not a worker process: started without an IPC channel to a primary');
   let onCommand: ((command: WorkerCommand) => void) | null = null;
   let gateway: WorkerGateway | null = null;
+  let scrapes: GroupScrapes | null = null;
   let received: (start: StartMessage) => void = () => {};
   const startMessage = new Promise<StartMessage>((resolve) => {
     received = resolve;
@@ -59,6 +74,12 @@ export async function startWorker(): Promise<StartedWorker> {
         // The primary hands connections only to a worker that said it is ready, which it does once the gateway runs.
         if (gateway) gateway.accept(handle);
         else handle.destroy();
+        return;
+      case 'paia-sip2:share-metrics':
+        shareMetrics(gateway, message.gather);
+        return;
+      case 'paia-sip2:group-metrics':
+        scrapes?.answered(message);
         return;
       default:
         // Commands before announce() cannot come: the primary sends them only to workers that said they are ready.
@@ -92,6 +113,11 @@ export async function startWorker(): Promise<StartedWorker> {
     throw error;
   }
   gateway = running;
+  if (running.metrics) {
+    scrapes = new GroupScrapes({ send, timeoutMs: start.config.metrics.workerTimeoutMs });
+    const group = scrapes;
+    running.metrics.joinGroup(start.worker, () => group.gather());
+  }
   return {
     gateway: {
       url: running.url,

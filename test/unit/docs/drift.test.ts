@@ -14,6 +14,7 @@ import { BENCHMARKS } from '../../../bench/benchmarks.js';
 import { configSettings, envNameOf } from '../../../src/config/index.js';
 import { RENAMED_SETTINGS } from '../../../src/config/renamed.js';
 import { GatewayMetrics } from '../../../src/metrics/gateway.js';
+import { GROUP_METRIC_NAMES } from '../../../src/metrics/group.js';
 import { BUILTIN_DIALECTS } from '../../../src/sip2/dialect.js';
 import { ALSO_ALLOWED, MAY_IMPORT, SHARED } from '../../helpers/layers.js';
 import { anchors, codeSpans, headings, linkTargets, proseLines, rows, section } from '../../helpers/markdown.js';
@@ -223,9 +224,11 @@ describe('the lists the docs keep', () => {
   });
 
   it('document every metric a gateway registers, and name none it does not', () => {
-    const registered = new GatewayMetrics({ defaultMetrics: false }).registry
-      .getMetricsAsArray()
-      .map(({ name }) => name);
+    const registered = [
+      ...new GatewayMetrics({ defaultMetrics: false }).registry.getMetricsAsArray().map(({ name }) => name),
+      // With workers, a scrape also says how many of them it reached.
+      ...GROUP_METRIC_NAMES,
+    ];
     const tabled = rows(section(read('docs/operations.md'), 'Metrics')).flatMap((cells) =>
       [...(cells[0] ?? '').matchAll(/`(paia_\w+)`/g)].map((match) => match[1]!),
     );
