@@ -52,6 +52,12 @@ export function explainRequest(error: unknown, code: string, ctx: AdviceContext)
           `the ILS failed sip2.circuit.failureThreshold (${sip2.circuit.failureThreshold}) times in a row and the gateway stopped sending ` +
           `to it for a while (its circuit breaker): see the failures above and the ILS's SIP2 log`
         );
+      case 'terminal-login-refused':
+        return (
+          `the ILS refused the terminal login sip2.circuit.failureThreshold (${sip2.circuit.failureThreshold}) times in a row and the ` +
+          `gateway stopped sending to it for a while (its circuit breaker): check sip2.terminal.user ("${sip2.terminal.user}"), ` +
+          'sip2.terminal.password (PAIA_SIP2_TERMINAL_PASSWORD) and sip2.terminal.location against the terminal account in the ILS'
+        );
       case 'acquire-timeout':
         return (
           `no session was free within sip2.pool.acquireTimeoutMs (${sip2.pool.acquireTimeoutMs} ms): the ILS serves fewer sessions than ` +

@@ -4,6 +4,7 @@ import {
   countsAdvice,
   expiryAdvice,
   explainOpen,
+  explainRequest,
   idleCloseAdvice,
   sessionLimitAdvice,
 } from '../../../src/cli/doctor/advice.js';
@@ -21,7 +22,7 @@ import { loadConfig } from '../../../src/config/index.js';
 import { sip2Setup } from '../../../src/gateway/index.js';
 import { decodeText, encodeText } from '../../../src/sip2/charset.js';
 import { loadDialect, parseFineItem } from '../../../src/sip2/dialect.js';
-import { IlsProtocolError, IlsTimeout, IlsUnavailable } from '../../../src/sip2/errors.js';
+import { IlsProtocolError, IlsTimeout, IlsUnavailable, PoolRefused } from '../../../src/sip2/errors.js';
 import { SUMMARY_LISTS } from '../../../src/sip2/spec.js';
 import { ILS_ACCOUNT_ENV } from '../config/helpers.js';
 
@@ -287,6 +288,20 @@ describe('advice', () => {
     expect(explainOpen(new IlsProtocolError('resend-refused', 'x'), ctx, new Set())).toContain(
       'the ILS could not read our messages',
     );
+  });
+
+  it('names the terminal settings when the circuit opened on refused terminal logins, never the password', () => {
+    const ils = {
+      ...ILS_ACCOUNT_ENV,
+      PAIA_SIP2_HOST: 'ils.example.org',
+      PAIA_SIP2_TERMINAL_PASSWORD: 'Tq8-unit-terminal-secret',
+    };
+    const { settings } = sip2Setup(loadConfig({ env: ils }));
+    const ctx = { settings, dialect: generic, tls: false, target: { host: 'ils.example.org', port: 6001 } };
+    const advice = explainRequest(new PoolRefused('terminal-login-refused', 'x', 30), '63', ctx);
+    expect(advice).toContain('the ILS refused the terminal login sip2.circuit.failureThreshold (5) times in a row');
+    expect(advice).toContain('sip2.terminal.password (PAIA_SIP2_TERMINAL_PASSWORD)');
+    expect(advice).not.toContain('Tq8-unit-terminal-secret');
   });
 });
 

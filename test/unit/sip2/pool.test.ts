@@ -114,8 +114,8 @@ class FakeConnection extends EventEmitter<{ close: [ConnectionClose] }> implemen
 class FakeIls {
   /** Sessions served at once; a login beyond gets no answer. */
   workers = Number.POSITIVE_INFINITY;
-  /** 'refuse': connections are refused; 'silent': no login is ever answered. */
-  mode: 'serve' | 'refuse' | 'silent' = 'serve';
+  /** 'refuse': connections are refused; 'reject-login': the 93 is answered 940; 'silent': no login is ever answered. */
+  mode: 'serve' | 'refuse' | 'reject-login' | 'silent' = 'serve';
   answerMs = ANSWER_MS;
   /** Requests are answered only by answerNext(), not after answerMs. */
   manual = false;
@@ -136,6 +136,8 @@ class FakeIls {
     this.connects++;
     if (this.mode === 'refuse')
       return Promise.reject(new IlsUnavailable('refused', 'cannot connect to the ILS (ECONNREFUSED)'));
+    if (this.mode === 'reject-login')
+      return Promise.reject(new IlsUnavailable('login-rejected', 'the ILS rejected the SIP2 terminal login'));
     return new Promise((resolve, reject) => {
       const serve = () => {
         clearTimeout(timer);
@@ -487,6 +489,30 @@ describe('idle closes and the circuit', () => {
     const call = settle(pool.send(ITEM));
     await vi.advanceTimersByTimeAsync(ANSWER_MS);
     expect((await call).status).toBe('fulfilled');
+  });
+});
+
+describe('a refused terminal login', () => {
+  it('reaches the waiting request as such, and the circuit it opens refuses requests naming it, until a login works', async () => {
+    ils.mode = 'reject-login';
+    const pool = makePool({ min: 0, max: 1 });
+    const first = await settle(pool.send(ITEM));
+    expect((first as PromiseRejectedResult).reason).toMatchObject({ reason: 'login-rejected', requestSent: false });
+    for (let i = 0; i < 2; i++) await settle(pool.send(ITEM));
+    expect(pool.stats().circuit).toBe('open');
+    const refused = (await settle(pool.send(ITEM))) as PromiseRejectedResult;
+    expect(refused.reason).toBeInstanceOf(PoolRefused);
+    expect(refused.reason).toMatchObject({ reason: 'terminal-login-refused', retryAfterSeconds: 1 });
+    // The probe meets an ILS that now refuses connections: the circuit says what failed last.
+    ils.mode = 'refuse';
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(pool.stats().circuit).toBe('open');
+    expect(((await settle(pool.send(ITEM))) as PromiseRejectedResult).reason).toMatchObject({
+      reason: 'circuit-open',
+    });
+    ils.mode = 'serve';
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(pool.stats().circuit).toBe('closed');
   });
 });
 
