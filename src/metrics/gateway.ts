@@ -34,6 +34,7 @@ export interface MetricsSources {
     circuit: CircuitState;
     connectFailures: number;
     sessionLimit: number | null;
+    keepaliveIntervalMs: number;
   };
   logins?: () => { failed: number; lockouts: number; refused: number; busy: number };
   /** Live sessions (access tokens); null where the store cannot count them cheaply (Redis). */
@@ -316,6 +317,11 @@ export class GatewayMetrics {
       'paia_sip2_session_limit',
       'SIP2 sessions the ILS was found to serve this gateway at once (a login got no answer while others worked); 0 while none is known',
       () => sources().pool?.().sessionLimit ?? 0,
+    );
+    gauge(
+      'paia_sip2_keepalive_interval_seconds',
+      'Keepalive interval of idle SIP2 sessions in effect: sip2.pool.keepaliveMs, or lower once the ILS was found to close idle sessions sooner; 0 when keepalives are off',
+      () => (sources().pool?.().keepaliveIntervalMs ?? 0) / 1000,
     );
 
     total(
