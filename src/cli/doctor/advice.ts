@@ -191,8 +191,10 @@ export function fineAdvice(findings: FineFindings, dialect: Dialect): Advice {
     );
   }
   if (findings.otherDialects.length > 0) {
+    const one = findings.otherDialects.length === 1;
     more.push(
-      `The built-in dialect${findings.otherDialects.length === 1 ? '' : 's'} ${findings.otherDialects.join(', ')} read${findings.otherDialects.length === 1 ? 's' : ''} them: is sip2.dialect right?`,
+      `The built-in dialect${one ? '' : 's'} ${findings.otherDialects.join(', ')} read${one ? 's' : ''} them, and ${one ? 'its' : 'their'} charset ` +
+        `and hold lists are what this ILS sends too (the names and titles, AS and CD): is sip2.dialect right?`,
     );
   }
   if (findings.withoutPattern > 0) {

@@ -5,13 +5,17 @@ import {
   expiryAdvice,
   explainOpen,
   explainRequest,
+  fineAdvice,
   idleCloseAdvice,
   sessionLimitAdvice,
 } from '../../../src/cli/doctor/advice.js';
 import {
   charsetFinding,
+  charsetOfTexts,
   countVerdict,
   fineFindings,
+  holdListsOf,
+  type IlsEvidence,
   type ListCount,
   listTag,
   patternForShape,
@@ -80,10 +84,16 @@ describe('patternForShape', () => {
   });
 });
 
+/** What a Koha SIP server shows besides its fine texts: UTF-8 names, AS with the ready holds only. */
+const KOHA_LIKE: IlsEvidence = { charset: 'utf-8', holdLists: 'ready-in-AS' };
+/** A server that reads as the generic dialect: a single-byte charset, AS with every hold. */
+const GENERIC_LIKE: IlsEvidence = { charset: 'single-byte', holdLists: 'all-in-AS' };
+const UNKNOWN: IlsEvidence = { charset: null, holdLists: null };
+
 describe('fineFindings', () => {
   it('finds Koha-style entries unread by the generic dialect, with a pattern that reads them and the koha dialect that does', () => {
     const entries = ['Overdue fine 30002 2.50', 'Processing fee 1.00', ''];
-    const findings = fineFindings(entries, generic);
+    const findings = fineFindings(entries, generic, KOHA_LIKE);
     expect(findings.read).toBe(2);
     expect(findings.unmatched).toEqual([
       { shape: 'Aaaaaaa aaaa 99999 9.99', count: 1, listed: true },
@@ -97,10 +107,46 @@ describe('fineFindings', () => {
     expect(parseFineItem('Overdue fine 30002 2.50', fixed)).toEqual({ about: 'Overdue fine 30002', amount: '2.50' });
   });
 
+  it('suggests no other dialect when only the fine texts match it: the names or the hold lists say otherwise, or nothing', () => {
+    const entries = ['Overdue fine 30002 2.50', 'Processing fee 1.00'];
+    for (const evidence of [
+      GENERIC_LIKE,
+      UNKNOWN,
+      { ...KOHA_LIKE, charset: 'single-byte' },
+      { ...KOHA_LIKE, holdLists: 'all-in-AS' },
+      { ...KOHA_LIKE, holdLists: null },
+      { ...KOHA_LIKE, charset: null },
+    ] satisfies IlsEvidence[]) {
+      const findings = fineFindings(entries, generic, evidence);
+      expect(findings.otherDialects, JSON.stringify(evidence)).toEqual([]);
+      // The pattern of its own is still offered, and the advice names no dialect.
+      expect(findings.patterns).toHaveLength(1);
+      expect(fineAdvice(findings, generic).more.join('\n')).not.toMatch(/built-in dialect/);
+    }
+    const suggested = fineFindings(entries, generic, KOHA_LIKE);
+    expect(fineAdvice(suggested, generic).more).toContain(
+      'The built-in dialect koha reads them, and its charset and hold lists are what this ILS sends too (the names and titles, AS and CD): is sip2.dialect right?',
+    );
+  });
+
+  it('reads the charset from the names and titles, and the hold lists from AS and CD', () => {
+    expect(charsetOfTexts(['Alice', 'Der Zauberberg'], 'cp850')).toBeNull();
+    expect(charsetOfTexts(['Alice', 'Müller'], 'cp850')).toBe('single-byte');
+    expect(charsetOfTexts(['Alice', 'Müller'], 'utf-8')).toBe('utf-8');
+    expect(charsetOfTexts(['Alice', decodeText(encodeText('Müller', 'utf-8'), 'cp850')], 'cp850')).toBe('utf-8');
+    expect(charsetOfTexts(['M\uFFFDller'], 'utf-8')).toBe('single-byte');
+    expect(holdListsOf(['it-0010', 'it-0020'], ['it-0020'])).toBe('all-in-AS');
+    expect(holdListsOf(['it-0010'], ['it-0020'])).toBe('ready-in-AS');
+    expect(holdListsOf([], ['it-0020'])).toBe('ready-in-AS');
+    expect(holdListsOf(['it-0010', 'it-0020'], [])).toBeNull();
+    expect(holdListsOf(['it-0010', 'it-0020'], ['it-0020', 'it-0030'])).toBeNull();
+  });
+
   it('derives a pattern for Evergreen’s 3m format, with the amount in between', () => {
     const findings = fineFindings(
       ['f-101 $2.50 "FINE" Overdue fine 30002', 'f-102 $12.00 "LOST" Lost item Faust'],
       generic,
+      UNKNOWN,
     );
     expect(findings.patterns).toHaveLength(1);
     expect(findings.patterns[0]!.where).toBe('in between');
@@ -108,7 +154,7 @@ describe('fineFindings', () => {
   });
 
   it('counts entries without an amount as left out, with no pattern to offer', () => {
-    const findings = fineFindings(['Overdue fine 30002', 'Processing fee', 'Processing fee'], generic);
+    const findings = fineFindings(['Overdue fine 30002', 'Processing fee', 'Processing fee'], generic, KOHA_LIKE);
     expect(findings.unmatched).toEqual([
       { shape: 'Aaaaaaa aaaa 99999', count: 1, listed: false },
       { shape: 'Aaaaaaaaaa aaa', count: 2, listed: false },
@@ -119,7 +165,7 @@ describe('fineFindings', () => {
   });
 
   it('finds nothing when the dialect reads every entry', () => {
-    expect(fineFindings(['2.50 EUR overdue 20260313 it-0001 Der Zauberberg'], generic).unmatched).toEqual([]);
+    expect(fineFindings(['2.50 EUR overdue 20260313 it-0001 Der Zauberberg'], generic, UNKNOWN).unmatched).toEqual([]);
   });
 });
 
@@ -376,6 +422,6 @@ describe('Report', () => {
     ).rejects.toBeInstanceOf(Abort);
     expect(lines).toEqual(['FAIL connect: it broke: check this\n']);
     expect(report.failures).toBe(1);
-    expect(report.firstFailure).toBe('connect: it broke: check this');
+    expect(report.firstFailedStep).toBe('connect');
   });
 });
