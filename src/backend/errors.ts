@@ -15,10 +15,10 @@ import {
  * library system fails them. Callers (the HTTP layer, the login service)
  * switch on `kind` and never see how the backend talks to the library system:
  *
- * - unavailable: it cannot be reached or would not talk to us (502)
+ * - unavailable: it cannot be reached or would not talk to us (502; its refusing our terminal login 503)
  * - timeout: it did not answer in time (504)
  * - protocol: it answered with something unusable (502)
- * - busy: not sent now (queue full, circuit open, shutting down): try again after retryAfterSeconds (503)
+ * - busy: not sent now (queue full, circuit open, terminal login refused, shutting down): try again after retryAfterSeconds (503)
  * - cancelled: the call's signal aborted (its deadline, its client gone) before the answer (504)
  * - unencodable: a value of the request cannot be passed on (422)
  *
@@ -54,6 +54,7 @@ const BACKEND_FAILURE_REASONS = {
     'queue-full',
     'acquire-timeout',
     'circuit-open',
+    'terminal-login-refused',
     'shutting-down',
     'maintenance',
     'share-full',

@@ -212,11 +212,15 @@ const CANCELLED_BY: Readonly<Record<BackendFailureReason<'cancelled'>, Translate
 
 /**
  * What a busy answer says: maintenance in the pool's own words; an open circuit that the library system
- * kept failing (unreachable, login refused), not a gateway under load; the rest that the service is busy.
+ * kept failing (unreachable), not a gateway under load; one opened by the library system refusing the
+ * gateway's own terminal login, which no patron's retry mends; the rest that the service is busy.
  */
-const BUSY_BECAUSE: Readonly<Record<BackendFailureReason<'busy'>, 'maintenance' | 'unreachable' | 'busy'>> = {
+const BUSY_BECAUSE: Readonly<
+  Record<BackendFailureReason<'busy'>, 'maintenance' | 'unreachable' | 'login-refused' | 'busy'>
+> = {
   maintenance: 'maintenance',
   'circuit-open': 'unreachable',
+  'terminal-login-refused': 'login-refused',
   'queue-full': 'busy',
   'acquire-timeout': 'busy',
   'shutting-down': 'busy',
@@ -224,10 +228,29 @@ const BUSY_BECAUSE: Readonly<Record<BackendFailureReason<'busy'>, 'maintenance' 
   'share-timeout': 'busy',
 };
 
+/** What a 503 of the library system's side says, before "please try again in N seconds". */
+const BUSY_SAYS: Readonly<Record<'unreachable' | 'login-refused' | 'busy', string>> = {
+  unreachable: 'the library system cannot be reached right now',
+  // Never the account's name or password: the patron learns only that it is not their own login that failed.
+  'login-refused':
+    "this service cannot log in to the library system right now: the library system refuses the service's own account (not yours)",
+  busy: 'the service is busy right now',
+};
+
+function retryAfterOf(failure: AnyBackendFailure): number {
+  return Math.max(1, Math.ceil(failure.retryAfterSeconds || 1));
+}
+
+/** 503 service_unavailable with Retry-After, saying when to try again. */
+function retryLater(what: string, seconds: number): PaiaError {
+  return unavailable(`${what}; please try again in ${seconds} second${seconds === 1 ? '' : 's'}`, seconds);
+}
+
 /**
  * Timeouts, protocol errors, an unreachable library system and unencodable values are answered by kind
- * alone (their reasons are for logs); cancelled and busy calls by reason, through the tables above, so a
- * reason added to the backend's contract is a type error there until it is answered.
+ * alone (their reasons are for logs; one exception, a refused terminal login); cancelled and busy calls by
+ * reason, through the tables above, so a reason added to the backend's contract is a type error there
+ * until it is answered.
  */
 function translateBackendFailure(failure: AnyBackendFailure): TranslatedError {
   switch (failure.kind) {
@@ -251,7 +274,7 @@ function translateBackendFailure(failure: AnyBackendFailure): TranslatedError {
         ),
       };
     case 'busy': {
-      const seconds = Math.max(1, Math.ceil(failure.retryAfterSeconds || 1));
+      const seconds = retryAfterOf(failure);
       const because = BUSY_BECAUSE[failure.reason];
       if (because === 'maintenance') {
         // The pool's own words ("the library system is in scheduled maintenance until 02:30 (Europe/Berlin)"): no host, no internals.
@@ -262,23 +285,14 @@ function translateBackendFailure(failure: AnyBackendFailure): TranslatedError {
           }),
         };
       }
-      const what =
-        because === 'unreachable' ? 'the library system cannot be reached right now' : 'the service is busy right now';
-      return {
-        kind: 'backend',
-        error: new PaiaError(
-          'service_unavailable',
-          503,
-          `${what}; please try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
-          {
-            headers: { 'Retry-After': String(seconds) },
-          },
-        ),
-      };
+      return { kind: 'backend', error: retryLater(BUSY_SAYS[because], seconds) };
     }
     case 'protocol':
       return { kind: 'backend', error: new PaiaError('bad_gateway', 502, UNREADABLE) };
     case 'unavailable':
+      // The library system answered, but not the gateway's own login: not unreachable, and a 503 like the open circuit it leads to.
+      if (failure.reason === 'login-rejected')
+        return { kind: 'backend', error: retryLater(BUSY_SAYS['login-refused'], retryAfterOf(failure)) };
       return { kind: 'backend', error: new PaiaError('bad_gateway', 502, UNREACHABLE) };
     case 'unencodable':
       return {

@@ -35,6 +35,7 @@ export interface MetricsSources {
     circuit: CircuitState;
     connectFailures: number;
     sessionLimit: number | null;
+    keepaliveIntervalMs: number;
   };
   logins?: () => { failed: number; lockouts: number; refused: number; busy: number };
   /** Live sessions (access tokens); null where the store cannot count them cheaply (Redis). */
@@ -361,6 +362,11 @@ export class GatewayMetrics {
       // With workers: per worker, each pool learns its own limit.
       'worker',
       () => sources().pool?.().sessionLimit ?? 0,
+    );
+    gauge(
+      'paia_sip2_keepalive_interval_seconds',
+      'Keepalive interval of idle SIP2 sessions in effect: sip2.pool.keepaliveMs, or lower once the ILS was found to close idle sessions sooner; 0 when keepalives are off',
+      () => (sources().pool?.().keepaliveIntervalMs ?? 0) / 1000,
     );
 
     total(

@@ -36,8 +36,19 @@ export type UnavailableReason =
 /** Which bound passed without an answer (IlsTimeout). */
 export type TimeoutReason = 'connect-timeout' | 'login-timeout' | 'response-timeout';
 
-/** Why the pool did not send a request at all (PoolRefused): try again later. */
-export type RefusalReason = 'queue-full' | 'acquire-timeout' | 'circuit-open' | 'shutting-down' | 'maintenance';
+/**
+ * Why the pool did not send a request at all (PoolRefused): try again later.
+ * terminal-login-refused is an open circuit whose last failure was the ILS
+ * refusing the gateway's own terminal login (sip2.terminal): not an ILS that
+ * cannot be reached, and nothing a patron's retry mends.
+ */
+export type RefusalReason =
+  | 'queue-full'
+  | 'acquire-timeout'
+  | 'circuit-open'
+  | 'terminal-login-refused'
+  | 'shutting-down'
+  | 'maintenance';
 
 /** What the ILS sent that could not be used (IlsProtocolError). */
 export type ProtocolReason =

@@ -158,10 +158,12 @@ describe('failure translation: every simulator fault, end to end', () => {
     expect((after.executed['29'] ?? 0) - (before.executed['29'] ?? 0), '29 executed').toBe(1);
   });
 
-  it('terminal login rejected (wrong terminal password): 502 bad_gateway, not access_denied, and no password in the answer', async () => {
+  it("terminal login rejected (wrong terminal password): 503 naming the service's own login, not access_denied, and no password in the answer", async () => {
     const { client } = fx().extras[0]!;
     const { reply, ms } = await timed(() => client.loginReply('alice', 'alice-pass'));
-    expectRequestError(reply, { status: 502, error: 'bad_gateway', api: 'auth' });
+    expectRequestError(reply, { status: 503, error: 'service_unavailable', api: 'auth' });
+    expect(reply.body.error_description).toMatch(/^this service cannot log in to the library system right now/);
+    expect(reply.headers.get('retry-after')).toMatch(/^\d+$/);
     expectNoInternals(reply);
     // connect + 93 answered with 940
     expectWithin(ms, CONNECT_MS + RESPONSE_MS + MARGIN_MS, 'login rejected');

@@ -1,8 +1,9 @@
 /**
  * A gateway whose ILS refuses its terminal login, or cannot be reached: an
  * error line with the cause and the fix at start, /readyz saying why it is
- * not ready, and clients told the library system is unreachable (not that
- * the service is busy). Real gateway and simulator processes on loopback.
+ * not ready, and clients told what fails: the service's own login to the
+ * library system, or the library system unreachable (not that the service is
+ * busy). Real gateway and simulator processes on loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/free-port.js';
@@ -77,12 +78,28 @@ describe('a wrong terminal password', () => {
     ]);
   });
 
-  it('answers calls 503: the library system cannot be reached', async () => {
-    const answer = await login(gateway);
-    expect(answer.status).toBe(503);
-    expect(answer.body.error_description).toMatch(
-      /^the library system cannot be reached right now; please try again in \d+ seconds?$/,
+  it('answers a patron login 503 saying the service cannot log in to the library system, with Retry-After; no secret, no barcode anywhere', async () => {
+    const response = await fetch(`${gateway.url}/auth/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ username: 'alice', password: 'alice-pass', grant_type: 'password' }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await response.text();
+    expect(response.status, text).toBe(503);
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // The spec's request error body; an auth answer carries no code (OAuth clients).
+    const body = JSON.parse(text) as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual(['error', 'error_description']);
+    expect(body.error).toBe('service_unavailable');
+    expect(body.error_description).toMatch(
+      /^this service cannot log in to the library system right now: the library system refuses the service's own account \(not yours\); please try again in \d+ seconds?$/,
     );
+    // Neither the terminal password nor the patron's barcode (its username here) nor password, in the answer or the log.
+    const everything = text + gateway.stdout() + gateway.stderr();
+    expect(everything).not.toContain('not-the-password');
+    expect(everything).not.toMatch(/\balice\b/);
+    expect(everything).not.toContain('alice-pass');
   });
 });
 

@@ -116,6 +116,42 @@ describe('a SIP server that closes idle sessions sooner than the keepalive (its 
   }, 60_000);
 });
 
+describe('a SIP server that closes idle sessions after 2 s, keepalive 20 s (profile idle-timeout=2)', () => {
+  const fx = useFixture(
+    'generic',
+    { PAIA_SIP2_POOL_KEEPALIVE_MS: '20000', PAIA_SIP2_POOL_MIN: '1', PAIA_LOG_LEVEL: 'info' },
+    [],
+    { profile: 'idle-timeout=2' },
+  );
+
+  it('learns the timeout, keeps its idle sessions open with a keepalive of 1 s (metric), says so once, and logs in no more while idle', async () => {
+    const { sim, gateway } = fx();
+    // Two closes that measured the same idle time (2 s after the start, 2 s after its replacement), and the session replaced.
+    await vi.waitFor(
+      async () => {
+        expect(await metric(gateway, 'paia_sip2_keepalive_interval_seconds')).toBe(1);
+        expect(await metric(gateway, 'paia_sip2_connections')).toBe(1);
+      },
+      { timeout: 8000, interval: 200 },
+    );
+    const before = await sim.counters();
+    // Longer than the ILS's idle timeout: without keepalives it would close the session and the pool log in again.
+    await sleep(2600);
+    const after = await sim.counters();
+    expect((after.received['93'] ?? 0) - (before.received['93'] ?? 0), 'logins while idle').toBe(0);
+    expect((after.received['99'] ?? 0) - (before.received['99'] ?? 0), 'keepalives').toBeGreaterThanOrEqual(2);
+    expect(await metric(gateway, 'paia_sip2_connections')).toBe(1);
+    const lines = logLines(gateway);
+    const learned = lines.filter((line) => /keepalives now go every/.test(line.msg));
+    expect(learned, gateway.stdout()).toHaveLength(1);
+    expect(learned[0]!.msg).toMatch(
+      /^the ILS closes idle SIP2 sessions after about 2 s, sooner than sip2\.pool\.keepaliveMs \(20000\): keepalives now go every 1 s/,
+    );
+    expect(lines.filter((line) => /closes idle SIP2 sessions/.test(line.msg))).toHaveLength(1);
+    expect(lines.filter((line) => ['warn', 'error', 'fatal'].includes(line.level))).toEqual([]);
+  });
+});
+
 describe('an ILS announcing 9,999 entries per list, 10 per page', () => {
   const fx = useFixture('evergreen', { PAIA_SIP2_MAX_LIST_ENTRIES: '30', PAIA_CACHE_ITEMS_ENABLED: 'false' });
 

@@ -52,6 +52,12 @@ export function explainRequest(error: unknown, code: string, ctx: AdviceContext)
           `the ILS failed sip2.circuit.failureThreshold (${sip2.circuit.failureThreshold}) times in a row and the gateway stopped sending ` +
           `to it for a while (its circuit breaker): see the failures above and the ILS's SIP2 log`
         );
+      case 'terminal-login-refused':
+        return (
+          `the ILS refused the terminal login sip2.circuit.failureThreshold (${sip2.circuit.failureThreshold}) times in a row and the ` +
+          `gateway stopped sending to it for a while (its circuit breaker): check sip2.terminal.user ("${sip2.terminal.user}"), ` +
+          'sip2.terminal.password (PAIA_SIP2_TERMINAL_PASSWORD) and sip2.terminal.location against the terminal account in the ILS'
+        );
       case 'acquire-timeout':
         return (
           `no session was free within sip2.pool.acquireTimeoutMs (${sip2.pool.acquireTimeoutMs} ms): the ILS serves fewer sessions than ` +
@@ -185,8 +191,10 @@ export function fineAdvice(findings: FineFindings, dialect: Dialect): Advice {
     );
   }
   if (findings.otherDialects.length > 0) {
+    const one = findings.otherDialects.length === 1;
     more.push(
-      `The built-in dialect${findings.otherDialects.length === 1 ? '' : 's'} ${findings.otherDialects.join(', ')} read${findings.otherDialects.length === 1 ? 's' : ''} them: is sip2.dialect right?`,
+      `The built-in dialect${one ? '' : 's'} ${findings.otherDialects.join(', ')} read${one ? 's' : ''} them, and ${one ? 'its' : 'their'} charset ` +
+        `and hold lists are what this ILS sends too (the names and titles, AS and CD): is sip2.dialect right?`,
     );
   }
   if (findings.withoutPattern > 0) {

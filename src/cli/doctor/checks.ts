@@ -19,6 +19,7 @@ import {
   Sip2Connection,
   type Sip2Pool,
   SUMMARY_LISTS,
+  type SummaryList,
   type TlsSessionInfo,
   toDate,
 } from '../../sip2/index.js';
@@ -41,8 +42,11 @@ import {
   type CharsetFinding,
   type CountVerdict,
   charsetFinding,
+  charsetOfTexts,
   countVerdict,
   fineFindings,
+  holdListsOf,
+  type IlsEvidence,
   type ListCount,
   supportedMessages,
 } from './findings.js';
@@ -344,7 +348,7 @@ export async function patronChecks(ctx: CheckContext, acs: AcsStatus, patron: Te
   showWarnings();
   report.json({ doc: docs.slice(0, SHOWN_DOCUMENTS) });
   report.detail(shownOf(docs.length, 'document'));
-  const fineEntries = await listCounts(ctx, pool, barcode);
+  const lists = await listCounts(ctx, pool, barcode);
 
   const fees = await report.step('PAIA fees', () => backend.fees(barcode), explain);
   showWarnings();
@@ -353,8 +357,15 @@ export async function patronChecks(ctx: CheckContext, acs: AcsStatus, patron: Te
     `${fees.amount === undefined ? 'no total amount' : `total ${fees.amount}`}, ${shownOf(fees.fee.length, 'fee')}`,
   );
 
-  await fineItems(ctx, fineEntries);
-  charset(ctx, record, docs, fees);
+  const texts = namesAndTitles(record, docs, fees);
+  await fineItems(ctx, lists.fine, {
+    charset: charsetOfTexts(
+      texts.flatMap((group) => group.texts),
+      ctx.settings.charset,
+    ),
+    holdLists: holdListsOf(lists.hold, lists.unavailableHold),
+  });
+  charset(ctx, texts);
 
   report.skip(
     "PAIA renew, request, cancel: not sent, they would change the patron's account in the ILS (29 renew, 15 hold); " +
@@ -392,19 +403,23 @@ async function closePool(ctx: CheckContext, pool: Sip2Pool): Promise<void> {
  * in full (BP/BQ pages, up to sip2.maxListEntries). With listCounts: reliable
  * the gateway skips a list whose count is 0, so a count that does not match
  * is worth a warning then; a mismatch never fails the run, it is advice.
- * Only numbers are printed: the entries are patron data. Returns the fine
- * list's entries, for the fine-items step (the list is read once).
+ * Only numbers are printed: the entries are patron data. Returns each
+ * list's entries, for the fine-items step and the hold lists (each list is read once).
  */
-async function listCounts(ctx: CheckContext, pool: Sip2Pool, barcode: string): Promise<string[]> {
+async function listCounts(
+  ctx: CheckContext,
+  pool: Sip2Pool,
+  barcode: string,
+): Promise<Record<SummaryList, readonly string[]>> {
   const { setup, settings, dialect, report } = ctx;
   const requests = setup.messages;
-  const { rows, fine } = await report.step(
+  const { rows, lists } = await report.step(
     'list counts: the six lists of the 64, each read with 63s, against their counts',
     // In the backend's terms, so that a SIP2 failure is explained as in the PAIA steps.
     () =>
       inBackendTerms(async () => {
         const rows: ListCount[] = [];
-        let fine: string[] = [];
+        const lists = {} as Record<SummaryList, readonly string[]>;
         let sent = 0;
         // One list after the other: a few round trips, and an ILS with few workers is not crowded.
         for (const list of SUMMARY_LISTS) {
@@ -416,7 +431,7 @@ async function listCounts(ctx: CheckContext, pool: Sip2Pool, barcode: string): P
           );
           sent += read.requests;
           const entries = read.entries.filter((entry) => entry.trim() !== '');
-          if (list === 'fine') fine = entries;
+          lists[list] = entries;
           rows.push({
             list,
             count: listCount(read.first, list),
@@ -424,7 +439,7 @@ async function listCounts(ctx: CheckContext, pool: Sip2Pool, barcode: string): P
             capped: read.entries.length >= settings.maxListEntries,
           });
         }
-        return { rows, fine, sent };
+        return { rows, lists, sent };
       }),
     (error) => explainPatronStep(error, ctx),
     ({ rows, sent }) => {
@@ -437,15 +452,16 @@ async function listCounts(ctx: CheckContext, pool: Sip2Pool, barcode: string): P
   const { notes, warning } = countsAdvice(rows, dialect);
   for (const note of notes) report.detail(note);
   if (warning) report.warn(warning.text, ...warning.more);
-  return fine;
+  return lists;
 }
 
 /**
  * The test patron's fine items (AV) as the ILS writes them (read with a 63
  * fine summary by the list-count step), against the dialect's patterns.
- * Only their shapes are printed: the texts are patron data.
+ * Only their shapes are printed: the texts are patron data. `evidence`:
+ * what else the answers showed, for naming another dialect only when it fits.
  */
-async function fineItems(ctx: CheckContext, entries: readonly string[]): Promise<void> {
+async function fineItems(ctx: CheckContext, entries: readonly string[], evidence: IlsEvidence): Promise<void> {
   const { dialect, report } = ctx;
   await report.step(
     'fine items (AV): 63 with the fine summary',
@@ -456,18 +472,21 @@ async function fineItems(ctx: CheckContext, entries: readonly string[]): Promise
       return `fine items (AV): ${read.length} read with a 63 fine summary, ${matched} fit the patterns of dialect ${dialect.name}`;
     },
   );
-  const findings = fineFindings(entries, dialect);
+  const findings = fineFindings(entries, dialect, evidence);
   if (findings.unmatched.length > 0) {
     const advice = fineAdvice(findings, dialect);
     report.warn(advice.text, ...advice.more);
   }
 }
 
-/** The patron's name and address and the titles of items and fees, decoded in the configured charset: do they look like the wrong one? */
-function charset(ctx: CheckContext, record: PatronRecord, docs: PaiaDocument[], fees: FeeRecord): void {
-  const { settings, report } = ctx;
-  const configured = settings.charset;
-  const groups: Array<{ label: (affected: number, of: number) => string; texts: string[] }> = [
+interface TextGroup {
+  label: (affected: number, of: number) => string;
+  texts: string[];
+}
+
+/** The patron's name and address and the titles of items and fees: what the charset is judged by. */
+function namesAndTitles(record: PatronRecord, docs: PaiaDocument[], fees: FeeRecord): TextGroup[] {
+  return [
     { label: () => "the patron's name", texts: [record.name] },
     { label: () => "the patron's address", texts: record.address === undefined ? [] : [record.address] },
     {
@@ -479,6 +498,12 @@ function charset(ctx: CheckContext, record: PatronRecord, docs: PaiaDocument[], 
       texts: fees.fee.flatMap((fee) => (fee.about === undefined ? [] : [fee.about])),
     },
   ];
+}
+
+/** Those texts, decoded in the configured charset: do they look like the wrong one? */
+function charset(ctx: CheckContext, groups: readonly TextGroup[]): void {
+  const { settings, report } = ctx;
+  const configured = settings.charset;
   const checked = groups.reduce((sum, group) => sum + group.texts.length, 0);
   const found = new Map<CharsetFinding, { which: string[]; example: string | null }>();
   for (const group of groups) {

@@ -64,12 +64,63 @@ export interface FineFindings {
   withoutPattern: number;
   /** Entries without any amount: no pattern can help. */
   withoutAmount: number;
-  /** Built-in dialects whose patterns read every unmatched entry that has an amount. */
+  /**
+   * Built-in dialects that fit this ILS: their patterns read every unmatched entry that has an amount, and
+   * the names and the hold lists point to them too (dialectFits); a match of the fine texts alone is no
+   * reason to switch (another system's texts may happen to match a pattern).
+   */
   otherDialects: string[];
 }
 
+/**
+ * What the ILS's answers show of the two other things a dialect file declares and the doctor can observe
+ * (config/dialects/*.yaml): its `charset`, from the names and titles, and its `holdLists`, from the 64's
+ * two hold lists. Each null when the answers cannot tell (only ASCII; a patron without the right holds).
+ */
+export interface IlsEvidence {
+  /** The kind of charset the ILS writes names and titles in. */
+  charset: 'utf-8' | 'single-byte' | null;
+  holdLists: Dialect['holdLists'] | null;
+}
+
+/**
+ * The kind of charset the texts (decoded in `configured`) came in: a wrong-charset finding says which,
+ * a non-ASCII text without one says the configured kind is right; only ASCII cannot tell.
+ */
+export function charsetOfTexts(texts: readonly string[], configured: Charset): IlsEvidence['charset'] {
+  const kind = (charset: Charset) => (charset === 'utf-8' ? 'utf-8' : 'single-byte');
+  let clean = false;
+  for (const text of texts) {
+    const finding = charsetFinding(text, configured);
+    if (finding === 'utf-8-read-as-single-byte') return 'utf-8';
+    if (finding === 'single-byte-read-as-utf-8') return 'single-byte';
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range, NUL included
+    if (/[^\x00-\x7f]/.test(text)) clean = true;
+  }
+  return clean ? kind(configured) : null;
+}
+
+/**
+ * Which holds the 64's AS lists, from its entries and CD's (the holds not yet available): with all-in-AS
+ * every CD entry is in AS too; with ready-in-AS (Koha) the two never share one. Null when they cannot tell:
+ * no CD entry (a patron without pending holds), or some CD entries in AS and some not (neither fits).
+ */
+export function holdListsOf(as: readonly string[], cd: readonly string[]): IlsEvidence['holdLists'] {
+  if (cd.length === 0) return null;
+  const inAs = new Set(as.map((entry) => entry.trim()));
+  const shared = cd.filter((entry) => inAs.has(entry.trim())).length;
+  if (shared === 0) return 'ready-in-AS';
+  return shared === cd.length ? 'all-in-AS' : null;
+}
+
+/** Whether the names and the hold lists point to `dialect`: both must be known, and both its own. */
+export function dialectFits(dialect: Dialect, evidence: IlsEvidence): boolean {
+  const charset = dialect.charset === 'utf-8' ? 'utf-8' : 'single-byte';
+  return evidence.charset === charset && evidence.holdLists === dialect.holdLists;
+}
+
 /** The fine items (AV) no pattern of the dialect reads, their shapes, and patterns that would read them. */
-export function fineFindings(entries: readonly string[], dialect: Dialect): FineFindings {
+export function fineFindings(entries: readonly string[], dialect: Dialect, evidence: IlsEvidence): FineFindings {
   const unmatched = entries.filter((entry) => entry.trim() !== '' && parseFineItem(entry, dialect) === null);
   const shapes = new Map<string, FineShape>();
   const patterns: DerivedPattern[] = [];
@@ -99,7 +150,10 @@ export function fineFindings(entries: readonly string[], dialect: Dialect): Fine
       ? []
       : BUILTIN_DIALECTS.filter((name) => name !== dialect.name).filter((name) => {
           const other = loadDialect(name);
-          return withAmount.every((entry) => amountOf(parseFineItem(entry, other)?.amount) !== null);
+          return (
+            withAmount.every((entry) => amountOf(parseFineItem(entry, other)?.amount) !== null) &&
+            dialectFits(other, evidence)
+          );
         });
   return {
     read: entries.filter((entry) => entry.trim() !== '').length,

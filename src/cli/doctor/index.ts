@@ -75,9 +75,13 @@ export async function runDoctor(setup: Sip2Setup, options: DoctorOptions): Promi
     await flush(options.out);
     return 0;
   }
-  report.line(`${report.failures} check${report.failures === 1 ? '' : 's'} failed`);
+  const failed = `${report.failures} check${report.failures === 1 ? '' : 's'} failed`;
+  report.line(failed);
   await flush(options.out);
-  options.err.write(`paia-sip2 doctor: FAIL ${report.firstFailure}\n`);
+  // For a run whose report goes to a file: which step failed, not again why (one terminal shows both streams).
+  options.err.write(
+    `paia-sip2 doctor: ${failed}, the first: ${report.firstFailedStep} (its FAIL line in the report says why)\n`,
+  );
   await flush(options.err);
   return 1;
 }

@@ -21,7 +21,8 @@ export class CheckFailed extends Error {}
 export class Report {
   failures = 0;
   warnings = 0;
-  firstFailure = '';
+  /** The step of the first FAIL, for the summary on stderr (its reason is printed once, in the FAIL line). */
+  firstFailedStep = '';
   private readonly secrets: string[] = [];
 
   constructor(private readonly out: NodeJS.WritableStream) {}
@@ -63,7 +64,7 @@ export class Report {
 
   fail(step: string, reason: string): void {
     this.failures++;
-    if (this.failures === 1) this.firstFailure = `${step}: ${reason}`;
+    if (this.failures === 1) this.firstFailedStep = step;
     this.line(`FAIL ${step}: ${reason}`);
   }
 

@@ -43,7 +43,7 @@ const ERROR_STATUS: Readonly<Record<number, string>> = {
   500: 'internal_error: an unexpected error, logged with the request id',
   501: 'not_implemented: the method or variant is not supported by this server',
   502: 'bad_gateway: the library system cannot be reached or sent an answer that could not be understood',
-  503: 'service_unavailable: the library system or the state store is unavailable, or the server is busy; see Retry-After',
+  503: "service_unavailable: the library system or the state store is unavailable, the library system refuses this service's own login, or the server is busy; see Retry-After",
   504: 'gateway_timeout: the library system did not answer in time',
 };
 

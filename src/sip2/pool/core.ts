@@ -71,6 +71,11 @@ export class PoolCore {
     return undefined;
   }
 
+  /** Whether this connection is in the idle list (no request or housekeeping holds it). */
+  isIdle(connection: PoolConnection): boolean {
+    return this.#idle.includes(connection);
+  }
+
   /** Takes this connection out of the idle list; false when it is not idle (a request or housekeeping holds it). */
   take(connection: PoolConnection): boolean {
     const index = this.#idle.indexOf(connection);

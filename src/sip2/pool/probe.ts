@@ -38,6 +38,8 @@ export class PoolCircuit {
   readonly #glue: CircuitGlue;
   readonly #core: PoolCore;
   #probeTimer: NodeJS.Timeout | null = null;
+  /** Whether the last failure counted was the ILS refusing the terminal login: what the circuit's rejection names. */
+  #loginRefused = false;
 
   constructor(glue: CircuitGlue, core: PoolCore) {
     this.#glue = glue;
@@ -59,16 +61,28 @@ export class PoolCircuit {
   count(error: unknown): void {
     if (this.#core.closing) return;
     if (error instanceof IlsTimeout || error instanceof IlsUnavailable || error instanceof IlsProtocolError) {
+      this.#loginRefused = isLoginRefusal(error);
       this.breaker.recordFailure(error.message);
     }
   }
 
-  /** What a request is refused with while the circuit is not closed: 503 with Retry-After at the next probe. */
+  /**
+   * What a request is refused with while the circuit is not closed: 503 with Retry-After at the next probe,
+   * saying so when the ILS refuses the terminal login (a sysadmin's fix, not an ILS that is down).
+   */
   rejection(): PoolRefused {
+    const seconds = this.breaker.retryAfterSeconds();
+    if (this.#loginRefused) {
+      return new PoolRefused(
+        'terminal-login-refused',
+        `the ILS refuses the gateway's terminal login; requests are refused until a probe logs in (circuit ${this.breaker.state})`,
+        seconds,
+      );
+    }
     return new PoolRefused(
       'circuit-open',
       `the library system is failing; requests are refused until a probe succeeds (circuit ${this.breaker.state})`,
-      this.breaker.retryAfterSeconds(),
+      seconds,
     );
   }
 
@@ -141,7 +155,16 @@ export class PoolCircuit {
       if (!opened.ok) failure = opened.error;
     }
     if (core.closing) return;
-    if (failure === null) this.breaker.probeSucceeded();
-    else this.breaker.probeFailed(failure instanceof Error ? failure.message : String(failure));
+    if (failure === null) {
+      this.#loginRefused = false;
+      this.breaker.probeSucceeded();
+    } else {
+      this.#loginRefused = isLoginRefusal(failure);
+      this.breaker.probeFailed(failure instanceof Error ? failure.message : String(failure));
+    }
   }
+}
+
+function isLoginRefusal(error: unknown): boolean {
+  return error instanceof IlsUnavailable && error.reason === 'login-rejected';
 }

@@ -211,6 +211,7 @@ export class Sip2Pool {
       created: refill.created,
       connectFailures: refill.connectFailures,
       sessionLimit: refill.sessionLimit(),
+      keepaliveIntervalMs: this.#upkeep.intervalMs,
       circuit: this.#circuit.breaker.state,
       consecutiveFailures: this.#circuit.breaker.consecutiveFailures,
       closing: core.closing,

@@ -102,6 +102,8 @@ export interface PoolStats {
   connectFailures: number;
   /** How many sessions the ILS was found to serve at once, while that finding holds; null when none is known. */
   sessionLimit: number | null;
+  /** The keepalive interval in effect: keepaliveIntervalMs, or lower once the ILS was found to close idle sessions sooner; 0 = off. */
+  keepaliveIntervalMs: number;
   /** closed: requests flow; open: they fail at once (503); half-open: one probe is deciding. */
   circuit: CircuitState;
   /** Consecutive backend failures counted towards opening the circuit. */

@@ -4,13 +4,18 @@ import {
   countsAdvice,
   expiryAdvice,
   explainOpen,
+  explainRequest,
+  fineAdvice,
   idleCloseAdvice,
   sessionLimitAdvice,
 } from '../../../src/cli/doctor/advice.js';
 import {
   charsetFinding,
+  charsetOfTexts,
   countVerdict,
   fineFindings,
+  holdListsOf,
+  type IlsEvidence,
   type ListCount,
   listTag,
   patternForShape,
@@ -21,7 +26,7 @@ import { loadConfig } from '../../../src/config/index.js';
 import { sip2Setup } from '../../../src/gateway/index.js';
 import { decodeText, encodeText } from '../../../src/sip2/charset.js';
 import { loadDialect, parseFineItem } from '../../../src/sip2/dialect.js';
-import { IlsProtocolError, IlsTimeout, IlsUnavailable } from '../../../src/sip2/errors.js';
+import { IlsProtocolError, IlsTimeout, IlsUnavailable, PoolRefused } from '../../../src/sip2/errors.js';
 import { SUMMARY_LISTS } from '../../../src/sip2/spec.js';
 import { ILS_ACCOUNT_ENV } from '../config/helpers.js';
 
@@ -79,10 +84,16 @@ describe('patternForShape', () => {
   });
 });
 
+/** What a Koha SIP server shows besides its fine texts: UTF-8 names, AS with the ready holds only. */
+const KOHA_LIKE: IlsEvidence = { charset: 'utf-8', holdLists: 'ready-in-AS' };
+/** A server that reads as the generic dialect: a single-byte charset, AS with every hold. */
+const GENERIC_LIKE: IlsEvidence = { charset: 'single-byte', holdLists: 'all-in-AS' };
+const UNKNOWN: IlsEvidence = { charset: null, holdLists: null };
+
 describe('fineFindings', () => {
   it('finds Koha-style entries unread by the generic dialect, with a pattern that reads them and the koha dialect that does', () => {
     const entries = ['Overdue fine 30002 2.50', 'Processing fee 1.00', ''];
-    const findings = fineFindings(entries, generic);
+    const findings = fineFindings(entries, generic, KOHA_LIKE);
     expect(findings.read).toBe(2);
     expect(findings.unmatched).toEqual([
       { shape: 'Aaaaaaa aaaa 99999 9.99', count: 1, listed: true },
@@ -96,10 +107,46 @@ describe('fineFindings', () => {
     expect(parseFineItem('Overdue fine 30002 2.50', fixed)).toEqual({ about: 'Overdue fine 30002', amount: '2.50' });
   });
 
+  it('suggests no other dialect when only the fine texts match it: the names or the hold lists say otherwise, or nothing', () => {
+    const entries = ['Overdue fine 30002 2.50', 'Processing fee 1.00'];
+    for (const evidence of [
+      GENERIC_LIKE,
+      UNKNOWN,
+      { ...KOHA_LIKE, charset: 'single-byte' },
+      { ...KOHA_LIKE, holdLists: 'all-in-AS' },
+      { ...KOHA_LIKE, holdLists: null },
+      { ...KOHA_LIKE, charset: null },
+    ] satisfies IlsEvidence[]) {
+      const findings = fineFindings(entries, generic, evidence);
+      expect(findings.otherDialects, JSON.stringify(evidence)).toEqual([]);
+      // The pattern of its own is still offered, and the advice names no dialect.
+      expect(findings.patterns).toHaveLength(1);
+      expect(fineAdvice(findings, generic).more.join('\n')).not.toMatch(/built-in dialect/);
+    }
+    const suggested = fineFindings(entries, generic, KOHA_LIKE);
+    expect(fineAdvice(suggested, generic).more).toContain(
+      'The built-in dialect koha reads them, and its charset and hold lists are what this ILS sends too (the names and titles, AS and CD): is sip2.dialect right?',
+    );
+  });
+
+  it('reads the charset from the names and titles, and the hold lists from AS and CD', () => {
+    expect(charsetOfTexts(['Alice', 'Der Zauberberg'], 'cp850')).toBeNull();
+    expect(charsetOfTexts(['Alice', 'Müller'], 'cp850')).toBe('single-byte');
+    expect(charsetOfTexts(['Alice', 'Müller'], 'utf-8')).toBe('utf-8');
+    expect(charsetOfTexts(['Alice', decodeText(encodeText('Müller', 'utf-8'), 'cp850')], 'cp850')).toBe('utf-8');
+    expect(charsetOfTexts(['M\uFFFDller'], 'utf-8')).toBe('single-byte');
+    expect(holdListsOf(['it-0010', 'it-0020'], ['it-0020'])).toBe('all-in-AS');
+    expect(holdListsOf(['it-0010'], ['it-0020'])).toBe('ready-in-AS');
+    expect(holdListsOf([], ['it-0020'])).toBe('ready-in-AS');
+    expect(holdListsOf(['it-0010', 'it-0020'], [])).toBeNull();
+    expect(holdListsOf(['it-0010', 'it-0020'], ['it-0020', 'it-0030'])).toBeNull();
+  });
+
   it('derives a pattern for Evergreen’s 3m format, with the amount in between', () => {
     const findings = fineFindings(
       ['f-101 $2.50 "FINE" Overdue fine 30002', 'f-102 $12.00 "LOST" Lost item Faust'],
       generic,
+      UNKNOWN,
     );
     expect(findings.patterns).toHaveLength(1);
     expect(findings.patterns[0]!.where).toBe('in between');
@@ -107,7 +154,7 @@ describe('fineFindings', () => {
   });
 
   it('counts entries without an amount as left out, with no pattern to offer', () => {
-    const findings = fineFindings(['Overdue fine 30002', 'Processing fee', 'Processing fee'], generic);
+    const findings = fineFindings(['Overdue fine 30002', 'Processing fee', 'Processing fee'], generic, KOHA_LIKE);
     expect(findings.unmatched).toEqual([
       { shape: 'Aaaaaaa aaaa 99999', count: 1, listed: false },
       { shape: 'Aaaaaaaaaa aaa', count: 2, listed: false },
@@ -118,7 +165,7 @@ describe('fineFindings', () => {
   });
 
   it('finds nothing when the dialect reads every entry', () => {
-    expect(fineFindings(['2.50 EUR overdue 20260313 it-0001 Der Zauberberg'], generic).unmatched).toEqual([]);
+    expect(fineFindings(['2.50 EUR overdue 20260313 it-0001 Der Zauberberg'], generic, UNKNOWN).unmatched).toEqual([]);
   });
 });
 
@@ -288,6 +335,20 @@ describe('advice', () => {
       'the ILS could not read our messages',
     );
   });
+
+  it('names the terminal settings when the circuit opened on refused terminal logins, never the password', () => {
+    const ils = {
+      ...ILS_ACCOUNT_ENV,
+      PAIA_SIP2_HOST: 'ils.example.org',
+      PAIA_SIP2_TERMINAL_PASSWORD: 'Tq8-unit-terminal-secret',
+    };
+    const { settings } = sip2Setup(loadConfig({ env: ils }));
+    const ctx = { settings, dialect: generic, tls: false, target: { host: 'ils.example.org', port: 6001 } };
+    const advice = explainRequest(new PoolRefused('terminal-login-refused', 'x', 30), '63', ctx);
+    expect(advice).toContain('the ILS refused the terminal login sip2.circuit.failureThreshold (5) times in a row');
+    expect(advice).toContain('sip2.terminal.password (PAIA_SIP2_TERMINAL_PASSWORD)');
+    expect(advice).not.toContain('Tq8-unit-terminal-secret');
+  });
 });
 
 // VuFind PAIA.php checkRequestIsValid: a hold or request form only with status 0, expires after today, write_items.
@@ -361,6 +422,6 @@ describe('Report', () => {
     ).rejects.toBeInstanceOf(Abort);
     expect(lines).toEqual(['FAIL connect: it broke: check this\n']);
     expect(report.failures).toBe(1);
-    expect(report.firstFailure).toBe('connect: it broke: check this');
+    expect(report.firstFailedStep).toBe('connect');
   });
 });

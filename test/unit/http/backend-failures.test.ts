@@ -33,15 +33,23 @@ const CANCELLED = (kind: Answer['kind']): Answer => ({
   kind,
   description: /did not finish this call in time/,
 });
+/** A refused terminal login, directly or through the circuit it opened: 503, the gateway's own account named, never "unreachable". */
+const LOGIN_REFUSED: Answer = {
+  status: 503,
+  error: 'service_unavailable',
+  kind: 'backend',
+  description:
+    /^this service cannot log in to the library system right now: the library system refuses the service's own account \(not yours\); please try again in 3 seconds$/,
+};
 const BUSY: Answer = { status: 503, error: 'service_unavailable', kind: 'backend', description: /service is busy/ };
 
-/** What each reason of each kind answered before the reasons were typed (http/errors.ts compared strings). */
+/** What each reason of each kind answers (before the reasons were typed, http/errors.ts compared strings). */
 const ANSWERS: { [K in BackendFailureKind]: Record<BackendFailureReason<K>, Answer> } = {
   unavailable: {
     refused: UNREACHABLE,
     'connect-error': UNREACHABLE,
     'tls-untrusted': UNREACHABLE,
-    'login-rejected': UNREACHABLE,
+    'login-rejected': LOGIN_REFUSED,
     closed: UNREACHABLE,
     reset: UNREACHABLE,
     dropped: UNREACHABLE,
@@ -73,6 +81,7 @@ const ANSWERS: { [K in BackendFailureKind]: Record<BackendFailureReason<K>, Answ
       ...BUSY,
       description: /library system cannot be reached right now; please try again in 3 seconds/,
     },
+    'terminal-login-refused': LOGIN_REFUSED,
     'queue-full': BUSY,
     'acquire-timeout': BUSY,
     'shutting-down': BUSY,

@@ -9,7 +9,15 @@ import { ROUTE_LABELS } from '../../../src/metrics/routes.js';
 import { parseExposition, samplesOf, single } from './exposition.js';
 
 const SOURCES: Required<MetricsSources> = {
-  pool: () => ({ connections: 3, busy: 2, waiting: 7, circuit: 'closed', connectFailures: 4, sessionLimit: 2 }),
+  pool: () => ({
+    connections: 3,
+    busy: 2,
+    waiting: 7,
+    circuit: 'closed',
+    connectFailures: 4,
+    sessionLimit: 2,
+    keepaliveIntervalMs: 2500,
+  }),
   logins: () => ({ failed: 5, lockouts: 2, refused: 9, busy: 1 }),
   sessions: () => 42,
   stateUp: () => true,
@@ -34,6 +42,7 @@ describe('GatewayMetrics', () => {
       ['paia_sip2_requests_waiting', {}, 7, 'gauge'],
       ['paia_sip2_circuit_state', {}, 0, 'gauge'],
       ['paia_sip2_session_limit', {}, 2, 'gauge'],
+      ['paia_sip2_keepalive_interval_seconds', {}, 2.5, 'gauge'],
       ['paia_sip2_connect_failures_total', {}, 4, 'counter'],
       ['paia_auth_logins_failed_total', {}, 5, 'counter'],
       ['paia_auth_lockouts_total', {}, 2, 'counter'],
@@ -98,7 +107,15 @@ describe('GatewayMetrics', () => {
       ['open', 2],
     ] as const) {
       metrics.watch({
-        pool: () => ({ connections: 0, busy: 0, waiting: 0, circuit, connectFailures: 0, sessionLimit: null }),
+        pool: () => ({
+          connections: 0,
+          busy: 0,
+          waiting: 0,
+          circuit,
+          connectFailures: 0,
+          sessionLimit: null,
+          keepaliveIntervalMs: 0,
+        }),
       });
       expect(single(await scrape(metrics), 'paia_sip2_circuit_state'), circuit).toBe(value);
     }

@@ -37,11 +37,21 @@ class FakeConnection extends EventEmitter<{ close: [ConnectionClose] }> implemen
   private state: 'ready' | 'busy' | 'closed' = 'ready';
   private inFlight: { reject: (error: Error) => void; timer: NodeJS.Timeout | undefined } | null = null;
 
+  /** The ILS's idle timeout on this session (FakeIls.idleTimeoutMs): it closes the session silent that long. */
+  private idleTimer: NodeJS.Timeout | undefined;
+
   constructor(
     readonly id: number,
     private readonly ils: FakeIls,
   ) {
     super();
+    this.quiet();
+  }
+
+  /** The session fell silent (logged in, or an answer sent): the ILS's idle timeout starts again. */
+  private quiet(): void {
+    clearTimeout(this.idleTimer);
+    if (this.ils.idleTimeoutMs > 0) this.idleTimer = setTimeout(() => this.closeByPeer(), this.ils.idleTimeoutMs);
   }
 
   get isUsable(): boolean {
@@ -58,6 +68,7 @@ class FakeConnection extends EventEmitter<{ close: [ConnectionClose] }> implemen
         `fake connection ${this.id} is ${this.state}: the pool handed out a connection that was not free`,
       );
     this.state = 'busy';
+    clearTimeout(this.idleTimer);
     if (message.code !== '99') this.servedRequest = true;
     this.sent.push(message.code);
     this.ils.sent.push(message.code);
@@ -69,6 +80,7 @@ class FakeConnection extends EventEmitter<{ close: [ConnectionClose] }> implemen
         this.inFlight = null;
         this.ils.running--;
         if (this.state === 'busy') this.state = 'ready';
+        this.quiet();
         if (failure) reject(failure);
         else resolve({ code: String(Number(message.code) + 1) } as ResponseOf<M['code']>);
       };
@@ -102,6 +114,7 @@ class FakeConnection extends EventEmitter<{ close: [ConnectionClose] }> implemen
   private end(reason: string, byPeer: boolean): void {
     if (this.state === 'closed') return;
     this.state = 'closed';
+    clearTimeout(this.idleTimer);
     this.ils.sessions.delete(this);
     const flight = this.inFlight;
     this.inFlight = null;
@@ -114,11 +127,13 @@ class FakeConnection extends EventEmitter<{ close: [ConnectionClose] }> implemen
 class FakeIls {
   /** Sessions served at once; a login beyond gets no answer. */
   workers = Number.POSITIVE_INFINITY;
-  /** 'refuse': connections are refused; 'silent': no login is ever answered. */
-  mode: 'serve' | 'refuse' | 'silent' = 'serve';
+  /** 'refuse': connections are refused; 'reject-login': the 93 is answered 940; 'silent': no login is ever answered. */
+  mode: 'serve' | 'refuse' | 'reject-login' | 'silent' = 'serve';
   answerMs = ANSWER_MS;
   /** Requests are answered only by answerNext(), not after answerMs. */
   manual = false;
+  /** The ILS closes a session silent this long (its own idle timeout); 0 = never. */
+  idleTimeoutMs = 0;
   /** Set: every request is answered with this error, the session staying usable. */
   failWith: Error | null = null;
   /** Answers of requests in flight in manual mode, oldest first. */
@@ -136,6 +151,8 @@ class FakeIls {
     this.connects++;
     if (this.mode === 'refuse')
       return Promise.reject(new IlsUnavailable('refused', 'cannot connect to the ILS (ECONNREFUSED)'));
+    if (this.mode === 'reject-login')
+      return Promise.reject(new IlsUnavailable('login-rejected', 'the ILS rejected the SIP2 terminal login'));
     return new Promise((resolve, reject) => {
       const serve = () => {
         clearTimeout(timer);
@@ -487,6 +504,96 @@ describe('idle closes and the circuit', () => {
     const call = settle(pool.send(ITEM));
     await vi.advanceTimersByTimeAsync(ANSWER_MS);
     expect((await call).status).toBe('fulfilled');
+  });
+});
+
+describe('an ILS that closes idle sessions sooner than the keepalive', () => {
+  const learned = () => log.lines.filter((line) => /keepalives now go every/.test(line.msg));
+
+  it('learns its idle timeout from two closes, keeps the sessions open with keepalives at half of it, says so once', async () => {
+    ils.idleTimeoutMs = 3000;
+    const pool = makePool({ min: 2, max: 2, keepaliveIntervalMs: 20_000 });
+    await pool.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(pool.stats()).toMatchObject({ connections: 2, keepaliveIntervalMs: 20_000 });
+    // One session busy a while: the two fall silent at different moments, so their closes come apart.
+    await vi.advanceTimersByTimeAsync(1000);
+    const call = settle(pool.send(ITEM));
+    await vi.advanceTimersByTimeAsync(ANSWER_MS);
+    expect((await call).status).toBe('fulfilled');
+    await vi.advanceTimersByTimeAsync(2000); // the other one's 3 s: closed, replaced, nothing learned from one close
+    expect(pool.stats().keepaliveIntervalMs).toBe(20_000);
+    expect(learned()).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1200); // the busy one's 3 s since its answer: the same timeout, measured again
+    expect(pool.stats().keepaliveIntervalMs).toBe(1500);
+    const [line] = learned();
+    expect(line).toMatchObject({ level: 30, idleTimeoutMs: 3000, keepaliveMs: 1500, configuredKeepaliveMs: 20_000 });
+    expect(line!.msg).toContain(
+      'after about 3 s, sooner than sip2.pool.keepaliveMs (20000): keepalives now go every 1.5 s',
+    );
+    expect(line!.msg).toContain('Set sip2.pool.keepaliveMs to 1500 (PAIA_SIP2_POOL_KEEPALIVE_MS)');
+    // The replacement opened before the learning keeps its session too: its timer was set anew.
+    await vi.advanceTimersByTimeAsync(1000);
+    const connects = ils.connects;
+    const keepalives = ils.sent.filter((code) => code === '99').length;
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(ils.connects, 'no new login while idle').toBe(connects);
+    expect(ils.sent.filter((code) => code === '99').length - keepalives).toBeGreaterThanOrEqual(2 * 19);
+    expect(pool.stats().connections).toBe(2);
+    expect(learned()).toHaveLength(1);
+    expect(log.lines.filter((line) => /closes idle SIP2 sessions/.test(line.msg))).toHaveLength(1);
+    expect(log.warnings()).toEqual([]);
+  });
+
+  it('learns nothing from sessions ended at one moment, each idle for another while (an ILS restart)', async () => {
+    const pool = makePool({ min: 3, max: 3, keepaliveIntervalMs: 20_000 });
+    await pool.start();
+    await vi.advanceTimersByTimeAsync(0);
+    for (let round = 0; round < 2; round++) {
+      await vi.advanceTimersByTimeAsync(1000);
+      const call = settle(pool.send(ITEM));
+      await vi.advanceTimersByTimeAsync(ANSWER_MS);
+      await call;
+    }
+    for (const session of [...ils.sessions]) session.closeByPeer();
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(pool.stats()).toMatchObject({ connections: 3, keepaliveIntervalMs: 20_000 });
+    expect(learned()).toEqual([]);
+  });
+
+  it('keeps its keepalive against a timeout too short for one of at least 1 s, and gives the advice once', async () => {
+    ils.idleTimeoutMs = 1000;
+    const pool = makePool({ min: 1, max: 1, keepaliveIntervalMs: 20_000 });
+    await pool.start();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(ils.connects).toBeGreaterThan(3);
+    expect(pool.stats().keepaliveIntervalMs).toBe(20_000);
+    expect(learned()).toEqual([]);
+    expect(log.lines.filter((line) => /closes idle SIP2 sessions/.test(line.msg))).toHaveLength(1);
+  });
+});
+
+describe('a refused terminal login', () => {
+  it('reaches the waiting request as such, and the circuit it opens refuses requests naming it, until a login works', async () => {
+    ils.mode = 'reject-login';
+    const pool = makePool({ min: 0, max: 1 });
+    const first = await settle(pool.send(ITEM));
+    expect((first as PromiseRejectedResult).reason).toMatchObject({ reason: 'login-rejected', requestSent: false });
+    for (let i = 0; i < 2; i++) await settle(pool.send(ITEM));
+    expect(pool.stats().circuit).toBe('open');
+    const refused = (await settle(pool.send(ITEM))) as PromiseRejectedResult;
+    expect(refused.reason).toBeInstanceOf(PoolRefused);
+    expect(refused.reason).toMatchObject({ reason: 'terminal-login-refused', retryAfterSeconds: 1 });
+    // The probe meets an ILS that now refuses connections: the circuit says what failed last.
+    ils.mode = 'refuse';
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(pool.stats().circuit).toBe('open');
+    expect(((await settle(pool.send(ITEM))) as PromiseRejectedResult).reason).toMatchObject({
+      reason: 'circuit-open',
+    });
+    ils.mode = 'serve';
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(pool.stats().circuit).toBe('closed');
   });
 });
 
