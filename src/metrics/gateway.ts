@@ -366,6 +366,8 @@ export class GatewayMetrics {
     gauge(
       'paia_sip2_keepalive_interval_seconds',
       'Keepalive interval of idle SIP2 sessions in effect: sip2.pool.keepaliveMs, or lower once the ILS was found to close idle sessions sooner; 0 when keepalives are off',
+      // With workers: per worker, each pool learns its own.
+      'worker',
       () => (sources().pool?.().keepaliveIntervalMs ?? 0) / 1000,
     );
 

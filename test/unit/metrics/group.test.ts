@@ -11,7 +11,15 @@ import { lastingPart, mergeShares, type Share } from '../../../src/metrics/group
 import { parseExposition, samplesOf, single, sumOf } from './exposition.js';
 
 const pool = (connections: number, circuit: 'closed' | 'open', sessionLimit: number | null): MetricsSources => ({
-  pool: () => ({ connections, busy: 1, waiting: 2, circuit, connectFailures: 3, sessionLimit }),
+  pool: () => ({
+    connections,
+    busy: 1,
+    waiting: 2,
+    circuit,
+    connectFailures: 3,
+    sessionLimit,
+    keepaliveIntervalMs: 30_000,
+  }),
   maintenance: () => circuit === 'open',
 });
 
