@@ -84,11 +84,13 @@ function describeConnectionError(
 }
 
 /**
- * One client of the store: one Redis by its URL, or Sentinel. With Sentinel, ioredis
- * asks the sentinels for the master at every (re)connection and checks that the server it reaches is the master
- * (a demoted one is left for the next); the failover detector listens to the sentinels' +switch-master, so a
- * master demoted while it still runs (a manual failover, a partition) is left at once rather than at its
- * first refused write. A sentinel that accepts but does not answer is given up after connectTimeoutMs.
+ * One client of the store: one Redis by its URL, or Sentinel. With Sentinel, ioredis asks the sentinels for the
+ * master at every (re)connection and checks that the server it reaches says it is the master (a demoted one is
+ * left for the next sentinel's answer). A master demoted while it runs (a manual failover) drops its clients
+ * (the sentinels send it CLIENT KILL), and a write it refuses as a replica (READONLY) makes the client
+ * reconnect too. Not ioredis's failover detector: its +switch-master ends a reconnection under way for good
+ * (the client's status becomes "end"), which is what a killed master's failover looks like. A sentinel that
+ * accepts but does not answer is given up after connectTimeoutMs.
  */
 function client(options: RedisStoreOptions, common: RedisOptions): Redis {
   const password = options.password ?? undefined;
@@ -107,7 +109,7 @@ function client(options: RedisStoreOptions, common: RedisOptions): Redis {
     ...(tls === undefined ? {} : { tls, sentinelTLS: tls, enableTLSForSentinelMode: true }),
     sentinelRetryStrategy: reconnectDelay,
     sentinelCommandTimeout: options.connectTimeoutMs,
-    failoverDetector: true,
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
   });
 }
 
@@ -179,6 +181,7 @@ export class RedisStore implements StateStore {
       () => this.#eviction.refusal(),
     );
     this.#watch(this.#redis);
+    this.#revive(this.#redis);
     // The subscriber holds its SUBSCRIBE until connected, however many attempts that takes (a gateway may start
     // before Redis), and subscribes again after each reconnect; it sends nothing else. Not ioredis's own
     // resubscribe: it drops the SUBSCRIBE's promise, so a connection closing before Redis answers it (Redis
@@ -191,6 +194,7 @@ export class RedisStore implements StateStore {
       autoResubscribe: false,
     });
     this.#subscriber.on('error', () => {});
+    this.#revive(this.#subscriber);
     let connectedBefore = false; // the first connection sends the SUBSCRIBE that ready() queued
     this.#subscriber.on('ready', () => {
       if (connectedBefore && this.#subscribed !== undefined && !this.#closing)
@@ -204,6 +208,25 @@ export class RedisStore implements StateStore {
       run: this.#run,
       runTouch: this.#unawaited,
       keys: new KeyedHash(options.keySecret ?? null),
+    });
+  }
+
+  /**
+   * Connects a client again after ioredis gave it up ("end": a connection attempt that rejected, where ioredis
+   * stops retrying), with the same backoff: the store must come back without a restart whatever ended it.
+   */
+  #revive(redis: Redis): void {
+    let attempt = 0;
+    redis.on('ready', () => {
+      attempt = 0;
+    });
+    redis.on('end', () => {
+      if (this.#closing) return;
+      attempt += 1;
+      const timer = setTimeout(() => {
+        if (!this.#closing && redis.status === 'end') redis.connect().catch(() => {});
+      }, reconnectDelay(attempt));
+      timer.unref();
     });
   }
 
