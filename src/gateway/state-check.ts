@@ -1,10 +1,12 @@
 import type { Config } from '../config/index.js';
-import { createStateStore } from '../state/index.js';
+import { createStateStore, describeStore } from '../state/index.js';
 import { stateStoreSettings } from './parts/state.js';
 
 /** What the doctor reports of the state store: what the gateway would find at start. */
 export interface StateStoreCheck {
   kind: 'memory' | 'redis';
+  /** Which store, never with a password: "redis://host:port" or "Redis via Sentinel master NAME at host:port,...". */
+  name: string;
   /** Why the gateway could not use it (Redis does not answer, or may evict keys); null: it may. */
   problem: string | null;
   /** What to check though it may be used (the eviction policy cannot be read); null: nothing. */
@@ -18,7 +20,8 @@ export interface StateStoreCheck {
  */
 export async function checkStateStore(config: Config): Promise<StateStoreCheck> {
   const settings = stateStoreSettings(config);
-  if (settings.store === 'memory') return { kind: 'memory', problem: null, warning: null };
+  const name = describeStore(settings);
+  if (settings.store === 'memory') return { kind: 'memory', name, problem: null, warning: null };
   const store = await createStateStore(settings);
   try {
     let problem: string | null = null;
@@ -28,7 +31,7 @@ export async function checkStateStore(config: Config): Promise<StateStoreCheck> 
       problem = (error as Error).message;
     }
     const health = store.health();
-    return { kind: 'redis', problem: problem ?? health.problem, warning: health.warning };
+    return { kind: 'redis', name, problem: problem ?? health.problem, warning: health.warning };
   } finally {
     await store.close();
   }

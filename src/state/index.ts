@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from '../log.js';
 import { MemoryStore } from './memory/index.js';
 import { SessionPersistence } from './memory/persistence.js';
+import { redisPlace, type SentinelTarget } from './redis/target.js';
 import type { StateStore, StoreKind } from './store.js';
 
 export type { Lease, Leases } from './leases.js';
@@ -14,7 +15,12 @@ export interface StateStoreSettings {
   /** Where the memory store keeps its sessions across restarts (state.dir); null: nowhere. */
   dir: string | null;
   redis: {
+    /** One Redis; null with sentinel (or with the memory store). */
     url: string | null;
+    /** Redis Sentinel instead of url; null: not used. */
+    sentinel: SentinelTarget | null;
+    /** The password of Redis itself; null: none, or the URL's. */
+    password: string | null;
     tlsCa: string | null;
     keyPrefix: string;
     connectTimeoutMs: number;
@@ -47,10 +53,12 @@ export async function createStateStore(settings: StateStoreSettings, logger?: Lo
     });
   }
   const { redis } = settings;
-  if (redis.url === null) throw new Error('state.redis.url is required when state.store is "redis"');
+  if ((redis.url === null) === (redis.sentinel === null))
+    throw new Error('the redis store needs state.redis.url or state.redis.sentinels, one of them');
   const { RedisStore } = await import('./redis/index.js');
   return new RedisStore({
-    url: redis.url,
+    ...(redis.sentinel === null ? { url: redis.url ?? '' } : { sentinel: redis.sentinel }),
+    password: redis.password,
     keyPrefix: redis.keyPrefix,
     tlsCa: redis.tlsCa === null ? null : readFileSync(redis.tlsCa, 'utf8'),
     connectTimeoutMs: redis.connectTimeoutMs,
@@ -59,4 +67,11 @@ export async function createStateStore(settings: StateStoreSettings, logger?: Lo
     keySecret: settings.keySecret,
     logger,
   });
+}
+
+/** The store as the doctor and the gateway's messages name it (never with a password): "memory", "redis://host:port", "Redis via Sentinel master NAME at host:port,...". */
+export function describeStore(settings: Pick<StateStoreSettings, 'store' | 'redis'>): string {
+  if (settings.store === 'memory') return 'memory';
+  const { url, sentinel } = settings.redis;
+  return redisPlace(sentinel === null ? { url: url ?? '' } : { sentinel }).name;
 }

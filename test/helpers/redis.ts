@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as connectTls } from 'node:tls';
+import { Redis } from 'ioredis';
 import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer, Wait } from 'testcontainers';
 import { trackChild } from './children.js';
 import { freePort } from './free-port.js';
@@ -21,6 +22,8 @@ import { freePort } from './free-port.js';
  *   why not, so the tests that use it are skipped with a reason.
  *
  * Neither keeps data across restart(): a restarted Redis is an empty Redis.
+ * startRedisSentinelSet() starts a Redis Sentinel set-up of such servers (a
+ * master, a replica, sentinels) for the failover test.
  */
 export interface RedisServer {
   /** redis://127.0.0.1:<port>, or rediss:// when started with `tls`; without the password, if there is one. */
@@ -62,6 +65,8 @@ export interface RedisServerOptions {
   tls?: { cert: string; key: string; ca: string };
   /** `--requirepass`: every client must AUTH with this password first. */
   password?: string;
+  /** Further redis-server arguments, e.g. ['--replicaof', '127.0.0.1', '6379']. */
+  args?: string[];
 }
 
 /**
@@ -182,6 +187,10 @@ function optionArgs(port: number, options: RedisServerOptions): string[] {
 /** Starts redis-server on the port and resolves once it answers PING; rejects with its output if it exits first. */
 async function spawnRedis(port: number, directory: string, options: RedisServerOptions = {}): Promise<RunningServer> {
   mkdirSync(directory, { recursive: true });
+  const reach: Reach = {
+    ...(options.tls ? { tlsCa: readFileSync(options.tls.ca, 'utf8') } : {}),
+    ...(options.password === undefined ? {} : { password: options.password }),
+  };
   const args = [
     '--bind',
     '127.0.0.1',
@@ -198,7 +207,27 @@ async function spawnRedis(port: number, directory: string, options: RedisServerO
     // Notice level: its "Ready to accept connections" tells that this process, not another one, holds the port.
     '--loglevel',
     'notice',
+    ...(options.args ?? []),
   ];
+  return spawnServer(args, port, directory, reach, 'Ready to accept connections').catch((error: Error) => {
+    if (options.tls && WITHOUT_TLS.test(error.message)) {
+      throw new RedisWithoutTls(`redis-server was built without TLS support:\n${error.message}`);
+    }
+    throw error;
+  });
+}
+
+/**
+ * Runs redis-server with these arguments (a server or, with --sentinel, a sentinel) and resolves once it has
+ * printed `announcement` and answers PING on the port; rejects with its output if it exits first.
+ */
+async function spawnServer(
+  args: string[],
+  port: number,
+  directory: string,
+  reach: Reach,
+  announcement: string,
+): Promise<RunningServer> {
   const child = spawn('redis-server', args, { cwd: directory, stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
   let output = '';
@@ -218,19 +247,28 @@ async function spawnRedis(port: number, directory: string, options: RedisServerO
       resolve();
     });
   });
-  const announced = () => output.includes('Ready to accept connections');
-  const reach: Reach = {
-    ...(options.tls ? { tlsCa: readFileSync(options.tls.ca, 'utf8') } : {}),
-    ...(options.password === undefined ? {} : { password: options.password }),
-  };
+  const announced = () => output.includes(announcement);
   await waitForPing(port, READY_TIMEOUT_MS, () => ended, announced, reach).catch((error: Error) => {
     child.kill('SIGKILL');
-    if (options.tls && WITHOUT_TLS.test(error.message)) {
-      throw new RedisWithoutTls(`redis-server was built without TLS support:\n${error.message}`);
-    }
     throw error;
   });
   return { child, exited, gone: () => ended };
+}
+
+/** Signals a server (SIGTERM by default) and resolves once it has exited; SIGKILL if it has not within 5 s. */
+async function stopProcess(server: RunningServer, name: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (server.gone() !== null) return;
+  server.child.kill('SIGCONT'); // a paused server acts on SIGTERM only once it runs again
+  server.child.kill(name);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), STOP_TIMEOUT_MS);
+  });
+  if ((await Promise.race([server.exited, late])) === 'late') {
+    server.child.kill('SIGKILL');
+    await server.exited;
+  }
+  clearTimeout(timer);
 }
 
 /**
@@ -254,20 +292,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   }
 
   let server = current;
-  const signal = async (name: NodeJS.Signals) => {
-    if (server.gone() !== null) return;
-    server.child.kill('SIGCONT'); // a paused server acts on SIGTERM only once it runs again
-    server.child.kill(name);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), STOP_TIMEOUT_MS);
-    });
-    if ((await Promise.race([server.exited, late])) === 'late') {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
-    clearTimeout(timer);
-  };
+  const signal = (name: NodeJS.Signals) => stopProcess(server, name);
   return {
     url: `${options.tls ? 'rediss' : 'redis'}://127.0.0.1:${port}`,
     port,
@@ -285,6 +310,214 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     },
     close: async () => {
       await signal('SIGTERM');
+      rmSync(directory, { recursive: true, force: true });
+      directories.delete(directory);
+    },
+  };
+}
+
+// ------------------------------------------------------------ Redis Sentinel: a master, a replica and sentinels
+
+/**
+ * A Redis Sentinel set-up of real processes on 127.0.0.1: a master, one
+ * replica and `sentinels` sentinels (`redis-server --sentinel`: Debian's
+ * redis-sentinel is a symlink to redis-server, so the redis-server package
+ * is enough), with failover timeouts short enough for a test.
+ */
+export interface RedisSentinelSet {
+  /** The name the sentinels monitor the master by. */
+  readonly masterName: string;
+  /** The sentinels' addresses, "127.0.0.1:p1,127.0.0.1:p2,...", as PAIA_STATE_REDIS_SENTINELS takes them. */
+  readonly sentinels: string;
+  /** The port of the master the sentinels name now. */
+  masterPort(): Promise<number>;
+  /**
+   * Resolves once the replica has every write the master took so far: a write of its own, then WAIT for one
+   * replica (Redis replicates in order, so what came before is there too).
+   */
+  replicated(): Promise<void>;
+  /** Kills the current master (SIGKILL, no goodbye) and resolves with its port; the sentinels then promote the replica. */
+  killMaster(): Promise<number>;
+  /** Resolves once the sentinels name a master other than `oldPort` that says it is one; rejects after timeoutMs. */
+  promoted(oldPort: number, timeoutMs: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Sentinel's timings for a test: the master counts as down after 1 s without an answer; a failover that stalls is retried soon. */
+const DOWN_AFTER_MS = 1000;
+const FAILOVER_TIMEOUT_MS = 3000;
+
+/** One short-lived client of a server or sentinel the helper started; every command bounded. */
+function client(port: number, password: string | undefined): Redis {
+  return new Redis({
+    host: '127.0.0.1',
+    port,
+    ...(password === undefined ? {} : { password }),
+    lazyConnect: true,
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 2000,
+    commandTimeout: 5000,
+  });
+}
+
+async function ask<T>(port: number, password: string | undefined, command: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = client(port, password);
+  redis.on('error', () => {});
+  try {
+    return await command(redis);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Waits (polling every 100 ms) until `check` holds; rejects with `what` after timeoutMs. */
+async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The passwords of a Sentinel set-up: of the master and replica (requirepass, masterauth), and of the sentinels. */
+export interface SentinelPasswords {
+  redis?: string;
+  sentinel?: string;
+}
+
+/** Starts one sentinel watching the master (port retried like the servers'). */
+async function startSentinel(
+  directory: string,
+  masterName: string,
+  masterPort: number,
+  quorum: number,
+  passwords: SentinelPasswords,
+) {
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await freePort();
+    const home = join(directory, `sentinel-${port}`);
+    mkdirSync(home, { recursive: true });
+    // Sentinel rewrites its configuration file (what it learns of replicas and other sentinels): one file each.
+    const conf = join(home, 'sentinel.conf');
+    writeFileSync(
+      conf,
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        'daemonize no',
+        `dir ${home}`,
+        `sentinel monitor ${masterName} 127.0.0.1 ${masterPort} ${quorum}`,
+        `sentinel down-after-milliseconds ${masterName} ${DOWN_AFTER_MS}`,
+        `sentinel failover-timeout ${masterName} ${FAILOVER_TIMEOUT_MS}`,
+        `sentinel parallel-syncs ${masterName} 1`,
+        // Quoted: a password is taken as written. Sentinels use their own requirepass with each other too.
+        ...(passwords.redis === undefined
+          ? []
+          : [`sentinel auth-pass ${masterName} ${JSON.stringify(passwords.redis)}`]),
+        ...(passwords.sentinel === undefined ? [] : [`requirepass ${JSON.stringify(passwords.sentinel)}`]),
+        '',
+      ].join('\n'),
+    );
+    const reach = passwords.sentinel === undefined ? {} : { password: passwords.sentinel };
+    try {
+      const running = await spawnServer([conf, '--sentinel'], port, home, reach, 'Sentinel ID is');
+      return { port, running };
+    } catch (error) {
+      if (!/Address already in use/i.test((error as Error).message) || attempt >= PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/**
+ * Starts the master, its replica (in sync before the sentinels start) and the sentinels, and resolves once every
+ * sentinel knows the replica and the other sentinels: only then can they agree that the master is down and
+ * promote the replica. Three sentinels (quorum 2) as in production; one (quorum 1) is enough to fail over.
+ */
+export async function startRedisSentinelSet(
+  options: { sentinels?: number; passwords?: SentinelPasswords } = {},
+): Promise<RedisSentinelSet> {
+  const count = options.sentinels ?? 3;
+  const passwords = options.passwords ?? {};
+  const masterName = 'paia-test-master';
+  const redisPassword = passwords.redis;
+  const sentinelPassword = passwords.sentinel;
+  // No delay before a full sync to a replica (the default waits 5 s for more replicas to join); each data server
+  // asks the same password of clients as of its replica (masterauth), for either may be the master.
+  const data = {
+    ...(redisPassword === undefined ? {} : { password: redisPassword }),
+    args: ['--repl-diskless-sync-delay', '0', ...(redisPassword === undefined ? [] : ['--masterauth', redisPassword])],
+  };
+  const first = await startRedisServer(data);
+  const second = await startRedisServer({
+    ...data,
+    args: [...data.args, '--replicaof', '127.0.0.1', String(first.port)],
+  });
+  const servers = new Map([first, second].map((server) => [server.port, server]));
+  const inSync = async () =>
+    /master_link_status:up/.test(await ask(second.port, redisPassword, (redis) => redis.info('replication')));
+  await until(inSync, READY_TIMEOUT_MS, 'the replica was not in sync with the master');
+  const directory = workDirectory();
+  const quorum = Math.floor(count / 2) + 1;
+  const sentinels = await Promise.all(
+    Array.from({ length: count }, () => startSentinel(directory, masterName, first.port, quorum, passwords)),
+  );
+  const sentinelPort = sentinels[0]!.port;
+  const knows = async (port: number) => {
+    const [replicas, others] = await ask(port, sentinelPassword, (redis) =>
+      Promise.all([
+        redis.call('SENTINEL', 'REPLICAS', masterName) as Promise<unknown[]>,
+        redis.call('SENTINEL', 'SENTINELS', masterName) as Promise<unknown[]>,
+      ]),
+    );
+    return replicas.length === 1 && others.length === count - 1;
+  };
+  // Sentinels find each other by hello messages on the master, every 2 s.
+  await until(
+    async () => (await Promise.all(sentinels.map(({ port }) => knows(port)))).every(Boolean),
+    20_000,
+    'the sentinels did not find the replica and each other',
+  );
+
+  const masterPort = async () => {
+    const [, port] = (await ask(sentinelPort, sentinelPassword, (redis) =>
+      redis.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName),
+    )) as [string, string];
+    return Number(port);
+  };
+  return {
+    masterName,
+    sentinels: sentinels.map(({ port }) => `127.0.0.1:${port}`).join(','),
+    masterPort,
+    replicated: async () => {
+      const acknowledged = await ask(await masterPort(), redisPassword, async (redis) => {
+        await redis.set('paia-test:replication-mark', String(Date.now()));
+        return redis.wait(1, 5000);
+      });
+      if (acknowledged < 1) throw new Error('the replica did not acknowledge the writes within 5 s');
+    },
+    killMaster: async () => {
+      const port = await masterPort();
+      await servers.get(port)?.kill();
+      return port;
+    },
+    promoted: async (oldPort, timeoutMs) => {
+      let now = oldPort;
+      await until(
+        async () => {
+          now = await masterPort();
+          return now !== oldPort && (await ask(now, redisPassword, (redis) => redis.role()))[0] === 'master';
+        },
+        timeoutMs,
+        `the sentinels did not promote the replica of ${oldPort}`,
+      );
+      return now;
+    },
+    close: async () => {
+      await Promise.all(sentinels.map(({ running }) => stopProcess(running)));
+      await Promise.all([first.close(), second.close()]);
       rmSync(directory, { recursive: true, force: true });
       directories.delete(directory);
     },

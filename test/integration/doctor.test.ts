@@ -373,7 +373,9 @@ describe('paia-sip2 doctor', () => {
     it('says that Redis answers and keeps its keys', async () => {
       const run = await doctor([], { ...ils, ...store });
       expect(run.code, explain(run)).toBe(0);
-      expect(run.stdout).toMatch(/^ok {3}state store redis: answers, and may not evict keys \([\d.]+ ms\)$/m);
+      expect(run.stdout).toMatch(
+        /^ok {3}state store redis \(redis:\/\/127\.0\.0\.1:\d+\): answers, and may not evict keys \([\d.]+ ms\)$/m,
+      );
     });
 
     it('fails a Redis that may evict keys, with the policy and the fix, and still checks the ILS; exit 1', async () => {

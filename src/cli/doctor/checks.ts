@@ -648,7 +648,9 @@ export async function stateStore(report: Report, check: () => Promise<StateStore
     report.fail('state store redis', found.problem);
     return;
   }
-  report.line(`ok   state store redis: answers, and may not evict keys (${formatMs(performance.now() - started)} ms)`);
+  report.line(
+    `ok   state store redis (${found.name}): answers, and may not evict keys (${formatMs(performance.now() - started)} ms)`,
+  );
   if (found.warning !== null) report.warn(found.warning);
 }
 

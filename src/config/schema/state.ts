@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { filePath, integer, must, secret, section } from './validators.js';
+import { filePath, flag, integer, must, secret, section, splitHostPort, textList } from './validators.js';
 
 /** state: where sessions, lockouts and limits live (memory or Redis). */
 
@@ -12,6 +12,24 @@ export const STATE_DIR_OFF: readonly string[] = ['off', 'false'];
 
 /** Default Redis key prefix: every key and channel of the gateway starts with it. */
 const DEFAULT_KEY_PREFIX = 'paia-sip2:';
+
+/** The port of a sentinel given without one: Sentinel's own default. */
+export const SENTINEL_PORT = 26379;
+const SENTINELS_MUST_BE =
+  'must be a list of sentinel addresses, host:port each (e.g. ["10.0.0.1:26379", "10.0.0.2:26379", "10.0.0.3:26379"]), or [] for one Redis at state.redis.url';
+
+/** Where the Redis of state.store "redis" is: one of these two, never both. */
+const ONE_REDIS =
+  'state.redis.url (one Redis) or state.redis.sentinels with state.redis.sentinelMaster (Redis Sentinel)';
+
+/** The password in a redis:// URL, if it has one (the URL was checked by the schema). */
+function urlHasPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return false;
+  }
+}
 
 export const stateSection = section({
   /**
@@ -64,7 +82,56 @@ export const stateSection = section({
         .nullable()
         .default(null),
     ),
-    /** CA certificate(s) (PEM) that signed the Redis server's certificate (rediss:// only); leave out for the system's CAs. */
+    /**
+     * Redis Sentinel instead of url: the sentinels' addresses (host:port; the port defaults to 26379), of which
+     * the gateway asks the first that answers where the master is, and asks again after every lost
+     * connection, so that it follows a failover without a restart. Three or more in production.
+     */
+    sentinels: textList('must be a sentinel address "host:port" (text)', SENTINELS_MUST_BE)
+      .superRefine((entries, ctx) => {
+        for (const entry of entries) {
+          if (splitHostPort(entry, SENTINEL_PORT) === null)
+            ctx.addIssue({
+              code: 'custom',
+              message: `has ${JSON.stringify(entry.slice(0, 80))}, which is not host:port (a host name or IP address, an IPv6 address in brackets: "[2001:db8::1]:26379")`,
+            });
+        }
+      })
+      .default([]),
+    /** The name the sentinels know the master by (`sentinel monitor NAME ...` in sentinel.conf); required with sentinels. */
+    sentinelMaster: z
+      .string(must('must be the master name of the sentinels\' configuration, e.g. "mymaster"'))
+      .regex(
+        /^[^\s]{1,200}$/,
+        must('must be the master name of the sentinels\' configuration, e.g. "mymaster", without spaces'),
+      )
+      .nullable()
+      .default(null),
+    /**
+     * The password of Redis itself (requirepass, or an ACL user's with a user name in url); with sentinels the
+     * only place for it. With url it may stand in for the URL's password (not both). Secret.
+     */
+    password: secret(
+      z
+        .string(must('must be the Redis password (text)'))
+        .min(1, must('must be the Redis password, or null for none'))
+        .nullable()
+        .default(null),
+    ),
+    /** The sentinels' own password (their requirepass), if they ask for one; with sentinels only. Secret. */
+    sentinelPassword: secret(
+      z
+        .string(must("must be the sentinels' password (text)"))
+        .min(1, must("must be the sentinels' password, or null for none"))
+        .nullable()
+        .default(null),
+    ),
+    /**
+     * With sentinels: TLS to the sentinels and to Redis (what rediss:// is for url), trusting tlsCa; both
+     * must then speak TLS. With url the URL's scheme says it.
+     */
+    tls: flag().default(false),
+    /** CA certificate(s) (PEM) that signed the Redis server's certificate (rediss://, or tls with sentinels); leave out for the system's CAs. */
     tlsCa: filePath('must be the path of a PEM file with the CA certificate(s) that signed the Redis certificate')
       .nullable()
       .default(null),
@@ -80,13 +147,52 @@ export const stateSection = section({
   }),
 }).superRefine(
   (state, ctx) => {
-    if (state.store === 'redis' && (state.redis as { url: unknown }).url === null) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['redis', 'url'],
-        message:
-          'is required when state.store is "redis": the address of the Redis or Valkey server, e.g. "redis://127.0.0.1:6379" (PAIA_STATE_REDIS_URL)',
-      });
+    // Runs whatever else is wrong (when: () => true): a setting that did not validate arrives as it was written.
+    const redis = state.redis as Record<string, unknown>;
+    const url = typeof redis.url === 'string' ? redis.url : null;
+    const given = (key: string) => redis[key] !== null && redis[key] !== undefined;
+    const issue = (key: string, message: string) => ctx.addIssue({ code: 'custom', path: ['redis', key], message });
+    const sentinel = Array.isArray(redis.sentinels) && redis.sentinels.length > 0;
+    if (url !== null && sentinel) {
+      issue(
+        'sentinels',
+        'cannot be used together with state.redis.url: give either url (one Redis) or sentinels and sentinelMaster (Redis Sentinel, which names the master itself), not both',
+      );
+    } else if (state.store === 'redis' && !given('url') && !sentinel) {
+      issue(
+        'url',
+        `is required when state.store is "redis": give ${ONE_REDIS}, e.g. "redis://127.0.0.1:6379" (PAIA_STATE_REDIS_URL)`,
+      );
+    }
+    if (sentinel && !given('sentinelMaster')) {
+      issue(
+        'sentinelMaster',
+        'is required with state.redis.sentinels: the name the sentinels monitor the master by (`sentinel monitor NAME ...` in sentinel.conf), e.g. "mymaster" (PAIA_STATE_REDIS_SENTINEL_MASTER)',
+      );
+    }
+    if (!sentinel) {
+      if (given('sentinelMaster'))
+        issue(
+          'sentinelMaster',
+          "is used only with state.redis.sentinels: set the sentinels' addresses too, or leave it out",
+        );
+      if (given('sentinelPassword'))
+        issue(
+          'sentinelPassword',
+          "is used only with state.redis.sentinels: set the sentinels' addresses too, or leave it out",
+        );
+    }
+    if (url !== null && given('password') && urlHasPassword(url)) {
+      issue(
+        'password',
+        'is given twice, here and in state.redis.url; keep one of them (the URL without its password, or this setting left out)',
+      );
+    }
+    if (url !== null && redis.tls === true && url.startsWith('redis:')) {
+      issue(
+        'tls',
+        "is for state.redis.sentinels; with state.redis.url the URL's scheme says whether to use TLS: rediss:// for TLS, redis:// without",
+      );
     }
   },
   { when: () => true },

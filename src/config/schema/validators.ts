@@ -104,6 +104,16 @@ export function hostProblem(value: string): string | null {
   return 'is not a valid host name or IP address';
 }
 
+/** A "host:port" (or "[v6]:port"; the port may be left out for `defaultPort`) split into its parts; null: not one. */
+export function splitHostPort(value: string, defaultPort: number): { host: string; port: number } | null {
+  const match = /^(\[[^\]]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(value.trim());
+  if (match === null) return null;
+  const port = match[2] === undefined ? defaultPort : Number(match[2]);
+  if (port < 1 || port > 65535) return null;
+  const host = match[1]!.replace(/^\[|\]$/g, '');
+  return isIP(host) !== 0 || HOST_NAME.test(host) ? { host, port } : null;
+}
+
 export function host(mustBe: string) {
   return z.string(must(mustBe)).superRefine((value, ctx) => {
     const problem = hostProblem(value);

@@ -9,6 +9,8 @@ import { TokenRateLimit } from '../../auth/token-rate-limit.js';
 import { type ClientSettings, TrustedClients } from '../../auth/trusted-clients.js';
 import type { Backend } from '../../backend/types.js';
 import type { Config } from '../../config/index.js';
+import { SENTINEL_PORT } from '../../config/schema/state.js';
+import { splitHostPort } from '../../config/schema/validators.js';
 import type { Logger } from '../../log.js';
 import type { GatewayMetrics } from '../../metrics/gateway.js';
 import { createStateStore, type StateStore, type StateStoreSettings } from '../../state/index.js';
@@ -76,9 +78,23 @@ export function stateOptions(config: Config): StateOptions {
 
 /** The state store's settings: state.*, the session bounds, and the key of the hashes in its key names. */
 export function stateStoreSettings(config: Config): StateStoreSettings {
-  const { dir } = config.state;
+  const { dir, redis } = config.state;
+  const { sentinels, sentinelMaster, sentinelPassword, tls, ...rest } = redis;
   return {
     ...config.state,
+    redis: {
+      ...rest,
+      // The schema has checked both: sentinels come with their master's name, and each is host:port.
+      sentinel:
+        sentinels.length === 0 || sentinelMaster === null
+          ? null
+          : {
+              sentinels: sentinels.flatMap((entry) => splitHostPort(entry, SENTINEL_PORT) ?? []),
+              masterName: sentinelMaster,
+              password: sentinelPassword,
+              tls,
+            },
+    },
     // Still relative only when it is the default: the working directory's, where `npm start` runs.
     dir: dir === null ? null : resolve(dir),
     maxSessions: config.auth.maxSessions,
@@ -99,13 +115,17 @@ export async function openStore(
   metrics: GatewayMetrics | null,
 ): Promise<StateStore> {
   const store = await createStateStore(settings, logger.child({ component: 'state' }));
-  if (store.kind === 'redis' && settings.redis.url !== null) {
+  if (store.kind === 'redis') {
     try {
       await store.ready(settings.redis.connectTimeoutMs);
     } catch (error) {
+      const check =
+        settings.redis.sentinel === null
+          ? 'that Redis runs and that state.redis.url (host, port, password, rediss:// for TLS) is right'
+          : 'that the sentinels run and name a master under state.redis.sentinelMaster, that the master runs, and that state.redis.sentinels, password, sentinelPassword and tls are right';
       logger.error(
         { component: 'state', error: (error as Error).message, problem: store.health().problem },
-        'the Redis state store does not answer: logins and calls with a token get 503 until it does. Check that Redis runs and that state.redis.url (host, port, password, rediss:// for TLS) is right',
+        `the Redis state store does not answer: logins and calls with a token get 503 until it does. Check ${check}`,
       );
     }
   }

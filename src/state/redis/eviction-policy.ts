@@ -1,6 +1,7 @@
 import { type Redis, ReplyError } from 'ioredis';
 import type { Logger } from '../../log.js';
 import { StoreUnavailable } from '../errors.js';
+import type { RedisPlace } from './target.js';
 
 /**
  * Whether Redis may drop the gateway's keys. Under any maxmemory-policy but
@@ -69,11 +70,11 @@ async function readEvictionPolicy(
 const FIX = `set maxmemory-policy to ${SAFE_POLICY} (redis.conf or valkey.conf: \`maxmemory-policy ${SAFE_POLICY}\`; at run time: \`CONFIG SET maxmemory-policy ${SAFE_POLICY}\`; on a managed service, in its parameter group)`;
 
 function evictingProblem(where: string, policy: string): string {
-  return `the Redis state store at ${where} may evict keys (maxmemory-policy ${policy}): lockouts and sessions would vanish without a trace, so it is not used; ${FIX}`;
+  return `the Redis state store ${where} may evict keys (maxmemory-policy ${policy}): lockouts and sessions would vanish without a trace, so it is not used; ${FIX}`;
 }
 
 function unreadableWarning(where: string, why: string): string {
-  return `cannot read the eviction policy of the Redis state store at ${where} (${why}); the gateway uses it, but unless its maxmemory-policy is ${SAFE_POLICY}, Redis may drop lockouts and sessions silently: make sure it is`;
+  return `cannot read the eviction policy of the Redis state store ${where} (${why}); the gateway uses it, but unless its maxmemory-policy is ${SAFE_POLICY}, Redis may drop lockouts and sessions silently: make sure it is`;
 }
 
 /**
@@ -84,7 +85,7 @@ function unreadableWarning(where: string, why: string): string {
  */
 export class EvictionPolicy {
   readonly #redis: Pick<Redis, 'config' | 'info'>;
-  readonly #where: string;
+  readonly #place: RedisPlace;
   readonly #logger: Logger | undefined;
   #check: EvictionCheck = { state: 'unchecked' };
   #refusal: StoreUnavailable | null;
@@ -92,13 +93,13 @@ export class EvictionPolicy {
   #checking: Promise<void> | null = null;
   #stopped = false;
 
-  constructor(redis: Pick<Redis, 'config' | 'info'>, where: string, logger?: Logger) {
+  constructor(redis: Pick<Redis, 'config' | 'info'>, place: RedisPlace, logger?: Logger) {
     this.#redis = redis;
-    this.#where = where;
+    this.#place = place;
     this.#logger = logger;
     this.#refusal = new StoreUnavailable(
       'unreachable',
-      `the Redis state store at ${where} has not been checked yet (its eviction policy is read once it is connected)`,
+      `the Redis state store ${place.where} has not been checked yet (its eviction policy is read once it is connected)`,
     );
   }
 
@@ -109,7 +110,7 @@ export class EvictionPolicy {
 
   /** Said once in the log and by the doctor, while the policy cannot be read. */
   warning(): string | null {
-    return this.#check.state === 'unreadable' ? unreadableWarning(this.#where, this.#check.why) : null;
+    return this.#check.state === 'unreadable' ? unreadableWarning(this.#place.where, this.#check.why) : null;
   }
 
   /** Reads the policy now (one check at a time) and plans the next. Never rejects. */
@@ -139,7 +140,7 @@ export class EvictionPolicy {
       this.#check = { state: 'unreadable', why: read.unreadable };
       this.#refusal = null;
       if (was.state !== 'unreadable')
-        this.#logger?.warn({ store: this.#where }, unreadableWarning(this.#where, read.unreadable));
+        this.#logger?.warn({ store: this.#place.name }, unreadableWarning(this.#place.where, read.unreadable));
       return;
     }
     if (read.policy === SAFE_POLICY) {
@@ -147,17 +148,17 @@ export class EvictionPolicy {
       this.#refusal = null;
       if (was.state === 'evicting') {
         this.#logger?.info(
-          { store: this.#where, policy: read.policy },
+          { store: this.#place.name, policy: read.policy },
           'the Redis state store no longer evicts keys; using it again',
         );
       }
       return;
     }
-    const message = evictingProblem(this.#where, read.policy);
+    const message = evictingProblem(this.#place.where, read.policy);
     this.#check = { state: 'evicting', policy: read.policy };
     this.#refusal = new StoreUnavailable('misconfigured', message, { retryAfterSeconds: 30 });
     if (was.state !== 'evicting' || was.policy !== read.policy)
-      this.#logger?.error({ store: this.#where, policy: read.policy }, message);
+      this.#logger?.error({ store: this.#place.name, policy: read.policy }, message);
   }
 
   #schedule(): void {

@@ -11,13 +11,18 @@ import type { Invalidation, StateStore, StoreHealth } from '../store.js';
 import { EvictionPolicy } from './eviction-policy.js';
 import { RedisLeases } from './leases.js';
 import { RedisSessionStore } from './sessions.js';
+import { type RedisPlace, redisPlace, type SentinelTarget } from './target.js';
 
 export interface RedisStoreOptions {
-  /** redis://[user:password@]host:port[/db] or rediss:// for TLS. Never logged: it may carry a password. */
-  url: string;
+  /** One Redis: redis://[user:password@]host:port[/db] or rediss:// for TLS. Never logged: it may carry a password. */
+  url?: string | undefined;
+  /** Redis Sentinel instead of url: the master the sentinels name, followed through every failover. */
+  sentinel?: SentinelTarget | undefined;
+  /** The password of Redis itself (url: instead of the URL's; sentinel: the only place for it); null: none. */
+  password?: string | null;
   /** Prepended to every key and channel, so several gateways (or other programs) can share one Redis. */
   keyPrefix: string;
-  /** PEM text of the CA that signed the server's certificate (rediss:// only); null: the system's CAs. */
+  /** PEM text of the CA that signed the server's certificate (rediss://, or sentinel with tls); null: the system's CAs. */
   tlsCa?: string | null;
   /** How long to wait for a connection. */
   connectTimeoutMs: number;
@@ -42,16 +47,6 @@ function reconnectDelay(attempt: number): number {
   return Math.round(capped / 2 + Math.random() * (capped / 2));
 }
 
-/** Where the store is, for messages: host and port only (the URL may carry a password). */
-function describeRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.hostname}:${parsed.port || '6379'}`;
-  } catch {
-    return 'Redis (unparsable URL)';
-  }
-}
-
 /**
  * OpenSSL's codes for a certificate no trusted CA signed, where state.redis.tlsCa is the fix; others (expired,
  * another host name) have messages that say what is wrong.
@@ -67,18 +62,55 @@ const UNTRUSTED_CERTIFICATE = /SELF_SIGNED|ISSUER|UNABLE_TO_VERIFY_LEAF|CERT_UNT
  * scheme is right and a reset means that Redis went away.
  * Only the error's own message is repeated, never the URL (it may carry a password).
  */
-function describeConnectionError(error: NodeJS.ErrnoException, tls: boolean, everConnected: boolean): string {
+function describeConnectionError(
+  error: NodeJS.ErrnoException,
+  tls: boolean,
+  sentinel: boolean,
+  everConnected: boolean,
+): string {
   const code = error.code ?? '';
   if (tls && UNTRUSTED_CERTIFICATE.test(code)) {
     return `the TLS certificate of Redis is not trusted (${code}: ${error.message}); state.redis.tlsCa must be the PEM file of the CA that signed it (left out: the system's CAs)`;
   }
   if (tls && code === 'ETIMEDOUT' && !everConnected) {
-    return `${error.message}: no TLS connection within state.redis.connectTimeoutMs; a Redis without TLS never answers a TLS handshake: if it has none, the URL must start with redis://`;
+    const fix = sentinel ? 'state.redis.tls must be false' : 'the URL must start with redis://';
+    return `${error.message}: no TLS connection within state.redis.connectTimeoutMs; a Redis without TLS never answers a TLS handshake: if it has none, ${fix}`;
   }
   if (!tls && code === 'ECONNRESET' && !everConnected) {
-    return `${error.message}: Redis reset the connection; a Redis that only accepts TLS does that to plain connections: if so, the URL must start with rediss://`;
+    const fix = sentinel ? 'state.redis.tls must be true' : 'the URL must start with rediss://';
+    return `${error.message}: Redis reset the connection; a Redis that only accepts TLS does that to plain connections: if so, ${fix}`;
   }
   return error.message;
+}
+
+/**
+ * One client of the store: one Redis by its URL, or Sentinel. With Sentinel, ioredis asks the sentinels for the
+ * master at every (re)connection and checks that the server it reaches says it is the master (a demoted one is
+ * left for the next sentinel's answer). A master demoted while it runs (a manual failover) drops its clients
+ * (the sentinels send it CLIENT KILL), and a write it refuses as a replica (READONLY) makes the client
+ * reconnect too. Not ioredis's failover detector: its +switch-master ends a reconnection under way for good
+ * (the client's status becomes "end"), which is what a killed master's failover looks like. A sentinel that
+ * accepts but does not answer is given up after connectTimeoutMs.
+ */
+function client(options: RedisStoreOptions, common: RedisOptions): Redis {
+  const password = options.password ?? undefined;
+  const { sentinel } = options;
+  if (sentinel === undefined) {
+    const tls = options.url?.startsWith('rediss:') && options.tlsCa ? { tls: { ca: options.tlsCa } } : {};
+    return new Redis(options.url ?? '', { ...common, ...tls, ...(password === undefined ? {} : { password }) });
+  }
+  const tls = sentinel.tls ? (options.tlsCa ? { ca: options.tlsCa } : {}) : undefined;
+  return new Redis({
+    ...common,
+    sentinels: sentinel.sentinels.map(({ host, port }) => ({ host, port })),
+    name: sentinel.masterName,
+    ...(password === undefined ? {} : { password }),
+    ...(sentinel.password === null ? {} : { sentinelPassword: sentinel.password }),
+    ...(tls === undefined ? {} : { tls, sentinelTLS: tls, enableTLSForSentinelMode: true }),
+    sentinelRetryStrategy: reconnectDelay,
+    sentinelCommandTimeout: options.connectTimeoutMs,
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
+  });
 }
 
 /**
@@ -94,7 +126,7 @@ export class RedisStore implements StateStore {
   readonly #redis: Redis;
   readonly #subscriber: Redis;
   readonly #options: RedisStoreOptions;
-  readonly #where: string;
+  readonly #place: RedisPlace;
   readonly #channel: string;
   /** Marks this instance's own invalidations, so it does not act on its echo. */
   readonly #instance = randomUUID();
@@ -125,7 +157,9 @@ export class RedisStore implements StateStore {
 
   constructor(options: RedisStoreOptions) {
     this.#options = options;
-    this.#where = describeRedisUrl(options.url);
+    if ((options.url === undefined) === (options.sentinel === undefined))
+      throw new Error('RedisStore needs either a url or a sentinel target');
+    this.#place = redisPlace(options);
     this.#channel = `${options.keyPrefix}item-invalidated`;
     const common: RedisOptions = {
       lazyConnect: true,
@@ -135,10 +169,9 @@ export class RedisStore implements StateStore {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: options.commandTimeoutMs,
-      ...(options.url.startsWith('rediss:') && options.tlsCa ? { tls: { ca: options.tlsCa } } : {}),
     };
-    this.#redis = new Redis(options.url, common);
-    this.#eviction = new EvictionPolicy(this.#redis, this.#where, options.logger);
+    this.#redis = client(options, common);
+    this.#eviction = new EvictionPolicy(this.#redis, this.#place, options.logger);
     const observe: OperationObserver = (...args) => this.#observed(...args);
     this.#run = operationRunner('redis', observe, () => this.#eviction.refusal());
     this.#probe = operationRunner('redis', observe);
@@ -148,11 +181,12 @@ export class RedisStore implements StateStore {
       () => this.#eviction.refusal(),
     );
     this.#watch(this.#redis);
+    this.#revive(this.#redis);
     // The subscriber holds its SUBSCRIBE until connected, however many attempts that takes (a gateway may start
     // before Redis), and subscribes again after each reconnect; it sends nothing else. Not ioredis's own
     // resubscribe: it drops the SUBSCRIBE's promise, so a connection closing before Redis answers it (Redis
     // going away again, or close()) would be an unhandled rejection, which ends a Node process.
-    this.#subscriber = new Redis(options.url, {
+    this.#subscriber = client(options, {
       ...common,
       enableOfflineQueue: true,
       maxRetriesPerRequest: null,
@@ -160,6 +194,7 @@ export class RedisStore implements StateStore {
       autoResubscribe: false,
     });
     this.#subscriber.on('error', () => {});
+    this.#revive(this.#subscriber);
     let connectedBefore = false; // the first connection sends the SUBSCRIBE that ready() queued
     this.#subscriber.on('ready', () => {
       if (connectedBefore && this.#subscribed !== undefined && !this.#closing)
@@ -176,6 +211,25 @@ export class RedisStore implements StateStore {
     });
   }
 
+  /**
+   * Connects a client again after ioredis gave it up ("end": a connection attempt that rejected, where ioredis
+   * stops retrying), with the same backoff: the store must come back without a restart whatever ended it.
+   */
+  #revive(redis: Redis): void {
+    let attempt = 0;
+    redis.on('ready', () => {
+      attempt = 0;
+    });
+    redis.on('end', () => {
+      if (this.#closing) return;
+      attempt += 1;
+      const timer = setTimeout(() => {
+        if (!this.#closing && redis.status === 'end') redis.connect().catch(() => {});
+      }, reconnectDelay(attempt));
+      timer.unref();
+    });
+  }
+
   /** Logs each change of the connection's state once: a sysadmin sees Redis go and come back, not every retry. */
   #watch(redis: Redis): void {
     const log = this.#options.logger;
@@ -186,17 +240,21 @@ export class RedisStore implements StateStore {
       this.#status = status;
       if (status === 'ready') {
         this.#everConnected = true;
-        log?.info({ store: this.#where, was }, 'state store connected');
+        log?.info({ store: this.#place.name, was }, 'state store connected');
         // Another server may be behind the address now (a restart with another configuration, a failover).
         if (!this.#closing) void this.#eviction.check();
       } else if (was === 'ready' && !this.#closing) {
-        log?.warn({ store: this.#where, status, error: this.#lastError }, 'state store connection lost; reconnecting');
+        log?.warn(
+          { store: this.#place.name, status, error: this.#lastError },
+          'state store connection lost; reconnecting',
+        );
       }
     };
     for (const event of ['connect', 'ready', 'close', 'reconnecting', 'end']) redis.on(event, moved);
-    const tls = this.#options.url.startsWith('rediss:');
+    const { sentinel, url } = this.#options;
+    const tls = sentinel?.tls ?? url?.startsWith('rediss:') ?? false;
     redis.on('error', (error: NodeJS.ErrnoException) => {
-      this.#lastError = describeConnectionError(error, tls, this.#everConnected);
+      this.#lastError = describeConnectionError(error, tls, sentinel !== undefined, this.#everConnected);
     });
   }
 
@@ -276,7 +334,7 @@ export class RedisStore implements StateStore {
     if (status !== 'ready') {
       const why = `${status}${this.#lastError ? `: ${this.#lastError}` : ''}`;
       return {
-        problem: `the Redis state store at ${this.#where} is not connected (${why})`,
+        problem: `the Redis state store ${this.#place.where} is not connected (${why})`,
         warning,
         errors: this.#errors,
       };
@@ -289,7 +347,7 @@ export class RedisStore implements StateStore {
     const problem =
       this.#eviction.refusal()?.message ??
       (this.#lastFailed
-        ? `the Redis state store at ${this.#where} is connected but does not answer (the last operation failed or timed out after state.redis.commandTimeoutMs)`
+        ? `the Redis state store ${this.#place.where} is connected but does not answer (the last operation failed or timed out after state.redis.commandTimeoutMs)`
         : null);
     return { problem, warning, errors: this.#errors };
   }
@@ -317,7 +375,7 @@ export class RedisStore implements StateStore {
           reject(
             new StoreUnavailable(
               'unreachable',
-              `the Redis state store at ${this.#where} did not answer within ${timeoutMs} ms${this.#lastError ? ` (${this.#lastError})` : ''}`,
+              `the Redis state store ${this.#place.where} did not answer within ${timeoutMs} ms${this.#lastError ? ` (${this.#lastError})` : ''}`,
             ),
           ),
         timeoutMs,

@@ -90,7 +90,18 @@ describe('defaults', () => {
       store: 'memory',
       // Relative: the working directory's (gateway/components.ts), where `npm start` runs.
       dir: '.paia-sip2',
-      redis: { url: null, tlsCa: null, keyPrefix: 'paia-sip2:', connectTimeoutMs: 5000, commandTimeoutMs: 1000 },
+      redis: {
+        url: null,
+        sentinels: [],
+        sentinelMaster: null,
+        password: null,
+        sentinelPassword: null,
+        tls: false,
+        tlsCa: null,
+        keyPrefix: 'paia-sip2:',
+        connectTimeoutMs: 5000,
+        commandTimeoutMs: 1000,
+      },
     });
     expect(config.daia).toEqual({
       maxIds: null,
@@ -188,6 +199,8 @@ describe('environment overrides', () => {
       'paia.patronIdSecret',
       'daia.records.http.headers',
       'state.redis.url',
+      'state.redis.password',
+      'state.redis.sentinelPassword',
     ]);
   });
 

@@ -80,8 +80,29 @@ const notNull = {
   state: { store: 'redis', dir: '/var/lib/paia-sip2', redis: { url: 'redis://127.0.0.1:6379', tlsCa: CA } },
 };
 
+/**
+ * The other form of state.redis (url and the Sentinel settings exclude each other): its settings that are null in
+ * `full` are given values here, and `full` is checked in both forms.
+ */
+const sentinelForm = {
+  ...notNull,
+  state: {
+    store: 'redis',
+    dir: '/var/lib/paia-sip2',
+    redis: {
+      sentinels: ['10.0.0.1:26379', '[2001:db8::1]'],
+      sentinelMaster: 'mymaster',
+      password: 'redis-secret',
+      sentinelPassword: 'sentinel-secret',
+      tls: true,
+      tlsCa: CA,
+    },
+  },
+};
+
 const defaults: unknown = configSchema.parse({});
 const full: unknown = configSchema.parse(notNull);
+const fullSentinel: unknown = configSchema.parse(sentinelForm);
 
 function isSection(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -146,8 +167,10 @@ describe('the settings table and the schema', () => {
       section: isSection,
       json: (value) => Array.isArray(value) && value.every(isSection),
     };
-    for (const setting of settings)
-      expect(fits[setting.kind](valueAt(full, setting.path)), `${setting.path} as ${setting.kind}`).toBe(true);
+    for (const setting of settings) {
+      const value = valueAt(full, setting.path) ?? valueAt(fullSentinel, setting.path);
+      expect(fits[setting.kind](value), `${setting.path} as ${setting.kind}`).toBe(true);
+    }
   });
 
   it('mark a setting nullable exactly when the schema accepts null for it', () => {
@@ -164,6 +187,8 @@ describe('the settings table and the schema', () => {
       'paia.patronIdSecret',
       'daia.records.http.headers',
       'state.redis.url',
+      'state.redis.password',
+      'state.redis.sentinelPassword',
     ]);
     expect(FILE_PATHS).toEqual([
       'http.tls.cert',
@@ -179,7 +204,12 @@ describe('the settings table and the schema', () => {
 
 describe('every variable of the table', () => {
   /** Settings that take any text, "|" included: each has a test of its own below. */
-  const FREE_TEXT = ['auth.passwordPolicy.denyList', 'daia.department.content'];
+  const FREE_TEXT = [
+    'auth.passwordPolicy.denyList',
+    'daia.department.content',
+    'state.redis.password',
+    'state.redis.sentinelPassword',
+  ];
 
   /** How a sysadmin writes the value in the environment. */
   function asText(value: unknown): string {
@@ -189,10 +219,13 @@ describe('every variable of the table', () => {
     return String(value);
   }
 
-  it("written out from the schema's own values, loads back to the same configuration", () => {
-    const env = Object.fromEntries(settings.map((setting) => [setting.env, asText(valueAt(full, setting.path))]));
+  it.each([
+    ['with state.redis.url', full],
+    ['with Redis Sentinel', fullSentinel],
+  ])("written out from the schema's own values (%s), loads back to the same configuration", (_, values) => {
+    const env = Object.fromEntries(settings.map((setting) => [setting.env, asText(valueAt(values, setting.path))]));
     const { config, warnings } = loadConfigWithWarnings({ env });
-    expect(config).toEqual(full);
+    expect(config).toEqual(values);
     expect(warnings.filter((warning) => warning.includes('is ignored'))).toEqual([]);
   });
 
@@ -213,6 +246,18 @@ describe('every variable of the table', () => {
     expect(
       loadConfig({ env: { PAIA_AUTH_PASSWORD_POLICY_DENY_LIST: 'hunter2, letmein2' } }).auth.passwordPolicy.denyList,
     ).toEqual(['hunter2', 'letmein2']);
+  });
+
+  it('PAIA_STATE_REDIS_PASSWORD and PAIA_STATE_REDIS_SENTINEL_PASSWORD (any text is a password) reach their settings', () => {
+    const env = {
+      PAIA_STATE_STORE: 'redis',
+      PAIA_STATE_REDIS_SENTINELS: '127.0.0.1',
+      PAIA_STATE_REDIS_SENTINEL_MASTER: 'mymaster',
+      PAIA_STATE_REDIS_PASSWORD: ' a|b ',
+      PAIA_STATE_REDIS_SENTINEL_PASSWORD: 'c|d',
+    };
+    const { redis } = loadConfig({ env }).state;
+    expect([redis.password, redis.sentinelPassword]).toEqual([' a|b ', 'c|d']);
   });
 
   it('PAIA_DAIA_DEPARTMENT_CONTENT (any name up to 200 characters) reaches its setting', () => {
