@@ -635,7 +635,7 @@ describe('serve --workers 2 with the memory store', () => {
     expect(code).toBe(2);
     expect(stdout).not.toContain('listening');
     expect(stderr).toContain(
-      'http.workers: must be 1 while state.store is "memory": each worker would keep its own sessions and counters, so a token issued by one worker would be unknown to the next; set state.store to "redis" (and state.redis.url) to run several workers (got 2, from --workers)',
+      'http.workers: must be 1 while state.store is "memory": each worker would keep its own sessions and counters, so a token issued by one worker would be unknown to the next; set state.store to "redis" (and state.redis.url or state.redis.sentinels) to run several workers (got 2, from --workers)',
     );
   });
 });

@@ -65,7 +65,7 @@ export function crossSectionRules(config: Record<string, unknown>, ctx: z.Refine
       code: 'custom',
       path: ['http', 'workers'],
       message:
-        'must be 1 while state.store is "memory": each worker would keep its own sessions and counters, so a token issued by one worker would be unknown to the next; set state.store to "redis" (and state.redis.url) to run several workers',
+        'must be 1 while state.store is "memory": each worker would keep its own sessions and counters, so a token issued by one worker would be unknown to the next; set state.store to "redis" (and state.redis.url or state.redis.sentinels) to run several workers',
     });
   }
   // Only a lookup in use is held to the call's bound: a gateway without one must not trip over its default.

@@ -235,7 +235,7 @@ describe('rules across settings', () => {
 
   it('several workers need the Redis store, wherever the number of workers comes from', () => {
     const reason =
-      'must be 1 while state.store is "memory": each worker would keep its own sessions and counters, so a token issued by one worker would be unknown to the next; set state.store to "redis" (and state.redis.url) to run several workers';
+      'must be 1 while state.store is "memory": each worker would keep its own sessions and counters, so a token issued by one worker would be unknown to the next; set state.store to "redis" (and state.redis.url or state.redis.sentinels) to run several workers';
     const options = yaml('http:\n  workers: 4\n');
     expect(problemAt(options, 'http.workers')).toBe(`${reason} (got 4, at ${options.file}:2)`);
     expect(problemAt({ env: { PAIA_HTTP_WORKERS: '2' } }, 'http.workers')).toBe(
