@@ -42,7 +42,14 @@ export interface UpkeepOptions {
  * the ILS's idle timeout and sends keepalives at half of it (not below
  * KEEPALIVE_FLOOR_MS, never above the configured interval), says so once in
  * the log and reports it in stats() (`keepaliveIntervalMs`). It is kept
- * while the pool lives: a keepalive more than needed costs one 99.
+ * while the pool lives: a keepalive more than needed costs one 99. What
+ * must not teach it: an ILS restart, which ends sessions each idle for
+ * another while. Closes at one moment are not paired; and a keepalive
+ * answered after X ms idle shows that the ILS's timeout is longer than X,
+ * so a close after at most X ms idle is not the timeout (against an ILS
+ * whose timeout is shorter than the keepalive, no keepalive is ever
+ * answered). Otherwise restarts days apart would pair up now and then and
+ * push the keepalive down, never up again.
  */
 export class Upkeep {
   readonly #options: UpkeepOptions;
@@ -56,6 +63,8 @@ export class Upkeep {
   #intervalMs: number;
   /** An idle close sooner than the keepalive, not yet confirmed by a second one. */
   #lastEarlyClose: { at: number; idleMs: number } | null = null;
+  /** The longest idle time after which a keepalive was answered: the ILS's timeout is longer. */
+  #longestSurvivedIdleMs = 0;
   /** Whether the advice about the ILS closing idle sessions was logged (once per pool). */
   #idleCloseReported = false;
 
@@ -86,6 +95,8 @@ export class Upkeep {
       armed.timer.refresh();
       return;
     }
+    // A timer set for another delay (before an adaptation) must not fire as well.
+    if (armed) clearTimeout(armed.timer);
     this.#setTimer(connection, interval);
   }
 
@@ -143,6 +154,8 @@ export class Upkeep {
     if (current <= 0 || idleMs >= current) return false;
     const adapted = Math.max(KEEPALIVE_FLOOR_MS, Math.floor(idleMs * KEEPALIVE_SHARE));
     if (adapted > idleMs * KEEPALIVE_MAX_SHARE || adapted >= current) return false;
+    // Not the ILS's idle timeout: a session idle longer was kept open before.
+    if (idleMs <= this.#longestSurvivedIdleMs) return true;
     const now = Date.now();
     const seen = this.#lastEarlyClose;
     this.#lastEarlyClose = { at: now, idleMs };
@@ -188,10 +201,12 @@ export class Upkeep {
       connection.close('connection lifetime reached');
       return;
     }
+    const idleMs = Date.now() - (this.#idleSince.get(connection) ?? connection.createdAt);
     await this.#core.housekeep(connection, async () => {
       try {
         await connection.send(SC_STATUS);
         this.#circuit.breaker.recordSuccess();
+        this.#longestSurvivedIdleMs = Math.max(this.#longestSurvivedIdleMs, idleMs);
       } catch (error) {
         connection.destroy('keepalive failed');
         // A keepalive that met the ILS closing the idle session (EOF, reset) is that same normal close;

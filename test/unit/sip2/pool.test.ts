@@ -561,6 +561,26 @@ describe('an ILS that closes idle sessions sooner than the keepalive', () => {
     expect(learned()).toEqual([]);
   });
 
+  it('learns nothing from two ILS restarts an hour apart that ended sessions idle for about the same while', async () => {
+    const pool = makePool({ min: 1, max: 1, keepaliveIntervalMs: 20_000 });
+    await pool.start();
+    await vi.advanceTimersByTimeAsync(0);
+    /** Waits for the next keepalive to be answered, then ends the session (an ILS restart) `idleMs` later. */
+    const restartIdleFor = async (idleMs: number) => {
+      const keepalives = ils.sent.filter((code) => code === '99').length;
+      while (ils.sent.filter((code) => code === '99').length === keepalives) await vi.advanceTimersByTimeAsync(100);
+      await vi.advanceTimersByTimeAsync(ANSWER_MS + idleMs);
+      for (const session of [...ils.sessions]) session.closeByPeer();
+      await vi.advanceTimersByTimeAsync(ANSWER_MS * 4);
+    };
+    await restartIdleFor(10_000);
+    await vi.advanceTimersByTimeAsync(3_600_000);
+    await restartIdleFor(8_060);
+    // Keepalives after 20 s idle were answered all along: the ILS keeps idle sessions longer than 10 s.
+    expect(pool.stats()).toMatchObject({ connections: 1, keepaliveIntervalMs: 20_000 });
+    expect(learned()).toEqual([]);
+  });
+
   it('keeps its keepalive against a timeout too short for one of at least 1 s, and gives the advice once', async () => {
     ils.idleTimeoutMs = 1000;
     const pool = makePool({ min: 1, max: 1, keepaliveIntervalMs: 20_000 });
