@@ -3,15 +3,17 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * How a test starts the gateway's or the simulator's command line as a child process: from the tree
- * test/setup/transpile.ts wrote before the run (`node .test-build/src/cli/main.js`), which is the
+ * test/setup/transpile.ts wrote for this run (`node .test-build/<run>/src/cli/main.js`), which is the
  * source as tsx would run it (esbuild strips the types, file by file) without tsx's loader and its
  * esbuild service in every child: a start then costs half the CPU, and the suite starts some
  * hundreds of gateways and simulators. Without that tree (a file run outside `vitest run`), through tsx.
  */
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** Where test/setup/transpile.ts writes; listed in .gitignore. */
-export const TEST_BUILD_DIR = '.test-build';
+/** Where test/setup/transpile.ts writes, one folder per run; listed in .gitignore. */
+export const TEST_BUILD_ROOT = '.test-build';
+/** The variable through which the global setup tells the test processes its run's folder (relative to the root). */
+export const TEST_BUILD_VARIABLE = 'TEST_BUILD_DIR';
 
 export type EntryPoint = 'src/cli/main.ts' | 'sip2-simulator/src/main.ts';
 
@@ -20,6 +22,9 @@ export type EntryPoint = 'src/cli/main.ts' | 'sip2-simulator/src/main.ts';
  * `throughTsx`: as a developer runs it, whatever was built.
  */
 export function sourceEntry(entry: EntryPoint, throughTsx = false): string[] {
-  const built = `${TEST_BUILD_DIR}/${entry.replace(/\.ts$/, '.js')}`;
-  return !throughTsx && existsSync(`${REPO_ROOT}${built}`) ? [built] : ['--import', 'tsx', entry];
+  const dir = process.env[TEST_BUILD_VARIABLE];
+  const built = dir === undefined ? undefined : `${dir}/${entry.replace(/\.ts$/, '.js')}`;
+  return !throughTsx && built !== undefined && existsSync(`${REPO_ROOT}${built}`)
+    ? [built]
+    : ['--import', 'tsx', entry];
 }
