@@ -68,6 +68,40 @@ export function lastingPart(share: Share): Share {
   return share.filter((metric) => metric.type === 'counter' || metric.type === 'histogram');
 }
 
+/**
+ * Two lasting parts added up, series by series: the counters and histograms
+ * of the workers that have exited, kept by the primary so that the group's
+ * sums do not fall when one dies or is replaced (its replacement starts from
+ * zero; Prometheus would take the fall for a reset and count everything
+ * left as new). Synchronous, unlike a registry's getMetricsAsJSON(), since
+ * the primary folds a worker in as it exits.
+ */
+export function addedUp(kept: Share, share: Share): Share {
+  const copy = (metric: SharedMetric): SharedMetric => ({
+    ...metric,
+    values: metric.values.map((value) => ({ ...value })),
+  });
+  const byName = new Map(kept.map((metric) => [metric.name, copy(metric)]));
+  for (const metric of share) {
+    const into = byName.get(metric.name);
+    if (into === undefined) {
+      byName.set(metric.name, copy(metric));
+      continue;
+    }
+    const series = new Map(into.values.map((value) => [seriesKey(value), value]));
+    for (const value of metric.values) {
+      const found = series.get(seriesKey(value));
+      if (found === undefined) into.values.push({ ...value });
+      else found.value += value.value;
+    }
+  }
+  return [...byName.values()];
+}
+
+/** One series of a metric: its sample's name (a histogram's _bucket, _sum, _count) and labels, in any order. */
+const seriesKey = ({ metricName, labels }: SharedMetric['values'][number]): string =>
+  JSON.stringify([metricName ?? '', Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+
 /** How many workers the scrape reached. */
 export interface Reach {
   /** The workers there should be (http.workers). */

@@ -8,7 +8,7 @@
  * the Redis store), the SIP2 simulator.
  */
 import { Agent, request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { GatewayProcess } from '../helpers/gateway.js';
 import { sendOnOwnConnection as send } from '../helpers/http-call.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis.js';
@@ -159,9 +159,14 @@ describe('/metrics with serve --workers 2', () => {
       expect(samplesOf(metrics, 'process_start_time_seconds')).toHaveLength(1);
       expect(sumOf(metrics, 'paia_http_requests_total', { route: 'patron', status: '200' })).toBe(CALLS);
 
-      // Going on, it answers again.
-      const again = await getOn(agent, `${gateway.url}/metrics`);
-      expect(single(parseExposition(again.body), 'paia_workers_scraped')).toBe(2);
+      // Going on, it answers again, once it has worked through what the IPC channel held for it while stopped.
+      await vi.waitFor(
+        async () => {
+          const again = await getOn(agent, `${gateway.url}/metrics`);
+          expect(single(parseExposition(again.body), 'paia_workers_scraped')).toBe(2);
+        },
+        { timeout: 4000, interval: 100 },
+      );
     } finally {
       agent.destroy();
     }

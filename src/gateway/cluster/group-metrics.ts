@@ -1,4 +1,4 @@
-import { lastingPart, type Reach, type Share } from '../../metrics/group.js';
+import { addedUp, lastingPart, type Reach, type Share } from '../../metrics/group.js';
 import type { FromWorker, ToWorker } from './messages.js';
 
 /**
@@ -10,7 +10,11 @@ import type { FromWorker, ToWorker } from './messages.js';
  * (metrics/group.ts) and answers. A worker that does not answer in time is
  * left out, and the answer says how many did (paia_workers_scraped); its
  * counters and histograms are those of its last answer, so that the group's
- * sums do not fall while it is slow.
+ * sums do not fall while it is slow. A worker that exits leaves those behind
+ * too, kept apart (`retired`) and added to every later answer: its
+ * replacement counts from zero, and the sums must not fall then either
+ * (Prometheus would take the fall for a counter reset and count the whole
+ * rest as new, which trips increase() alerts).
  */
 
 /** A worker as the gathering sees it. */
@@ -37,6 +41,8 @@ export class MetricsGathering {
   readonly #gathers = new Map<number, Gather>();
   /** Per worker number: the counters and histograms of its last share, which stand in for it while it is silent. */
   readonly #last = new Map<number, Share>();
+  /** The counters and histograms of the workers that have exited, added up: a share in every answer while the primary lives. */
+  #retired: Share = [];
   #ids = 0;
 
   constructor(
@@ -77,10 +83,24 @@ export class MetricsGathering {
     if (found.waiting.size === 0) this.#finish(gather);
   }
 
-  /** Worker `number` exited: its counters went with it (as a process's do when it restarts), and no scrape waits for it. */
+  /**
+   * Worker `number` exited: its last counters and histograms join the
+   * retired share, no scrape waits for it, and its own scrapes are dropped
+   * (the answer would reach its replacement, whose scrape numbers start
+   * again at 1 and could match one of its own).
+   */
   gone(number: number): void {
+    const last = this.#last.get(number);
+    if (last !== undefined) this.#retired = addedUp(this.#retired, last);
     this.#last.delete(number);
     for (const [id, gather] of this.#gathers) {
+      if (gather.from === number) {
+        clearTimeout(gather.timer);
+        this.#gathers.delete(id);
+        continue;
+      }
+      // Its answer to a gather still open is in the retired share now; kept here too, it would count twice.
+      gather.shares.delete(number);
       if (gather.waiting.delete(number) && gather.waiting.size === 0) this.#finish(id);
     }
   }
@@ -101,6 +121,7 @@ export class MetricsGathering {
       const share = gather.shares.get(number) ?? this.#last.get(number);
       return share === undefined ? [] : [share];
     });
+    if (this.#retired.length > 0) shares.push(this.#retired);
     members
       .find((member) => member.number === gather.from)
       ?.send({

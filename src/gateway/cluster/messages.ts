@@ -33,7 +33,7 @@ export type ToWorker =
   | { type: 'paia-sip2:reload-tls' }
   /** Another worker's scrape: answer "metrics-share" with the same gather number (group-metrics.ts). */
   | { type: 'paia-sip2:share-metrics'; gather: number }
-  /** The answer to this worker's "scrape": the shares of the workers that answered in time. */
+  /** The answer to this worker's "scrape": the shares of the workers that answered in time, the last counters and histograms of those that did not, and those of the workers that exited. */
   | { type: 'paia-sip2:group-metrics'; scrape: number; shares: Share[]; expected: number; scraped: number };
 
 /** Worker -> primary. */

@@ -6,7 +6,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GroupScrapes, type Member, MetricsGathering } from '../../../src/gateway/cluster/group-metrics.js';
 import type { FromWorker, ToWorker } from '../../../src/gateway/cluster/messages.js';
-import type { Share } from '../../../src/metrics/group.js';
+import { mergeShares, type Share } from '../../../src/metrics/group.js';
+import { parseExposition, single } from '../metrics/exposition.js';
 
 /** One metric of a share, with one series. */
 const metric =
@@ -82,7 +83,7 @@ describe('MetricsGathering (the primary)', () => {
     expect(answers(1)).toHaveLength(2);
   });
 
-  it('does not wait for a worker whose heartbeat is late, nor for one that exits; an exited one takes its counts along', () => {
+  it('does not wait for a worker whose heartbeat is late, nor for one that exits; an exited one leaves its counts behind', () => {
     const { gathering, asked, answers } = group([true, false, true]);
     gathering.begin(1, 1);
     expect(asked(2)).toEqual([]);
@@ -93,7 +94,56 @@ describe('MetricsGathering (the primary)', () => {
     gathering.begin(1, 2);
     gathering.shared(1, asked(1)[1]!, [counter(1)]);
     gathering.gone(3);
-    expect(answers(1)[1]).toMatchObject({ scraped: 1, shares: [[counter(1)]] });
+    expect(answers(1)[1]).toMatchObject({ scraped: 1, shares: [[counter(1)], [counter(3)]] });
+  });
+
+  it("keeps an exited worker's counts, so that the group's counters do not fall when its replacement starts from zero", async () => {
+    const { gathering, asked, answers } = group();
+    const merged = async (answer: GroupAnswer) =>
+      single(parseExposition(await mergeShares(answer.shares, answer)), 'paia_http_requests_total');
+    gathering.begin(1, 1);
+    for (const number of [1, 2, 3]) gathering.shared(number, asked(1)[0]!, [counter(number * 10), gauge(number)]);
+    const before = await merged(answers(1)[0]!);
+    expect(before).toBe(60);
+
+    // Worker 3 dies, and dies again: each time its replacement counts from zero.
+    for (const [scrape, count] of [
+      [2, 1],
+      [3, 2],
+    ] as const) {
+      gathering.gone(3);
+      gathering.begin(1, scrape);
+      const gather = asked(1).at(-1)!;
+      gathering.shared(1, gather, [counter(10), gauge(1)]);
+      gathering.shared(2, gather, [counter(20), gauge(2)]);
+      gathering.shared(3, gather, [counter(count), gauge(3)]);
+    }
+    const [, second, third] = answers(1);
+    expect(await merged(second!)).toBe(61);
+    expect(await merged(third!)).toBe(63);
+    expect(third!.scraped).toBe(3);
+  });
+
+  it('counts a worker that exits during a scrape it has answered once, in the retired share only', async () => {
+    const { gathering, asked, answers } = group();
+    gathering.begin(1, 1);
+    gathering.shared(3, asked(1)[0]!, [counter(30)]);
+    gathering.gone(3);
+    gathering.shared(1, asked(1)[0]!, [counter(10)]);
+    gathering.shared(2, asked(1)[0]!, [counter(20)]);
+    const [answer] = answers(1);
+    expect(answer!.scraped).toBe(2);
+    expect(single(parseExposition(await mergeShares(answer!.shares, answer!)), 'paia_http_requests_total')).toBe(60);
+  });
+
+  it('drops the scrapes of a worker that exits: the answer would reach its replacement', () => {
+    const { gathering, asked, answers } = group();
+    gathering.begin(2, 1);
+    gathering.shared(1, asked(1)[0]!, [counter(1)]);
+    gathering.gone(2);
+    gathering.shared(3, asked(3)[0]!, [counter(3)]);
+    vi.advanceTimersByTime(5000);
+    expect(answers(2)).toEqual([]);
   });
 
   it('answers at once when no worker can be asked, and sends nothing after close()', () => {

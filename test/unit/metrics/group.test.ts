@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GatewayMetrics, type MetricsSources } from '../../../src/metrics/gateway.js';
-import { lastingPart, mergeShares, type Share } from '../../../src/metrics/group.js';
+import { addedUp, lastingPart, mergeShares, type Share } from '../../../src/metrics/group.js';
 import { parseExposition, samplesOf, single, sumOf } from './exposition.js';
 
 const pool = (connections: number, circuit: 'closed' | 'open', sessionLimit: number | null): MetricsSources => ({
@@ -38,6 +38,8 @@ async function twoWorkers(): Promise<Share[]> {
     }),
   );
 }
+
+const counterOf = (share: Share) => share.find((metric) => metric.name === 'paia_sip2_connect_failures_total')!;
 
 describe('the metrics of a process group', () => {
   it('sums counters, histograms and the gauges whose sum is the gateway’s', async () => {
@@ -78,6 +80,25 @@ describe('the metrics of a process group', () => {
     expect(single(merged, 'paia_sip2_connections')).toBe(2);
     expect(samplesOf(merged, 'paia_sip2_circuit_state').map((sample) => sample.labels.worker)).toEqual(['1']);
     expect(single(merged, 'paia_workers_scraped')).toBe(1);
+  });
+
+  it('the workers that exited add up, series by series, into one share of counters and histograms', async () => {
+    const [first, second] = await twoWorkers();
+    const part = lastingPart(second!);
+    const unchanged = JSON.stringify(part);
+    // The same worker retired twice: two lives of it, each having counted as much.
+    const retired = addedUp(addedUp([], part), part);
+    expect(JSON.stringify(part)).toBe(unchanged);
+    expect(retired.map((metric) => metric.type)).not.toContain('gauge');
+    const merged = parseExposition(await mergeShares([first!, retired], { expected: 2, scraped: 1 }));
+    expect(single(merged, 'paia_http_requests_total', { method: 'GET', route: 'patron', status: '200' })).toBe(7);
+    expect(single(merged, 'paia_http_requests_total', { method: 'POST', route: 'login', status: '403' })).toBe(2);
+    expect(single(merged, 'paia_http_request_duration_seconds_count', { method: 'GET', route: 'patron' })).toBe(7);
+    expect(single(merged, 'paia_http_request_duration_seconds_bucket', { route: 'patron', le: '0.01' })).toBe(3);
+    expect(single(merged, 'paia_http_request_duration_seconds_bucket', { route: 'patron', le: '+Inf' })).toBe(7);
+    expect(single(merged, 'paia_sip2_connect_failures_total')).toBe(9);
+    // A series only one side has is taken as it is.
+    expect(addedUp([], [counterOf(first!)])).toEqual([counterOf(first!)]);
   });
 
   it('a scrape in a group answers for the group; outside one it is the registry’s own text, without worker labels', async () => {
