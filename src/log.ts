@@ -14,6 +14,8 @@ const REDACTED_PATHS = [
   '*.patronPassword',
   'terminalPassword',
   '*.terminalPassword',
+  'sentinelPassword',
+  '*.sentinelPassword',
   'access_token',
   '*.access_token',
   'token',

@@ -20,7 +20,13 @@
  */
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
-import { type Config, ConfigError, describeConfig, loadConfigWithWarnings } from '../config/index.js';
+import {
+  type Config,
+  ConfigError,
+  describeConfig,
+  loadConfigWithWarnings,
+  secretFileVariables,
+} from '../config/index.js';
 import { checkStateStore, sip2Setup } from '../gateway/index.js';
 import { VERSION } from '../version.js';
 import { serve, serveWorker } from './serve.js';
@@ -53,8 +59,18 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--w
 Every setting can be overridden by an environment variable named after its
 path: sip2.host -> PAIA_SIP2_HOST, http.port -> PAIA_HTTP_PORT (PORT works too).
 A secret can be read from a file instead (container secrets):
-PAIA_SIP2_TERMINAL_PASSWORD_FILE, PAIA_PAIA_PATRON_ID_SECRET_FILE, PAIA_STATE_REDIS_URL_FILE,
-PAIA_DAIA_RECORDS_HTTP_HEADERS_FILE.`;
+${wrapped(secretFileVariables(), 80)}.`;
+
+/** Names joined by ", ", broken into lines of at most `width` characters. */
+function wrapped(names: readonly string[], width: number): string {
+  const lines: string[] = [];
+  for (const name of names) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + name.length + 2 <= width) lines[lines.length - 1] = `${last}, ${name}`;
+    else lines.push(name);
+  }
+  return lines.join(',\n');
+}
 
 async function main(argv: string[]): Promise<number> {
   if (cluster.isWorker) return serveWorker();

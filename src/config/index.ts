@@ -4,6 +4,8 @@ export type { Config } from './schema/index.js';
 
 /** @internal What the tests load the configuration with, and the environment without PAIA_* settings. */
 export { withoutSettings } from './env.js';
+export { sentinelAddresses } from './schema/state.js';
+export { secretFileVariables } from './secret-files.js';
 /** @internal */
 export { type ConfigProblem, DEFAULT_CONFIG_FILE, type LoadOptions, loadConfig } from './load.js';
 /** @internal */

@@ -23,6 +23,13 @@ export interface SecretFiles {
   problems: { path: string; message: string }[];
 }
 
+/** Every `_FILE` variable a secret can be read from, e.g. PAIA_SIP2_TERMINAL_PASSWORD_FILE. */
+export function secretFileVariables(): string[] {
+  return configSettings()
+    .filter((setting) => setting.secret)
+    .map((setting) => `${setting.env}${FILE_SUFFIX}`);
+}
+
 /** Reads the `_FILE` variables of secret settings; relative paths from `cwd`. */
 export function readSecretFiles(env: NodeJS.ProcessEnv, cwd: string): SecretFiles {
   const result: NodeJS.ProcessEnv = { ...env };

@@ -15,6 +15,11 @@ const DEFAULT_KEY_PREFIX = 'paia-sip2:';
 
 /** The port of a sentinel given without one: Sentinel's own default. */
 export const SENTINEL_PORT = 26379;
+
+/** The addresses of state.redis.sentinels, which the schema has checked are each host[:port]. */
+export function sentinelAddresses(entries: readonly string[]): { host: string; port: number }[] {
+  return entries.flatMap((entry) => splitHostPort(entry, SENTINEL_PORT) ?? []);
+}
 const SENTINELS_MUST_BE =
   'must be a list of sentinel addresses, host:port each (e.g. ["10.0.0.1:26379", "10.0.0.2:26379", "10.0.0.3:26379"]), or [] for one Redis at state.redis.url';
 

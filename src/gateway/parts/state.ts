@@ -8,9 +8,7 @@ import { type PatronIdMode, PatronIds } from '../../auth/patron-ids.js';
 import { TokenRateLimit } from '../../auth/token-rate-limit.js';
 import { type ClientSettings, TrustedClients } from '../../auth/trusted-clients.js';
 import type { Backend } from '../../backend/types.js';
-import type { Config } from '../../config/index.js';
-import { SENTINEL_PORT } from '../../config/schema/state.js';
-import { splitHostPort } from '../../config/schema/validators.js';
+import { type Config, sentinelAddresses } from '../../config/index.js';
 import type { Logger } from '../../log.js';
 import type { GatewayMetrics } from '../../metrics/gateway.js';
 import { createStateStore, type StateStore, type StateStoreSettings } from '../../state/index.js';
@@ -89,7 +87,7 @@ export function stateStoreSettings(config: Config): StateStoreSettings {
         sentinels.length === 0 || sentinelMaster === null
           ? null
           : {
-              sentinels: sentinels.flatMap((entry) => splitHostPort(entry, SENTINEL_PORT) ?? []),
+              sentinels: sentinelAddresses(sentinels),
               masterName: sentinelMaster,
               password: sentinelPassword,
               tls,
