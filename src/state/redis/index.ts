@@ -140,8 +140,6 @@ export class RedisStore implements StateStore {
   #status: RedisStatus = 'wait';
   #everConnected = false;
   #subscribed: Promise<unknown> | undefined;
-  /** ready() was called: the subscriber subscribes on every connection from then on. */
-  #subscriptionWanted = false;
   /** close() was called: the connection ending is no loss to report. */
   #closing = false;
   /** Whether this Redis may drop keys: while it may, every operation is refused (eviction-policy.ts). */
@@ -197,11 +195,11 @@ export class RedisStore implements StateStore {
     });
     this.#subscriber.on('error', () => {});
     this.#revive(this.#subscriber);
+    let connectedBefore = false; // the first connection sends the SUBSCRIBE that ready() queued
     this.#subscriber.on('ready', () => {
-      // Every connection subscribes anew, the first one too: the SUBSCRIBE ready() queued is lost when that
-      // connection ends before Redis answers it (a failover at start-up), and one more to the same channel
-      // changes nothing.
-      if (this.#subscriptionWanted && !this.#closing) this.#subscriber.subscribe(this.#channel).catch(() => {});
+      if (connectedBefore && this.#subscribed !== undefined && !this.#closing)
+        this.#subscriber.subscribe(this.#channel).catch(() => {});
+      connectedBefore = true;
     });
     this.#subscriber.on('message', (channel: string, message: string) => this.#heard(channel, message));
     this.sessions = new RedisSessionStore(this.#redis, {
@@ -366,10 +364,8 @@ export class RedisStore implements StateStore {
   async ready(timeoutMs: number): Promise<void> {
     const connect = (redis: Redis) => (redis.status === 'wait' ? redis.connect() : Promise.resolve());
     // Sent once, whether or not Redis answers now: it waits in the subscriber's queue until the first connection.
-    this.#subscriptionWanted = true;
     this.#subscribed ??= this.#subscriber.subscribe(this.#channel);
-    // Rejected when its connection ends before Redis answers: the next connection subscribes ('ready' above).
-    this.#subscribed.catch(() => {});
+    this.#subscribed.catch(() => {}); // rejected only by close()
     const connected = Promise.all([connect(this.#redis), this.#subscribed]);
     connected.catch(() => {}); // a later failure is seen in health()
     let timer: NodeJS.Timeout | undefined;
