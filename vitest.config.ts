@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
  * Three groups, one after the other (sequence.groupOrder): the unit tests, CPU-bound, one fork per core;
@@ -20,6 +20,30 @@ const ALONE = [
   'test/integration/workers.test.ts',
   'test/integration/workers-metrics.test.ts',
 ];
+
+/**
+ * The image project (test/image/, `npm run test:image`): builds the Dockerfile in a Docker engine of its own
+ * and runs the image, minutes of work, so it is part of a run only when named (`vitest run --project image`);
+ * `npm test` stays as it is. It runs the testcontainers kind of the store tests as well, against a Redis
+ * image it builds (test/image/env.ts).
+ */
+const IMAGE_SELECTED = process.argv.some(
+  (arg, index) => arg === '--project=image' || (arg === '--project' && process.argv[index + 1] === 'image'),
+);
+const IMAGE_PROJECT = {
+  extends: true,
+  test: {
+    name: 'image',
+    include: ['test/image/**/*.test.ts', 'test/integration/redis-store.test.ts'],
+    globalSetup: ['test/image/setup.ts'],
+    setupFiles: ['test/image/env.ts'],
+    // Of the store tests only the container kind: the main run has the redis-server kind. (vitest 4.1 applies
+    // a project's testNamePattern, though ProjectConfig does not list it: hence the `as` below.)
+    testNamePattern: /^(RedisStore against container|the container image)/,
+    maxWorkers: 1,
+    sequence: { groupOrder: 3 },
+  },
+} as TestProjectInlineConfiguration;
 
 export default defineConfig({
   test: {
@@ -49,6 +73,7 @@ export default defineConfig({
         extends: true,
         test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 2 } },
       },
+      ...(IMAGE_SELECTED ? [IMAGE_PROJECT] : []),
     ],
   },
 });

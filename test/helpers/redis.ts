@@ -550,6 +550,13 @@ async function dockerUnavailable(): Promise<string | null> {
 }
 
 /**
+ * PAIA_TEST_DOCKER_NETWORK=host: the engine has no bridge network (the image tests' private dockerd,
+ * test/image/engine.ts, runs with --bridge=none), so the container shares the host's network and Redis
+ * itself listens on 127.0.0.1 and the port picked here.
+ */
+const HOST_NETWORK = process.env.PAIA_TEST_DOCKER_NETWORK === 'host';
+
+/**
  * Publishes the Redis port on the host's loopback only (testcontainers binds
  * all interfaces), on a port picked here so that a restart keeps it.
  */
@@ -559,14 +566,17 @@ class LoopbackRedisContainer extends GenericContainer {
     private readonly hostPort: number,
   ) {
     super(image);
-    this.withExposedPorts(6379)
-      .withCommand(['redis-server', '--save', '', '--appendonly', 'no'])
+    const listen = HOST_NETWORK ? ['--bind', '127.0.0.1', '--port', String(hostPort)] : [];
+    this.withCommand(['redis-server', '--save', '', '--appendonly', 'no', ...listen])
       .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
       .withStartupTimeout(CONTAINER_START_TIMEOUT_MS);
+    if (HOST_NETWORK) this.withNetworkMode('host');
+    else this.withExposedPorts(6379);
   }
 
   protected override async beforeContainerCreated(): Promise<void> {
-    this.hostConfig.PortBindings = { '6379/tcp': [{ HostIp: '127.0.0.1', HostPort: String(this.hostPort) }] };
+    if (!HOST_NETWORK)
+      this.hostConfig.PortBindings = { '6379/tcp': [{ HostIp: '127.0.0.1', HostPort: String(this.hostPort) }] };
   }
 }
 
@@ -574,7 +584,7 @@ class LoopbackRedisContainer extends GenericContainer {
 async function startRedisContainer(): Promise<RedisServer> {
   const hostPort = await freePort();
   const container: StartedTestContainer = await new LoopbackRedisContainer(REDIS_IMAGE, hostPort).start();
-  const port = container.getMappedPort(6379);
+  const port = HOST_NETWORK ? hostPort : container.getMappedPort(6379);
   const engine = await getContainerRuntimeClient();
   const docker = engine.container.getById(container.getId());
   const running = async () => (await docker.inspect()).State.Running;
