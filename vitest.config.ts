@@ -1,25 +1,24 @@
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
- * Three groups, one after the other (sequence.groupOrder): the unit tests, CPU-bound, one fork per core;
- * the integration and conformance files, which mostly wait on real processes over loopback, several
- * files at a time; then the few files that need the CPU to themselves, alone. Each file starts its own
- * simulators and gateways on ephemeral ports with state directories of their own
- * (test/helpers/gateway.ts), so files share nothing but the CPU. TEST_FILES_AT_ONCE sets how many
- * integration files run at once: on a machine busy with other work, fewer (each file starts its
- * processes within 15 s or fails).
+ * Two groups, one after the other (sequence.groupOrder): the unit tests, CPU-bound, one fork per core;
+ * then the integration and conformance files, which mostly wait on real processes over loopback, several
+ * files at a time. Each file starts its own simulators and gateways on ephemeral ports with state
+ * directories of their own (test/helpers/gateway.ts), so files share nothing but the CPU.
+ * TEST_FILES_AT_ONCE sets how many integration files run at once: on a machine busy with other work,
+ * fewer (each file starts its processes within 15 s or fails). The heaviest files (compiled.test.ts runs
+ * tsc; workers.test.ts starts gateways of three processes again and again) once ran alone, after the
+ * others; since the children start from one bundled file (test/setup/transpile.ts) they start well
+ * within their bounds beside two other files, and running them alone left a core idle for 80 s.
  */
 const INTEGRATION_FILES_AT_ONCE = Number(process.env.TEST_FILES_AT_ONCE ?? 3);
 /**
- * Alone: compiled.test.ts runs `npm run build` (tsc, both cores for half a minute) and writes dist/;
- * workers.test.ts starts gateways of three processes each, again and again, within the 15 s start bound;
- * workers-metrics.test.ts starts one such gateway.
+ * The files that replace a module (vi.mock) for their own tests: they run each in a fresh module graph.
+ * Every other file shares its worker's modules with the files run before it in that worker (isolate:
+ * false): importing the source afresh for each file cost more than half of the unit tests' CPU. A file
+ * that changes shared state (process.env, fake timers) puts it back in afterEach, as it must anyway.
  */
-const ALONE = [
-  'test/integration/compiled.test.ts',
-  'test/integration/workers.test.ts',
-  'test/integration/workers-metrics.test.ts',
-];
+const MOCKING = ['test/unit/auth/client-stand-in.test.ts', 'test/unit/state/persistence-disk.test.ts'];
 
 /**
  * The image project (test/image/, `npm run test:image`): builds the Dockerfile in a Docker engine of its own
@@ -41,7 +40,7 @@ const IMAGE_PROJECT = {
     // a project's testNamePattern, though ProjectConfig does not list it: hence the `as` below.)
     testNamePattern: /^(RedisStore against container|the container image)/,
     maxWorkers: 1,
-    sequence: { groupOrder: 3 },
+    sequence: { groupOrder: 2 },
   },
 } as TestProjectInlineConfiguration;
 
@@ -51,27 +50,34 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // The children the tests start run the source from .test-build/, written once per run.
+    // The children the tests start run the source bundled into .test-build/, once per run.
     globalSetup: ['test/setup/transpile.ts'],
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          exclude: MOCKING,
+          isolate: false,
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'unit-mocking', include: MOCKING, maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/conformance/**/*.test.ts'],
-          exclude: ALONE,
+          isolate: false,
           maxWorkers: INTEGRATION_FILES_AT_ONCE,
           sequence: { groupOrder: 1 },
         },
-      },
-      {
-        extends: true,
-        test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 2 } },
       },
       ...(IMAGE_SELECTED ? [IMAGE_PROJECT] : []),
     ],

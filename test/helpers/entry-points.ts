@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /**
- * How a test starts the gateway's or the simulator's command line as a child process: from the tree
- * test/setup/transpile.ts wrote for this run (`node .test-build/<run>/src/cli/main.js`), which is the
- * source as tsx would run it (esbuild strips the types, file by file) without tsx's loader and its
- * esbuild service in every child: a start then costs half the CPU, and the suite starts some
- * hundreds of gateways and simulators. Without that tree (a file run outside `vitest run`), through tsx.
+ * How a test starts the gateway's or the simulator's command line as a child process: from the
+ * bundle test/setup/transpile.ts wrote for this run (`node .test-build/<run>/src/cli/main.js`), the
+ * source and its packages in one file, without tsx's loader and its esbuild service in every child:
+ * a start then costs a third of the CPU, and the suite starts some hundreds of gateways and
+ * simulators. Without that bundle (a file run outside `vitest run`), through tsx.
  */
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -15,7 +15,9 @@ export const TEST_BUILD_ROOT = '.test-build';
 /** The variable through which the global setup tells the test processes its run's folder (relative to the root). */
 export const TEST_BUILD_VARIABLE = 'TEST_BUILD_DIR';
 
-export type EntryPoint = 'src/cli/main.ts' | 'sip2-simulator/src/main.ts';
+/** The command lines a test starts, each bundled for the run. */
+export const ENTRY_POINTS = ['src/cli/main.ts', 'sip2-simulator/src/main.ts'] as const;
+export type EntryPoint = (typeof ENTRY_POINTS)[number];
 
 /**
  * The node arguments (before the command's own) that run `entry`, relative to the repository root;

@@ -15,8 +15,8 @@ import { simulatorIls } from './simulator.js';
  * SIP2 server (normally the simulator started by startSimulatorProcess), on
  * 127.0.0.1 and a free port, and resolves once it prints its listening line.
  *
- * The child is `node .test-build/src/cli/main.js serve` (the source with its types
- * stripped, test/helpers/entry-points.ts), one process to signal; every child
+ * The child is `node .test-build/<run>/src/cli/main.js serve` (the source bundled,
+ * test/helpers/entry-points.ts), one process to signal; every child
  * still alive when the test process exits is killed.
  *
  * The environment is the test process's without any PAIA_* or PORT variable

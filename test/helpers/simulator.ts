@@ -14,8 +14,8 @@ import { FrameSocket, openSocket } from './frame-socket.js';
  * `npm run simulator` does) and drives its control endpoint. Also a raw SIP2
  * socket client for tests that need to see exact bytes.
  *
- * The child is `node .test-build/sip2-simulator/src/main.js` (the source with its
- * types stripped, test/helpers/entry-points.ts): exactly one process to signal.
+ * The child is `node .test-build/<run>/sip2-simulator/src/main.js` (the source
+ * bundled, test/helpers/entry-points.ts): exactly one process to signal.
  */
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
