@@ -58,6 +58,7 @@ describe('the libraries section on the command line', () => {
 
   it('check-config prints the top level, then each library of the example with its effective settings, secrets hidden', () => {
     expect(example.code, example.stderr).toBe(0);
+    expect(example.stderr).toBe('');
     const [valid, json] = [
       example.stdout.slice(0, example.stdout.indexOf('\n')),
       example.stdout.slice(example.stdout.indexOf('\n')),

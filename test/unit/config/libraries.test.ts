@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configSchema, describeConfig, loadConfig, loadConfigWithWarnings } from '../../../src/config/index.js';
+import { packagePath } from '../../../src/package-root.js';
 import { configError, problemAt, problemLines, tempDir } from './helpers.js';
 
 const tmp = tempDir();
@@ -200,6 +202,14 @@ describe("a library's problems", () => {
     });
     expect(problemAt(fromEnv, 'sip2.institution')).toContain('from PAIA_SIP2_INSTITUTION');
     expect(configError(fromEnv).problems.map(({ path }) => path)).toEqual(['sip2.institution']);
+  });
+
+  it("read a library's relative file paths from the config file's directory, and name a file it cannot read", () => {
+    tmp.write('dialects/mine.yaml', readFileSync(packagePath('config', 'dialects', 'koha.yaml'), 'utf8'));
+    const config = loadConfig(yaml(`${TOP}libraries:\n${library('A', 'dialect: dialects/mine.yaml')}`));
+    expect(config.libraries?.[0]?.config.sip2.dialect).toBe(`${tmp.dir}/dialects/mine.yaml`);
+    const options = yaml(`${TOP}libraries:\n${library('A', 'tls: { ca: no-such-ca.pem }')}`);
+    expect(problemAt(options, 'libraries[A].sip2.tls.ca')).toContain(`cannot read ${tmp.dir}/no-such-ca.pem`);
   });
 
   it('name an unknown setting of a library, with the settings it could have meant', () => {
