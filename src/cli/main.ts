@@ -132,6 +132,13 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`configuration is valid\n${JSON.stringify(describeConfig(config), null, 2)}\n`);
     return 0;
   }
+  // Issue 29: the libraries section is validated (check-config), not served yet. The serving slice removes this refusal.
+  if (config.libraries !== null) {
+    process.stderr.write(
+      `paia-sip2 ${command}: the configuration has a libraries section (${config.libraries.map(({ id }) => id).join(', ')}), and serving several libraries is not built yet; \`paia-sip2 check-config\` validates the section. Remove the libraries section to serve one library.\n`,
+    );
+    return 2;
+  }
   if (command === 'doctor') {
     const { runDoctor } = await import('./doctor/index.js');
     let setup;

@@ -9,9 +9,17 @@ import { fileProblemOf } from '../file-problem.js';
 import { packagePath } from '../package-root.js';
 import { BUILTIN_DIALECTS_TEXT, DIALECT_NAME, loadDialect } from '../sip2/index.js';
 import { applyEnv, applyFlags, type SettingFlag, type Sources } from './env.js';
+import { effectiveRaw, inherits, libraryIds, ownSections } from './libraries.js';
 import { getIn, isMapping, type Raw, setIn } from './raw.js';
 import { applyRenames } from './renamed.js';
-import { type Config, configSchema, STATE_DIR_OFF } from './schema/index.js';
+import { type Config, configSchema, type LibraryConfig, STATE_DIR_OFF, TOP_LEVEL_MUST } from './schema/index.js';
+import {
+  LIBRARIES_KEY,
+  LIBRARY_SECTIONS,
+  libraryEntryProblems,
+  libraryIdProblem,
+  libraryRules,
+} from './schema/libraries.js';
 import { readSecretFiles } from './secret-files.js';
 import { configSettings, FILE_PATHS, SECRET_PATHS, SECTION_KEYS, SETTING_BY_PATH } from './settings.js';
 import { suggest } from './suggest.js';
@@ -76,18 +84,44 @@ function show(value: unknown): string {
   return `got ${String(value)}`;
 }
 
-class Reporter {
-  readonly problems: (ConfigProblem & { order: number })[] = [];
+/** A problem's path as the sysadmin reads it: a library's named by its id, `libraries[DE-830].sip2.port`. */
+function shownPath(path: readonly string[]): string {
+  if (path[0] !== LIBRARIES_KEY || path.length < 2) return path.join('.') || '(top level)';
+  return `${LIBRARIES_KEY}[${path[1]}]${path
+    .slice(2)
+    .map((segment) => `.${segment}`)
+    .join('')}`;
+}
 
+/** The library whose effective configuration a Reporter reports on. */
+interface LibraryScope {
+  readonly id: string;
+  /** Its place in the file: its problems follow the top level's, library by library. */
+  readonly index: number;
+  /** Its own sections as written (after renames), to tell its values from the top level's. */
+  readonly own: Raw;
+}
+
+type Problem = ConfigProblem & { order: number };
+
+class Reporter {
   constructor(
     private readonly file: string,
     private readonly doc: Document,
     private readonly lineCounter: LineCounter,
+    /** The configuration reported on: the file's, or a library's effective one (libraries.ts). */
     private readonly raw: Raw,
     private readonly sources: Sources,
     /** New path -> the deprecated old one its value was given by (renamed.ts). */
     private readonly renamedFrom: ReadonlyMap<string, string> = new Map(),
+    private readonly scope: LibraryScope | null = null,
+    readonly problems: Problem[] = [],
   ) {}
+
+  /** Reports on a library's effective configuration, into this reporter's problems. */
+  forLibrary(scope: LibraryScope, raw: Raw, sources: Sources, renamedFrom: ReadonlyMap<string, string>): Reporter {
+    return new Reporter(this.file, this.doc, this.lineCounter, raw, sources, renamedFrom, scope, this.problems);
+  }
 
   /** "from PAIA_X" or "at <file>:<line>" for the value at path (or "section at" its nearest ancestor in the file). */
   where(path: readonly string[]): string | null {
@@ -95,10 +129,14 @@ class Reporter {
     if (variable) return `from ${variable}`;
     const old = this.renamedFrom.get(path.join('.'));
     if (old !== undefined) return this.where(old.split('.'));
+    // A library's own value, or one nobody gives, is in the library's entry; one it inherits is at the top level.
+    const { scope } = this;
+    const inEntry = scope !== null && (!inherits(scope.own, path) || getIn(this.raw, path) === undefined);
+    const filePath = inEntry ? [LIBRARIES_KEY, scope.id, ...path] : path;
     let node: unknown = this.doc.contents;
     let line: number | null = null;
     let found = 0;
-    for (const segment of path) {
+    for (const segment of filePath) {
       if (isSeq(node)) {
         // An entry of a list of sections (sip2.maintenance), by its index.
         const item: unknown = node.items[Number(segment)];
@@ -118,7 +156,7 @@ class Reporter {
       node = pair.value;
     }
     if (line === null) return null;
-    return found === path.length ? `at ${this.file}:${line}` : `section at ${this.file}:${line}`;
+    return found === filePath.length ? `at ${this.file}:${line}` : `section at ${this.file}:${line}`;
   }
 
   add(path: readonly string[], message: string, options: { showValue?: boolean } = {}): void {
@@ -134,7 +172,14 @@ class Reporter {
     const old = this.renamedFrom.get(dotted);
     if (old !== undefined) parts.push(`given in seconds as the deprecated ${old}, times 1000`);
     const text = parts.length > 0 ? `${message} (${parts.join(', ')})` : message;
-    this.problems.push({ path: dotted || '(top level)', message: text, order: orderOf(dotted) });
+    const { scope } = this;
+    if (scope === null) this.problems.push({ path: shownPath(path), message: text, order: orderOf(dotted) });
+    else {
+      // After the top level's problems and the libraries section's own, library by library, each in setting order.
+      const settings = configSettings().length + 1;
+      const order = settings + scope.index + orderOf(dotted) / settings;
+      this.problems.push({ path: shownPath([LIBRARIES_KEY, scope.id, ...path]), message: text, order });
+    }
   }
 
   /** A zod issue, in the sysadmin's words. */
@@ -273,8 +318,15 @@ function fileProblem(file: string): string | null {
   }
 }
 
-function checkFiles(raw: Raw, sources: Sources, report: Reporter): void {
+/** `checks`: the settings to check (a library: those it gives itself; the top level checked the rest). */
+function checkFiles(
+  raw: Raw,
+  sources: Sources,
+  report: Reporter,
+  checks: (dotted: string) => boolean = () => true,
+): void {
   for (const dotted of FILE_PATHS) {
+    if (!checks(dotted)) continue;
     const value = getIn(raw, dotted.split('.'));
     if (typeof value !== 'string' || value === '') continue;
     const problem = fileProblem(value);
@@ -288,7 +340,7 @@ function checkFiles(raw: Raw, sources: Sources, report: Reporter): void {
     }
   }
   const dialect = getIn(raw, ['sip2', 'dialect']);
-  if (typeof dialect === 'string' && dialect !== '') {
+  if (typeof dialect === 'string' && dialect !== '' && checks('sip2.dialect')) {
     try {
       loadDialect(dialect);
     } catch (error) {
@@ -384,9 +436,10 @@ function deepFreeze<T>(value: T): T {
 
 /** Replaces any secret value that slipped into a message (defence in depth: messages are built not to contain them). */
 function scrubber(raw: Raw): (text: string) => string {
-  const secrets = SECRET_PATHS.map((path) => getIn(raw, path.split('.'))).filter(
-    (value): value is string => typeof value === 'string' && value.length >= 4,
-  );
+  const libraries = getIn(raw, [LIBRARIES_KEY]);
+  const secrets = [raw, ...(isMapping(libraries) ? Object.values(libraries) : [])]
+    .flatMap((entry) => SECRET_PATHS.map((path) => getIn(entry, path.split('.'))))
+    .filter((value): value is string => typeof value === 'string' && value.length >= 4);
   return (text) => secrets.reduce((result, secret) => result.split(secret).join('(value hidden)'), text);
 }
 
@@ -438,7 +491,7 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
     throw new ConfigError(file, [
       {
         path: file,
-        message: `must be a mapping of sections (http, sip2, paia, daia, auth, state, cache, metrics, log, demo), ${show(parsed)}`,
+        message: `${TOP_LEVEL_MUST}, ${show(parsed)}`,
       },
     ]);
   }
@@ -460,6 +513,10 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
     checkRecordMapping(result.data as Config, report);
   }
   checkFiles(raw, sources, report);
+  const libraries = loadLibraries(
+    { raw, doc, sources, report, configDir: dirname(file), cwd },
+    result.success ? result.data : null,
+  );
 
   const scrub = scrubber(raw);
   if (report.problems.length > 0) {
@@ -469,9 +526,91 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
       .map(({ path, message }) => ({ path, message: scrub(message) }));
     throw new ConfigError(file, problems, warnings.map(scrub));
   }
-  const config = deepFreeze(result.data as Config);
+  const config = deepFreeze({ ...result.data, libraries: libraries?.map(({ library }) => library) ?? null } as Config);
   collectWarnings(config, warnings);
+  for (const { library, warnings: own } of libraries ?? []) {
+    // What a library inherits the top level warned about already.
+    const found: string[] = [];
+    collectWarnings(library.config, found);
+    for (const warning of [...own, ...found.filter((text) => !warnings.includes(text))])
+      warnings.push(`${shownPath([LIBRARIES_KEY, library.id])}: ${warning}`);
+  }
   return { config, warnings: warnings.map(scrub) };
+}
+
+/** What loadLibraries reads: the top level's raw configuration and where its values came from. */
+interface LibrariesInput {
+  raw: Raw;
+  doc: Document;
+  sources: Sources;
+  report: Reporter;
+  configDir: string;
+  cwd: string;
+}
+
+/** The top level, validated: what a library's configuration takes its other sections from. */
+type TopLevel = z.output<typeof configSchema>;
+
+/**
+ * Each library's effective configuration (issue 29), validated as a
+ * single-library gateway's is, its problems named `libraries[ID].<path>`. A
+ * problem a library only inherits is the top level's, reported there once.
+ * `top` is null when the top level has problems: the libraries are checked
+ * anyway, so that every problem is reported at once. Null without libraries.
+ */
+function loadLibraries(
+  input: LibrariesInput,
+  top: TopLevel | null,
+): { library: LibraryConfig; warnings: string[] }[] | null {
+  const { raw, doc, sources, report } = input;
+  const section = raw[LIBRARIES_KEY];
+  if (!isMapping(section) || Object.keys(section).length === 0) return null;
+  // An entry the schema refused as a whole (its id, not a section) is not looked into; one with a stray key is.
+  const keys = Object.keys(section);
+  const refused = new Set(
+    keys.filter(
+      (id, index) =>
+        libraryIdProblem(id, keys.slice(0, index)) !== null ||
+        libraryEntryProblems(section[id]).some((problem) => problem.path.length === 0),
+    ),
+  );
+  const topProblems = new Set(report.problems.map((problem) => problem.path));
+  const loaded: { library: LibraryConfig; warnings: string[] }[] = [];
+  libraryIds(doc, section).forEach((id, index) => {
+    if (refused.has(id)) return;
+    const own = ownSections(section[id]);
+    const warnings: string[] = [];
+    // Only the file gives a library's settings: renames and relative paths as in the file.
+    const renames = applyRenames(own, new Map(), warnings);
+    resolvePaths(own, new Map(), input.configDir, input.cwd);
+    const effective = effectiveRaw(raw, own);
+    const inherited = (path: string) => inherits(own, path.split('.'));
+    const librarySources = new Map([...sources].filter(([path]) => inherited(path)));
+    const libraryReport = report.forLibrary({ id, index, own }, effective, librarySources, renames.renamedFrom);
+    for (const problem of renames.problems)
+      libraryReport.add(problem.path.split('.'), problem.message, { showValue: false });
+    for (const problem of libraryRules(effective)) libraryReport.add(problem.path, problem.message);
+    const theTopLevels = (path: readonly string[]) =>
+      !LIBRARY_SECTIONS.includes(path[0] ?? '') || (inherited(path.join('.')) && topProblems.has(path.join('.')));
+    const result = configSchema.safeParse(effective);
+    if (!result.success) {
+      for (const issue of result.error.issues) {
+        const path = issue.path.map(String);
+        if (issue.code !== 'unrecognized_keys') {
+          if (!theTopLevels(path)) libraryReport.addIssue(issue);
+          continue;
+        }
+        const unknown = issue.keys.filter((key) => !theTopLevels([...path, key]));
+        if (unknown.length > 0) libraryReport.addIssue({ ...issue, keys: unknown });
+      }
+    }
+    checkFiles(effective, librarySources, libraryReport, (dotted) => !inherited(dotted));
+    if (!result.success || top === null) return;
+    const config = { ...top, sip2: result.data.sip2, paia: result.data.paia, daia: result.data.daia, libraries: null };
+    if (!inherited('daia.records')) checkRecordMapping(config, libraryReport);
+    loaded.push({ library: { id, config }, warnings });
+  });
+  return loaded;
 }
 
 /**
@@ -494,8 +633,25 @@ function describeRecords(config: Config): string {
   return config.sip2.host === null ? `${prefix}, from the demo mapping` : 'off (no daia.records.file or .http.url)';
 }
 
-/** A short, secret-free summary for the start-up log line and `check-config`. */
+/**
+ * A short, secret-free summary for the start-up log line and `check-config`.
+ * With libraries, each library's sip2, paia and daia in file order, in place
+ * of the top level's (which only say what the libraries inherit).
+ */
 export function describeConfig(config: Config): Record<string, unknown> {
+  const summary = describeSections(config);
+  if (config.libraries === null) return summary;
+  const { sip2: _sip2, paia: _paia, daia: _daia, ...shared } = summary;
+  return {
+    ...shared,
+    libraries: config.libraries.map(({ id, config: own }) => {
+      const { sip2, paia, daia } = describeSections(own);
+      return { id, sip2, paia, daia };
+    }),
+  };
+}
+
+function describeSections(config: Config): Record<string, unknown> {
   const { http, sip2, paia, daia, auth, cache, metrics, log, demo } = config;
   const embedded = sip2.host === null;
   const dialectName = embedded ? demo.dialect : sip2.dialect;

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { RENAMED_SETTINGS } from './renamed.js';
 import { configSchema } from './schema/index.js';
+import { LIBRARIES_KEY } from './schema/libraries.js';
 import { settingRoles } from './schema/validators.js';
 
 /**
@@ -122,7 +123,10 @@ function settingsOf(schema: z.ZodType, path: readonly string[]): Setting[] {
     file,
   });
   if (def.type !== 'object' || !def.shape) return [entry(kindOf(core, dotted))];
-  const inner = Object.entries(def.shape).flatMap(([key, child]) => settingsOf(child, [...path, key]));
+  const inner = Object.entries(def.shape)
+    // The libraries section repeats sections per library: no setting of its own, no variable (load.ts reads it).
+    .filter(([key]) => path.length > 0 || key !== LIBRARIES_KEY)
+    .flatMap(([key, child]) => settingsOf(child, [...path, key]));
   return nullable ? [entry('section'), ...inner] : inner;
 }
 
@@ -163,7 +167,7 @@ export const SECRET_PATHS: readonly string[] = SETTINGS.filter((entry) => entry.
 /** Settings naming files; relative paths are read from the directory of the config file. */
 export const FILE_PATHS: readonly string[] = SETTINGS.filter((entry) => entry.file).map((entry) => entry.path);
 
-/** The keys each section allows, in schema order, by dotted path ("" = the top level). */
+/** The keys each section allows, in schema order, by dotted path ("" = the top level, libraries included). */
 export const SECTION_KEYS: ReadonlyMap<string, readonly string[]> = (() => {
   const keys = new Map<string, string[]>();
   for (const { path } of SETTINGS) {
@@ -175,5 +179,6 @@ export const SECTION_KEYS: ReadonlyMap<string, readonly string[]> = (() => {
       keys.set(parent, known);
     });
   }
+  keys.get('')?.push(LIBRARIES_KEY);
   return keys;
 })();

@@ -4,6 +4,7 @@ import { cacheSection } from './cache.js';
 import { daiaSection } from './daia.js';
 import { demoSection } from './demo.js';
 import { httpSection } from './http.js';
+import { librariesSection } from './libraries.js';
 import { logSection } from './log.js';
 import { metricsSection } from './metrics.js';
 import { paiaSection } from './paia.js';
@@ -25,6 +26,10 @@ import { must } from './validators.js';
  */
 
 export { STATE_DIR_OFF } from './state.js';
+
+/** What the file must be, as a whole. */
+export const TOP_LEVEL_MUST =
+  'must be a mapping of sections (http, sip2, paia, daia, auth, state, cache, metrics, log, demo, libraries)';
 
 /** The whole file. */
 export const configSchema = z
@@ -50,8 +55,10 @@ export const configSchema = z
       log: logSection,
       /** The embedded SIP2 simulator, used only while sip2.host is null. */
       demo: demoSection,
+      /** Several libraries behind one gateway, by id, each with its own sip2, paia and daia over the top level's (issue 29). */
+      libraries: librariesSection,
     },
-    must('must be a mapping of sections (http, sip2, paia, daia, auth, state, cache, metrics, log, demo)'),
+    must(TOP_LEVEL_MUST),
   )
   .superRefine(crossSectionRules, { when: () => true })
   // Demo mode (no sip2.host): the demo library's terminal account and institution.
@@ -75,9 +82,25 @@ export const configSchema = z
 /**
  * The validated configuration: the schema's output, deeply readonly (the
  * loader deep-freezes it). What each setting means is documented on the
- * schema above.
+ * schema above. `libraries` is the loader's: null without libraries (a
+ * single-library gateway), else each library's effective configuration.
  */
-export type Config = DeepReadonly<z.output<typeof configSchema>>;
+export type Config = DeepReadonly<Omit<z.output<typeof configSchema>, 'libraries'>> & {
+  readonly libraries: readonly LibraryConfig[] | null;
+};
+
+/**
+ * One library of the libraries section, in file order. `config` is a whole
+ * configuration: the top level's, with the library's effective sip2, paia and
+ * daia (its own settings merged over the top level's, validated, defaults
+ * applied) and `libraries` null; so whatever builds a gateway's sides from a
+ * Config (gateway/parts/) builds a library's unchanged. Its other sections
+ * are the top level's very objects.
+ */
+export interface LibraryConfig {
+  readonly id: string;
+  readonly config: Config;
+}
 /** @internal */
 export type HttpTlsConfig = NonNullable<Config['http']['tls']>;
 /** @internal */

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { hasLibraries } from './libraries.js';
 
 /**
  * The demo-versus-real policy and the rules that span sections: in demo mode
@@ -68,6 +69,8 @@ export function crossSectionRules(config: Record<string, unknown>, ctx: z.Refine
         'must be 1 while state.store is "memory": each worker would keep its own sessions and counters, so a token issued by one worker would be unknown to the next; set state.store to "redis" (and state.redis.url or state.redis.sentinels) to run several workers',
     });
   }
+  // With libraries the top level's sip2, paia and daia are only what each library inherits: each library is held to the rules below (load.ts).
+  if (hasLibraries(config)) return;
   // Only a lookup in use is held to the call's bound: a gateway without one must not trip over its default.
   const lookup = (config.daia as { records?: { http?: { url?: unknown; timeoutMs?: unknown } } } | undefined)?.records
     ?.http;

@@ -352,7 +352,7 @@ describe('files', () => {
     );
     expect(problemLines(yaml('http:\n  port: 1\n  port: 2\n'))[0]).toContain('not valid YAML');
     expect(problemLines(yaml('- http\n- sip2\n'))[0]).toContain(
-      'must be a mapping of sections (http, sip2, paia, daia, auth, state, cache, metrics, log, demo), got a list',
+      'must be a mapping of sections (http, sip2, paia, daia, auth, state, cache, metrics, log, demo, libraries), got a list',
     );
   });
 });
@@ -363,7 +363,7 @@ describe('unknown keys', () => {
     expect(problemLines(options)).toEqual([
       `sip2.pool.maxWaitng: is not a known setting; did you mean maxWaiting? (the settings in sip2.pool are min, max, acquireTimeoutMs, maxWaiting, keepaliveMs, maxLifetimeMs; keys are camelCase) (at ${options.file}:5)`,
       `sip2.pool.max_lifetime_ms: is not a known setting; did you mean maxLifetimeMs? (the settings in sip2.pool are min, max, acquireTimeoutMs, maxWaiting, keepaliveMs, maxLifetimeMs; keys are camelCase) (at ${options.file}:6)`,
-      `sip: is not a known section; did you mean sip2? (the sections are http, sip2, paia, daia, auth, state, cache, metrics, log, demo; keys are camelCase) (at ${options.file}:1)`,
+      `sip: is not a known section; did you mean sip2? (the sections are http, sip2, paia, daia, auth, state, cache, metrics, log, demo, libraries; keys are camelCase) (at ${options.file}:1)`,
     ]);
   });
 
