@@ -5,7 +5,8 @@
  * scheduled maintenance window that is on now. Tokens, lockouts and ILS
  * trouble stay with their library; an unknown library is not_found before
  * any token is looked at; /readyz and /metrics report each library. The last
- * test kills DE-A's simulator.
+ * test kills DE-A's simulator. The second block shares one Redis between
+ * two libraries: their keys are apart, so are their tokens.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { delay } from '../../src/cancel-signal.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
+import { type RedisServer, startRedisServer } from '../helpers/redis.js';
 import { type SimulatorProcess, startSimulatorProcess } from '../helpers/simulator.js';
 
 const BASE = '/paia';
@@ -208,5 +210,53 @@ describe('three libraries behind one gateway, over two simulators', () => {
     const ready = await readyz();
     expect(ready.body.libraries['DE-A']?.status).toBe('not ready');
     expect(ready.body.libraries['DE-B']?.status).toBe('ready');
+  });
+});
+
+describe('two libraries sharing one Redis', () => {
+  let redis: RedisServer;
+  let sim: SimulatorProcess;
+  let gateway: GatewayProcess;
+  const dir = mkdtempSync(join(tmpdir(), 'paia-libraries-redis-'));
+
+  beforeAll(async () => {
+    [redis, sim] = await Promise.all([
+      startRedisServer(),
+      startSimulatorProcess({ extraArgs: ['--log-level', 'warn'] }),
+    ]);
+    const file = join(dir, 'libraries.yaml');
+    writeFileSync(file, 'libraries:\n  DE-A: {}\n  DE-B: {}\n');
+    gateway = await startGatewayProcess({
+      sip2Port: sim.port,
+      dialect: 'generic',
+      args: ['--config', file],
+      env: { PAIA_STATE_STORE: 'redis', PAIA_STATE_REDIS_URL: redis.url },
+    });
+  }, 30_000);
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await Promise.all([sim?.stop(), redis?.stop()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a token of DE-A is invalid_grant at DE-B, though both keep their sessions in the same Redis', async () => {
+    const login = await fetch(`${gateway.url}/DE-A/auth/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ username: 'alice', password: 'alice-pass', grant_type: 'password' }),
+      signal: AbortSignal.timeout(WAIT_MS),
+    });
+    expect(login.status).toBe(200);
+    const { access_token: token, patron } = (await login.json()) as { access_token: string; patron: string };
+    const read = (library: string) =>
+      fetch(`${gateway.url}/${library}/core/${patron}`, {
+        headers: { Authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(WAIT_MS),
+      });
+    expect((await read('DE-A')).status).toBe(200);
+    const elsewhere = await read('DE-B');
+    expect(elsewhere.status).toBe(401);
+    expect(await elsewhere.json()).toMatchObject({ error: 'invalid_grant' });
   });
 });
