@@ -132,11 +132,9 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`configuration is valid\n${JSON.stringify(describeConfig(config), null, 2)}\n`);
     return 0;
   }
-  // Issue 29: the libraries section is validated (check-config), not served yet. The serving slice removes this refusal.
-  if (config.libraries !== null) {
-    process.stderr.write(
-      `paia-sip2 ${command}: the configuration has a libraries section (${config.libraries.map(({ id }) => id).join(', ')}), and serving several libraries is not built yet; \`paia-sip2 check-config\` validates the section. Remove the libraries section to serve one library.\n`,
-    );
+  const problem = librariesProblem(command, config);
+  if (problem !== null) {
+    process.stderr.write(`paia-sip2 ${command}: ${problem}\n`);
     return 2;
   }
   if (command === 'doctor') {
@@ -159,6 +157,21 @@ async function main(argv: string[]): Promise<number> {
   }
 
   return serve(config);
+}
+
+/**
+ * What of a libraries section (issue 29) `command` cannot do yet, as a
+ * configuration problem (exit 2) rather than serving or checking one library
+ * silently; null when nothing.
+ */
+function librariesProblem(command: string, config: Config): string | null {
+  if (config.libraries === null) return null;
+  const ids = config.libraries.map(({ id }) => id).join(', ');
+  if (command === 'doctor')
+    return `the configuration has a libraries section (${ids}), and the doctor does not check several libraries yet; \`paia-sip2 check-config\` validates the section, and a configuration of one library alone (its sip2, paia and daia at the top level) can be checked with the doctor.`;
+  if (config.http.workers > 1)
+    return `the configuration has a libraries section (${ids}), and several libraries are served by one process only yet: set http.workers to 1 (or leave out --workers), or serve without the libraries section.`;
+  return null;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { Config } from '../config/index.js';
+import type { ReadinessState } from '../http/routes/health.js';
 import type { Logger } from '../log.js';
 import { GatewayMetrics } from '../metrics/gateway.js';
 import type { Sip2Pool } from '../sip2/index.js';
@@ -32,6 +33,8 @@ export interface Components {
   readonly app: Hono;
   /** /readyz turns 503 from now on: the gateway drains. */
   markShuttingDown(): void;
+  /** What /readyz decides from, now (with several libraries, the root's /readyz asks each library). */
+  readiness(): ReadinessState;
   /**
    * Once no request is in flight: the record source, the SIP2 pool (drained
    * until `deadline`, epoch ms), the state store, the embedded simulator, in
@@ -40,6 +43,42 @@ export interface Components {
   close(deadline: number, log: Logger): Promise<void>;
   /** Drops everything now, in the same order (a forced stop). */
   destroy(): void;
+}
+
+/**
+ * What the HTTP server serves and how it stops (index.ts): one library's
+ * components (servedParts), or several libraries' behind one fetch
+ * (libraries.ts).
+ */
+export interface Served {
+  fetch(request: Request, env: unknown): Response | Promise<Response>;
+  /** What /metrics exposes for one library; null when metrics.enabled is false, and with several libraries. */
+  readonly metrics: GatewayMetrics | null;
+  /** The start-up line's fields after the URL. */
+  readonly started: Record<string, unknown>;
+  /** Demo mode: where the embedded SIP2 simulator listens. */
+  readonly demo: { sip2: string } | null;
+  /** The SIP2 side now, for the forced stop's log line. */
+  sip2Stats(): unknown;
+  markShuttingDown(): void;
+  close(deadline: number, log: Logger): Promise<void>;
+  destroy(): void;
+}
+
+/** One library's components as the server serves them. */
+export function servedParts(parts: Components): Served {
+  const sip2 = `${parts.target.host}:${parts.target.port}`;
+  const { app, pool } = parts;
+  return {
+    fetch: (request, env) => app.fetch(request, env),
+    metrics: parts.metrics,
+    started: { sip2, dialect: parts.dialect, demo: parts.demoMode },
+    demo: parts.demoMode ? { sip2 } : null,
+    sip2Stats: () => pool.stats(),
+    markShuttingDown: () => parts.markShuttingDown(),
+    close: (deadline, log) => parts.close(deadline, log),
+    destroy: () => parts.destroy(),
+  };
 }
 
 export interface BuildOptions {
@@ -56,6 +95,12 @@ export interface BuildOptions {
    * edition URIs. Default: as configured (configuredOwnUrl).
    */
   ownUrl?: string | undefined;
+  /**
+   * Whether its metrics include the process's own (memory, CPU, event loop;
+   * default true). False for a library of several: the process's metrics are
+   * the gateway's, reported once (metrics/libraries.ts).
+   */
+  processMetrics?: boolean | undefined;
 }
 
 export async function buildComponents(config: Config, logger: Logger, options: BuildOptions = {}): Promise<Components> {
@@ -66,14 +111,23 @@ export async function buildComponents(config: Config, logger: Logger, options: B
   const recordsFrom = recordOptions(config);
 
   // One registry per gateway (never prom-client's global one); nothing is recorded when metrics are off.
-  const metrics = web.metrics ? new GatewayMetrics() : null;
+  const metrics = web.metrics ? new GatewayMetrics({ defaultMetrics: options.processMetrics ?? true }) : null;
   const ils = await startIls(sip2, { logger, metrics, sharedSimulator: options.sharedSimulator });
   const store = await openStore(state.store, logger, metrics);
   // Read now: a mapping file that cannot serve stops the start.
   const records = recordSource(recordsFrom, logger.child({ component: 'daia-records' }));
   const services = sip2Services(sip2, ils.pool, { store, records, logger });
   const auth = await authParts(state.auth, store, services.backend);
-  const { app, markShuttingDown } = buildApp(web, { ownUrl, ils, services, store, auth, records, metrics, logger });
+  const { app, markShuttingDown, readiness } = buildApp(web, {
+    ownUrl,
+    ils,
+    services,
+    store,
+    auth,
+    records,
+    metrics,
+    logger,
+  });
 
   const { pool, demo } = ils;
   return {
@@ -85,6 +139,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
     metrics,
     app,
     markShuttingDown,
+    readiness,
     async close(deadline, log) {
       log.info({ sip2: pool.stats() }, 'shutdown 2/4: requests finished; draining the SIP2 pool');
       records?.close();

@@ -1,12 +1,10 @@
 import type { Socket } from 'node:net';
-import type { Hono } from 'hono';
-import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { Config } from '../config/index.js';
 import { createLogger, type Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway.js';
-import type { Sip2Pool } from '../sip2/index.js';
-import { type BuildOptions, buildComponents, type Components } from './components.js';
+import { type BuildOptions, buildComponents, type Served, servedParts } from './components.js';
 import { type ListeningServer, listenHttp, serveHandedConnections } from './http-server.js';
+import { buildLibraries } from './libraries.js';
 import { type HttpSettings, httpSettings } from './parts/http.js';
 
 /** For `paia-sip2 hash-secret`: how auth.clients secrets are hashed, and the shortest one taken. */
@@ -42,10 +40,7 @@ export interface Serving {
 }
 
 export interface RunningGateway extends Serving {
-  pool: Sip2Pool;
-  /** Brute-force protection; stats() has the lockout counter (for metrics). */
-  loginThrottle: LoginThrottle;
-  /** What /metrics exposes; null when metrics.enabled is false. */
+  /** What /metrics exposes; null when metrics.enabled is false, and with several libraries (each has its own). */
   metrics: GatewayMetrics | null;
   /**
    * Graceful shutdown, bounded by `timeoutMs` (default http.shutdownTimeoutMs):
@@ -77,7 +72,8 @@ export function gatewayLogger(config: Config): Logger {
 /**
  * Starts the gateway from a validated configuration; the order of stop() is
  * the reverse. `options.sharedSimulator`: a worker in demo mode uses the
- * primary's embedded simulator instead of starting one.
+ * primary's embedded simulator instead of starting one. With a libraries
+ * section, one set of parts per library behind the one server (libraries.ts).
  */
 export async function startGateway(
   config: Config,
@@ -87,24 +83,26 @@ export async function startGateway(
   const http = httpSettings(config);
   // Listening comes first: the port (http.port 0 picks one) is part of the gateway's own URL, which
   // links and the demo's item URIs start with. Until the parts run, requests get 503.
-  let app: Hono | null = null;
+  let served: Served | null = null;
   const server = await listenHttp({
-    fetch: (request, env) => (app === null ? startingResponse() : app.fetch(request, env)),
+    fetch: (request, env) => (served === null ? startingResponse() : served.fetch(request, env)),
     host: http.host,
     port: http.port,
     ...http.server,
     logger: logger.child({ component: 'tls' }),
   });
   const baseUrl = `${server.url}${http.basePath}`;
-  let parts: Components;
+  const ownUrl = http.publicUrl ?? baseUrl;
   try {
-    parts = await buildComponents(config, logger, { ...options, ownUrl: http.publicUrl ?? baseUrl });
+    served =
+      config.libraries === null
+        ? servedParts(await buildComponents(config, logger, { ...options, ownUrl }))
+        : await buildLibraries(config, config.libraries, logger, ownUrl);
   } catch (error) {
     server.destroy();
     throw error;
   }
-  app = parts.app;
-  return running(http, logger, parts, server, baseUrl);
+  return running(http, logger, served, server, baseUrl);
 }
 
 /** A worker's gateway: it takes the connections the primary accepted. */
@@ -130,27 +128,25 @@ export async function startWorkerGateway(
     sharedSimulator: options.sharedSimulator,
     ownUrl: http.publicUrl ?? baseUrl,
   });
-  const { app } = parts;
+  const served = servedParts(parts);
   const server = serveHandedConnections({
-    fetch: (request, env) => app.fetch(request, env),
+    fetch: (request, env) => served.fetch(request, env),
     url: options.url,
     ...http.server,
     logger: logger.child({ component: 'tls' }),
   });
-  return { ...running(http, logger, parts, server, baseUrl), accept: (socket) => server.accept(socket) };
+  return { ...running(http, logger, served, server, baseUrl), accept: (socket) => server.accept(socket) };
 }
 
 /** The running gateway over its parts and its server: the shutdown in order, and the forced one. */
 function running(
   http: HttpSettings,
   logger: Logger,
-  parts: Components,
+  parts: Served,
   server: ListeningServer,
   baseUrl: string,
 ): RunningGateway {
-  const { pool } = parts;
-  const sip2 = `${parts.target.host}:${parts.target.port}`;
-  logger.info({ url: baseUrl, sip2, dialect: parts.dialect, demo: parts.demoMode }, 'paia-sip2 started');
+  logger.info({ url: baseUrl, ...parts.started }, 'paia-sip2 started');
 
   const log = logger.child({ component: 'shutdown' });
   const drain = async (deadline: number): Promise<void> => {
@@ -167,7 +163,7 @@ function running(
   const forceStop = (reason: string): void => {
     parts.markShuttingDown();
     log.warn(
-      { reason, inFlight: server.inFlight, sip2: pool.stats() },
+      { reason, inFlight: server.inFlight, sip2: parts.sip2Stats() },
       'shutdown: forced; dropping open HTTP connections and SIP2 work',
     );
     server.destroy();
@@ -179,9 +175,7 @@ function running(
     url: server.url,
     baseUrl,
     shutdownTimeoutMs: http.shutdownTimeoutMs,
-    demo: parts.demoMode ? { sip2 } : null,
-    pool,
-    loginThrottle: parts.loginThrottle,
+    demo: parts.demo,
     metrics: parts.metrics,
     reloadTls: () => server.reloadTls(),
     forceStop,

@@ -1,8 +1,9 @@
 /**
  * The libraries section on the command line (issue 29): check-config reads
  * config/libraries.example.yaml and prints each library's effective settings,
- * names the library a problem belongs to, and serve refuses the section
- * until serving several libraries is built. The three commands run at once.
+ * names the library a problem belongs to, and doctor refuses the section
+ * until it checks several libraries (serve serves it: libraries.test.ts).
+ * The three commands run at once.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -43,15 +44,23 @@ describe('the libraries section on the command line', () => {
     invalid,
     'sip2:\n  terminal: { user: gw, location: "" }\nlibraries:\n  DE-830:\n    sip2: { host: ils.example.org, institution: A, port: 70000 }\n    paia: { itemUri: "https://a.example.org/{barcode}", editionUri: "https://a.example.org/{title}" }\n',
   );
+  // Several workers need a shared store; nothing connects to it before the refusal.
+  const withWorkers = join(dir, 'workers.yaml');
+  writeFileSync(
+    withWorkers,
+    'state: { store: redis, redis: { url: "redis://127.0.0.1:6379" } }\nsip2:\n  terminal: { user: gw, location: "" }\nlibraries:\n  DE-830:\n    sip2: { host: ils.example.org, institution: A }\n    paia: { itemUri: "https://a.example.org/{barcode}", editionUri: "https://a.example.org/{title}" }\n',
+  );
   let example: Run;
   let broken: Run;
-  let serve: Run;
+  let doctor: Run;
+  let workers: Run;
 
   beforeAll(async () => {
-    [example, broken, serve] = await Promise.all([
+    [example, broken, doctor, workers] = await Promise.all([
       paiaSip2(['check-config', '--config', EXAMPLE]),
       paiaSip2(['check-config', '--config', invalid]),
-      paiaSip2(['serve', '--config', EXAMPLE]),
+      paiaSip2(['doctor', '--config', EXAMPLE]),
+      paiaSip2(['serve', '--workers', '2', '--config', withWorkers]),
     ]);
   }, 30_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -89,11 +98,17 @@ describe('the libraries section on the command line', () => {
     expect(broken.stderr).not.toContain(PASSWORD);
   });
 
-  it('serve refuses a libraries section, as a configuration problem, and says check-config validates it', () => {
-    expect(serve.code).toBe(2);
-    expect(serve.stdout).toBe('');
-    expect(serve.stderr).toContain('serving several libraries is not built yet');
-    expect(serve.stderr).toContain('`paia-sip2 check-config` validates the section');
-    expect(serve.stderr).toContain('(DE-830, DE-18)');
+  it('doctor refuses a libraries section, as a configuration problem, and says check-config validates it', () => {
+    expect(doctor.code).toBe(2);
+    expect(doctor.stdout).toBe('');
+    expect(doctor.stderr).toContain('the doctor does not check several libraries yet');
+    expect(doctor.stderr).toContain('`paia-sip2 check-config` validates the section');
+    expect(doctor.stderr).toContain('(DE-830, DE-18)');
+  });
+
+  it('serve refuses libraries with several workers, as a configuration problem', () => {
+    expect(workers.code).toBe(2);
+    expect(workers.stdout).toBe('');
+    expect(workers.stderr).toContain('several libraries are served by one process only yet: set http.workers to 1');
   });
 });

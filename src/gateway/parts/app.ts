@@ -69,8 +69,19 @@ export interface AppParts {
   logger: Logger;
 }
 
-/** The Hono app over the parts, with /readyz and /metrics; markShuttingDown turns /readyz to 503. */
-export function buildApp(settings: AppSettings, parts: AppParts): { app: Hono; markShuttingDown(): void } {
+/**
+ * The client of a request. Behind a trusted proxy every request comes from the proxy: login throttling,
+ * auth.allowedClients and metrics.allowedClients need the client it forwarded for.
+ */
+export function clientAddressOf(trustedProxy: boolean): (c: Context) => string | undefined {
+  return (c) => (trustedProxy ? lastForwardedHop(c.req.header('x-forwarded-for')) : socketAddressOf(c.env));
+}
+
+/** The Hono app over the parts, with /readyz and /metrics; markShuttingDown turns /readyz to 503; readiness is what /readyz decides from. */
+export function buildApp(
+  settings: AppSettings,
+  parts: AppParts,
+): { app: Hono; markShuttingDown(): void; readiness(): ReadinessState } {
   const { ils, services, store, auth, metrics, logger } = parts;
   const { pool, target } = ils;
   const { sessions } = store;
@@ -90,10 +101,7 @@ export function buildApp(settings: AppSettings, parts: AppParts): { app: Hono; m
     recordLookupFailures: () => parts.records?.failures ?? 0,
   });
 
-  // Behind a trusted proxy every request comes from the proxy: login throttling, auth.allowedClients and
-  // metrics.allowedClients need the client it forwarded for.
-  const clientAddress = (c: Context): string | undefined =>
-    settings.trustedProxy ? lastForwardedHop(c.req.header('x-forwarded-for')) : socketAddressOf(c.env);
+  const clientAddress = clientAddressOf(settings.trustedProxy);
   let shuttingDown = false;
   const readiness = (): ReadinessState => {
     const { problem, warning } = store.health();
@@ -144,6 +152,7 @@ export function buildApp(settings: AppSettings, parts: AppParts): { app: Hono; m
   });
   return {
     app,
+    readiness,
     markShuttingDown: () => {
       shuttingDown = true;
     },

@@ -21,6 +21,10 @@ import { operationsReply } from './operations.js';
  *   without a SIP2 session the reason says why the last one failed to open (terminal login
  *   refused, ILS not reached).
  *
+ * With several libraries (issue 29) /readyz reports each one, keyed by its id,
+ * in the shape above, and is ready when every library is:
+ * `{"status":"not ready","reasons":["DE-18: no logged-in SIP2 connection"],"libraries":{"DE-830":{"status":"ready",...},"DE-18":{...}}}`.
+ *
  * Both answer GET and HEAD; any other method gets 405 with `Allow: GET, HEAD`.
  */
 
@@ -48,7 +52,7 @@ export interface ReadinessState {
   maintenance?: { until: Date; description: string } | null;
 }
 
-interface Readiness {
+interface LibraryReadiness {
   ready: boolean;
   body: {
     status: 'ready' | 'not ready';
@@ -59,13 +63,21 @@ interface Readiness {
   };
 }
 
+/** What /readyz answers, and the fields its ready and not-ready log lines carry besides the reasons. */
+interface Readiness {
+  ready: boolean;
+  reasons: readonly string[] | undefined;
+  logged: Record<string, unknown>;
+  body: object;
+}
+
 const REASONS = {
   shuttingDown: 'shutting down',
   noConnection: 'no logged-in SIP2 connection',
   offline: 'the ILS reports it is offline (SC status on-line N)',
 } as const;
 
-function readinessOf(state: ReadinessState): Readiness {
+function libraryReadiness(state: ReadinessState): LibraryReadiness {
   const reasons: string[] = [];
   if (state.shuttingDown) reasons.push(REASONS.shuttingDown);
   // In a maintenance window no connection is expected: that is the one reason, not the missing connection.
@@ -83,8 +95,29 @@ function readinessOf(state: ReadinessState): Readiness {
     : { ready: false, body: { status: 'not ready', reasons, sip2, ...store, ...maintenance } };
 }
 
+function readinessOf(state: ReadinessState): Readiness {
+  const { ready, body } = libraryReadiness(state);
+  return { ready, reasons: body.reasons, logged: { sip2: body.sip2 }, body };
+}
+
+/** Several libraries: each one's readiness by id; ready when all are, every reason named by its library. */
+function librariesReadinessOf(states: readonly { id: string; state: ReadinessState }[]): Readiness {
+  const libraries: Record<string, LibraryReadiness['body']> = {};
+  const reasons: string[] = [];
+  for (const { id, state } of states) {
+    const { body } = libraryReadiness(state);
+    libraries[id] = body;
+    for (const reason of body.reasons ?? []) reasons.push(`${id}: ${reason}`);
+  }
+  const ready = reasons.length === 0;
+  const status = ready ? 'ready' : 'not ready';
+  const logged = { libraries: Object.fromEntries(Object.entries(libraries).map(([id, body]) => [id, body.status])) };
+  return { ready, reasons, logged, body: ready ? { status, libraries } : { status, reasons, libraries } };
+}
+
 export interface HealthRouteOptions {
-  readiness: () => ReadinessState;
+  /** One library's readiness, or (several libraries) each library's by id, in their order. */
+  readiness: () => ReadinessState | readonly { id: string; state: ReadinessState }[];
   /** Readiness changes (ready -> not ready and back) are logged here, once each. */
   logger?: Logger | undefined;
 }
@@ -94,10 +127,11 @@ export function mountHealth(app: Hono, options: HealthRouteOptions): void {
   let lastReady: boolean | null = null;
   app.get(HEALTH_PATH, (c) => operationsReply(c, 200, { status: 'alive', version: VERSION }));
   app.get(READY_PATH, (c) => {
-    const readiness = readinessOf(options.readiness());
+    const state = options.readiness();
+    const readiness = Array.isArray(state) ? librariesReadinessOf(state) : readinessOf(state as ReadinessState);
     if (lastReady !== readiness.ready) {
-      if (readiness.ready) options.logger?.info({ sip2: readiness.body.sip2 }, 'ready');
-      else options.logger?.warn({ reasons: readiness.body.reasons, sip2: readiness.body.sip2 }, 'not ready');
+      if (readiness.ready) options.logger?.info(readiness.logged, 'ready');
+      else options.logger?.warn({ reasons: readiness.reasons, ...readiness.logged }, 'not ready');
       lastReady = readiness.ready;
     }
     return operationsReply(c, readiness.ready ? 200 : 503, readiness.body);

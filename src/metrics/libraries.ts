@@ -1,0 +1,53 @@
+import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client';
+import type { GatewayMetrics } from './gateway.js';
+import type { Share } from './group.js';
+
+/**
+ * The metrics of several libraries behind one gateway (issue 29) in one
+ * scrape: each library has its own GatewayMetrics (built without the
+ * process's metrics), and every series of it gets a `library` label with the
+ * library's id, bounded by the configured libraries; the process's own
+ * metrics (memory, CPU, event loop) are here, once, without one. A gauge the
+ * same in every library (aggregator "first": paia_build_info) stays one
+ * series without the label. The shares are merged by prom-client's
+ * AggregatorRegistry.aggregate(), which keeps series with different labels
+ * apart, as group.ts does for workers.
+ */
+
+/** The label that tells the libraries' series apart. */
+const LIBRARY_LABEL = 'library';
+
+export class LibrariesMetrics {
+  readonly #process = new Registry();
+
+  constructor(private readonly libraries: readonly { id: string; metrics: GatewayMetrics }[]) {
+    collectDefaultMetrics({ register: this.#process });
+  }
+
+  /** The exposition text of every library and the process; rejects when a collector throws. */
+  async scrape(): Promise<string> {
+    const process = (await this.#process.getMetricsAsJSON()) as unknown as Share;
+    // One share of the process: its value as it is (prom-client's own choice, such as omitting the start time, is for several).
+    for (const metric of process) metric.aggregator = 'first';
+    const shares = await Promise.all(
+      this.libraries.map(async ({ id, metrics }) =>
+        labelled((await metrics.registry.getMetricsAsJSON()) as unknown as Share, id),
+      ),
+    );
+    return AggregatorRegistry.aggregate([process, ...shares]).metrics();
+  }
+
+  /** The Content-Type of scrape()'s text. */
+  get contentType(): string {
+    return this.#process.contentType;
+  }
+}
+
+/** A library's share with its id on every series, but those of the metrics the same in every library. */
+function labelled(share: Share, id: string): Share {
+  for (const metric of share) {
+    if (metric.aggregator === 'first') continue;
+    for (const value of metric.values) value.labels = { ...value.labels, [LIBRARY_LABEL]: id };
+  }
+  return share;
+}
