@@ -574,9 +574,18 @@ function loadLibraries(
         libraryEntryProblems(section[id]).some((problem) => problem.path.length === 0),
     ),
   );
+  // zod's record skips a "__proto__" key, so the schema never saw this one.
+  if (Object.hasOwn(section, '__proto__'))
+    report.add([LIBRARIES_KEY, '__proto__'], libraryIdProblem('__proto__', []) ?? '', { showValue: false });
+  const ids = libraryIds(doc, section);
+  // 830 and "830" are two keys to YAML and one to JavaScript, which keeps the last: a library would vanish.
+  for (const id of new Set(ids.filter((id, index) => ids.indexOf(id) !== index)))
+    report.add([LIBRARIES_KEY, id], 'is given twice (once as a number, once as text): give each library one id', {
+      showValue: false,
+    });
   const topProblems = new Set(report.problems.map((problem) => problem.path));
   const loaded: { library: LibraryConfig; warnings: string[] }[] = [];
-  libraryIds(doc, section).forEach((id, index) => {
+  ids.forEach((id, index) => {
     if (refused.has(id)) return;
     const own = ownSections(section[id]);
     const warnings: string[] = [];

@@ -82,6 +82,7 @@ function served(config: Config, libraries: readonly { id: string; parts: Compone
     hsts: web.hsts,
     health: {
       readiness: () => libraries.map(({ id, parts }) => ({ id, state: parts.readiness() })),
+      anyLibrary: config.http.readyWhen === 'any-library',
       logger: logger.child({ component: 'health' }),
     },
     ...(web.metrics

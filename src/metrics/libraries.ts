@@ -43,11 +43,17 @@ export class LibrariesMetrics {
   }
 }
 
-/** A library's share with its id on every series, but those of the metrics the same in every library. */
+/**
+ * A library's share with its id on every series, but those of the metrics the same in every library. The
+ * values are copied: prom-client may hand out its own live entries, which must not keep the label.
+ */
 function labelled(share: Share, id: string): Share {
-  for (const metric of share) {
-    if (metric.aggregator === 'first') continue;
-    for (const value of metric.values) value.labels = { ...value.labels, [LIBRARY_LABEL]: id };
-  }
-  return share;
+  return share.map((metric) =>
+    metric.aggregator === 'first'
+      ? metric
+      : {
+          ...metric,
+          values: metric.values.map((value) => ({ ...value, labels: { ...value.labels, [LIBRARY_LABEL]: id } })),
+        },
+  );
 }

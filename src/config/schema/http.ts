@@ -4,6 +4,9 @@ import { filePath, flag, host, hostProblem, integer, must, section, textList } f
 
 /** http: where PAIA clients connect, and the HTTP server's own limits. */
 
+/** http.readyWhen: with several libraries, /readyz is 200 when every library is ready, or when any is. */
+const READY_WHEN = ['every-library', 'any-library'] as const;
+
 /** Most worker processes (http.workers): far beyond the cores of any host the gateway runs on. */
 const MAX_WORKERS = 64;
 
@@ -131,6 +134,13 @@ export const httpSection = section({
    * manager's own kill timeout (systemd TimeoutStopSec, Kubernetes
    * terminationGracePeriodSeconds).
    */
+  /**
+   * With several libraries (libraries): when /readyz answers 200. "every-library": only when every
+   * library can serve (a load balancer then takes the whole gateway out while one library's ILS is down
+   * or in maintenance); "any-library": when at least one can (the others' calls answer 503 meanwhile).
+   * Without libraries it changes nothing.
+   */
+  readyWhen: z.enum(READY_WHEN, must(`must be one of ${READY_WHEN.join(', ')}`)).default('every-library'),
   shutdownTimeoutMs: integer(1, 600_000, 'must be milliseconds between 1 and 600000 (e.g. 10000 for 10 s)').default(
     10_000,
   ),

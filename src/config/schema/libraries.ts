@@ -16,8 +16,12 @@ export const LIBRARIES_KEY = 'libraries';
 /** The sections a library may give; every other section applies to all libraries and is set at the top level. */
 export const LIBRARY_SECTIONS: readonly string[] = ['sip2', 'paia', 'daia'];
 
-/** One path segment that needs no escaping (RFC 3986 unreserved, and ":" as ISILs use it), as an ISIL such as "DE-830" is. */
-const LIBRARY_ID = /^[A-Za-z0-9._~:-]{1,64}$/;
+/**
+ * One path segment that needs no escaping (RFC 3986 unreserved), as an ISIL such as "DE-830" is. Not ":",
+ * though ISO 15511 allows it: Hono reads ":name" in a route's path as a parameter, and a library's routes
+ * start with its id.
+ */
+const LIBRARY_ID = /^[A-Za-z0-9._~-]{1,64}$/;
 
 /**
  * Names the gateway answers at its base path itself: a library of that name
@@ -40,8 +44,10 @@ const RESERVED_IDS: readonly string[] = [
 /** What is wrong with a library id, or null; `others` are the ids before it (in any order). */
 export function libraryIdProblem(id: string, others: readonly string[]): string | null {
   if (!LIBRARY_ID.test(id))
-    return 'is not a usable library id: it is one segment of the library\'s URLs, so use 1 to 64 letters, digits and "-", ".", "_", "~", ":" (an ISIL such as "DE-830" works)';
+    return 'is not a usable library id: it is one segment of the library\'s URLs, so use 1 to 64 letters, digits and "-", ".", "_", "~" (an ISIL such as "DE-830" works; write one with ":" or "/" another way)';
   if (id === '.' || id === '..') return 'is not a usable library id: URLs drop "." and ".." as path segments';
+  // A JavaScript object cannot hold this key as its own: the library would silently not exist.
+  if (id === '__proto__') return 'is not a usable library id: choose another';
   if (RESERVED_IDS.includes(id.toLowerCase()))
     return `is not a usable library id: the gateway's own paths use it (${RESERVED_IDS.join(', ')}); choose another`;
   const twin = others.find((other) => other !== id && other.toLowerCase() === id.toLowerCase());

@@ -100,8 +100,14 @@ function readinessOf(state: ReadinessState): Readiness {
   return { ready, reasons: body.reasons, logged: { sip2: body.sip2 }, body };
 }
 
-/** Several libraries: each one's readiness by id; ready when all are, every reason named by its library. */
-function librariesReadinessOf(states: readonly { id: string; state: ReadinessState }[]): Readiness {
+/**
+ * Several libraries: each one's readiness by id; ready when all are (or, `anyLibrary`, when one is), every
+ * reason named by its library.
+ */
+function librariesReadinessOf(
+  states: readonly { id: string; state: ReadinessState }[],
+  anyLibrary: boolean,
+): Readiness {
   const libraries: Record<string, LibraryReadiness['body']> = {};
   const reasons: string[] = [];
   for (const { id, state } of states) {
@@ -109,30 +115,47 @@ function librariesReadinessOf(states: readonly { id: string; state: ReadinessSta
     libraries[id] = body;
     for (const reason of body.reasons ?? []) reasons.push(`${id}: ${reason}`);
   }
-  const ready = reasons.length === 0;
+  const bodies = Object.values(libraries);
+  const ready = anyLibrary ? bodies.some((body) => body.status === 'ready') : reasons.length === 0;
   const status = ready ? 'ready' : 'not ready';
   const logged = { libraries: Object.fromEntries(Object.entries(libraries).map(([id, body]) => [id, body.status])) };
-  return { ready, reasons, logged, body: ready ? { status, libraries } : { status, reasons, libraries } };
+  return {
+    ready,
+    reasons,
+    logged,
+    body: reasons.length === 0 ? { status, libraries } : { status, reasons, libraries },
+  };
 }
 
 export interface HealthRouteOptions {
   /** One library's readiness, or (several libraries) each library's by id, in their order. */
   readiness: () => ReadinessState | readonly { id: string; state: ReadinessState }[];
+  /** Several libraries: ready when at least one is (http.readyWhen any-library); default: when every one is. */
+  anyLibrary?: boolean | undefined;
   /** Readiness changes (ready -> not ready and back) are logged here, once each. */
   logger?: Logger | undefined;
 }
 
 /** Mounts /healthz and /readyz; register before any middleware, so that probes pass none of it. */
 export function mountHealth(app: Hono, options: HealthRouteOptions): void {
-  let lastReady: boolean | null = null;
+  // What was last logged: ready or not, and with several libraries each library's status (each change is logged).
+  let lastLogged: string | null = null;
   app.get(HEALTH_PATH, (c) => operationsReply(c, 200, { status: 'alive', version: VERSION }));
   app.get(READY_PATH, (c) => {
     const state = options.readiness();
-    const readiness = Array.isArray(state) ? librariesReadinessOf(state) : readinessOf(state as ReadinessState);
-    if (lastReady !== readiness.ready) {
-      if (readiness.ready) options.logger?.info(readiness.logged, 'ready');
-      else options.logger?.warn({ reasons: readiness.reasons, ...readiness.logged }, 'not ready');
-      lastReady = readiness.ready;
+    const readiness = Array.isArray(state)
+      ? librariesReadinessOf(state, options.anyLibrary ?? false)
+      : readinessOf(state as ReadinessState);
+    const logged = Array.isArray(state) ? JSON.stringify(readiness.logged) : String(readiness.ready);
+    if (lastLogged !== logged) {
+      if (readiness.reasons === undefined || readiness.reasons.length === 0)
+        options.logger?.info(readiness.logged, 'ready');
+      else
+        options.logger?.warn(
+          { reasons: readiness.reasons, ...readiness.logged },
+          readiness.ready ? 'ready, but not every library' : 'not ready',
+        );
+      lastLogged = logged;
     }
     return operationsReply(c, readiness.ready ? 200 : 503, readiness.body);
   });

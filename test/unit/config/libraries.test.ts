@@ -52,7 +52,7 @@ describe('the libraries section', () => {
   });
 
   it('accepts ISILs and every URL-safe character', () => {
-    const ids = ['DE-830', 'DE-Hil2', 'x', 'a.b_c~d:e', 'A'.repeat(64)];
+    const ids = ['DE-830', 'DE-Hil2', 'x', 'a.b_c~d-e', 'A'.repeat(64)];
     const config = loadConfig(yaml(`${TOP}libraries:\n${ids.map((id) => library(id)).join('')}`));
     expect(config.libraries?.map(({ id }) => id)).toEqual(ids);
   });
@@ -60,6 +60,8 @@ describe('the libraries section', () => {
   it.each([
     ['bad id', 'is not a usable library id'],
     ['a/b', 'is not a usable library id'],
+    // Hono would read ":830" in the library's routes as a path parameter.
+    ['DE:830', 'is not a usable library id'],
     ['DE-830ä', 'is not a usable library id'],
     ['A'.repeat(65), 'is not a usable library id'],
     ['..', 'URLs drop "." and ".." as path segments'],
@@ -78,6 +80,21 @@ describe('the libraries section', () => {
     expect(problemLines(yaml(`${TOP}libraries:\n${library('DE-830')}${library('DE-830')}`))).toEqual([
       expect.stringMatching(/: not valid YAML at line 11, column 3: map keys must be unique$/),
     ]);
+  });
+
+  it('refuses the id __proto__, which zod and a JavaScript object would drop silently', () => {
+    expect(
+      problemAt(yaml(`${TOP}libraries:\n${library('__proto__')}${library('DE-830')}`), 'libraries[__proto__]'),
+    ).toContain('is not a usable library id');
+  });
+
+  it('refuses an id given once as a number and once as text (one key to JavaScript, so one library would vanish)', () => {
+    expect(
+      problemAt(
+        yaml(`${TOP}libraries:\n${library('830')}  "830":\n    sip2: { host: other.example.org }\n`),
+        'libraries[830]',
+      ),
+    ).toContain('is given twice');
   });
 
   it('refuses any section but sip2, paia and daia in a library, naming it and the library', () => {

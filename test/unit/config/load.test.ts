@@ -38,6 +38,7 @@ describe('defaults', () => {
       maxBodyBytes: 65536,
       maxHeaderBytes: 16384,
       maxUrlBytes: 2048,
+      readyWhen: 'every-library',
       shutdownTimeoutMs: 10000,
       requestTimeoutMs: 30000,
       workers: 1,
