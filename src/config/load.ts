@@ -419,7 +419,8 @@ function collectWarnings(config: Config, warnings: string[]): void {
       'http.trustedProxy is true but http.publicUrl is not set: links the gateway writes (DAIA\'s Link rel="next") would name the address the proxy forwards to; set http.publicUrl to the https URL clients use',
     );
   }
-  if (config.sip2.host === null && config.sip2.tls !== null) {
+  // With libraries the top level's sip2 is what they inherit, each with its own host: its tls is theirs.
+  if (config.sip2.host === null && config.sip2.tls !== null && config.libraries === null) {
     warnings.push('sip2.host is not set, so the embedded demo simulator is used and sip2.tls is ignored');
   }
 }

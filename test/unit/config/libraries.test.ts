@@ -82,6 +82,14 @@ describe('the libraries section', () => {
     ]);
   });
 
+  it('a top-level sip2.tls the libraries inherit draws no warning about the demo simulator, and reaches them', () => {
+    const ca = tmp.write('inherited-ca.pem', '-----BEGIN CERTIFICATE-----\n');
+    const top = TOP.replace('sip2:\n', `sip2:\n  tls: { ca: ${ca} }\n`);
+    const { config, warnings } = loadConfigWithWarnings(yaml(`${top}libraries:\n${library('A')}`));
+    expect(warnings.filter((warning) => warning.includes('embedded demo simulator'))).toEqual([]);
+    expect(config.libraries?.[0]?.config.sip2.tls).not.toBeNull();
+  });
+
   it('refuses the id __proto__, which zod and a JavaScript object would drop silently', () => {
     expect(
       problemAt(yaml(`${TOP}libraries:\n${library('__proto__')}${library('DE-830')}`), 'libraries[__proto__]'),
