@@ -5,7 +5,7 @@
  *
  *   paia-sip2 [serve] [--config FILE] [--workers N]  run the gateway (N worker processes)
  *   paia-sip2 check-config [--config FILE] validate the configuration and exit
- *   paia-sip2 doctor [--config FILE] [--patron NAME] [--quick]  check the ILS connection
+ *   paia-sip2 doctor [--config FILE] [--library ID] [--patron NAME] [--quick]  check the ILS connection
  *
  * With no `sip2.host` configured, `serve` embeds the SIP2 simulator with the
  * demo library, so `npm start` works on a fresh clone. With `--workers N`
@@ -27,11 +27,11 @@ import {
   loadConfigWithWarnings,
   secretFileVariables,
 } from '../config/index.js';
-import { checkStateStore, sip2Setup } from '../gateway/index.js';
+import { checkStateStore, type Sip2Setup, sip2Setup } from '../gateway/index.js';
 import { VERSION } from '../version.js';
 import { serve, serveWorker } from './serve.js';
 
-const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--workers N] [--patron NAME] [--quick]
+const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--workers N] [--library ID] [--patron NAME] [--quick]
        paia-sip2 hash-secret < secret.txt
        paia-sip2 --version
 
@@ -43,7 +43,8 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--w
                  the dialect and the names the charset (the patron's password is
                  read from PAIA_DOCTOR_PASSWORD or stdin); last, it keeps one
                  session idle for sip2.pool.keepaliveMs + 1 s (21 s by
-                 default) to see whether the ILS closes idle sessions first
+                 default) to see whether the ILS closes idle sessions first;
+                 with a libraries section, each library in turn
   hash-secret    read a client secret from stdin and print its hash for
                  auth.clients[].secretHash
 
@@ -51,6 +52,7 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--w
                  config/default.yaml, the embedded demo)
   --workers N    serve: N worker processes on the one port (http.workers; more
                  than 1 needs state.store redis)
+  --library ID   doctor: check this library of the libraries section only
   --patron NAME  test patron for doctor
   --quick        doctor: skip the idle-session wait
   -V, --version  print the version and exit
@@ -82,6 +84,7 @@ async function main(argv: string[]): Promise<number> {
       options: {
         config: { type: 'string' },
         workers: { type: 'string' },
+        library: { type: 'string' },
         patron: { type: 'string' },
         quick: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -137,26 +140,53 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`paia-sip2 ${command}: ${problem}\n`);
     return 2;
   }
-  if (command === 'doctor') {
-    const { runDoctor } = await import('./doctor/index.js');
-    let setup;
-    try {
-      setup = sip2Setup(config);
-    } catch (error) {
-      // A dialect or TLS file that does not load: a configuration problem.
-      process.stderr.write(`paia-sip2 doctor: ${(error as Error).message}\n`);
-      return 2;
-    }
-    return runDoctor(setup, {
-      patron: parsed.values.patron,
-      quick: parsed.values.quick,
-      out: process.stdout,
-      err: process.stderr,
-      stateStore: () => checkStateStore(config),
-    });
-  }
+  if (command === 'doctor') return doctor(config, parsed.values);
 
   return serve(config);
+}
+
+/** `paia-sip2 doctor`: the ILS of the top level, or each library of the libraries section (or the one of --library). */
+async function doctor(
+  config: Config,
+  flags: { library?: string | undefined; patron?: string | undefined; quick?: boolean | undefined },
+): Promise<number> {
+  const { librariesToCheck, runDoctor, runLibrariesDoctor } = await import('./doctor/index.js');
+  const chosen = librariesToCheck(config.libraries, flags.library);
+  if (!chosen.ok) {
+    process.stderr.write(`paia-sip2 doctor: ${chosen.reason}\n`);
+    return 2;
+  }
+  const options = {
+    patron: flags.patron,
+    quick: flags.quick,
+    out: process.stdout,
+    err: process.stderr,
+    stateStore: () => checkStateStore(config),
+  };
+  if (chosen.libraries === null) {
+    const setup = setupOf(config, null);
+    return setup === null ? 2 : runDoctor(setup, options);
+  }
+  const libraries = [];
+  for (const { id, config: own } of chosen.libraries) {
+    const setup = setupOf(own, id);
+    if (setup === null) return 2;
+    libraries.push({ id, setup });
+  }
+  return runLibrariesDoctor(libraries, options);
+}
+
+/** The SIP2 side the doctor checks; null when it cannot be built (a configuration problem, said on stderr). */
+function setupOf(config: Config, library: string | null): Sip2Setup | null {
+  try {
+    return sip2Setup(config);
+  } catch (error) {
+    // A dialect or TLS file that does not load.
+    process.stderr.write(
+      `paia-sip2 doctor: ${library === null ? '' : `library ${library}: `}${(error as Error).message}\n`,
+    );
+    return null;
+  }
 }
 
 /**
@@ -167,9 +197,7 @@ async function main(argv: string[]): Promise<number> {
 function librariesProblem(command: string, config: Config): string | null {
   if (config.libraries === null) return null;
   const ids = config.libraries.map(({ id }) => id).join(', ');
-  if (command === 'doctor')
-    return `the configuration has a libraries section (${ids}), and the doctor does not check several libraries yet; \`paia-sip2 check-config\` validates the section, and a configuration of one library alone (its sip2, paia and daia at the top level) can be checked with the doctor.`;
-  if (config.http.workers > 1)
+  if (command === 'serve' && config.http.workers > 1)
     return `the configuration has a libraries section (${ids}), and several libraries are served by one process only yet: set http.workers to 1 (or leave out --workers), or serve without the libraries section.`;
   return null;
 }

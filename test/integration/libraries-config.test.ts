@@ -1,9 +1,8 @@
 /**
  * The libraries section on the command line (issue 29): check-config reads
  * config/libraries.example.yaml and prints each library's effective settings,
- * names the library a problem belongs to, and doctor refuses the section
- * until it checks several libraries (serve serves it: libraries.test.ts).
- * The three commands run at once.
+ * names the library a problem belongs to (serve serves it: libraries.test.ts;
+ * the doctor checks it: doctor-libraries.test.ts). The commands run at once.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -52,14 +51,12 @@ describe('the libraries section on the command line', () => {
   );
   let example: Run;
   let broken: Run;
-  let doctor: Run;
   let workers: Run;
 
   beforeAll(async () => {
-    [example, broken, doctor, workers] = await Promise.all([
+    [example, broken, workers] = await Promise.all([
       paiaSip2(['check-config', '--config', EXAMPLE]),
       paiaSip2(['check-config', '--config', invalid]),
-      paiaSip2(['doctor', '--config', EXAMPLE]),
       paiaSip2(['serve', '--workers', '2', '--config', withWorkers]),
     ]);
   }, 30_000);
@@ -96,14 +93,6 @@ describe('the libraries section on the command line', () => {
       `libraries[DE-830].sip2.port: must be a TCP port between 1 and 65535 (got 70000, at ${invalid}:5)`,
     );
     expect(broken.stderr).not.toContain(PASSWORD);
-  });
-
-  it('doctor refuses a libraries section, as a configuration problem, and says check-config validates it', () => {
-    expect(doctor.code).toBe(2);
-    expect(doctor.stdout).toBe('');
-    expect(doctor.stderr).toContain('the doctor does not check several libraries yet');
-    expect(doctor.stderr).toContain('`paia-sip2 check-config` validates the section');
-    expect(doctor.stderr).toContain('(DE-830, DE-18)');
   });
 
   it('serve refuses libraries with several workers, as a configuration problem', () => {

@@ -86,3 +86,30 @@ async function readPassword(
     input.pause();
   }
 }
+
+export type LibrariesChosen<T> = { ok: true; libraries: readonly T[] | null } | { ok: false; reason: string };
+
+/**
+ * The libraries of the configuration the doctor checks: every one in file
+ * order, or the one of --library; null without a libraries section (the one
+ * ILS of the top level). A --library that names none is a usage error,
+ * listing the ids there are.
+ */
+export function librariesToCheck<T extends { readonly id: string }>(
+  libraries: readonly T[] | null,
+  wanted: string | undefined,
+): LibrariesChosen<T> {
+  if (wanted === undefined) return { ok: true, libraries };
+  if (libraries === null)
+    return {
+      ok: false,
+      reason: `--library ${JSON.stringify(wanted)}: the configuration has no libraries section, so there is one ILS to check; leave out --library`,
+    };
+  const found = libraries.find(({ id }) => id === wanted);
+  if (found === undefined)
+    return {
+      ok: false,
+      reason: `--library ${JSON.stringify(wanted)} is not a library of the configuration; its libraries are ${libraries.map(({ id }) => id).join(', ')}`,
+    };
+  return { ok: true, libraries: [found] };
+}

@@ -5,7 +5,10 @@ import { performance } from 'node:perf_hooks';
  * `FAIL <step>: <reason and what to check>` or `skip <step>: <why>`; a
  * `wait` line before a step that takes its time; details indented below a
  * step, warnings among them marked `!`. Every line passes through the
- * masking of secrets (terminal and patron passwords).
+ * masking of secrets (terminal and patron passwords). With several
+ * libraries each has its own report, whose FAIL and `!` lines name the
+ * library (`FAIL [DE-830] <step>: ...`), so a finding copied out of the
+ * output still says where it belongs.
  */
 
 /** Shorter secrets are not masked in the output: masking "1234" would mangle dates and amounts. They are never printed by the doctor itself. */
@@ -24,8 +27,15 @@ export class Report {
   /** The step of the first FAIL, for the summary on stderr (its reason is printed once, in the FAIL line). */
   firstFailedStep = '';
   private readonly secrets: string[] = [];
+  /** `[id] ` of the library the findings belong to; "" with one library. */
+  private readonly tag: string;
 
-  constructor(private readonly out: NodeJS.WritableStream) {}
+  constructor(
+    private readonly out: NodeJS.WritableStream,
+    library: string | null = null,
+  ) {
+    this.tag = library === null ? '' : `[${library}] `;
+  }
 
   /** Masks `secret` in every line written from now on. */
   addSecret(secret: string): void {
@@ -45,7 +55,7 @@ export class Report {
   /** Something the sysadmin should fix, though the step passed: `! text`, further lines indented below it. Counted. */
   warn(text: string, ...more: string[]): void {
     this.warnings++;
-    this.line(`${INDENT}! ${text}`);
+    this.line(`${INDENT}! ${this.tag}${text}`);
     for (const line of more) this.line(`${INDENT}  ${line}`);
   }
 
@@ -65,7 +75,7 @@ export class Report {
   fail(step: string, reason: string): void {
     this.failures++;
     if (this.failures === 1) this.firstFailedStep = step;
-    this.line(`FAIL ${step}: ${reason}`);
+    this.line(`FAIL ${this.tag}${step}: ${reason}`);
   }
 
   /** Fails the step and stops the checks. */

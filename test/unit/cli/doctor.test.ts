@@ -21,6 +21,7 @@ import {
   patternForShape,
   supportedMessages,
 } from '../../../src/cli/doctor/findings.js';
+import { librariesToCheck } from '../../../src/cli/doctor/input.js';
 import { Abort, Report } from '../../../src/cli/doctor/report.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { sip2Setup } from '../../../src/gateway/index.js';
@@ -390,10 +391,10 @@ describe('expiryAdvice', () => {
 });
 
 describe('Report', () => {
-  const collect = () => {
+  const collect = (library: string | null = null) => {
     const lines: string[] = [];
     const out = { write: (text: string) => lines.push(text) } as unknown as NodeJS.WritableStream;
-    return { lines, report: new Report(out) };
+    return { lines, report: new Report(out, library) };
   };
 
   it('masks secrets of six characters or more in every line, and leaves shorter ones (dates, amounts) alone', () => {
@@ -423,5 +424,41 @@ describe('Report', () => {
     expect(lines).toEqual(['FAIL connect: it broke: check this\n']);
     expect(report.failures).toBe(1);
     expect(report.firstFailedStep).toBe('connect');
+  });
+
+  it('of a library names it in its findings (FAIL and warnings), and not in the other lines', () => {
+    const { lines, report } = collect('DE-830');
+    report.line('ok   connect (1 ms)');
+    report.warn('first', 'second');
+    report.fail('connect', 'refused');
+    expect(lines).toEqual([
+      'ok   connect (1 ms)\n',
+      '     ! [DE-830] first\n',
+      '       second\n',
+      'FAIL [DE-830] connect: refused\n',
+    ]);
+    expect(report.firstFailedStep).toBe('connect');
+  });
+});
+
+describe('librariesToCheck (--library)', () => {
+  const libraries = [{ id: 'DE-830' }, { id: 'DE-18' }];
+
+  it('checks every library in file order, or the one asked for; without a libraries section the one ILS', () => {
+    expect(librariesToCheck(libraries, undefined)).toEqual({ ok: true, libraries });
+    expect(librariesToCheck(libraries, 'DE-18')).toEqual({ ok: true, libraries: [{ id: 'DE-18' }] });
+    expect(librariesToCheck(null, undefined)).toEqual({ ok: true, libraries: null });
+  });
+
+  it('refuses an id the configuration lacks, listing its ids, and --library without a libraries section', () => {
+    expect(librariesToCheck(libraries, 'de-830')).toEqual({
+      ok: false,
+      reason: '--library "de-830" is not a library of the configuration; its libraries are DE-830, DE-18',
+    });
+    expect(librariesToCheck(null, 'DE-830')).toEqual({
+      ok: false,
+      reason:
+        '--library "DE-830": the configuration has no libraries section, so there is one ILS to check; leave out --library',
+    });
   });
 });
