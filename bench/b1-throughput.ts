@@ -71,7 +71,7 @@ class WindowCpu {
   }
 }
 
-interface Measured {
+export interface Measured {
   result: LoopResult;
   cpu: WindowCpu;
   /** µs of CPU of the serving process per answer. */
@@ -80,14 +80,14 @@ interface Measured {
   translated?: { sent: number; answers: number };
 }
 
-function median(values: readonly number[]): number {
+export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** (max − min) ÷ median, as a percentage: how far fresh processes of one kind differ. */
-function spread(values: readonly number[]): string {
+export function spread(values: readonly number[]): string {
   return `${((100 * (Math.max(...values) - Math.min(...values))) / median(values)).toFixed(0)}%`;
 }
 
@@ -110,22 +110,26 @@ async function measureHello(settings: Settings): Promise<Measured> {
   }
 }
 
-/** Logs every patron of `library` in; worker w then asks for patron w's GET /core (B1, bench/profile.ts). */
+/**
+ * Logs every patron of `library` in; worker w then asks for patron w's GET /core (B1, B9, bench/profile.ts).
+ * `base`: the library's path on a gateway with several libraries (B9).
+ */
 export async function patronPerWorker(
   gatewayUrl: string,
   library: GeneratedLibrary,
+  base = '',
 ): Promise<NonNullable<HttpLoopOptions['requestFor']>> {
   const http = httpPool(gatewayUrl, 8);
   let tokens: Array<string | Error>;
   try {
-    tokens = await mapConcurrent(library.patrons, 8, (patron) => login(http, patron.barcode, patron.password));
+    tokens = await mapConcurrent(library.patrons, 8, (patron) => login(http, patron.barcode, patron.password, base));
   } finally {
     await http.close();
   }
   const failed = tokens.find((token) => token instanceof Error);
   if (failed !== undefined) throw failed;
   return (worker) => ({
-    path: `/core/${library.patrons[worker]!.barcode}`,
+    path: `${base}/core/${library.patrons[worker]!.barcode}`,
     headers: { authorization: `Bearer ${tokens[worker] as string}` },
   });
 }
@@ -172,17 +176,32 @@ function poolEnv(simulator: Simulator): NodeJS.ProcessEnv {
   return gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: POOL, PAIA_SIP2_POOL_MAX: POOL });
 }
 
+/**
+ * B1's load on a running gateway over `simulator`, whose data is `library`: the patrons log in, then the
+ * warm-up and the measured window; CPU per answer of the gateway, and the 63s the simulator received.
+ * `base`: the library's path on a gateway with several libraries (B9).
+ */
+export async function measureTranslated(
+  settings: Settings,
+  gateway: { url: string; pid: number },
+  simulator: Simulator,
+  library: GeneratedLibrary,
+  base = '',
+): Promise<Measured> {
+  const requestFor = await patronPerWorker(gateway.url, library, base);
+  const cpu = new WindowCpu({ gateway: gateway.pid, simulator: simulator.pid });
+  const before = await simulator.counters();
+  const result = await serverLoop(settings, gateway.url, requestFor, cpu);
+  const sent = counterDelta(before, await simulator.counters())['63'] ?? 0;
+  const answers = Object.values(result.outcomes).reduce((sum, n) => sum + n, 0);
+  return { result, cpu, us: cpu.perRequestUs('gateway', result), translated: { sent, answers } };
+}
+
 function measureGateway(settings: Settings): Promise<Measured> {
   return withFreshSimulator(settings, async (library, simulator) => {
     const gateway = await startGateway(poolEnv(simulator));
     try {
-      const requestFor = await patronPerWorker(gateway.url, library);
-      const cpu = new WindowCpu({ gateway: gateway.pid, simulator: simulator.pid });
-      const before = await simulator.counters();
-      const result = await serverLoop(settings, gateway.url, requestFor, cpu);
-      const sent = counterDelta(before, await simulator.counters())['63'] ?? 0;
-      const answers = Object.values(result.outcomes).reduce((sum, n) => sum + n, 0);
-      return { result, cpu, us: cpu.perRequestUs('gateway', result), translated: { sent, answers } };
+      return await measureTranslated(settings, gateway, simulator, library);
     } finally {
       await gateway.stop();
     }
@@ -232,7 +251,7 @@ function budget(rawUs: number, httpUs: number, helloUs: number): string {
   return `what the target leaves: ${TARGET} × raw relay = ${(TARGET * rawUs).toFixed(0)} µs per request, ${((TARGET - 1) * rawUs).toFixed(0)} µs above the raw relay for the connection, codec, pool and backend and for the HTTP layer, which alone costs ${(httpUs - helloUs).toFixed(0)} µs above the hello-world (${httpUs.toFixed(0)} − ${helloUs.toFixed(1)})`;
 }
 
-function describe(round: number, kind: string, m: Measured): string {
+export function describe(round: number, kind: string, m: Measured): string {
   const r = m.result;
   return `${kind} #${round + 1}: ${m.us.toFixed(0)} µs/req, ${perSecond(r.requestsPerSecond)} (p50 ${ms(r.p50)}, p99 ${ms(r.p99)}); CPU ${m.cpu.describe(r)}; statuses ${counts(r.outcomes)}`;
 }

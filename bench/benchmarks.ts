@@ -12,6 +12,7 @@ export const BENCHMARKS = {
   B6: 'two gateways on one Redis',
   B7: 'a 10-loan patron at the floor, 20 ms SIP2 latency, pool 4',
   B8: "a discovery system's account visit, 20 ms SIP2 latency, account window on",
+  B9: '50 libraries behind one gateway, each with its own simulator',
 } as const;
 
 export type BenchmarkId = keyof typeof BENCHMARKS;

@@ -28,9 +28,14 @@ export async function call(
   return { status: response.statusCode, text };
 }
 
-/** POST /auth/login; the access token, or an error with the status (never the password). */
-export async function login(http: Dispatcher, username: string, password: string): Promise<string> {
-  const answer = await call(http, 'POST', '/auth/login', { json: { username, password, grant_type: 'password' } });
+/**
+ * POST /auth/login; the access token, or an error with the status (never the password). `base`: a library's
+ * path (`/DE-001`) on a gateway with several libraries.
+ */
+export async function login(http: Dispatcher, username: string, password: string, base = ''): Promise<string> {
+  const answer = await call(http, 'POST', `${base}/auth/login`, {
+    json: { username, password, grant_type: 'password' },
+  });
   if (answer.status !== 200) throw new Error(`login ${username}: HTTP ${answer.status} ${describeError(answer.text)}`);
   const token = (JSON.parse(answer.text) as { access_token?: unknown }).access_token;
   if (typeof token !== 'string') throw new Error(`login ${username}: no access_token in the answer`);

@@ -19,6 +19,7 @@ import { runB5 } from './b5-flow.js';
 import { runB6 } from './b6-shared-state.js';
 import { runB7 } from './b7-floor.js';
 import { runB8 } from './b8-visit.js';
+import { runB9 } from './b9-libraries.js';
 import { BENCHMARKS, type BenchmarkId, NEEDS, type Program } from './benchmarks.js';
 import {
   gatewayNodeFlags,
@@ -40,6 +41,7 @@ const RUNS: Record<BenchmarkId, (settings: Settings) => Promise<Row[]>> = {
   B6: runB6,
   B7: runB7,
   B8: runB8,
+  B9: runB9,
 };
 const BENCHES: Record<string, { title: string; run: (settings: Settings) => Promise<Row[]> }> = Object.fromEntries(
   (Object.keys(BENCHMARKS) as BenchmarkId[]).map((id) => [id, { title: BENCHMARKS[id], run: RUNS[id] }]),

@@ -27,6 +27,12 @@ export interface Settings {
   b7Calls: number;
   /** B8: measured visits per patron (after one unmeasured), each on a cold window. */
   b8Visits: number;
+  /** B9: libraries in the one gateway (each with its own simulator process). */
+  b9Libraries: number;
+  /** B9: rounds, each a fresh gateway with every library, then a fresh single-library gateway; medians taken. */
+  b9Rounds: number;
+  /** B9: how long the gateway rests after every library is ready before its memory is read. */
+  b9RestMs: number;
 }
 
 export const FULL: Settings = {
@@ -47,6 +53,9 @@ export const FULL: Settings = {
   b5Virtual: 16,
   b7Calls: 40,
   b8Visits: 6,
+  b9Libraries: 50,
+  b9Rounds: 2,
+  b9RestMs: 5000,
 };
 
 export const QUICK: Settings = {
@@ -64,4 +73,5 @@ export const QUICK: Settings = {
   b4Patrons: 2000,
   b7Calls: 10,
   b8Visits: 2,
+  b9Rounds: 1,
 };
