@@ -227,7 +227,7 @@ function rows(
       met: metOf(ratio <= CPU_TARGET, valid),
       notes: [
         `result = median gateway CPU (/proc utime+stime) per answer at library ${id} of the ${run.count} (${rounds.map((r) => r.many.us.toFixed(0)).join(', ')} µs) ÷ median on a fresh single-library gateway with the same pool over the same simulator, measured beside it in each round, alternately after and before it (${rounds.map((r) => r.single.us.toFixed(0)).join(', ')} µs); B1's closed loop (${settings.b1Connections} connections, one patron each, ${settings.b1GatewayWarmupMs / 1000} s warm-up + ${settings.b1WindowMs / 1000} s window), the other libraries idle`,
-        `noise: fresh gateways of one kind differ by ${spread(rounds.map((r) => r.many.us))} (${run.count} libraries) and ${spread(rounds.map((r) => r.single.us))} (single) of their median here, and B1's by tens of percent on a loaded 2-core machine: a ratio within about ±0.15 of 1 is no difference this bench can show; per round: ${rounds.map((r) => (r.many.us / r.single.us).toFixed(2)).join(', ')}`,
+        `noise: fresh gateways of one kind differ by ${spread(rounds.map((r) => r.many.us))} (${run.count} libraries) and ${spread(rounds.map((r) => r.single.us))} (single) of their median here (B1's spread between fresh processes is the yardstick for what this bench can tell apart); per round: ${rounds.map((r) => (r.many.us / r.single.us).toFixed(2)).join(', ')}`,
         ...rounds.flatMap((r, i) => [
           describe(i, `${run.count} libraries, at ${id}`, r.many),
           describe(i, 'single library', r.single),
