@@ -45,6 +45,8 @@ A SIP2 server (ACS) with sample data, dialects and fault injection.
   --error-detection on|off  AY/AZ sequence numbers and checksums (default on)
   --strict-checksums      with error detection on, answer 96 to a request without
                           AY/AZ instead of answering it (default: answer it)
+  --strict                answer 96 to a message that breaks a conformance rule instead of
+                          answering it (default: answer it; GET /conformance lists deviations)
   --control-port N        HTTP control endpoint on 127.0.0.1 (0 = ephemeral; off unless given)
   --profile TERMS         server profile, repeatable, comma-separated, applied left to right:
                             presets (one real deployment each): ${Object.keys(PRESETS).join(', ')}
@@ -92,6 +94,7 @@ export function parseCli(argv: string[]): SimulatorOptions | 'help' {
         'idle-timeout-s': { type: 'string' },
         'error-detection': { type: 'string' },
         'strict-checksums': { type: 'boolean' },
+        strict: { type: 'boolean' },
         'control-port': { type: 'string' },
         'log-level': { type: 'string' },
         profile: { type: 'string', multiple: true },
@@ -138,6 +141,7 @@ export function parseCli(argv: string[]): SimulatorOptions | 'help' {
     if (options.errorDetection === false) throw new UsageError('--strict-checksums needs --error-detection on');
     options.strictChecksums = true;
   }
+  if (values.strict) options.strictConformance = true;
   if (values['control-port'] !== undefined)
     options.controlPort = integer('--control-port', values['control-port'], 0, 65535);
   if (values.profile !== undefined) {

@@ -1,8 +1,9 @@
 import type { Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { Dialect } from '../../src/sip2/index.js';
+import type { ConformanceTally } from './conformance/tally.js';
 import type { Counters } from './counters.js';
 import type { FaultPatch, FaultState, Faults } from './faults.js';
 import { parseFaultPatch } from './faults.js';
@@ -23,6 +24,9 @@ import type { SessionConfig } from './session.js';
  *   DELETE /faults      clears every fault; answers the faults
  *   POST   /reset       reloads the data file, clears counters and faults
  *   POST   /disconnect  destroys every open client connection
+ *   GET    /conformance {strict, totals, connections}: each client message's deviations from the 3M text
+ *   PUT    /conformance {"strict": true}: answer 96 to a non-conforming message (false: answer it, as by default)
+ *   POST   /conformance/reset (or DELETE /conformance) clears the report
  *   POST   /desk/holds  {"patron": "alice", "item": "it-0030"} (or "title"): a hold placed at the circulation
  *                       desk, not over SIP2 (201 {hold, queuePosition}; 409 {error} when the library refuses it)
  */
@@ -33,6 +37,8 @@ export interface ControlledSimulator {
   readonly port: number;
   readonly faults: Faults;
   readonly counters: Counters;
+  /** Deviations of the clients' messages from the 3M text. */
+  readonly conformance: Pick<ConformanceTally, 'snapshot' | 'reset'>;
   readonly dialect: Dialect;
   readonly config: SessionConfig;
   /** The library's data; the desk routes change it as staff would, without SIP2. */
@@ -50,6 +56,8 @@ export interface ControlledSimulator {
   clearFaults(): Promise<Readonly<FaultState>>;
   /** Reloads the data file, clears counters and faults. */
   reset(): Promise<void>;
+  /** Strict conformance on or off (SessionConfig.strictConformance). */
+  setStrictConformance(on: boolean): void;
   /** Destroys every open client connection; returns how many. */
   disconnectAll(): number;
 }
@@ -140,6 +148,28 @@ function controlApp(sim: ControlledSimulator, logger: Logger): Hono {
     }
     return c.json({ reset: true });
   });
+
+  const conformanceState = () => ({ strict: sim.config.strictConformance === true, ...sim.conformance.snapshot() });
+  app.get('/conformance', (c) => c.json(conformanceState()));
+  app.put('/conformance', async (c) => {
+    const usage = 'the body must be a JSON object {"strict": true} or {"strict": false}';
+    let body: unknown;
+    try {
+      body = JSON.parse(await c.req.text());
+    } catch {
+      return c.json({ error: usage }, 400);
+    }
+    const strict = (body as { strict?: unknown } | null)?.strict;
+    if (typeof strict !== 'boolean' || Object.keys(body as object).length !== 1) return c.json({ error: usage }, 400);
+    sim.setStrictConformance(strict);
+    return c.json(conformanceState());
+  });
+  const clearConformance = (c: Context) => {
+    sim.conformance.reset();
+    return c.json(conformanceState());
+  };
+  app.post('/conformance/reset', clearConformance);
+  app.delete('/conformance', clearConformance);
 
   app.post('/disconnect', (c) => c.json({ disconnected: sim.disconnectAll() }));
 

@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import pino, { type Logger } from 'pino';
 import { type Charset, loadDialect } from '../../src/sip2/index.js';
+import { ConformanceTally } from './conformance/tally.js';
 import { type ControlledSimulator, type ControlServer, startControlServer } from './control.js';
 import { Counters } from './counters.js';
 import { DEFAULT_DATA_FILE, loadLibraryData } from './data.js';
@@ -29,6 +30,8 @@ export interface SimulatorOptions {
   errorDetection?: boolean;
   /** With error detection on, refuse (96) requests without AY/AZ; default false (they are answered, as real ACSs do). */
   strictChecksums?: boolean;
+  /** Answer 96 to a message that breaks a conformance rule (conformance/rules.ts); default false (answered, and reported). */
+  strictConformance?: boolean;
   /** Server profile (profiles.ts, parseProfile); default none. */
   profile?: Profile;
   /** Control endpoint port on 127.0.0.1 (0 = ephemeral); no control endpoint when undefined. */
@@ -78,9 +81,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     strictChecksums: options.strictChecksums ?? false,
     idleTimeoutMs: idleMsFor(options.profile ?? defaultProfile()),
     profile: options.profile ?? defaultProfile(),
+    strictConformance: options.strictConformance ?? false,
   };
   const faults = new Faults({ latencyMs: options.latencyMs ?? 0, jitterMs: options.jitterMs ?? 0 });
   const counters = new Counters();
+  const conformance = new ConformanceTally(logger);
   const sessions = new Set<Session>();
   /**
    * Connections accepted while every worker is busy (workers profile). They
@@ -91,7 +96,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const waiting: Socket[] = [];
 
   const serve = (socket: Socket) => {
-    const session = new Session(socket, { config, library, faults, counters, logger }, (s) => {
+    const session = new Session(socket, { config, library, faults, counters, logger, conformance }, (s) => {
       sessions.delete(s);
       serveWaiting();
     });
@@ -176,6 +181,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       charset: config.charset,
       errorDetection: config.errorDetection,
       strictChecksums: config.strictChecksums,
+      strictConformance: config.strictConformance,
       profile: describeProfile(config.profile) || 'none',
     },
     'SIP2 listener up',
@@ -196,6 +202,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     library,
     faults,
     counters,
+    conformance,
     dialect,
     config,
     connectionCount: () => sessions.size,
@@ -226,6 +233,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       faults.clear();
       await syncListener();
       logger.info('data reloaded, counters and faults cleared');
+    },
+    setStrictConformance(on) {
+      config.strictConformance = on;
+      logger.info({ strictConformance: on }, 'conformance mode changed');
     },
     disconnectAll,
     async stop() {

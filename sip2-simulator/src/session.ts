@@ -15,6 +15,9 @@ import {
   type Sip2Message,
   terminatorOf,
 } from '../../src/sip2/index.js';
+import { ConnectionConformance } from './conformance/connection.js';
+import type { Deviation } from './conformance/rules.js';
+import type { ConformanceTally } from './conformance/tally.js';
 import type { Counters } from './counters.js';
 import { corruptChecksum, type Faults, garbageBytes } from './faults.js';
 import type { Library } from './library.js';
@@ -40,9 +43,15 @@ import { type HandledRequest, loginResponse, rejectedResponse, respond } from '.
  *   (as Koha does), so a client waiting for an answer never hangs.
  * - Frames are handled strictly one after another, so pipelined requests are
  *   answered in order even with latency faults.
+ * - Every message is checked against the 3M text (conformance/) and its
+ *   deviations tallied; with strictConformance a message that breaks a rule
+ *   gets 96 and is not executed, as a picky ACS would.
  */
 
 const MAX_FAILED_LOGINS = 3;
+const CR = 0x0d;
+const LF = 0x0a;
+const CR_BYTE = Buffer.from([CR]);
 
 /** Requests the simulator executes: every SC command but 93 login and 97 resend, which the session handles itself. */
 const HANDLED: ReadonlySet<string> = new Set(Object.keys(RESPONSE_CODE).filter((code) => code !== '93'));
@@ -57,6 +66,8 @@ export interface SessionConfig {
   readonly idleTimeoutMs: number;
   /** The server profile (profiles.ts); read per message, so a switch applies to open sessions. */
   readonly profile?: Profile;
+  /** Answer 96 to a message that breaks a conformance rule instead of executing it; read per message. */
+  readonly strictConformance?: boolean;
 }
 
 export interface SessionContext {
@@ -65,6 +76,8 @@ export interface SessionContext {
   readonly faults: Faults;
   readonly counters: Counters;
   readonly logger: Logger;
+  /** Where deviations are tallied; none: checked for strict mode only. */
+  readonly conformance?: ConformanceTally;
 }
 
 let nextId = 1;
@@ -87,6 +100,9 @@ export class Session {
   /** Whether the client's last frame carried a checksum: responses (96 too) answer in the same form. */
   private peerChecksums = true;
   private closed = false;
+  private readonly conformance: ConnectionConformance;
+  /** Messages received and not yet handled: one arriving while this is above 0 came before its predecessor's answer. */
+  private unanswered = 0;
 
   constructor(
     private readonly socket: Socket,
@@ -94,6 +110,7 @@ export class Session {
     private readonly onClose: (session: Session) => void = () => {},
   ) {
     this.log = ctx.logger.child({ conn: this.id });
+    this.conformance = new ConnectionConformance(ctx.config.strictChecksums);
     this.log.info({ remote: `${socket.remoteAddress}:${socket.remotePort}` }, 'connection opened');
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -134,8 +151,36 @@ export class Session {
     }
     for (const frame of frames) {
       this.armIdleTimer();
-      this.enqueue(() => this.handleFrame(frame));
+      const outstanding = this.unanswered > 0;
+      this.unanswered += 1;
+      this.enqueue(() => this.handleFrame(frame, outstanding).finally(() => (this.unanswered -= 1)));
     }
+    if (chunk.at(-1) === LF && this.decoder.bufferedBytes > 0) this.onLfTerminated(chunk);
+  }
+
+  /**
+   * A client that ends its message in LF instead of CR: the framer waits for a
+   * CR that never comes, as a real ACS's would, and the client hangs. Named in
+   * the report; in strict mode dropped and answered 96 at once.
+   */
+  private onLfTerminated(chunk: Buffer): void {
+    const raw = chunk.subarray(chunk.lastIndexOf(CR) + 1);
+    const outstanding = this.unanswered > 0;
+    this.enqueue(async () => {
+      const deviations = this.checkConformance(raw, outstanding);
+      if (this.ctx.config.strictConformance && deviations.length > 0) {
+        this.decoder.reset();
+        return this.sendResend();
+      }
+    });
+  }
+
+  /** Checks one message as received against the 3M text and tallies what it breaks. */
+  private checkConformance(raw: Buffer, outstanding: boolean): Deviation[] {
+    const { config, conformance } = this.ctx;
+    const deviations = this.conformance.inspect(raw, { loggedIn: this.loggedIn, outstanding }, config.charset);
+    conformance?.record(this.id, decodeText(raw, config.charset), deviations);
+    return deviations;
   }
 
   private enqueue(task: () => Promise<void>): void {
@@ -152,9 +197,10 @@ export class Session {
 
   // ------------------------------------------------------------ protocol
 
-  private async handleFrame(frame: Buffer): Promise<void> {
+  private async handleFrame(frame: Buffer, outstanding: boolean): Promise<void> {
     const { config, counters, faults } = this.ctx;
     this.trace('in', frame);
+    const deviations = this.checkConformance(Buffer.concat([frame, CR_BYTE]), outstanding);
     this.peerChecksums = config.strictChecksums || endsWithChecksum(frame);
     let decoded: Decoded;
     try {
@@ -171,6 +217,13 @@ export class Session {
     }
     const code = decoded.kind === 'message' ? decoded.message.code : decoded.code;
     counters.countReceived(code);
+
+    // Before login the session closes the connection as it always has; otherwise a picky ACS asks again.
+    if (config.strictConformance && deviations.length > 0 && !deviations.some((d) => d.rule === 'login-first')) {
+      this.lastRequestKey = null;
+      this.log.info({ code, rules: deviations.map((d) => d.rule) }, 'non-conforming message, asking for a resend (96)');
+      return this.sendResend();
+    }
 
     if (code === '97') {
       if (this.lastSent) {

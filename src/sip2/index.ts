@@ -26,7 +26,7 @@ export {
   sip2Sessions,
   type TlsSessionInfo,
 } from './connection.js';
-export { formatSip2Date, isoDateOf, type Sip2DateTime, sip2DateFrom, toDate } from './date.js';
+export { formatSip2Date, isoDateOf, parseSip2Date, type Sip2DateTime, sip2DateFrom, toDate } from './date.js';
 export {
   BUILTIN_DIALECTS,
   BUILTIN_DIALECTS_TEXT,

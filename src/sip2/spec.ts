@@ -58,6 +58,12 @@ export interface FixedSpec {
   readonly name: string;
   readonly length: number;
   readonly kind: FixedKind;
+  /**
+   * The values the 3M field definitions allow where the kind alone does not
+   * say (language digits, protocol version x.xx, hold mode + - *): what a
+   * conformance check holds a message to. The codec reads any value.
+   */
+  readonly values?: RegExp;
 }
 interface TagSpec {
   readonly name: string;
@@ -67,6 +73,11 @@ interface TagSpec {
   readonly required: boolean;
   /** Repeatable fields (AS, AU, AF ...) are arrays. */
   readonly repeat: boolean;
+  /**
+   * A tagged field the 3M text gives a fixed form: an 18-char date
+   * (YYYYMMDDZZZZHHMMSS) or the values it allows. Kept as text by the codec.
+   */
+  readonly format?: 'date' | RegExp;
 }
 export interface MessageSpec {
   readonly code: string;
@@ -159,6 +170,21 @@ export const CIRCULATION_STATUS = {
 
 const f = <N extends string, K extends FixedKind>(name: N, length: number, kind: K) =>
   ({ name, length, kind }) as const;
+/** A fixed field whose values the 3M text restricts further than its kind. */
+const fv = <N extends string, K extends FixedKind>(name: N, length: number, kind: K, values: RegExp) =>
+  ({ name, length, kind, values }) as const;
+/** A text tag with a fixed form (a date, an enumeration). */
+const tf = <N extends string>(tag: string, name: N, format: 'date' | RegExp) =>
+  ({ name, tag, kind: 'text', required: false, repeat: false, format }) as const;
+
+/** The 3M field definitions' forms, one each. */
+const LANGUAGE = /^\d{3}$/;
+const PROTOCOL_VERSION = /^\d\.\d\d$/;
+/** Fee type: "01 thru 99". */
+const FEE_TYPE = /^(0[1-9]|[1-9]\d)$/;
+/** ISO 4217 alphabetic code. */
+const CURRENCY = /^[A-Z]{3}$/;
+
 const t = <N extends string>(tag: string, name: N) =>
   ({ name, tag, kind: 'text', required: false, repeat: false }) as const;
 const yn = <N extends string>(tag: string, name: N) =>
@@ -283,7 +309,11 @@ export const MESSAGE_SPECS = {
   '99': {
     code: '99',
     name: 'SC Status',
-    fixed: [f('statusCode', 1, 'num'), f('maxPrintWidth', 3, 'num'), f('protocolVersion', 4, 'text')],
+    fixed: [
+      fv('statusCode', 1, 'num', /^[012]$/),
+      f('maxPrintWidth', 3, 'num'),
+      fv('protocolVersion', 4, 'text', PROTOCOL_VERSION),
+    ],
     fields: [],
   },
   '98': {
@@ -299,7 +329,7 @@ export const MESSAGE_SPECS = {
       f('timeoutPeriod', 3, 'num'),
       f('retriesAllowed', 3, 'num'),
       date('dateTimeSync'),
-      f('protocolVersion', 4, 'text'),
+      fv('protocolVersion', 4, 'text', PROTOCOL_VERSION),
     ],
     fields: [
       req('AO', 'institutionId'),
@@ -312,7 +342,7 @@ export const MESSAGE_SPECS = {
   '23': {
     code: '23',
     name: 'Patron Status Request',
-    fixed: [f('language', 3, 'text'), date('transactionDate')],
+    fixed: [fv('language', 3, 'text', LANGUAGE), date('transactionDate')],
     fields: [
       req('AO', 'institutionId'),
       req('AA', 'patronIdentifier'),
@@ -323,7 +353,7 @@ export const MESSAGE_SPECS = {
   '24': {
     code: '24',
     name: 'Patron Status Response',
-    fixed: [f('patronStatus', 14, 'flags'), f('language', 3, 'text'), date('transactionDate')],
+    fixed: [f('patronStatus', 14, 'flags'), fv('language', 3, 'text', LANGUAGE), date('transactionDate')],
     fields: [
       req('AO', 'institutionId'),
       req('AA', 'patronIdentifier'),
@@ -338,7 +368,7 @@ export const MESSAGE_SPECS = {
   '63': {
     code: '63',
     name: 'Patron Information',
-    fixed: [f('language', 3, 'text'), date('transactionDate'), f('summary', 10, 'summary')],
+    fixed: [fv('language', 3, 'text', LANGUAGE), date('transactionDate'), f('summary', 10, 'summary')],
     fields: [
       req('AO', 'institutionId'),
       req('AA', 'patronIdentifier'),
@@ -353,7 +383,7 @@ export const MESSAGE_SPECS = {
     name: 'Patron Information Response',
     fixed: [
       f('patronStatus', 14, 'flags'),
-      f('language', 3, 'text'),
+      fv('language', 3, 'text', LANGUAGE),
       date('transactionDate'),
       f('holdItemsCount', 4, 'num'),
       f('overdueItemsCount', 4, 'num'),
@@ -407,8 +437,8 @@ export const MESSAGE_SPECS = {
     fields: [
       t('CF', 'holdQueueLength'),
       t('AH', 'dueDate'),
-      t('CJ', 'recallDate'),
-      t('CM', 'holdPickupDate'),
+      tf('CJ', 'recallDate', 'date'),
+      tf('CM', 'holdPickupDate', 'date'),
       req('AB', 'itemIdentifier'),
       req('AJ', 'titleIdentifier'),
       t('BG', 'owner'),
@@ -452,7 +482,7 @@ export const MESSAGE_SPECS = {
   '26': {
     code: '26',
     name: 'Patron Enable Response',
-    fixed: [f('patronStatus', 14, 'flags'), f('language', 3, 'text'), date('transactionDate')],
+    fixed: [f('patronStatus', 14, 'flags'), fv('language', 3, 'text', LANGUAGE), date('transactionDate')],
     fields: [
       req('AO', 'institutionId'),
       req('AA', 'patronIdentifier'),
@@ -503,11 +533,11 @@ export const MESSAGE_SPECS = {
   '15': {
     code: '15',
     name: 'Hold',
-    fixed: [f('holdMode', 1, 'text'), date('transactionDate')],
+    fixed: [fv('holdMode', 1, 'text', /^[-+*]$/), date('transactionDate')],
     fields: [
-      t('BW', 'expirationDate'),
+      tf('BW', 'expirationDate', 'date'),
       t('BS', 'pickupLocation'),
-      t('BY', 'holdType'),
+      tf('BY', 'holdType', /^[1-9]$/),
       req('AO', 'institutionId'),
       req('AA', 'patronIdentifier'),
       t('AD', 'patronPassword'),
@@ -522,7 +552,7 @@ export const MESSAGE_SPECS = {
     name: 'Hold Response',
     fixed: [f('ok', 1, 'bit'), f('available', 1, 'yn'), date('transactionDate')],
     fields: [
-      t('BW', 'expirationDate'),
+      tf('BW', 'expirationDate', 'date'),
       t('BR', 'queuePosition'),
       t('BS', 'pickupLocation'),
       req('AO', 'institutionId'),
@@ -552,7 +582,12 @@ export const MESSAGE_SPECS = {
   '37': {
     code: '37',
     name: 'Fee Paid',
-    fixed: [date('transactionDate'), f('feeType', 2, 'num'), f('paymentType', 2, 'num'), f('currencyType', 3, 'text')],
+    fixed: [
+      date('transactionDate'),
+      fv('feeType', 2, 'num', FEE_TYPE),
+      f('paymentType', 2, 'num'),
+      fv('currencyType', 3, 'text', CURRENCY),
+    ],
     fields: [
       req('BV', 'feeAmount'),
       req('AO', 'institutionId'),
