@@ -47,7 +47,10 @@ export interface Trailer {
   readonly checksum: string;
 }
 
-/** A fresh connection: nothing sent yet, not logged in. */
+/**
+ * A fresh connection: nothing sent yet, not logged in.
+ * @public For the traffic page, as checkMessage.
+ */
 export const FIRST_MESSAGE: MessageContext = { loggedIn: false, previous: null, checksums: false, outstanding: false };
 
 const CR = 0x0d;
@@ -57,7 +60,10 @@ const COMMANDS: ReadonlySet<string> = new Set([...Object.keys(RESPONSE_CODE), '9
 const FIELD_ID = /^[A-Za-z0-9]{2}$/;
 const UNSUPPORTED_DATE = formatSip2Date(null);
 
-/** The deviations of one message (terminator included, as received). Use this unless the trailer is needed. */
+/**
+ * The deviations of one message (terminator included, as received). Use this unless the trailer is needed.
+ * @public The function the traffic page marks deviations with (the session uses inspectMessage).
+ */
 export function checkMessage(raw: Buffer | string, context: MessageContext, charset: Charset = 'cp850'): Deviation[] {
   return inspectMessage(raw, context, charset).deviations;
 }

@@ -75,6 +75,7 @@ export const CONFORMANCE_RULES = {
 
 export type RuleId = keyof typeof CONFORMANCE_RULES;
 
+/** @internal Every rule id: the tests check each has a case. */
 export const RULE_IDS = Object.keys(CONFORMANCE_RULES) as RuleId[];
 
 /** One way a message breaks the rules. `detail` names fields and positions, never a value (it may be a password). */
