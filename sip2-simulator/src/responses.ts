@@ -209,8 +209,8 @@ function patronStatusOf(
     personalName: summary.patron.name,
     validPatron: true,
     ...passwordCheck(patronPassword, summary.patron.password),
-    currencyType: ctx.library.currency,
-    feeAmount: formatCents(summary.totalFinesCents),
+    // BV and BH as the 64 writes them: the sample ILS of the Perl SIPServer has neither (maybe_add).
+    ...accountFields(summary.totalFinesCents, ctx.library.currency, ctx.profile ?? defaultProfile()),
     ...patronMessages(summary.patron),
   };
 }
