@@ -191,10 +191,7 @@ function applyKnob(profile: Profile, term: string): Profile {
       return { ...profile, idleTimeoutS: n };
     }
     case 'fines':
-      if (!(FINE_FORMATS as readonly string[]).includes(value)) {
-        throw new ProfileError(`fines must be one of ${FINE_FORMATS.join(', ')} (got "${value}")`);
-      }
-      return { ...profile, fines: value as FineFormat };
+      return { ...profile, fines: oneOf(name, value, FINE_FORMATS) };
     case 'bv':
       return { ...profile, bv: onOff(name, value) };
     case 'bh':
@@ -204,20 +201,11 @@ function applyKnob(profile: Profile, term: string): Profile {
     case 'sc-status-first':
       return { ...profile, scStatusFirst: onOff(name, value) };
     case 'ids':
-      if (!(ID_MATCHES as readonly string[]).includes(value)) {
-        throw new ProfileError(`ids must be one of ${ID_MATCHES.join(', ')} (got "${value}")`);
-      }
-      return { ...profile, ids: value as IdMatch };
+      return { ...profile, ids: oneOf(name, value, ID_MATCHES) };
     case 'counts':
-      if (!(COUNT_MODES as readonly string[]).includes(value)) {
-        throw new ProfileError(`counts must be one of ${COUNT_MODES.join(', ')} (got "${value}")`);
-      }
-      return { ...profile, counts: value as CountMode };
+      return { ...profile, counts: oneOf(name, value, COUNT_MODES) };
     case 'unavailable-holds':
-      if (!(UNAVAILABLE_HOLDS as readonly string[]).includes(value)) {
-        throw new ProfileError(`unavailable-holds must be one of ${UNAVAILABLE_HOLDS.join(', ')} (got "${value}")`);
-      }
-      return { ...profile, unavailableHolds: value as UnavailableHolds };
+      return { ...profile, unavailableHolds: oneOf(name, value, UNAVAILABLE_HOLDS) };
     case 'bx':
       if (!BX.test(value)) {
         throw new ProfileError(`bx must be 16 letters Y or N, one per message of the 98's BX (got "${value}")`);
@@ -228,11 +216,15 @@ function applyKnob(profile: Profile, term: string): Profile {
     case 'refused-checkin-alert':
       return { ...profile, refusedCheckinAlert: onOff(name, value) };
     case 'hold-available':
-      if (!(HOLD_AVAILABLE as readonly string[]).includes(value)) {
-        throw new ProfileError(`hold-available must be one of ${HOLD_AVAILABLE.join(', ')} (got "${value}")`);
-      }
-      return { ...profile, holdAvailable: value as HoldAvailable };
+      return { ...profile, holdAvailable: oneOf(name, value, HOLD_AVAILABLE) };
   }
+}
+
+function oneOf<T extends string>(name: string, value: string, options: readonly T[]): T {
+  if (!(options as readonly string[]).includes(value)) {
+    throw new ProfileError(`${name} must be one of ${options.join(', ')} (got "${value}")`);
+  }
+  return value as T;
 }
 
 function whole(name: string, text: string, min: number, max: number): number {
