@@ -63,9 +63,20 @@ export function checkout(request: Checkout, ctx: ResponseContext): CheckoutRespo
   };
 }
 
-/** ok 0, renewal N, magnetic media and desensitize unknown/N, empty AH (required, but there is no due date): the Perl SIPServer's "120NUN". */
+/**
+ * ok 0, renewal N, magnetic media and desensitize unknown/N, empty AH
+ * (required, but there is no due date): the Perl SIPServer's "120NUN". BL
+ * says whether the patron is known, and CQ whether a sent AD is right: not
+ * in the 3M layout of the 12, sent by the Perl SIPServer and Koha
+ * (`handle_checkout`: `add_field(FID_VALID_PATRON, ...)`) and required by
+ * the SIPServer test suite (t/03checkout.t).
+ */
 export function checkoutRefused(request: Checkout, ctx: ResponseContext, reason: string): CheckoutResponse {
   const item = ctx.library.item(request.itemIdentifier);
+  const patron = requestPatron(ctx, request.patronIdentifier);
+  const validity: Array<[string, string]> = [['BL', patron ? 'Y' : 'N']];
+  if (patron && request.patronPassword !== undefined)
+    validity.push(['CQ', request.patronPassword === patron.password ? 'Y' : 'N']);
   return {
     code: '12',
     ok: false,
@@ -80,6 +91,7 @@ export function checkoutRefused(request: Checkout, ctx: ResponseContext, reason:
     dueDate: '',
     ...(item ? { mediaType: item.mediaType } : {}),
     screenMessage: [reason],
+    extra: validity,
   };
 }
 
@@ -89,7 +101,7 @@ export function checkin(request: Checkin, ctx: ResponseContext): CheckinResponse
   const { library } = ctx;
   // The SC sends its own location in AP (3M: "could set this field to the terminal location").
   const location = request.currentLocation.trim() || ctx.terminalLocation || library.defaultLocation;
-  const result = library.checkin(request.itemIdentifier, location);
+  const result = library.checkin(request.itemIdentifier, location, { transfers: ctx.profile?.transfers ?? true });
   if (!result.ok) return checkinRefused(request, ctx, result.reason);
   const { item, returnedBy, route } = result;
   const magnetic = isMagneticMedia(item);
@@ -145,20 +157,26 @@ function routeFields(route: CheckinRoute, location: string, ctx: ResponseContext
   }
 }
 
-/** ok 0 and alert Y; an unknown barcode also gets alert type 99 ("other"), as in Koha. */
+/**
+ * ok 0 and alert Y (Koha: `alert(!$return || ...)`); an unknown barcode also
+ * gets alert type 99 ("other"), as in Koha. With `refused-checkin-alert=off`
+ * no alert and no CV, as the Perl SIPServer's sample ILS (its checkin never
+ * sets alert, and CV is only sent with one): `100YNN`.
+ */
 export function checkinRefused(request: Checkin, ctx: ResponseContext, reason: string): CheckinResponse {
   const item = ctx.library.item(request.itemIdentifier);
+  const alert = ctx.profile?.refusedCheckinAlert ?? true;
   return {
     code: '10',
     ok: false,
     resensitize: item !== undefined,
     magneticMedia: item ? (isMagneticMedia(item) ? 'Y' : 'N') : 'U',
-    alert: true,
+    alert,
     transactionDate: now(ctx),
     institutionId: ctx.library.institution,
     itemIdentifier: request.itemIdentifier,
     permanentLocation: item?.permanentLocation ?? '',
-    ...(item ? { titleIdentifier: item.title, mediaType: item.mediaType } : { alertType: '99' }),
+    ...(item ? { titleIdentifier: item.title, mediaType: item.mediaType } : alert ? { alertType: '99' } : {}),
     screenMessage: [reason],
   };
 }

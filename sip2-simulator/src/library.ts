@@ -428,9 +428,12 @@ export class Library {
    * Returns an item (09 Checkin) at a location, or receives an item in
    * transit there. It then goes to the hold shelf for the first pending hold
    * whose pickup location this is, in transit to another pickup location or
-   * to its home, or back on the shelf.
+   * to its home, or back on the shelf. Without transfers (a library without
+   * locations, as the Perl SIPServer's sample ILS) nothing goes in transit:
+   * the first pending hold takes the item here, otherwise it is back on the shelf.
    */
-  checkin(itemBarcode: string, location: string): CheckinResult {
+  checkin(itemBarcode: string, location: string, options: { transfers?: boolean } = {}): CheckinResult {
+    const transfers = options.transfers ?? true;
     const item = this.item(itemBarcode);
     if (!item) return { ok: false, reason: 'Item not found' };
     const returnedBy = item.loan ? this.patron(item.loan.patron) : undefined;
@@ -440,13 +443,13 @@ export class Library {
     item.currentLocation = location;
     const next = this.holdsOnItem(item).find((hold) => hold.waiting === null);
     let route: CheckinRoute;
-    if (next && next.pickupLocation === location) {
+    if (next && (next.pickupLocation === location || !transfers)) {
       next.waiting = { pickupBy: dayFrom(this.now(), this.data.rules.holdPickupDays), item: item.barcode };
       route = { kind: 'hold-shelf', hold: next };
     } else if (next) {
       item.state = 'in-transit';
       route = { kind: 'hold-transit', hold: next, to: next.pickupLocation };
-    } else if (item.permanentLocation !== location) {
+    } else if (transfers && item.permanentLocation !== location) {
       item.state = 'in-transit';
       route = { kind: 'home-transit', to: item.permanentLocation };
     } else {

@@ -30,6 +30,15 @@ export type CountMode = (typeof COUNT_MODES)[number];
 const UNAVAILABLE_HOLDS = ['pending', 'closed'] as const;
 type UnavailableHolds = (typeof UNAVAILABLE_HOLDS)[number];
 
+/**
+ * What a 16 that placed a hold says in its available flag: copy (Y when a
+ * copy is on the shelf to fill it), or waiting (Y only when an item already
+ * waits for this patron, so N for a hold just placed: the Perl SIPServer's
+ * and Koha's `available($patron_id)`).
+ */
+const HOLD_AVAILABLE = ['copy', 'waiting'] as const;
+type HoldAvailable = (typeof HOLD_AVAILABLE)[number];
+
 /** How a patron identifier sent in AA is matched against the stored ones (patron-ids.ts). */
 const ID_MATCHES = ['exact', 'folded'] as const;
 export type IdMatch = (typeof ID_MATCHES)[number];
@@ -56,6 +65,12 @@ export interface Profile {
   unavailableHolds: UnavailableHolds;
   /** The 98's BX (supported messages), 16 Y/N; null = every message supported. */
   bx: string | null;
+  /** A check-in away from the item's home (or a hold's pickup location) sends it in transit; off = no locations, no transfers. */
+  transfers: boolean;
+  /** A refused check-in (item not on loan, unknown barcode) raises the 10's alert. */
+  refusedCheckinAlert: boolean;
+  /** The 16's available flag after a hold was placed. */
+  holdAvailable: HoldAvailable;
 }
 
 export function defaultProfile(): Profile {
@@ -71,6 +86,9 @@ export function defaultProfile(): Profile {
     counts: 'exact',
     unavailableHolds: 'pending',
     bx: null,
+    transfers: true,
+    refusedCheckinAlert: true,
+    holdAvailable: 'copy',
   };
 }
 
@@ -80,10 +98,15 @@ export const PRESETS: Readonly<Record<string, string>> = {
   // Net::Server::PreFork worker, no spare), RAW listener client_timeout=600, default av_field_template;
   // patrons found by userid or cardnumber in MariaDB/MySQL columns of collation utf8mb4_unicode_ci
   // (Koha::Patrons->find_by_identifier, kohastructure.sql), which ignores case, accents and trailing spaces.
-  koha: 'workers=1,idle-timeout=600,fines=koha,ids=folded',
+  // Checkin.pm sends an item returned away from home in transit (alert type 04) and alerts on a
+  // refused return (alert = !$return); Item.pm's available() says N for a hold just placed.
+  koha: 'workers=1,idle-timeout=600,fines=koha,ids=folded,transfers=on,refused-checkin-alert=on,hold-available=waiting',
   // The Perl SIPServer (atz/SIPServer) with its sample ILS: PreFork's default max_servers=50, no
-  // timeout once logged in, fine_items as plain strings, no BV/BH, list slices padded, 99 first.
-  sipserver: 'workers=50,idle-timeout=0,fines=sipserver,pad=on,sc-status-first=on',
+  // timeout once logged in, fine_items as plain strings, no BV/BH, list slices padded, 99 first;
+  // its sample ILS has no locations (no transfers), raises no alert on a refused check-in
+  // (ILS::Transaction::Checkin never sets alert: 100YNN) and answers a placed hold available N.
+  sipserver:
+    'workers=50,idle-timeout=0,fines=sipserver,pad=on,sc-status-first=on,transfers=off,refused-checkin-alert=off,hold-available=waiting',
   // Evergreen's SIPServer with the default av_format eg_legacy; its list slices pad like SIPServer's.
   evergreen: 'fines=eg-legacy,pad=on',
   // FOLIO edge-sip2: AV = item barcodes of open fee/fine accounts, BV as a Java float, the
@@ -103,6 +126,9 @@ const KNOBS = [
   'counts',
   'unavailable-holds',
   'bx',
+  'transfers',
+  'refused-checkin-alert',
+  'hold-available',
 ] as const;
 
 /** A 98 BX: one Y or N per message pair of the 3M list, 16 of them. */
@@ -114,7 +140,8 @@ const PROFILE_HELP = [
   'knobs: workers=N (1-1000), idle-timeout=S (0 = never), ' +
     `fines=${FINE_FORMATS.join('|')}, bv=on|off, bh=on|off, pad=on|off, sc-status-first=on|off, ` +
     `ids=${ID_MATCHES.join('|')}, counts=${COUNT_MODES.join('|')}, unavailable-holds=${UNAVAILABLE_HOLDS.join('|')}, ` +
-    `bx=16 Y/N (the 98's supported messages)`,
+    `bx=16 Y/N (the 98's supported messages), transfers=on|off, refused-checkin-alert=on|off, ` +
+    `hold-available=${HOLD_AVAILABLE.join('|')}`,
 ].join('; ');
 
 export class ProfileError extends Error {}
@@ -164,10 +191,7 @@ function applyKnob(profile: Profile, term: string): Profile {
       return { ...profile, idleTimeoutS: n };
     }
     case 'fines':
-      if (!(FINE_FORMATS as readonly string[]).includes(value)) {
-        throw new ProfileError(`fines must be one of ${FINE_FORMATS.join(', ')} (got "${value}")`);
-      }
-      return { ...profile, fines: value as FineFormat };
+      return { ...profile, fines: oneOf(name, value, FINE_FORMATS) };
     case 'bv':
       return { ...profile, bv: onOff(name, value) };
     case 'bh':
@@ -177,26 +201,30 @@ function applyKnob(profile: Profile, term: string): Profile {
     case 'sc-status-first':
       return { ...profile, scStatusFirst: onOff(name, value) };
     case 'ids':
-      if (!(ID_MATCHES as readonly string[]).includes(value)) {
-        throw new ProfileError(`ids must be one of ${ID_MATCHES.join(', ')} (got "${value}")`);
-      }
-      return { ...profile, ids: value as IdMatch };
+      return { ...profile, ids: oneOf(name, value, ID_MATCHES) };
     case 'counts':
-      if (!(COUNT_MODES as readonly string[]).includes(value)) {
-        throw new ProfileError(`counts must be one of ${COUNT_MODES.join(', ')} (got "${value}")`);
-      }
-      return { ...profile, counts: value as CountMode };
+      return { ...profile, counts: oneOf(name, value, COUNT_MODES) };
     case 'unavailable-holds':
-      if (!(UNAVAILABLE_HOLDS as readonly string[]).includes(value)) {
-        throw new ProfileError(`unavailable-holds must be one of ${UNAVAILABLE_HOLDS.join(', ')} (got "${value}")`);
-      }
-      return { ...profile, unavailableHolds: value as UnavailableHolds };
+      return { ...profile, unavailableHolds: oneOf(name, value, UNAVAILABLE_HOLDS) };
     case 'bx':
       if (!BX.test(value)) {
         throw new ProfileError(`bx must be 16 letters Y or N, one per message of the 98's BX (got "${value}")`);
       }
       return { ...profile, bx: value };
+    case 'transfers':
+      return { ...profile, transfers: onOff(name, value) };
+    case 'refused-checkin-alert':
+      return { ...profile, refusedCheckinAlert: onOff(name, value) };
+    case 'hold-available':
+      return { ...profile, holdAvailable: oneOf(name, value, HOLD_AVAILABLE) };
   }
+}
+
+function oneOf<T extends string>(name: string, value: string, options: readonly T[]): T {
+  if (!(options as readonly string[]).includes(value)) {
+    throw new ProfileError(`${name} must be one of ${options.join(', ')} (got "${value}")`);
+  }
+  return value as T;
 }
 
 function whole(name: string, text: string, min: number, max: number): number {
@@ -221,6 +249,8 @@ function example(name: string): string {
       counts: 'counts=zero',
       'unavailable-holds': 'unavailable-holds=closed',
       bx: 'bx=YYYYYYYYYYYYYNYY',
+      transfers: 'transfers=off',
+      'hold-available': 'hold-available=waiting',
     }[name] ?? `${name}=on`
   );
 }
@@ -240,5 +270,9 @@ export function describeProfile(profile: Profile): string {
   if (profile.counts !== base.counts) terms.push(`counts=${profile.counts}`);
   if (profile.unavailableHolds !== base.unavailableHolds) terms.push(`unavailable-holds=${profile.unavailableHolds}`);
   if (profile.bx !== base.bx) terms.push(`bx=${profile.bx}`);
+  if (profile.transfers !== base.transfers) terms.push(`transfers=${profile.transfers ? 'on' : 'off'}`);
+  if (profile.refusedCheckinAlert !== base.refusedCheckinAlert)
+    terms.push(`refused-checkin-alert=${profile.refusedCheckinAlert ? 'on' : 'off'}`);
+  if (profile.holdAvailable !== base.holdAvailable) terms.push(`hold-available=${profile.holdAvailable}`);
   return terms.join(',');
 }

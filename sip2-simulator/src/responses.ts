@@ -209,8 +209,8 @@ function patronStatusOf(
     personalName: summary.patron.name,
     validPatron: true,
     ...passwordCheck(patronPassword, summary.patron.password),
-    currencyType: ctx.library.currency,
-    feeAmount: formatCents(summary.totalFinesCents),
+    // BV and BH as the 64 writes them: the sample ILS of the Perl SIPServer has neither (maybe_add).
+    ...accountFields(summary.totalFinesCents, ctx.library.currency, ctx.profile ?? defaultProfile()),
     ...patronMessages(summary.patron),
   };
 }
@@ -499,7 +499,11 @@ function titleToLoan(request: Renew, patronBarcode: string, ctx: ResponseContext
   return loans.length === 1 ? loans[0]!.barcode : undefined;
 }
 
-/** patronBarcode: the stored barcode of a known patron (Koha: `$patron->id`), else the AA sent. */
+/**
+ * patronBarcode: the stored barcode of a known patron (Koha: `$patron->id`), else the AA sent.
+ * The fixed part is `0NUN` (desensitize N, not U), as the Perl SIPServer and Koha write it
+ * (`handle_renew`: "not OK, renewal not OK, Unknown media type").
+ */
 function renewRefused(
   request: Renew,
   patronBarcode: string,
@@ -513,7 +517,7 @@ function renewRefused(
     ok: false,
     renewalOk: false,
     magneticMedia: 'U',
-    desensitize: 'U',
+    desensitize: 'N',
     transactionDate: txDate(ctx),
     institutionId: ctx.library.institution,
     patronIdentifier: patronBarcode,
@@ -579,7 +583,7 @@ function hold(request: Hold, ctx: ResponseContext): HoldResponse {
       if (!result.ok) return holdResponse(request, ctx, { ok: false, reason: result.reason });
       return holdResponse(request, ctx, {
         ok: true,
-        available: result.available,
+        available: ctx.profile?.holdAvailable === 'waiting' ? result.hold.waiting !== null : result.available,
         hold: result.hold,
         queuePosition: result.queuePosition,
         message: 'Hold placed',
@@ -630,8 +634,12 @@ function holdResponse(request: Hold, ctx: ResponseContext, outcome: HoldOutcome)
     response.expirationDate = formatSip2Date(sip2DateFrom(hold.expires));
     if (outcome.queuePosition !== undefined) response.queuePosition = String(outcome.queuePosition);
     response.pickupLocation = hold.pickupLocation;
-    if (hold.target.kind === 'item') response.itemIdentifier = hold.target.barcode;
-    else response.titleIdentifier = hold.target.titleId;
+    if (hold.target.kind === 'item') {
+      // AB and the item's title in AJ, as the Perl SIPServer and Koha answer an item hold (`handle_hold`).
+      response.itemIdentifier = hold.target.barcode;
+      const title = ctx.library.item(hold.target.barcode)?.title;
+      if (title !== undefined) response.titleIdentifier = title;
+    } else response.titleIdentifier = hold.target.titleId;
     response.screenMessage = [outcome.message];
   } else {
     if (request.itemIdentifier) response.itemIdentifier = request.itemIdentifier;

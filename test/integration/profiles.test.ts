@@ -154,7 +154,7 @@ describe('fine item profiles (AV, BV, BH)', () => {
 
   it('sipserver (preset from the command line): plain texts, no BV, no BH, pages padded with empty AV up to BQ', async () => {
     expect((await sim.state()).profile.profile).toBe(
-      'workers=50,idle-timeout=0,fines=sipserver,pad=on,sc-status-first=on',
+      'workers=50,idle-timeout=0,fines=sipserver,pad=on,sc-status-first=on,transfers=off,refused-checkin-alert=off,hold-available=waiting',
     );
     const page = await fines(1, 5);
     expect(page.counts.fine).toBe(3);
@@ -230,13 +230,55 @@ describe('fine item profiles (AV, BV, BH)', () => {
   });
 });
 
-describe('sc-status-first', () => {
+// One simulator on the demo data for the knobs that need its locations and loans.
+describe('sc-status-first, transfers, refused-checkin-alert, hold-available', () => {
   let sim: SimulatorProcess;
   beforeAll(async () => {
     sim = await startSimulatorProcess({ profile: 'sc-status-first=on' });
   });
   afterAll(async () => {
     await sim?.stop();
+  });
+  afterEach(async () => {
+    await sim.setProfile('sc-status-first=on');
+    await sim.reset();
+  });
+
+  it('transfers=off: an item returned away from home stays (101YNN, no CV), is available and lends again', async () => {
+    await sim.setProfile('transfers=off');
+    const c = await client(sim);
+    await c.start();
+    // sc-0003 belongs to BRANCH; with transfers it would go home in transit (CV 04).
+    const back = await c.send(text.checkin('sc-0003', 'MAIN'));
+    expect(back.fixed.slice(0, 4)).toBe('1YNN');
+    expect(back.fields.has('CV')).toBe(false);
+    expect((await c.send(text.itemInformation('sc-0003'))).fixed.slice(0, 2)).toBe('03');
+    expect((await c.send(text.checkout('alice', 'sc-0003'))).fixed.slice(0, 1)).toBe('1');
+    // A pending hold takes the item here, whatever its pickup location: sc-0002 waits for ida (pickup BRANCH).
+    const held = await c.send(text.checkin('sc-0002', 'MAIN'));
+    expect([held.fixed.slice(0, 4), held.fields.get('CV')?.[0]]).toEqual(['1YNY', '01']);
+  });
+
+  it('refused-checkin-alert=off: an item not on loan answers 100YNN and an unknown one 10 without alert or CV; on: alert Y', async () => {
+    const c = await client(sim);
+    await c.start();
+    const alerted = await c.send(text.checkin('it-0030'));
+    expect(alerted.fixed.slice(0, 4)).toBe('0YNY');
+    await sim.setProfile('refused-checkin-alert=off');
+    expect((await c.send(text.checkin('it-0030'))).fixed.slice(0, 4)).toBe('0YNN');
+    const unknown = await c.send(text.checkin('no-such-item'));
+    expect(unknown.fixed.slice(0, 4)).toBe('0NUN');
+    expect(unknown.fields.has('CV')).toBe(false);
+  });
+
+  it('hold-available=waiting: a hold placed on an item on the shelf answers available N; copy (default): Y', async () => {
+    const c = await client(sim);
+    await c.start();
+    expect((await c.send(text.hold('alice', 'it-0030', 'MAIN'))).fixed.slice(0, 2)).toBe('1Y');
+    await sim.setProfile('hold-available=waiting');
+    const placed = await c.send(text.hold('hanna', 'it-0031', 'MAIN'));
+    expect(placed.fixed.slice(0, 2)).toBe('1N');
+    expect([placed.fields.get('AB')?.[0], placed.fields.get('AJ')?.[0]]).toEqual(['it-0031', 'Die Verwandlung']);
   });
 
   it('closes a session whose first message after login is not 99, and serves one that starts with 99', async () => {
@@ -354,7 +396,7 @@ describe("ids=folded (patron identifiers compared as Koha's database compares th
 
   it('the koha preset folds identifiers', async () => {
     const profile = await sim.setProfile('koha');
-    expect(profile.profile).toBe('workers=1,idle-timeout=600,fines=koha,ids=folded');
+    expect(profile.profile).toBe('workers=1,idle-timeout=600,fines=koha,ids=folded,hold-available=waiting');
     const c = await client(sim, 'utf8');
     await c.start();
     const reply = await c.send(patronInformation('ALICE', 'alice-pass'));

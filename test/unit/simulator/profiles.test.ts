@@ -40,6 +40,7 @@ describe('parseProfile', () => {
       idleTimeoutS: 600,
       fines: 'koha',
       ids: 'folded',
+      holdAvailable: 'waiting',
     });
     expect(parseProfile(['koha,ids=exact'])).toMatchObject({ fines: 'koha', ids: 'exact' });
     expect(parseProfile(['koha,workers=3', 'idle-timeout=2.5'])).toMatchObject({
@@ -60,6 +61,20 @@ describe('parseProfile', () => {
       counts: 'exact',
       unavailableHolds: 'pending',
       bx: null,
+      transfers: false,
+      refusedCheckinAlert: false,
+      holdAvailable: 'waiting',
+    });
+    expect(parseProfile(['koha'])).toMatchObject({
+      transfers: true,
+      refusedCheckinAlert: true,
+      holdAvailable: 'waiting',
+    });
+    expect(defaultProfile()).toMatchObject({ transfers: true, refusedCheckinAlert: true, holdAvailable: 'copy' });
+    expect(parseProfile(['sipserver,transfers=on,refused-checkin-alert=on,hold-available=copy'])).toMatchObject({
+      transfers: true,
+      refusedCheckinAlert: true,
+      holdAvailable: 'copy',
     });
     expect(parseProfile(['fines=eg-3m, bv=off ,bh=on,pad=on'])).toMatchObject({
       fines: 'eg-3m',
@@ -91,6 +106,10 @@ describe('parseProfile', () => {
       ['bx=YYYY', /bx must be 16 letters Y or N, one per message of the 98's BX \(got "YYYY"\)/],
       ['bx=yyyyyyyyyyyyyyyy', /bx must be 16 letters Y or N/],
       ['bx', /profile knob "bx" needs a value, e.g. bx=YYYYYYYYYYYYYNYY/],
+      ['transfers=no', /transfers must be on or off \(got "no"\)/],
+      ['transfers', /profile knob "transfers" needs a value, e.g. transfers=off/],
+      ['refused-checkin-alert=1', /refused-checkin-alert must be on or off/],
+      ['hold-available=always', /hold-available must be one of copy, waiting \(got "always"\)/],
     ];
     for (const [term, reason] of bad) expect(() => parseProfile([term]), term).toThrow(reason);
     expect(() => parseProfile(['workers=x'])).toThrow(ProfileError);
@@ -104,14 +123,27 @@ describe('parseProfile', () => {
     expect(describeProfile(defaultProfile())).toBe('');
     expect(describeProfile(parseProfile(['bv=off,bh=on']))).toBe('bv=off,bh=on');
     expect(describeProfile(parseProfile(['bx=YYYYYYYYYYYYYNYY']))).toBe('bx=YYYYYYYYYYYYYNYY');
-    expect(describeProfile(parseProfile(['koha']))).toBe('workers=1,idle-timeout=600,fines=koha,ids=folded');
+    expect(describeProfile(parseProfile(['koha']))).toBe(
+      'workers=1,idle-timeout=600,fines=koha,ids=folded,hold-available=waiting',
+    );
+    expect(describeProfile(parseProfile(['transfers=off,refused-checkin-alert=off']))).toBe(
+      'transfers=off,refused-checkin-alert=off',
+    );
   });
 });
 
 describe('--profile on the command line', () => {
   it('is repeatable and comma-separated', () => {
     expect(parseCli(['--profile', 'koha', '--profile', 'workers=2,pad=on'])).toEqual({
-      profile: { ...defaultProfile(), workers: 2, idleTimeoutS: 600, fines: 'koha', pad: true, ids: 'folded' },
+      profile: {
+        ...defaultProfile(),
+        workers: 2,
+        idleTimeoutS: 600,
+        fines: 'koha',
+        pad: true,
+        ids: 'folded',
+        holdAvailable: 'waiting',
+      },
     });
   });
 
