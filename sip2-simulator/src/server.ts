@@ -8,6 +8,7 @@ import { Faults } from './faults.js';
 import { Library } from './library.js';
 import { defaultProfile, describeProfile, type Profile } from './profiles.js';
 import { Session, type SessionConfig } from './session.js';
+import { TrafficRecorder } from './traffic.js';
 
 export interface SimulatorOptions {
   /** SIP2 listen address; default 127.0.0.1. */
@@ -81,6 +82,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   };
   const faults = new Faults({ latencyMs: options.latencyMs ?? 0, jitterMs: options.jitterMs ?? 0 });
   const counters = new Counters();
+  const traffic = new TrafficRecorder();
   const sessions = new Set<Session>();
   /**
    * Connections accepted while every worker is busy (workers profile). They
@@ -91,7 +93,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const waiting: Socket[] = [];
 
   const serve = (socket: Socket) => {
-    const session = new Session(socket, { config, library, faults, counters, logger }, (s) => {
+    const session = new Session(socket, { config, library, faults, counters, logger, traffic }, (s) => {
       sessions.delete(s);
       serveWaiting();
     });
@@ -196,6 +198,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     library,
     faults,
     counters,
+    traffic,
     dialect,
     config,
     connectionCount: () => sessions.size,

@@ -20,6 +20,7 @@ import { corruptChecksum, type Faults, garbageBytes } from './faults.js';
 import type { Library } from './library.js';
 import type { Profile } from './profiles.js';
 import { type HandledRequest, loginResponse, rejectedResponse, respond } from './responses.js';
+import type { TrafficRecorder } from './traffic.js';
 
 /**
  * One client connection: the SIP2 protocol state machine of an ACS.
@@ -65,6 +66,8 @@ export interface SessionContext {
   readonly faults: Faults;
   readonly counters: Counters;
   readonly logger: Logger;
+  /** What the traffic page shows: every message in and out, passwords masked. */
+  readonly traffic: TrafficRecorder;
 }
 
 let nextId = 1;
@@ -94,7 +97,9 @@ export class Session {
     private readonly onClose: (session: Session) => void = () => {},
   ) {
     this.log = ctx.logger.child({ conn: this.id });
-    this.log.info({ remote: `${socket.remoteAddress}:${socket.remotePort}` }, 'connection opened');
+    const remote = `${socket.remoteAddress}:${socket.remotePort}`;
+    this.log.info({ remote }, 'connection opened');
+    ctx.traffic.opened(this.id, remote);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (error: NodeJS.ErrnoException) =>
@@ -104,6 +109,7 @@ export class Session {
       this.closed = true;
       clearTimeout(this.idleTimer);
       this.log.info('connection closed');
+      ctx.traffic.closedConnection(this.id);
       this.onClose(this);
     });
     this.armIdleTimer();
@@ -240,6 +246,7 @@ export class Session {
       this.terminalLocation = terminal.location;
       this.awaitingScStatus = this.ctx.config.profile?.scStatusFirst === true;
       this.log.info({ user }, 'login accepted');
+      this.ctx.traffic.loggedIn(this.id, user);
       return this.send(loginResponse(true), sequence);
     }
     this.loggedIn = false;
@@ -329,11 +336,9 @@ export class Session {
   }
 
   private trace(direction: 'in' | 'out', bytes: Buffer): void {
-    if (!this.log.isLevelEnabled('debug')) return;
-    this.log.debug(
-      { dir: direction, text: redactSecrets(decodeText(bytes, this.ctx.config.charset).replace(/[\r\n]+$/, '')) },
-      'sip2',
-    );
+    const text = decodeText(bytes, this.ctx.config.charset).replace(/[\r\n]+$/, '');
+    this.ctx.traffic.record(this.id, direction, text);
+    if (this.log.isLevelEnabled('debug')) this.log.debug({ dir: direction, text: redactSecrets(text) }, 'sip2');
   }
 }
 
