@@ -52,9 +52,9 @@ export async function runSimulatorCommand(argv: string[], command: string): Prom
     return 0;
   }
   process.stdout.write(`sip2-simulator listening on ${sim.host}:${sim.port}\n`);
-  if (sim.controlPort !== undefined)
-    process.stdout.write(
-      `sip2-simulator control on 127.0.0.1:${sim.controlPort} (traffic page: http://127.0.0.1:${sim.controlPort}/)\n`,
-    );
+  if (sim.controlPort !== undefined) {
+    process.stdout.write(`sip2-simulator control on 127.0.0.1:${sim.controlPort}\n`);
+    process.stdout.write(`sip2-simulator traffic page: http://127.0.0.1:${sim.controlPort}/\n`);
+  }
   return 'running';
 }

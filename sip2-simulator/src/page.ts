@@ -30,6 +30,8 @@ const FILES: Readonly<Record<string, { file: string; type: string }>> = {
 
 /** Adds the page's routes; each file is read at its first request and kept. */
 export function servePage(app: Hono): void {
+  // Browsers ask for it unbidden; the page has none.
+  app.get('/favicon.ico', (c) => c.body(null, 204));
   const cache = new Map<string, string>();
   for (const [path, { file, type }] of Object.entries(FILES)) {
     app.get(path, (c) => {

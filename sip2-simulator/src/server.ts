@@ -47,6 +47,7 @@ export interface SimulatorOptions {
 export interface RunningSimulator extends ControlledSimulator {
   readonly controlPort?: number;
   readonly library: Library;
+  readonly traffic: TrafficRecorder;
   stop(): Promise<void>;
 }
 

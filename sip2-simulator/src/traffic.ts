@@ -43,15 +43,22 @@ interface ConnectionTraffic {
 /** A message as GET /traffic shows it: its text, and the same decoded field by field. */
 type ShownMessage = TrafficMessage & { readonly decoded: WireFields | null };
 
-export const TRAFFIC_DEFAULTS = { messagesPerConnection: 50, closedKept: 20 } as const;
+interface TrafficLimits {
+  /** Messages kept per connection, both directions together. */
+  readonly messagesPerConnection: number;
+  /** Closed connections kept, the newest. */
+  readonly closedKept: number;
+}
+
+const TRAFFIC_DEFAULTS: TrafficLimits = { messagesPerConnection: 50, closedKept: 20 };
 
 export class TrafficRecorder {
   private readonly open = new Map<number, ConnectionTraffic>();
   private readonly closed: ConnectionTraffic[] = [];
-  private readonly limits: { messagesPerConnection: number; closedKept: number };
+  private readonly limits: TrafficLimits;
 
   constructor(
-    limits: Partial<typeof TRAFFIC_DEFAULTS> = {},
+    limits: Partial<TrafficLimits> = {},
     private readonly now: () => Date = () => new Date(),
   ) {
     this.limits = { ...TRAFFIC_DEFAULTS, ...limits };
