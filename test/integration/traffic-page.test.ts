@@ -9,21 +9,17 @@
  * the simulator. Skipped, with the reason printed, only when chromium is not
  * installed (.ci/run installs it).
  */
-import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Locator } from 'playwright-core';
+import type { Browser, Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../sip2-simulator/src/server.js';
 import { startSimulator } from '../../sip2-simulator/src/server.js';
+import { HAVE_CHROMIUM, launchChromium, pageProblems, warnWithoutChromium } from '../helpers/chromium.js';
 import { TextSip2Client, text } from '../helpers/sip2-text-client.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM) console.warn(`traffic-page: skipped, ${CHROMIUM} is missing (apt-get install chromium)`);
+warnWithoutChromium('traffic-page');
 
 /** A message's decoded fields as the page shows them: id, name and value of each, in order, joined by spaces. */
 const fieldsOf = async (message: Locator) => (await message.locator('.fields > span').allTextContents()).join(' ');
-
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'];
 
 describe.skipIf(!HAVE_CHROMIUM)('the traffic page in headless chromium', () => {
   let sim: RunningSimulator;
@@ -34,7 +30,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the traffic page in headless chromium', () => {
   beforeAll(async () => {
     [sim, browser] = await Promise.all([
       startSimulator({ port: 0, controlPort: 0, logLevel: 'silent' }),
-      chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 }),
+      launchChromium(),
     ]);
     control = `http://127.0.0.1:${sim.controlPort}`;
     client = await TextSip2Client.connect(sim.port);
@@ -71,11 +67,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the traffic page in headless chromium', () => {
     expect(sim.traffic.noteDeviation(connection!.id, deviation)).toBe(true);
 
     const page = await browser.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
+    const problems = pageProblems(page);
     page.setDefaultTimeout(10_000);
     await page.goto(`${control}/`);
 
