@@ -13,7 +13,11 @@
 # /var/lib/paia-sip2 (state.dir, a VOLUME owned by `node`), so `--read-only`
 # works; mount a named volume there (-v paia-sip2-state:/var/lib/paia-sip2)
 # to keep sessions when the container is replaced. A tmpfs /tmp is customary
-# but not needed. test/integration/compiled.test.ts
+# but not needed. The SIP2 simulator is in the image too:
+#   docker run --rm -p 127.0.0.1:6001:6001 paia-sip2 \
+#     node dist/src/cli/main.js simulator --host 0.0.0.0 --port 6001
+# (its control endpoint and traffic page listen on the container's 127.0.0.1 only).
+# test/integration/compiled.test.ts
 # runs the CMD below from a directory laid out as this stage's COPY lines
 # say, and the HEALTHCHECK against it.
 ARG NODE_VERSION=22
@@ -40,6 +44,10 @@ COPY --from=build /app/dist/src ./dist/src
 COPY --from=build /app/dist/sip2-simulator ./dist/sip2-simulator
 COPY config ./config
 COPY sip2-simulator/data ./sip2-simulator/data
+COPY sip2-simulator/page ./sip2-simulator/page
+# The package's command on the PATH: `docker run IMAGE paia-sip2 simulator ...` (or doctor, check-config).
+COPY bin ./bin
+RUN ln -s /app/bin/paia-sip2.mjs /usr/local/bin/paia-sip2
 # Listen on every interface of the container. Plain HTTP off loopback is refused unless
 # http.tls (PAIA_HTTP_TLS_CERT/_KEY) or http.trustedProxy (a TLS-terminating proxy in front) is set.
 ENV PAIA_HTTP_HOST=0.0.0.0 \

@@ -30,7 +30,8 @@ const DATA_LINES = Object.entries(DATA_FIELDS)
   .map(([record, fields]) => `  ${record}: ${fields.join(', ')}`)
   .join('\n');
 
-export const USAGE = `usage: npm run simulator -- [options]
+/** The help; `command` is how the user runs the simulator (`npm run simulator --`, `paia-sip2 simulator`). */
+export const usage = (command: string) => `usage: ${command} [options]
 
 A SIP2 server (ACS) with sample data, dialects and fault injection.
 
@@ -47,7 +48,8 @@ A SIP2 server (ACS) with sample data, dialects and fault injection.
                           AY/AZ instead of answering it (default: answer it)
   --strict                answer 96 to a message that breaks a conformance rule instead of
                           answering it (default: answer it; GET /conformance lists deviations)
-  --control-port N        HTTP control endpoint on 127.0.0.1 (0 = ephemeral; off unless given)
+  --control-port N        HTTP control endpoint on 127.0.0.1 (0 = ephemeral; off unless given);
+                          its page http://127.0.0.1:N/ shows the traffic and the switches
   --profile TERMS         server profile, repeatable, comma-separated, applied left to right:
                             presets (one real deployment each): ${Object.keys(PRESETS).join(', ')}
                             workers=N         at most N sessions served at once; more wait unanswered

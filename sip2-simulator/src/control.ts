@@ -8,9 +8,11 @@ import type { Counters } from './counters.js';
 import type { FaultPatch, FaultState, Faults } from './faults.js';
 import { parseFaultPatch } from './faults.js';
 import type { Library } from './library.js';
+import { servePage } from './page.js';
 import type { Profile } from './profiles.js';
 import { describeProfile, ProfileError, parseProfile } from './profiles.js';
 import type { SessionConfig } from './session.js';
+import type { TrafficRecorder } from './traffic.js';
 
 /**
  * The control endpoint: HTTP+JSON on 127.0.0.1, used by tests and testers
@@ -29,6 +31,10 @@ import type { SessionConfig } from './session.js';
  *   POST   /conformance/reset (or DELETE /conformance) clears the report
  *   POST   /desk/holds  {"patron": "alice", "item": "it-0030"} (or "title"): a hold placed at the circulation
  *                       desk, not over SIP2 (201 {hold, queuePosition}; 409 {error} when the library refuses it)
+ *   POST   /desk/block  {"patron": "alice", "reason": "..."}: the card blocked as by a 01 (404 for an unknown patron)
+ *   POST   /desk/enable {"patron": "alice"}: the block lifted as by a 25 ({blocked: false, wasBlocked})
+ *   GET    /traffic     {connections: [{id, remote, openedAt, closedAt, user, dropped, messages: [...]}]}
+ *   GET    /            the traffic page (page.ts), with its script and style sheet
  */
 
 /** What the control endpoint reads and changes of a running simulator (server.ts's ControlledSimulator is one). */
@@ -42,7 +48,9 @@ export interface ControlledSimulator {
   readonly dialect: Dialect;
   readonly config: SessionConfig;
   /** The library's data; the desk routes change it as staff would, without SIP2. */
-  readonly library: Pick<Library, 'placeHold'>;
+  readonly library: Pick<Library, 'placeHold' | 'block' | 'enable'>;
+  /** Every connection's last messages, for GET /traffic and the page. */
+  readonly traffic: Pick<TrafficRecorder, 'snapshot'>;
   /** Open client connections being served. */
   connectionCount(): number;
   /** Connections accepted but waiting for a worker (workers profile). */
@@ -203,12 +211,50 @@ function controlApp(sim: ControlledSimulator, logger: Logger): Hono {
     return c.json({ hold: result.hold.id, queuePosition: result.queuePosition }, 201);
   });
 
+  app.get('/traffic', (c) => c.json(sim.traffic.snapshot()));
+
+  // The switch of the traffic page that a library's staff pull at the desk: a card blocked or enabled, without SIP2.
+  app.post('/desk/block', async (c) => {
+    const body = await objectBody(c.req.raw, ['patron', 'reason']);
+    const { patron, reason = '' } = body ?? {};
+    if (typeof patron !== 'string' || patron === '' || typeof reason !== 'string')
+      return c.json(
+        { error: 'the body must be a JSON object {"patron": "alice", "reason": "..."} (reason optional)' },
+        400,
+      );
+    if (!sim.library.block(patron, reason)) return c.json({ error: 'no such patron' }, 404);
+    logger.info('card blocked at the desk');
+    return c.json({ blocked: true });
+  });
+  app.post('/desk/enable', async (c) => {
+    const patron = (await objectBody(c.req.raw, ['patron']))?.patron;
+    if (typeof patron !== 'string' || patron === '')
+      return c.json({ error: 'the body must be a JSON object {"patron": "alice"}' }, 400);
+    const wasBlocked = sim.library.enable(patron);
+    logger.info('card enabled at the desk');
+    return c.json({ blocked: false, wasBlocked });
+  });
+
+  servePage(app);
+
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
   app.onError((error, c) => {
     logger.error({ err: error }, 'control endpoint error');
     return c.json({ error: error.message }, 500);
   });
   return app;
+}
+
+/** A JSON object body with no keys but `allowed`; null for anything else. */
+async function objectBody(request: Request, allowed: readonly string[]): Promise<Record<string, unknown> | null> {
+  let body: unknown;
+  try {
+    body = JSON.parse(await request.text());
+  } catch {
+    return null;
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return null;
+  return Object.keys(body).every((key) => allowed.includes(key)) ? (body as Record<string, unknown>) : null;
 }
 
 /** The active profile: its terms, and every knob with the value in force (idleTimeoutS resolved). */

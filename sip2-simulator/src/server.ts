@@ -9,6 +9,7 @@ import { Faults } from './faults.js';
 import { Library } from './library.js';
 import { defaultProfile, describeProfile, type Profile } from './profiles.js';
 import { Session, type SessionConfig } from './session.js';
+import { TrafficRecorder } from './traffic.js';
 
 export interface SimulatorOptions {
   /** SIP2 listen address; default 127.0.0.1. */
@@ -49,6 +50,7 @@ export interface SimulatorOptions {
 export interface RunningSimulator extends ControlledSimulator {
   readonly controlPort?: number;
   readonly library: Library;
+  readonly traffic: TrafficRecorder;
   stop(): Promise<void>;
 }
 
@@ -86,6 +88,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const faults = new Faults({ latencyMs: options.latencyMs ?? 0, jitterMs: options.jitterMs ?? 0 });
   const counters = new Counters();
   const conformance = new ConformanceTally(logger);
+  const traffic = new TrafficRecorder();
   const sessions = new Set<Session>();
   /**
    * Connections accepted while every worker is busy (workers profile). They
@@ -96,7 +99,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const waiting: Socket[] = [];
 
   const serve = (socket: Socket) => {
-    const session = new Session(socket, { config, library, faults, counters, logger, conformance }, (s) => {
+    const session = new Session(socket, { config, library, faults, counters, logger, conformance, traffic }, (s) => {
       sessions.delete(s);
       serveWaiting();
     });
@@ -203,6 +206,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     faults,
     counters,
     conformance,
+    traffic,
     dialect,
     config,
     connectionCount: () => sessions.size,

@@ -23,6 +23,7 @@ import { corruptChecksum, type Faults, garbageBytes } from './faults.js';
 import type { Library } from './library.js';
 import type { Profile } from './profiles.js';
 import { type HandledRequest, loginResponse, rejectedResponse, respond } from './responses.js';
+import type { TrafficRecorder } from './traffic.js';
 
 /**
  * One client connection: the SIP2 protocol state machine of an ACS.
@@ -78,6 +79,8 @@ export interface SessionContext {
   readonly logger: Logger;
   /** Where deviations are tallied; none: checked for strict mode only. */
   readonly conformance?: ConformanceTally;
+  /** What the traffic page shows: every message in and out, passwords masked. */
+  readonly traffic: TrafficRecorder;
 }
 
 let nextId = 1;
@@ -111,7 +114,9 @@ export class Session {
   ) {
     this.log = ctx.logger.child({ conn: this.id });
     this.conformance = new ConnectionConformance(ctx.config.strictChecksums);
-    this.log.info({ remote: `${socket.remoteAddress}:${socket.remotePort}` }, 'connection opened');
+    const remote = `${socket.remoteAddress}:${socket.remotePort}`;
+    this.log.info({ remote }, 'connection opened');
+    ctx.traffic.opened(this.id, remote);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (error: NodeJS.ErrnoException) =>
@@ -121,6 +126,7 @@ export class Session {
       this.closed = true;
       clearTimeout(this.idleTimer);
       this.log.info('connection closed');
+      ctx.traffic.closedConnection(this.id);
       this.onClose(this);
     });
     this.armIdleTimer();
@@ -168,6 +174,7 @@ export class Session {
     const outstanding = this.unanswered > 0;
     this.enqueue(async () => {
       const deviations = this.checkConformance(raw, outstanding);
+      this.trace('in', raw, deviations);
       if (this.ctx.config.strictConformance && deviations.length > 0) {
         this.decoder.reset();
         return this.sendResend();
@@ -199,8 +206,8 @@ export class Session {
 
   private async handleFrame(frame: Buffer, outstanding: boolean): Promise<void> {
     const { config, counters, faults } = this.ctx;
-    this.trace('in', frame);
     const deviations = this.checkConformance(Buffer.concat([frame, CR_BYTE]), outstanding);
+    this.trace('in', frame, deviations);
     this.peerChecksums = config.strictChecksums || endsWithChecksum(frame);
     let decoded: Decoded;
     try {
@@ -293,6 +300,7 @@ export class Session {
       this.terminalLocation = terminal.location;
       this.awaitingScStatus = this.ctx.config.profile?.scStatusFirst === true;
       this.log.info({ user }, 'login accepted');
+      this.ctx.traffic.loggedIn(this.id, user);
       return this.send(loginResponse(true), sequence);
     }
     this.loggedIn = false;
@@ -381,12 +389,10 @@ export class Session {
     }
   }
 
-  private trace(direction: 'in' | 'out', bytes: Buffer): void {
-    if (!this.log.isLevelEnabled('debug')) return;
-    this.log.debug(
-      { dir: direction, text: redactSecrets(decodeText(bytes, this.ctx.config.charset).replace(/[\r\n]+$/, '')) },
-      'sip2',
-    );
+  private trace(direction: 'in' | 'out', bytes: Buffer, deviations: Deviation[] = []): void {
+    const text = decodeText(bytes, this.ctx.config.charset).replace(/[\r\n]+$/, '');
+    this.ctx.traffic.record(this.id, direction, text, deviations);
+    if (this.log.isLevelEnabled('debug')) this.log.debug({ dir: direction, text: redactSecrets(text) }, 'sip2');
   }
 }
 

@@ -6,6 +6,7 @@
  *   paia-sip2 [serve] [--config FILE] [--workers N]  run the gateway (N worker processes)
  *   paia-sip2 check-config [--config FILE] validate the configuration and exit
  *   paia-sip2 doctor [--config FILE] [--library ID] [--patron NAME] [--quick]  check the ILS connection
+ *   paia-sip2 simulator [simulator flags]  run the SIP2 simulator (sip2-simulator/src/command.ts)
  *
  * With no `sip2.host` configured, `serve` embeds the SIP2 simulator with the
  * demo library, so `npm start` works on a fresh clone. With `--workers N`
@@ -33,6 +34,7 @@ import { serve, serveWorker } from './serve.js';
 
 const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--workers N] [--library ID] [--patron NAME] [--quick]
        paia-sip2 hash-secret < secret.txt
+       paia-sip2 simulator [--port N] [--control-port N] ... (paia-sip2 simulator --help)
        paia-sip2 --version
 
   serve          run the gateway (default)
@@ -47,6 +49,9 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--w
                  with a libraries section, each library in turn
   hash-secret    read a client secret from stdin and print its hash for
                  auth.clients[].secretHash
+  simulator      run the SIP2 simulator (an ACS with sample data, profiles,
+                 faults and a traffic page) with the flags of
+                 \`npm run simulator\`; no configuration is read
 
   --config FILE  configuration file (default: the PAIA_CONFIG variable, else
                  config/default.yaml, the embedded demo)
@@ -74,8 +79,13 @@ function wrapped(names: readonly string[], width: number): string {
   return lines.join(',\n');
 }
 
-async function main(argv: string[]): Promise<number> {
+async function main(argv: string[]): Promise<number | 'running'> {
   if (cluster.isWorker) return serveWorker();
+  // The simulator has flags of its own, so it takes the arguments before the gateway's parser sees them.
+  if (argv[0] === 'simulator') {
+    const { runSimulatorCommand } = await import('../../sip2-simulator/src/command.js');
+    return runSimulatorCommand(argv.slice(1), 'paia-sip2 simulator');
+  }
   let parsed;
   try {
     parsed = parseArgs({
@@ -203,7 +213,9 @@ function librariesProblem(command: string, config: Config): string | null {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => {
+    if (code !== 'running') process.exit(code);
+  },
   (error: unknown) => {
     process.stderr.write(
       `paia-sip2 failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

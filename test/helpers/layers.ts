@@ -32,6 +32,16 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   metrics: ['sip2'],
   sip2: [],
 };
+/**
+ * Who in src/ may reach into the simulator, and which of its modules: the
+ * gateway starts one in demo mode (server.ts); the command line runs it as
+ * `paia-sip2 simulator` (command.ts), so the installed package needs no
+ * checkout. Both import it lazily, so serving never loads it otherwise.
+ */
+export const SIMULATOR_ENTRIES: Record<string, readonly string[]> = {
+  gateway: ['../sip2-simulator/src/server.ts'],
+  cli: ['../sip2-simulator/src/command.ts'],
+};
 /** Single modules a folder may import beyond its rule: the HTTP app's defaults, kept apart so the schema does not load the app. */
 export const ALSO_ALLOWED: Record<string, readonly string[]> = { config: ['http/defaults.ts'] };
 /** Outside config/ and gateway/, who may import the configuration: the command line, which loads it and hands it on. */

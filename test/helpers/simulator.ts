@@ -61,6 +61,8 @@ export interface SimulatorProcessOptions {
   port?: number;
   /** Run the compiled simulator (`node dist/sip2-simulator/src/main.js`) from this directory, laid out as the image is. */
   compiledIn?: string;
+  /** Run it as `paia-sip2 simulator` (the gateway's command line) instead of `npm run simulator`. */
+  asGatewayCommand?: boolean;
 }
 
 interface FaultsState {
@@ -148,10 +150,12 @@ interface Spawned {
 }
 
 function argsFor(options: SimulatorProcessOptions, port: number, controlPort: number): string[] {
+  const [source, compiled, command] = options.asGatewayCommand
+    ? (['src/cli/main.ts', 'dist/src/cli/main.js', ['simulator']] as const)
+    : (['sip2-simulator/src/main.ts', 'dist/sip2-simulator/src/main.js', []] as const);
   const args = [
-    ...(options.compiledIn === undefined
-      ? sourceEntry('sip2-simulator/src/main.ts')
-      : ['dist/sip2-simulator/src/main.js']),
+    ...(options.compiledIn === undefined ? sourceEntry(source) : [compiled]),
+    ...command,
     '--host',
     '127.0.0.1',
     '--port',

@@ -117,6 +117,10 @@ describe.skipIf(unavailable !== null)('the container image, from the Dockerfile 
     expect(await exec('stat -c %u /proc/$(cat /proc/1/task/1/children | cut -d" " -f1)')).toBe('1000');
   });
 
+  it('has the package command on the PATH: paia-sip2 simulator answers --help', async () => {
+    expect(await exec('paia-sip2 simulator --help')).toMatch(/^usage: paia-sip2 simulator /);
+  });
+
   it('runs with a read-only root: only the state volume takes writes', async () => {
     expect(await inspect('{{.HostConfig.ReadonlyRootfs}}')).toBe('true');
     await expect(exec('touch /app/written')).rejects.toThrow(/Read-only file system/);

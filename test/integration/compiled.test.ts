@@ -11,7 +11,18 @@
  * the same gateway run through tsx.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -272,6 +283,47 @@ describe('the compiled build, run as the container runs it', () => {
     });
     expect(version.code).toBe(0);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('`paia-sip2 simulator --help` works from a packed install (npm pack), which holds the simulator and its page', async () => {
+    const packed = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], {
+      cwd: REPO_ROOT,
+      timeoutMs: 60_000,
+    });
+    expect(packed.code, packed.stderr).toBe(0);
+    const [{ filename, files }] = JSON.parse(packed.stdout) as [{ filename: string; files: Array<{ path: string }> }];
+    const paths = files.map((file) => file.path);
+    for (const path of [
+      'bin/paia-sip2.mjs',
+      'dist/src/cli/main.js',
+      'dist/sip2-simulator/src/command.js',
+      'sip2-simulator/page/index.html',
+      'sip2-simulator/page/page.js',
+      'sip2-simulator/page/page.css',
+      'sip2-simulator/data/demo.json',
+    ])
+      expect(paths, path).toContain(path);
+    // Unpacked as npm installs it (package/ in the tarball), its runtime dependencies linked: no registry here.
+    const installed = join(work, 'installed');
+    mkdirSync(installed);
+    const untar = await run('tar', ['-xzf', join(work, filename), '-C', installed], { cwd: work, timeoutMs: 30_000 });
+    expect(untar.code, untar.stderr).toBe(0);
+    const pkg = join(installed, 'package');
+    symlinkSync(realpathSync(join(REPO_ROOT, 'node_modules')), join(pkg, 'node_modules'), 'dir');
+    const help = await run(process.execPath, [join(pkg, 'bin', 'paia-sip2.mjs'), 'simulator', '--help'], {
+      cwd: installed,
+      timeoutMs: 20_000,
+    });
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^usage: paia-sip2 simulator \[options\]/);
+    expect(help.stdout).toContain('--control-port N');
+  });
+
+  it('the compiled simulator in the image layout serves its traffic page', async () => {
+    const page = await fetch(`http://127.0.0.1:${sim.controlPort}/page.js`, { signal: AbortSignal.timeout(5000) });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(await page.text()).toContain('/traffic');
   });
 
   it("runs the Dockerfile's CMD from a directory laid out as the image, in the image's environment", () => {

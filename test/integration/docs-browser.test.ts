@@ -6,25 +6,12 @@
  * GET /core/{patron}/items is called from it. Skipped, with the reason
  * printed, only when chromium is not installed (.ci/run installs it).
  */
-import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HAVE_CHROMIUM, launchChromium, pageProblems, warnWithoutChromium } from '../helpers/chromium.js';
 import { type GatewayProcess, startGatewayProcess } from '../helpers/gateway.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM) console.warn(`docs-browser: skipped, ${CHROMIUM} is missing (apt-get install chromium)`);
-
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+warnWithoutChromium('docs-browser');
 
 /** Every PAIA method's path as Swagger UI shows it. */
 const METHOD_PATHS = [
@@ -47,7 +34,7 @@ describe.skipIf(!HAVE_CHROMIUM)('/docs in headless chromium', () => {
   beforeAll(async () => {
     [gateway, browser] = await Promise.all([
       startGatewayProcess({ sip2Port: null, dialect: 'generic' }),
-      chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 }),
+      launchChromium(),
     ]);
   });
   afterAll(async () => {
@@ -57,11 +44,7 @@ describe.skipIf(!HAVE_CHROMIUM)('/docs in headless chromium', () => {
 
   it('renders every PAIA method, logs in as alice from the Authorize dialog and shows her loans from items', async () => {
     const page = await browser.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
+    const problems = pageProblems(page);
     page.setDefaultTimeout(15_000);
 
     await page.goto(`${gateway.url}/docs`);

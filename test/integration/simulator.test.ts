@@ -154,6 +154,37 @@ describe('start-up', () => {
     expect(stderr).toContain('usage:');
   });
 
+  it('runs as `paia-sip2 simulator`, the gateway command line, with the same flags, help and exit codes', async () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const run = (args: string[]) => {
+      const child = spawn(process.execPath, [...sourceEntry('src/cli/main.ts'), 'simulator', ...args], { cwd: root });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+        child.once('exit', (code) => resolve({ code, stdout, stderr })),
+      );
+    };
+    const [help, bad] = await Promise.all([run(['--help']), run(['--port', 'abc'])]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: paia-sip2 simulator \[options\]/);
+    expect(help.stdout).toContain('--control-port N');
+    expect(help.stdout).toContain('63 Patron Information -> 64 Patron Information Response');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--port must be a whole number');
+
+    const own = await startSimulatorProcess({ asGatewayCommand: true, profile: 'koha' });
+    try {
+      const c = await loggedIn(own.port);
+      expect((await c.request(msg.scStatus())).code).toBe('98');
+      expect((await own.state()).profile).toMatchObject({ workers: 1, fines: 'koha' });
+      expect(await own.kill('SIGTERM')).toEqual({ code: 0, signal: null });
+    } finally {
+      await own.stop();
+    }
+  });
+
   it('stops on SIGTERM with exit code 0 and restarts on the same port', async () => {
     const own = await startSimulatorProcess();
     try {

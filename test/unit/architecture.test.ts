@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ALSO_ALLOWED, CONFIG_LOADERS, ENV_READERS, MAY_IMPORT, SHARED } from '../helpers/layers.js';
+import { ALSO_ALLOWED, CONFIG_LOADERS, ENV_READERS, MAY_IMPORT, SHARED, SIMULATOR_ENTRIES } from '../helpers/layers.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SRC = join(ROOT, 'src');
@@ -66,9 +66,7 @@ describe('architecture', () => {
         const folder = folderOf(target);
         if (folder === module.folder || SHARED.includes(target)) continue;
         if (folder.startsWith('..')) {
-          // Only the gateway reaches the simulator: it starts one in demo mode.
-          if (!(module.folder === 'gateway' && target.startsWith('../sip2-simulator/')))
-            broken.push(`${module.file} -> ${target}`);
+          if (!(SIMULATOR_ENTRIES[module.folder] ?? []).includes(target)) broken.push(`${module.file} -> ${target}`);
           continue;
         }
         if (!allowed.includes(folder) && !(ALSO_ALLOWED[module.folder] ?? []).includes(target))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCli, USAGE, UsageError } from '../../../sip2-simulator/src/cli.js';
+import { parseCli, UsageError, usage } from '../../../sip2-simulator/src/cli.js';
 import { DATA_FIELDS } from '../../../sip2-simulator/src/data.js';
 import { corruptChecksum, Faults, garbageBytes, parseFaultPatch } from '../../../sip2-simulator/src/faults.js';
 import { decodeFrame, encodeMessage } from '../../../src/sip2/codec.js';
@@ -157,10 +157,12 @@ describe('CLI flags', () => {
 
   it('--help lists every message the simulator answers and every field of the data file', () => {
     for (const [request, response] of Object.entries(RESPONSE_CODE))
-      expect(USAGE).toMatch(new RegExp(`^  ${request} .+ -> ${response} `, 'm'));
-    expect(USAGE).toContain('any other command id -> 96');
+      expect(usage('npm run simulator --')).toMatch(new RegExp(`^  ${request} .+ -> ${response} `, 'm'));
+    expect(usage('npm run simulator --')).toContain('any other command id -> 96');
     for (const [record, fields] of Object.entries(DATA_FIELDS)) {
-      const line = USAGE.split('\n').find((text) => text.startsWith(`  ${record}: `));
+      const line = usage('npm run simulator --')
+        .split('\n')
+        .find((text) => text.startsWith(`  ${record}: `));
       expect(line, record).toBeDefined();
       for (const field of fields) expect(line).toMatch(new RegExp(`[ ,]${field}(,|$)`));
     }
