@@ -24,6 +24,7 @@ import {
   type Config,
   ConfigError,
   describeConfig,
+  type LoadOptions,
   loadConfigWithWarnings,
   secretFileVariables,
 } from '../config/index.js';
@@ -115,13 +116,14 @@ async function main(argv: string[]): Promise<number> {
 
   let config: Config;
   let warnings: string[];
+  const { workers } = parsed.values;
+  const loadOptions: LoadOptions = {
+    file: parsed.values.config,
+    env: process.env,
+    flags: workers === undefined ? [] : [{ path: 'http.workers', flag: '--workers', text: workers }],
+  };
   try {
-    const { workers } = parsed.values;
-    ({ config, warnings } = loadConfigWithWarnings({
-      file: parsed.values.config,
-      env: process.env,
-      flags: workers === undefined ? [] : [{ path: 'http.workers', flag: '--workers', text: workers }],
-    }));
+    ({ config, warnings } = loadConfigWithWarnings(loadOptions));
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -142,7 +144,8 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'doctor') return doctor(config, parsed.values);
 
-  return serve(config);
+  // SIGHUP reads the configuration again as here (a libraries section: serve.ts).
+  return serve(config, loadOptions);
 }
 
 /** `paia-sip2 doctor`: the ILS of the top level, or each library of the libraries section (or the one of --library). */

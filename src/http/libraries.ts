@@ -28,8 +28,8 @@ type Fetch = (request: Request, env: unknown) => Response | Promise<Response>;
 export interface LibrariesAppOptions {
   /** http.basePath: "" or a path such as "/paia"; the libraries are at {basePath}/{id}. */
   basePath: string;
-  /** Each library's app, by id. */
-  libraries: readonly { id: string; fetch: Fetch }[];
+  /** The library of an id, served now (the set changes on reload); undefined when there is none. */
+  library: (id: string) => Fetch | undefined;
   /** Where the access lines of requests no library takes go. */
   logger: Logger;
   corsOrigins?: readonly string[];
@@ -42,10 +42,9 @@ export interface LibrariesAppOptions {
 /** The gateway's fetch with several libraries: each library's requests to its app, the rest here. */
 export function librariesFetch(options: LibrariesAppOptions): Fetch {
   const prefix = `${options.basePath}/`;
-  const byId = new Map(options.libraries.map(({ id, fetch }) => [id, fetch]));
   const root = rootApp(options);
   return (request, env) => {
-    const library = byId.get(librarySegment(request.url, prefix));
+    const library = options.library(librarySegment(request.url, prefix));
     return library === undefined ? root.fetch(request, env) : library(request, env);
   };
 }

@@ -20,7 +20,8 @@ const LIBRARY_LABEL = 'library';
 export class LibrariesMetrics {
   readonly #process = new Registry();
 
-  constructor(private readonly libraries: readonly { id: string; metrics: GatewayMetrics }[]) {
+  /** `libraries`: those served now (a reload adds and removes some), asked on every scrape. */
+  constructor(private readonly libraries: () => readonly { id: string; metrics: GatewayMetrics }[]) {
     collectDefaultMetrics({ register: this.#process });
   }
 
@@ -30,7 +31,7 @@ export class LibrariesMetrics {
     // One share of the process: its value as it is (prom-client's own choice, such as omitting the start time, is for several).
     for (const metric of process) metric.aggregator = 'first';
     const shares = await Promise.all(
-      this.libraries.map(async ({ id, metrics }) =>
+      this.libraries().map(async ({ id, metrics }) =>
         labelled((await metrics.registry.getMetricsAsJSON()) as unknown as Share, id),
       ),
     );
