@@ -154,6 +154,12 @@ function served(
   const all = () => [...current.values(), ...draining];
   const each = <T>(read: (parts: Components) => T): Record<string, T> =>
     Object.fromEntries([...current.values()].map(({ id, parts }) => [id, read(parts)]));
+  // A removed library's series go with it: the label takes the ids of the libraries served now.
+  const metrics = web.metrics
+    ? new LibrariesMetrics(() =>
+        [...current.values()].flatMap(({ id, parts }) => (parts.metrics ? [{ id, metrics: parts.metrics }] : [])),
+      )
+    : null;
   const fetch = librariesFetch({
     basePath: web.basePath,
     library: (id) => {
@@ -168,13 +174,11 @@ function served(
       anyLibrary: config.http.readyWhen === 'any-library',
       logger: logger.child({ component: 'health' }),
     },
-    ...(web.metrics
+    ...(web.metrics && metrics
       ? {
+          requestMetrics: metrics.http,
           metricsEndpoint: {
-            // A removed library's series go with it: the label takes the ids of the libraries served now.
-            metrics: new LibrariesMetrics(() =>
-              [...current.values()].flatMap(({ id, parts }) => (parts.metrics ? [{ id, metrics: parts.metrics }] : [])),
-            ),
+            metrics,
             allowedClients: new ClientAllowlist(web.metrics.allowedClients),
             clientAddress,
             logger: logger.child({ component: 'metrics' }),
