@@ -543,8 +543,8 @@ function loaded(options: LoadOptions, setAside: (problem: Problem) => boolean): 
   for (const { path, message } of renames.problems) report.add(path.split('.'), message, { showValue: false });
   const whole = configSchema.safeParse(raw);
   if (!whole.success) for (const issue of whole.error.issues) report.addIssue(issue);
-  // The top level alone: a library whose id is refused leaves the top level, and the other libraries, usable.
-  const result = whole.success ? whole : configSchema.safeParse({ ...raw, [LIBRARIES_KEY]: null });
+  // Without the entries the section refused (an id, a stray key): the top level, and the other libraries, stay usable.
+  const result = whole.success ? whole : configSchema.safeParse({ ...raw, [LIBRARIES_KEY]: usableEntries(raw) });
   if (result.success) {
     readClientSecrets(result.data.auth.clients, options.env ?? process.env, report);
     checkRecordMapping(result.data as Config, report);
@@ -558,7 +558,8 @@ function loaded(options: LoadOptions, setAside: (problem: Problem) => boolean): 
   const scrub = scrubber(raw);
   const stopping = report.problems
     .map((problem) => ({ ...problem, message: scrub(problem.message) }))
-    .filter((problem) => !setAside(problem));
+    // A top level that does not validate sets nothing aside: there is nothing to build the libraries on.
+    .filter((problem) => !result.success || !setAside(problem));
   const asideIds = new Set(report.problems.flatMap(({ library }) => (library === null ? [] : [library])));
   if (stopping.length > 0) {
     const problems = stopping
@@ -578,6 +579,19 @@ function loaded(options: LoadOptions, setAside: (problem: Problem) => boolean): 
       warnings.push(`${shownPath([LIBRARIES_KEY, library.id])}: ${warning}`);
   }
   return { config, warnings: warnings.map(scrub) };
+}
+
+/** The libraries section without the entries it refuses as a whole or for a key (schema/libraries.ts); as it is when not a section. */
+function usableEntries(raw: Raw): unknown {
+  const section = raw[LIBRARIES_KEY];
+  if (!isMapping(section)) return section;
+  const ids = Object.keys(section);
+  return Object.fromEntries(
+    ids
+      .filter((id, index) => libraryIdProblem(id, ids.slice(0, index)) === null)
+      .filter((id) => libraryEntryProblems(section[id]).length === 0)
+      .map((id) => [id, section[id]]),
+  );
 }
 
 /** What loadLibraries reads: the top level's raw configuration and where its values came from. */
