@@ -54,7 +54,7 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--w
   --workers N    serve: N worker processes on the one port (http.workers; more
                  than 1 needs state.store redis)
   --library ID   doctor: check this library of the libraries section only
-  --patron NAME  test patron for doctor
+  --patron NAME  test patron for doctor (with several libraries, with --library)
   --quick        doctor: skip the idle-session wait
   -V, --version  print the version and exit
   -h, --help     this text
@@ -154,7 +154,7 @@ async function doctor(
   flags: { library?: string | undefined; patron?: string | undefined; quick?: boolean | undefined },
 ): Promise<number> {
   const { librariesToCheck, runDoctor, runLibrariesDoctor } = await import('./doctor/index.js');
-  const chosen = librariesToCheck(config.libraries, flags.library);
+  const chosen = librariesToCheck(config.libraries, flags.library, flags.patron);
   if (!chosen.ok) {
     process.stderr.write(`paia-sip2 doctor: ${chosen.reason}\n`);
     return 2;
