@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import {
   type Config,
   ConfigError,
+  configSettings,
   describeConfig,
   type LoadOptions,
   loadConfigWithWarnings,
@@ -165,6 +166,7 @@ async function doctor(
     out: process.stdout,
     err: process.stderr,
     stateStore: () => checkStateStore(config),
+    librarySettings: librarySettingPaths(),
   };
   if (chosen.libraries === null) {
     const setup = setupOf(config, null);
@@ -177,6 +179,16 @@ async function doctor(
     libraries.push({ id, setup });
   }
   return runLibrariesDoctor(libraries, options);
+}
+
+/** The paths of the settings a library may give itself (sip2, paia, daia) and of their sections. */
+function librarySettingPaths(): ReadonlySet<string> {
+  return new Set(
+    configSettings()
+      .map(({ path }) => path.split('.'))
+      .filter(([section]) => ['sip2', 'paia', 'daia'].includes(section ?? ''))
+      .flatMap((parts) => parts.map((_, index) => parts.slice(0, index + 1).join('.'))),
+  );
 }
 
 /** The SIP2 side the doctor checks; null when it cannot be built (a configuration problem, said on stderr). */

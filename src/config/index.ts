@@ -10,5 +10,7 @@ export { secretFileVariables } from './secret-files.js';
 export { type ConfigProblem, DEFAULT_CONFIG_FILE, loadConfig } from './load.js';
 /** @internal */
 export { configSchema, type HttpTlsConfig, type Sip2TlsConfig } from './schema/index.js';
-/** @internal The settings table, as the docs and the settings tests check it. */
-export { configSettings, envNameOf, FILE_PATHS, type Setting } from './settings.js';
+/** The settings table (the doctor names a library's settings from it). */
+export { configSettings } from './settings.js';
+/** @internal The settings table's parts, as the docs and the settings tests check them. */
+export { envNameOf, FILE_PATHS, type Setting } from './settings.js';

@@ -17,6 +17,11 @@ export interface DoctorOptions {
   roundTrips?: number | undefined;
   /** Checks the configured state store (gateway's checkStateStore); left out: the step is skipped. */
   stateStore?: (() => Promise<StateStoreCheck>) | undefined;
+  /**
+   * With libraries: the paths of the settings a library gives itself, and of their sections (main.ts, from the
+   * settings table), which a library's advice names by the library's place (report.ts). Default: none.
+   */
+  librarySettings?: ReadonlySet<string> | undefined;
 }
 
 /** The environment variable holding the test patron's password. */

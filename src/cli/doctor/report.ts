@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import { configSettings } from '../../config/index.js';
 
 /**
  * What the doctor prints: one line per step, `ok   <step> (<ms> ms)`,
@@ -34,6 +33,8 @@ export class Report {
   constructor(
     private readonly out: NodeJS.WritableStream,
     private readonly library: string | null = null,
+    /** The settings a library gives itself (DoctorOptions.librarySettings). */
+    private readonly settingPaths: ReadonlySet<string> = new Set(),
   ) {
     this.tag = library === null ? '' : `[${library}] `;
   }
@@ -44,7 +45,7 @@ export class Report {
   }
 
   line(text: string): void {
-    let masked = this.library === null ? text : librarySettings(text, this.library);
+    let masked = this.library === null ? text : librarySettings(text, this.library, this.settingPaths);
     for (const secret of this.secrets) masked = masked.replaceAll(secret, '***');
     this.out.write(`${masked.trimEnd()}\n`);
   }
@@ -109,29 +110,17 @@ export class Report {
   }
 }
 
-/** The settings a library gives itself, and their sections (sip2.pool): what the advice names. */
-let librarySettingPaths: ReadonlySet<string> | null = null;
-function isLibrarySetting(path: string): boolean {
-  librarySettingPaths ??= new Set(
-    configSettings()
-      .map(({ path: setting }) => setting)
-      .filter((setting) => /^(sip2|paia|daia)\./.test(setting))
-      .flatMap((setting) => setting.split('.').map((_, index, parts) => parts.slice(0, index + 1).join('.'))),
-  );
-  return librarySettingPaths.has(path);
-}
-
 /**
  * The advice in a library's words: a setting of its sip2, paia or daia is
  * named by its place in the libraries section (`libraries[DE-830].sip2.host`),
  * and the hint of an environment variable goes, for those set the top level only.
  * Only the settings' own paths change: a host such as sip2.example.org is none.
  */
-export function librarySettings(text: string, library: string): string {
+export function librarySettings(text: string, library: string, settingPaths: ReadonlySet<string>): string {
   return text
     .replace(/ \(PAIA_(?:SIP2|PAIA|DAIA)_[A-Z0-9_]+(?:=[^)]*)?\)/g, '')
     .replace(/(?<![\w.\]-])(?:sip2|paia|daia)(?:\.[A-Za-z][A-Za-z0-9]*)+/g, (path) =>
-      isLibrarySetting(path) ? `libraries[${library}].${path}` : path,
+      settingPaths.has(path) ? `libraries[${library}].${path}` : path,
     );
 }
 
