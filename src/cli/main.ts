@@ -24,7 +24,9 @@ import { parseArgs } from 'node:util';
 import {
   type Config,
   ConfigError,
+  configSettings,
   describeConfig,
+  type LoadOptions,
   loadConfigWithWarnings,
   secretFileVariables,
 } from '../config/index.js';
@@ -58,7 +60,7 @@ const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--w
   --workers N    serve: N worker processes on the one port (http.workers; more
                  than 1 needs state.store redis)
   --library ID   doctor: check this library of the libraries section only
-  --patron NAME  test patron for doctor
+  --patron NAME  test patron for doctor (with several libraries, with --library)
   --quick        doctor: skip the idle-session wait
   -V, --version  print the version and exit
   -h, --help     this text
@@ -125,13 +127,14 @@ async function main(argv: string[]): Promise<number | 'running'> {
 
   let config: Config;
   let warnings: string[];
+  const { workers } = parsed.values;
+  const loadOptions: LoadOptions = {
+    file: parsed.values.config,
+    env: process.env,
+    flags: workers === undefined ? [] : [{ path: 'http.workers', flag: '--workers', text: workers }],
+  };
   try {
-    const { workers } = parsed.values;
-    ({ config, warnings } = loadConfigWithWarnings({
-      file: parsed.values.config,
-      env: process.env,
-      flags: workers === undefined ? [] : [{ path: 'http.workers', flag: '--workers', text: workers }],
-    }));
+    ({ config, warnings } = loadConfigWithWarnings(loadOptions));
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -152,7 +155,8 @@ async function main(argv: string[]): Promise<number | 'running'> {
   }
   if (command === 'doctor') return doctor(config, parsed.values);
 
-  return serve(config);
+  // SIGHUP reads the configuration again as here (a libraries section: serve.ts).
+  return serve(config, loadOptions);
 }
 
 /** `paia-sip2 doctor`: the ILS of the top level, or each library of the libraries section (or the one of --library). */
@@ -161,7 +165,7 @@ async function doctor(
   flags: { library?: string | undefined; patron?: string | undefined; quick?: boolean | undefined },
 ): Promise<number> {
   const { librariesToCheck, runDoctor, runLibrariesDoctor } = await import('./doctor/index.js');
-  const chosen = librariesToCheck(config.libraries, flags.library);
+  const chosen = librariesToCheck(config.libraries, flags.library, flags.patron);
   if (!chosen.ok) {
     process.stderr.write(`paia-sip2 doctor: ${chosen.reason}\n`);
     return 2;
@@ -172,6 +176,7 @@ async function doctor(
     out: process.stdout,
     err: process.stderr,
     stateStore: () => checkStateStore(config),
+    librarySettings: librarySettingPaths(),
   };
   if (chosen.libraries === null) {
     const setup = setupOf(config, null);
@@ -184,6 +189,16 @@ async function doctor(
     libraries.push({ id, setup });
   }
   return runLibrariesDoctor(libraries, options);
+}
+
+/** The paths of the settings a library may give itself (sip2, paia, daia) and of their sections. */
+function librarySettingPaths(): ReadonlySet<string> {
+  return new Set(
+    configSettings()
+      .map(({ path }) => path.split('.'))
+      .filter(([section]) => ['sip2', 'paia', 'daia'].includes(section ?? ''))
+      .flatMap((parts) => parts.map((_, index) => parts.slice(0, index + 1).join('.'))),
+  );
 }
 
 /** The SIP2 side the doctor checks; null when it cannot be built (a configuration problem, said on stderr). */

@@ -1,5 +1,5 @@
 import { constants as osConstants } from 'node:os';
-import type { Config } from '../config/index.js';
+import { type Config, ConfigError, type LoadOptions, reloadConfig } from '../config/index.js';
 import type { WorkerCommand } from '../gateway/cluster/messages.js';
 import { startWorkers } from '../gateway/cluster/primary.js';
 import { startWorker } from '../gateway/cluster/worker.js';
@@ -14,7 +14,7 @@ import { missingNodeFlags } from '../node-flags.js';
  * primary of that many worker processes (src/gateway/cluster/primary.ts),
  * and serveWorker() is what each worker runs.
  */
-export async function serve(config: Config): Promise<number> {
+export async function serve(config: Config, loadOptions: LoadOptions = {}): Promise<number> {
   const logger = gatewayLogger(config);
   let gateway: Serving;
   try {
@@ -24,7 +24,7 @@ export async function serve(config: Config): Promise<number> {
     return 1;
   }
   // Signal handlers first: whoever waits for the listening line may signal right after reading it.
-  const { exitCode } = untilSignal(gateway, logger);
+  const { exitCode } = untilSignal(gateway, logger, librariesReload(gateway, logger, loadOptions));
   const missing = missingNodeFlags();
   if (missing.length > 0) {
     logger.info(
@@ -41,6 +41,34 @@ export async function serve(config: Config): Promise<number> {
     );
   }
   return exitCode;
+}
+
+/**
+ * SIGHUP with a libraries section (issue 29): the configuration is read as at
+ * start (the same file, environment and flags) and handed to the gateway,
+ * which starts, replaces and removes libraries (gateway/libraries.ts). A file
+ * that cannot be read, parsed or validated outside a library's entry changes
+ * nothing; the reason is logged. Null without a libraries section.
+ */
+function librariesReload(gateway: Serving, logger: Logger, loadOptions: LoadOptions): (() => void) | null {
+  const apply = gateway.reloadLibraries?.bind(gateway);
+  if (apply === undefined) return null;
+  const log = logger.child({ component: 'reload' });
+  return () => {
+    let change: ReturnType<typeof reloadConfig>;
+    try {
+      change = reloadConfig(loadOptions);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      log.error(
+        { file: error.file, problems: error.problems },
+        `reload: the configuration cannot be used, nothing changed: ${error.problems.map((problem) => `${problem.path}: ${problem.message}`).join('; ')}`,
+      );
+      return;
+    }
+    for (const warning of change.warnings) log.warn(`reload: ${warning}`);
+    void apply(change);
+  };
 }
 
 /**
@@ -75,7 +103,9 @@ export async function serveWorker(): Promise<number> {
  *   reports a process killed by that signal.
  *
  * SIGHUP re-reads http.tls.cert and http.tls.key for new connections (a
- * failure is logged and the old certificate kept); it does not stop the gateway.
+ * failure is logged and the old certificate kept); with a libraries section
+ * it also reads the configuration again and applies its libraries
+ * (`reloadLibraries`); it does not stop the gateway.
  *
  * The primary of several workers closes its listener first (a stop) and
  * passes each of these on to every worker, and exits as they did: 0 when
@@ -89,6 +119,7 @@ export async function serveWorker(): Promise<number> {
 function untilSignal(
   gateway: Serving,
   logger: Logger,
+  reloadLibraries: (() => void) | null = null,
 ): { exitCode: Promise<number>; command(command: WorkerCommand): void } {
   const { shutdownTimeoutMs } = gateway;
   let exit: (code: number) => void = () => {};
@@ -137,7 +168,9 @@ function untilSignal(
   process.on('SIGINT', onSignal);
   // SIGHUP: reload the HTTPS certificate and key (after a renewal) without dropping connections.
   process.on('SIGHUP', () => {
-    if (!stopping) gateway.reloadTls();
+    if (stopping) return;
+    gateway.reloadTls();
+    reloadLibraries?.();
   });
 
   return {

@@ -102,7 +102,8 @@ interface LibraryScope {
   readonly own: Raw;
 }
 
-type Problem = ConfigProblem & { order: number };
+/** `library`: the id of the library whose entry has the problem (a reload keeps that library's old configuration); null for the rest. */
+type Problem = ConfigProblem & { order: number; library: string | null };
 
 class Reporter {
   constructor(
@@ -173,12 +174,19 @@ class Reporter {
     if (old !== undefined) parts.push(`given in seconds as the deprecated ${old}, times 1000`);
     const text = parts.length > 0 ? `${message} (${parts.join(', ')})` : message;
     const { scope } = this;
-    if (scope === null) this.problems.push({ path: shownPath(path), message: text, order: orderOf(dotted) });
-    else {
+    if (scope === null) {
+      const library = path[0] === LIBRARIES_KEY && path.length >= 2 ? (path[1] ?? null) : null;
+      this.problems.push({ path: shownPath(path), message: text, order: orderOf(dotted), library });
+    } else {
       // After the top level's problems and the libraries section's own, library by library, each in setting order.
       const settings = configSettings().length + 1;
       const order = settings + scope.index + orderOf(dotted) / settings;
-      this.problems.push({ path: shownPath([LIBRARIES_KEY, scope.id, ...path]), message: text, order });
+      this.problems.push({
+        path: shownPath([LIBRARIES_KEY, scope.id, ...path]),
+        message: text,
+        order,
+        library: scope.id,
+      });
     }
   }
 
@@ -446,6 +454,32 @@ function scrubber(raw: Raw): (text: string) => string {
 
 /** Reads, overrides, validates and freezes the configuration; also returns warnings (unknown PAIA_* variables, risky settings). */
 export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Config; warnings: string[] } {
+  return loaded(options, () => false);
+}
+
+/**
+ * The configuration as SIGHUP reads it again (issue 29): a library whose
+ * entry has problems is left out of `libraries` and listed in `refused`, each
+ * with its problems (the gateway keeps that library's running configuration);
+ * any other problem (the file cannot be read or parsed, a top-level setting)
+ * throws ConfigError as at start, and the gateway changes nothing.
+ */
+export function reloadConfig(options: LoadOptions = {}): {
+  config: Config;
+  refused: { id: string; problems: ConfigProblem[] }[];
+  warnings: string[];
+} {
+  const refused = new Map<string, ConfigProblem[]>();
+  const { config, warnings } = loaded(options, ({ library, path, message }) => {
+    if (library === null) return false;
+    refused.set(library, [...(refused.get(library) ?? []), { path, message }]);
+    return true;
+  });
+  return { config, refused: [...refused].map(([id, problems]) => ({ id, problems })), warnings };
+}
+
+/** The loader; `setAside` takes a problem that does not stop the load (its library is left out) and says whether it did. */
+function loaded(options: LoadOptions, setAside: (problem: Problem) => boolean): { config: Config; warnings: string[] } {
   const cwd = options.cwd ?? process.cwd();
   // --config wins over PAIA_CONFIG (a path to the file, e.g. from a container or unit's environment).
   const fromEnv = (options.env ?? process.env).PAIA_CONFIG?.trim();
@@ -507,9 +541,11 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
 
   const report = new Reporter(file, doc, lineCounter, raw, sources, renames.renamedFrom);
   for (const { path, message } of renames.problems) report.add(path.split('.'), message, { showValue: false });
-  const result = configSchema.safeParse(raw);
-  if (!result.success) for (const issue of result.error.issues) report.addIssue(issue);
-  else {
+  const whole = configSchema.safeParse(raw);
+  if (!whole.success) for (const issue of whole.error.issues) report.addIssue(issue);
+  // Without the entries the section refused (an id, a stray key): the top level, and the other libraries, stay usable.
+  const result = whole.success ? whole : configSchema.safeParse({ ...raw, [LIBRARIES_KEY]: usableEntries(raw) });
+  if (result.success) {
     readClientSecrets(result.data.auth.clients, options.env ?? process.env, report);
     checkRecordMapping(result.data as Config, report);
   }
@@ -520,16 +556,22 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
   );
 
   const scrub = scrubber(raw);
-  if (report.problems.length > 0) {
-    const problems = report.problems
+  const stopping = report.problems
+    .map((problem) => ({ ...problem, message: scrub(problem.message) }))
+    // A top level that does not validate sets nothing aside: there is nothing to build the libraries on.
+    .filter((problem) => !result.success || !setAside(problem));
+  const asideIds = new Set(report.problems.flatMap(({ library }) => (library === null ? [] : [library])));
+  if (stopping.length > 0) {
+    const problems = stopping
       .map((problem, index) => ({ ...problem, index }))
       .sort((a, b) => a.order - b.order || a.index - b.index)
-      .map(({ path, message }) => ({ path, message: scrub(message) }));
+      .map(({ path, message }) => ({ path, message }));
     throw new ConfigError(file, problems, warnings.map(scrub));
   }
-  const config = deepFreeze({ ...result.data, libraries: libraries?.map(({ library }) => library) ?? null } as Config);
+  const kept = libraries?.filter(({ library }) => !asideIds.has(library.id)) ?? null;
+  const config = deepFreeze({ ...result.data, libraries: kept?.map(({ library }) => library) ?? null } as Config);
   collectWarnings(config, warnings);
-  for (const { library, warnings: own } of libraries ?? []) {
+  for (const { library, warnings: own } of kept ?? []) {
     // What a library inherits the top level warned about already.
     const found: string[] = [];
     collectWarnings(library.config, found);
@@ -537,6 +579,19 @@ export function loadConfigWithWarnings(options: LoadOptions = {}): { config: Con
       warnings.push(`${shownPath([LIBRARIES_KEY, library.id])}: ${warning}`);
   }
   return { config, warnings: warnings.map(scrub) };
+}
+
+/** The libraries section without the entries it refuses as a whole or for a key (schema/libraries.ts); as it is when not a section. */
+function usableEntries(raw: Raw): unknown {
+  const section = raw[LIBRARIES_KEY];
+  if (!isMapping(section)) return section;
+  const ids = Object.keys(section);
+  return Object.fromEntries(
+    ids
+      .filter((id, index) => libraryIdProblem(id, ids.slice(0, index)) === null)
+      .filter((id) => libraryEntryProblems(section[id]).length === 0)
+      .map((id) => [id, section[id]]),
+  );
 }
 
 /** What loadLibraries reads: the top level's raw configuration and where its values came from. */

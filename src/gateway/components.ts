@@ -113,11 +113,25 @@ export async function buildComponents(config: Config, logger: Logger, options: B
   // One registry per gateway (never prom-client's global one); nothing is recorded when metrics are off.
   const metrics = web.metrics ? new GatewayMetrics({ defaultMetrics: options.processMetrics ?? true }) : null;
   const ils = await startIls(sip2, { logger, metrics, sharedSimulator: options.sharedSimulator });
-  const store = await openStore(state.store, logger, metrics);
-  // Read now: a mapping file that cannot serve stops the start.
-  const records = recordSource(recordsFrom, logger.child({ component: 'daia-records' }));
-  const services = sip2Services(sip2, ils.pool, { store, records, logger });
-  const auth = await authParts(state.auth, store, services.backend);
+  // A part that does not start after the pool is up must not leave its sessions open: with several
+  // libraries the process lives on (a reload) or has other pools to close.
+  let store: Awaited<ReturnType<typeof openStore>> | null = null;
+  let records: ReturnType<typeof recordSource> = null;
+  let services: ReturnType<typeof sip2Services>;
+  let auth: Awaited<ReturnType<typeof authParts>>;
+  try {
+    store = await openStore(state.store, logger, metrics);
+    // Read now: a mapping file that cannot serve stops the start.
+    records = recordSource(recordsFrom, logger.child({ component: 'daia-records' }));
+    services = sip2Services(sip2, ils.pool, { store, records, logger });
+    auth = await authParts(state.auth, store, services.backend);
+  } catch (error) {
+    records?.close();
+    ils.pool.destroy();
+    await store?.close().catch(() => {});
+    await ils.demo?.stop().catch(() => {});
+    throw error;
+  }
   const { app, markShuttingDown, readiness } = buildApp(web, {
     ownUrl,
     ils,

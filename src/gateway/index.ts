@@ -4,12 +4,13 @@ import { createLogger, type Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway.js';
 import { type BuildOptions, buildComponents, type Served, servedParts } from './components.js';
 import { type ListeningServer, listenHttp, serveHandedConnections } from './http-server.js';
-import { buildLibraries } from './libraries.js';
+import { buildLibraries, type LibrariesReload, type ServedLibraries } from './libraries.js';
 import { type HttpSettings, httpSettings } from './parts/http.js';
 
 /** For `paia-sip2 hash-secret`: how auth.clients secrets are hashed, and the shortest one taken. */
 export { hashSecret } from '../auth/client-secret.js';
 export { MIN_PLAIN_SECRET_LENGTH } from '../auth/trusted-clients.js';
+export type { LibrariesReload } from './libraries.js';
 /**
  * The composition root: the only reader of the configuration outside
  * src/config/. startGateway() turns a validated Config into running parts
@@ -37,6 +38,12 @@ export interface Serving {
   forceStop(reason: string): void;
   /** Re-reads http.tls.cert and http.tls.key (SIGHUP) for new connections; never throws. */
   reloadTls(): void;
+  /**
+   * With a libraries section (one process): applies the configuration read
+   * again (SIGHUP; libraries.ts); absent otherwise. Logs what it did and
+   * what it could not; never rejects.
+   */
+  reloadLibraries?(change: LibrariesReload): Promise<void>;
 }
 
 export interface RunningGateway extends Serving {
@@ -84,6 +91,7 @@ export async function startGateway(
   // Listening comes first: the port (http.port 0 picks one) is part of the gateway's own URL, which
   // links and the demo's item URIs start with. Until the parts run, requests get 503.
   let served: Served | null = null;
+  let libraries: ServedLibraries | null = null;
   const server = await listenHttp({
     fetch: (request, env) => (served === null ? startingResponse() : served.fetch(request, env)),
     host: http.host,
@@ -94,15 +102,22 @@ export async function startGateway(
   const baseUrl = `${server.url}${http.basePath}`;
   const ownUrl = http.publicUrl ?? baseUrl;
   try {
-    served =
-      config.libraries === null
-        ? servedParts(await buildComponents(config, logger, { ...options, ownUrl }))
-        : await buildLibraries(config, config.libraries, logger, ownUrl);
+    if (config.libraries === null) served = servedParts(await buildComponents(config, logger, { ...options, ownUrl }));
+    else served = libraries = await buildLibraries(config, config.libraries, logger, ownUrl);
   } catch (error) {
     server.destroy();
     throw error;
   }
-  return running(http, logger, served, server, baseUrl);
+  const gateway = running(http, logger, served, server, baseUrl);
+  if (libraries === null) return gateway;
+  const reload = libraries.reload;
+  return {
+    ...gateway,
+    reloadLibraries: (change) =>
+      reload(change).catch((error: unknown) =>
+        logger.error({ component: 'reload', err: error }, 'reload: failed; the libraries serve as before'),
+      ),
+  };
 }
 
 /** A worker's gateway: it takes the connections the primary accepted. */

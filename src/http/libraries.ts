@@ -1,10 +1,12 @@
 import { type ErrorHandler, Hono } from 'hono';
 import type { Logger } from '../log.js';
+import type { HttpMetrics } from '../metrics/gateway.js';
 import { notFound, translateError } from './errors.js';
 import { accessLog } from './middleware/access-log/index.js';
+import { httpMetrics } from './middleware/metrics/index.js';
 import { paiaFormatStep } from './middleware/paia-format/index.js';
 import { requestIdStep, requestLog } from './middleware/request-id/index.js';
-import { requestFrame } from './middleware/request-steps/index.js';
+import { type RequestStep, requestFrame } from './middleware/request-steps/index.js';
 import { parseRequestUrl } from './middleware/request-url/index.js';
 import { responsePolicy, responsePolicyStep } from './middleware/response-policy/index.js';
 import { respondError } from './respond.js';
@@ -28,8 +30,8 @@ type Fetch = (request: Request, env: unknown) => Response | Promise<Response>;
 export interface LibrariesAppOptions {
   /** http.basePath: "" or a path such as "/paia"; the libraries are at {basePath}/{id}. */
   basePath: string;
-  /** Each library's app, by id. */
-  libraries: readonly { id: string; fetch: Fetch }[];
+  /** The library of an id, served now (the set changes on reload); undefined when there is none. */
+  library: (id: string) => Fetch | undefined;
   /** Where the access lines of requests no library takes go. */
   logger: Logger;
   corsOrigins?: readonly string[];
@@ -37,15 +39,16 @@ export interface LibrariesAppOptions {
   health: HealthRouteOptions;
   /** /metrics; not served when left out (metrics.enabled false). */
   metricsEndpoint?: MetricsRouteOptions;
+  /** Where the requests no library takes are counted (route "other"); none when metrics are off. */
+  requestMetrics?: Pick<HttpMetrics, 'record'>;
 }
 
 /** The gateway's fetch with several libraries: each library's requests to its app, the rest here. */
 export function librariesFetch(options: LibrariesAppOptions): Fetch {
   const prefix = `${options.basePath}/`;
-  const byId = new Map(options.libraries.map(({ id, fetch }) => [id, fetch]));
   const root = rootApp(options);
   return (request, env) => {
-    const library = byId.get(librarySegment(request.url, prefix));
+    const library = options.library(librarySegment(request.url, prefix));
     return library === undefined ? root.fetch(request, env) : library(request, env);
   };
 }
@@ -78,16 +81,22 @@ function rootApp(options: LibrariesAppOptions): Hono {
     if (kind === 'bug') (requestLog(c) ?? options.logger).error({ err: thrown }, 'unexpected error');
     return respondError(c, error, { realm });
   };
+  // An auth URL of a library that is not here ({basePath}/{id}/auth/...) answers as PAIA auth does, as it would at a library.
+  const authOfAnyLibrary: RequestStep = (c) => {
+    if (c.req.path.slice(options.basePath.length).split('/')[2] === 'auth') c.get('format').api = 'auth';
+  };
   app.use(
     '*',
     requestFrame(
       [
+        // As in a library's app: first, so that every answer here is counted, and with no route but "other".
+        ...(options.requestMetrics ? [httpMetrics({ metrics: options.requestMetrics, routes: new Map() })] : []),
         accessLog({ logger: options.logger.child({}, { redact: { paths: [] } }) }),
         parseRequestUrl,
         responsePolicyStep(responsePolicy({ corsOrigins: options.corsOrigins, hsts: options.hsts })),
         requestIdStep({ logger: options.logger }),
-        // No library here, so no auth endpoint: every answer is a core one.
         paiaFormatStep({ authPrefix: `${options.basePath}/auth` }),
+        authOfAnyLibrary,
       ],
       onError,
     ),

@@ -1,5 +1,5 @@
 import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client';
-import type { GatewayMetrics } from './gateway.js';
+import { type GatewayMetrics, HttpMetrics } from './gateway.js';
 import type { Share } from './group.js';
 
 /**
@@ -19,8 +19,12 @@ const LIBRARY_LABEL = 'library';
 
 export class LibrariesMetrics {
   readonly #process = new Registry();
+  /** The requests no library took (an unknown library): counted without a library label. */
+  readonly #root = new Registry();
+  readonly http = new HttpMetrics(this.#root);
 
-  constructor(private readonly libraries: readonly { id: string; metrics: GatewayMetrics }[]) {
+  /** `libraries`: those served now (a reload adds and removes some), asked on every scrape. */
+  constructor(private readonly libraries: () => readonly { id: string; metrics: GatewayMetrics }[]) {
     collectDefaultMetrics({ register: this.#process });
   }
 
@@ -30,11 +34,12 @@ export class LibrariesMetrics {
     // One share of the process: its value as it is (prom-client's own choice, such as omitting the start time, is for several).
     for (const metric of process) metric.aggregator = 'first';
     const shares = await Promise.all(
-      this.libraries.map(async ({ id, metrics }) =>
+      this.libraries().map(async ({ id, metrics }) =>
         labelled((await metrics.registry.getMetricsAsJSON()) as unknown as Share, id),
       ),
     );
-    return AggregatorRegistry.aggregate([process, ...shares]).metrics();
+    const root = (await this.#root.getMetricsAsJSON()) as unknown as Share;
+    return AggregatorRegistry.aggregate([process, root, ...shares]).metrics();
   }
 
   /** The Content-Type of scrape()'s text. */

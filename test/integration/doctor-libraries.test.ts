@@ -73,7 +73,7 @@ describe('paia-sip2 doctor with two libraries on two simulators', () => {
       new RegExp(`^ok {3}connect TCP 127\\.0\\.0\\.1:${good.port} \\+ 93 login as terminal user "paia"`, 'm'),
     );
     expect(first).toMatch(/^ok {3}99 SC status -> 98 ACS status/m);
-    expect(first).toMatch(/^ok {3}sessions at once: 4 of sip2\.pool\.max 4 logged in/m);
+    expect(first).toMatch(/^ok {3}sessions at once: 4 of libraries\[DE-830\]\.sip2\.pool\.max 4 logged in/m);
     expect(first).toMatch(/^all checks passed$/m);
     expect(first).not.toContain('FAIL');
 

@@ -90,7 +90,7 @@ export async function runLibrariesDoctor(libraries: readonly DoctorLibrary[], op
   const outcomes: string[] = [];
   let code = 0;
   for (const { id, setup } of libraries) {
-    const report = reportOf(options.out, id, setup.secrets, run.patron);
+    const report = reportOf(options.out, id, setup.secrets, run.patron, options.librarySettings);
     report.line('');
     report.line(`library ${id}`);
     await checkIls(setup, report, run);
@@ -121,8 +121,9 @@ function reportOf(
   library: string | null,
   secrets: readonly string[],
   patron: TestPatron | null,
+  librarySettings?: ReadonlySet<string>,
 ): Report {
-  const report = new Report(out, library);
+  const report = new Report(out, library, librarySettings);
   for (const secret of secrets) report.addSecret(secret);
   if (patron) report.addSecret(patron.password);
   return report;

@@ -17,6 +17,11 @@ export interface DoctorOptions {
   roundTrips?: number | undefined;
   /** Checks the configured state store (gateway's checkStateStore); left out: the step is skipped. */
   stateStore?: (() => Promise<StateStoreCheck>) | undefined;
+  /**
+   * With libraries: the paths of the settings a library gives itself, and of their sections (main.ts, from the
+   * settings table), which a library's advice names by the library's place (report.ts). Default: none.
+   */
+  librarySettings?: ReadonlySet<string> | undefined;
 }
 
 /** The environment variable holding the test patron's password. */
@@ -93,12 +98,20 @@ export type LibrariesChosen<T> = { ok: true; libraries: readonly T[] | null } | 
  * The libraries of the configuration the doctor checks: every one in file
  * order, or the one of --library; null without a libraries section (the one
  * ILS of the top level). A --library that names none is a usage error,
- * listing the ids there are.
+ * listing the ids there are. So is --patron with several libraries and no
+ * --library: a test patron is a patron of one library, and at every other
+ * its login would fail and count as a failed check.
  */
 export function librariesToCheck<T extends { readonly id: string }>(
   libraries: readonly T[] | null,
   wanted: string | undefined,
+  patron?: string | undefined,
 ): LibrariesChosen<T> {
+  if (wanted === undefined && patron !== undefined && libraries !== null && libraries.length > 1)
+    return {
+      ok: false,
+      reason: `--patron needs --library: a test patron belongs to one library, and the configuration has ${libraries.length} (${libraries.map(({ id }) => id).join(', ')}); give --library ID with --patron, or leave out --patron to check every library`,
+    };
   if (wanted === undefined) return { ok: true, libraries };
   if (libraries === null)
     return {

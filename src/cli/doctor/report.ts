@@ -32,7 +32,9 @@ export class Report {
 
   constructor(
     private readonly out: NodeJS.WritableStream,
-    library: string | null = null,
+    private readonly library: string | null = null,
+    /** The settings a library gives itself (DoctorOptions.librarySettings). */
+    private readonly settingPaths: ReadonlySet<string> = new Set(),
   ) {
     this.tag = library === null ? '' : `[${library}] `;
   }
@@ -43,7 +45,7 @@ export class Report {
   }
 
   line(text: string): void {
-    let masked = text;
+    let masked = this.library === null ? text : librarySettings(text, this.library, this.settingPaths);
     for (const secret of this.secrets) masked = masked.replaceAll(secret, '***');
     this.out.write(`${masked.trimEnd()}\n`);
   }
@@ -106,6 +108,20 @@ export class Report {
     this.line(`ok   ${done ? done(result) : name} (${formatMs(performance.now() - start)} ms)`);
     return result;
   }
+}
+
+/**
+ * The advice in a library's words: a setting of its sip2, paia or daia is
+ * named by its place in the libraries section (`libraries[DE-830].sip2.host`),
+ * and the hint of an environment variable goes, for those set the top level only.
+ * Only the settings' own paths change: a host such as sip2.example.org is none.
+ */
+export function librarySettings(text: string, library: string, settingPaths: ReadonlySet<string>): string {
+  return text
+    .replace(/ \(PAIA_(?:SIP2|PAIA|DAIA)_[A-Z0-9_]+(?:=[^)]*)?\)/g, '')
+    .replace(/(?<![\w.\]-])(?:sip2|paia|daia)(?:\.[A-Za-z][A-Za-z0-9]*)+/g, (path) =>
+      settingPaths.has(path) ? `libraries[${library}].${path}` : path,
+    );
 }
 
 export function formatMs(ms: number): string {

@@ -22,7 +22,7 @@ import {
   supportedMessages,
 } from '../../../src/cli/doctor/findings.js';
 import { librariesToCheck } from '../../../src/cli/doctor/input.js';
-import { Abort, Report } from '../../../src/cli/doctor/report.js';
+import { Abort, librarySettings, Report } from '../../../src/cli/doctor/report.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { sip2Setup } from '../../../src/gateway/index.js';
 import { decodeText, encodeText } from '../../../src/sip2/charset.js';
@@ -450,6 +450,20 @@ describe('librariesToCheck (--library)', () => {
     expect(librariesToCheck(null, undefined)).toEqual({ ok: true, libraries: null });
   });
 
+  it("refuses --patron without --library when there are several libraries: a test patron is one library's", () => {
+    const refused = librariesToCheck(libraries, undefined, 'alice');
+    expect(refused).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^--patron needs --library: .*DE-830, DE-18/),
+    });
+    expect(librariesToCheck(libraries, 'DE-18', 'alice')).toEqual({ ok: true, libraries: [{ id: 'DE-18' }] });
+    expect(librariesToCheck([{ id: 'DE-830' }], undefined, 'alice')).toEqual({
+      ok: true,
+      libraries: [{ id: 'DE-830' }],
+    });
+    expect(librariesToCheck(null, undefined, 'alice')).toEqual({ ok: true, libraries: null });
+  });
+
   it('refuses an id the configuration lacks, listing its ids, and --library without a libraries section', () => {
     expect(librariesToCheck(libraries, 'de-830')).toEqual({
       ok: false,
@@ -460,5 +474,36 @@ describe('librariesToCheck (--library)', () => {
       reason:
         '--library "DE-830": the configuration has no libraries section, so there is one ILS to check; leave out --library',
     });
+  });
+});
+
+describe("a library's report names the library's settings", () => {
+  it('by their place in the libraries section, without the environment hints that set the top level only', () => {
+    const lines: string[] = [];
+    // As main.ts gives them: the settings of sip2, paia and daia, and their sections.
+    const settings = new Set([
+      'sip2',
+      'sip2.host',
+      'sip2.port',
+      'sip2.pool',
+      'sip2.pool.max',
+      'paia.itemUri',
+      'daia.records.file',
+    ]);
+    const report = new Report(
+      { write: (text: string) => lines.push(text) } as unknown as NodeJS.WritableStream,
+      'DE-830',
+      settings,
+    );
+    report.fail(
+      'connect',
+      'check sip2.host and sip2.port; set sip2.pool.max to 2 (PAIA_SIP2_POOL_MAX=2), the ILS is sip2.example.org:6001',
+    );
+    expect(lines).toEqual([
+      'FAIL [DE-830] connect: check libraries[DE-830].sip2.host and libraries[DE-830].sip2.port; set libraries[DE-830].sip2.pool.max to 2, the ILS is sip2.example.org:6001\n',
+    ]);
+    expect(librarySettings('paia.itemUri, daia.records.file, demo.sip2Port', 'A', settings)).toBe(
+      'libraries[A].paia.itemUri, libraries[A].daia.records.file, demo.sip2Port',
+    );
   });
 });

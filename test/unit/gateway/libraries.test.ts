@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { delay } from '../../../src/cancel-signal.js';
 import { loadConfig } from '../../../src/config/index.js';
-import { libraryPlace } from '../../../src/gateway/libraries.js';
+import { allOrNone, libraryPlace } from '../../../src/gateway/libraries.js';
 import { librarySegment } from '../../../src/http/libraries.js';
 
 /** Where a library of several lives: its URLs, its state directory, its Redis keys (issue 29). */
@@ -37,5 +38,26 @@ describe('a library of several', () => {
     expect(librarySegment('http://h:1/other/DE-830/core', '/paia/')).toBe('');
     expect(librarySegment('http://h:1/DE-830?x', '/')).toBe('DE-830');
     expect(librarySegment('http://h:1/paia/%E0%A4%A/core', '/paia/')).toBe('');
+  });
+});
+
+describe('building the libraries (allOrNone)', () => {
+  it('fails at the first failure, without waiting for the slowest, and drops every part built before or after', async () => {
+    const dropped: string[] = [];
+    let finishSlow: (value: string) => void = () => {};
+    const slow = new Promise<string>((resolve) => (finishSlow = resolve));
+    const outcome = allOrNone([Promise.resolve('fast'), Promise.reject(new Error('broken')), slow], (value) =>
+      dropped.push(value),
+    );
+    await expect(outcome).rejects.toThrow('broken');
+    expect(dropped).toEqual(['fast']);
+    finishSlow('slow');
+    await slow;
+    await Promise.resolve();
+    expect(dropped).toEqual(['fast', 'slow']);
+  });
+
+  it('gives every value in order when none fails', async () => {
+    await expect(allOrNone([delay(5).then(() => 1), Promise.resolve(2)], () => {})).resolves.toEqual([1, 2]);
   });
 });
