@@ -39,7 +39,7 @@ async function which(command: string): Promise<string | null> {
 }
 
 describe('the npm package', () => {
-  it('holds what runs (the command, config/, the dialects, the demo data, README and the docs pages it links, LICENSE, CHANGELOG) and no tests, benchmarks or sources', async () => {
+  it('holds what runs (the command, config/, the dialects, the simulator data files and traffic page, README and the docs pages it links, LICENSE, CHANGELOG) and no tests, benchmarks or sources', async () => {
     const files = await packedFiles();
     for (const file of [
       'package.json',
@@ -53,6 +53,10 @@ describe('the npm package', () => {
       'config/dialects/koha.yaml',
       'sip2-simulator/data/demo.json',
       'sip2-simulator/data/demo-records.json',
+      'sip2-simulator/data/sipserver.json',
+      'sip2-simulator/page/index.html',
+      'sip2-simulator/page/page.js',
+      'sip2-simulator/page/page.css',
       ...linkTargets(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'))
         .filter((target) => target.startsWith('docs/'))
         .map((target) => target.split('#')[0]!),
@@ -60,7 +64,7 @@ describe('the npm package', () => {
       expect(files).toContain(file);
     const outside = files.filter(
       (file) =>
-        !/^(dist\/(src|sip2-simulator\/src)\/.+\.js|bin\/[^/]+\.mjs|config\/.+\.yaml|sip2-simulator\/data\/[^/]+\.json|docs\/[^/]+\.md)$/.test(
+        !/^(dist\/(src|sip2-simulator\/src)\/.+\.js|bin\/[^/]+\.mjs|config\/.+\.yaml|sip2-simulator\/data\/[^/]+\.json|sip2-simulator\/page\/[^/]+\.(html|js|css)|docs\/[^/]+\.md)$/.test(
           file,
         ) && !['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(file),
     );
