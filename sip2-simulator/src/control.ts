@@ -4,6 +4,7 @@ import { type Context, Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { Dialect } from '../../src/sip2/index.js';
 import type { ConformanceTally } from './conformance/tally.js';
+import { loopbackOnly } from './control-guard.js';
 import type { Counters } from './counters.js';
 import type { FaultPatch, FaultState, Faults } from './faults.js';
 import { parseFaultPatch } from './faults.js';
@@ -16,7 +17,8 @@ import type { TrafficRecorder } from './traffic.js';
 
 /**
  * The control endpoint: HTTP+JSON on 127.0.0.1, used by tests and testers
- * while the simulator runs.
+ * while the simulator runs. Requests must name a loopback host, and changes
+ * sent by a browser must come from a loopback origin (control-guard.ts).
  *
  *   GET    /state       {dialect, charset, errorDetection, strictChecksums, connections, waiting, profile, faults, counters}
  *   GET    /profile     {profile: "workers=1,...", workers, idleTimeoutS, fines, bv, bh, pad, scStatusFirst, ids, counts, unavailableHolds, bx}
@@ -77,6 +79,7 @@ export interface ControlServer {
 
 function controlApp(sim: ControlledSimulator, logger: Logger): Hono {
   const app = new Hono();
+  app.use(loopbackOnly());
 
   app.get('/state', (c) =>
     c.json({

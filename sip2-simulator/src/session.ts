@@ -10,7 +10,6 @@ import {
   endsWithChecksum,
   FrameDecoder,
   RESPONSE_CODE,
-  redactSecrets,
   Sip2DecodeError,
   type Sip2Message,
   terminatorOf,
@@ -20,6 +19,7 @@ import type { Deviation } from './conformance/rules.js';
 import type { ConformanceTally } from './conformance/tally.js';
 import type { Counters } from './counters.js';
 import { corruptChecksum, type Faults, garbageBytes } from './faults.js';
+import { keptClientText, keptServerText } from './kept-text.js';
 import type { Library } from './library.js';
 import type { Profile } from './profiles.js';
 import { type HandledRequest, loginResponse, rejectedResponse, respond } from './responses.js';
@@ -392,7 +392,8 @@ export class Session {
   private trace(direction: 'in' | 'out', bytes: Buffer, deviations: Deviation[] = []): void {
     const text = decodeText(bytes, this.ctx.config.charset).replace(/[\r\n]+$/, '');
     this.ctx.traffic.record(this.id, direction, text, deviations);
-    if (this.log.isLevelEnabled('debug')) this.log.debug({ dir: direction, text: redactSecrets(text) }, 'sip2');
+    if (this.log.isLevelEnabled('debug'))
+      this.log.debug({ dir: direction, text: (direction === 'in' ? keptClientText : keptServerText)(text) }, 'sip2');
   }
 }
 

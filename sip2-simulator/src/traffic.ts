@@ -1,5 +1,5 @@
 import type { Deviation } from './conformance/rules.js';
-import { maskPasswords } from './conformance/tally.js';
+import { keptClientText, keptServerText } from './kept-text.js';
 import { type WireFields, wireFields } from './wire-fields.js';
 
 /**
@@ -9,7 +9,7 @@ import { type WireFields, wireFields } from './wire-fields.js';
  * messages both ways. Bounded, as a simulator a tester leaves running for
  * days must be: the last `messagesPerConnection` messages of each connection
  * and the last `closedKept` closed connections. Texts are stored with every
- * password field masked (CO, AC, AD, and AZ with them: maskPasswords), never in clear, and the
+ * password field masked and bounded in length (kept-text.ts), never in clear, and the
  * login password is not kept at all.
  */
 
@@ -82,7 +82,7 @@ export class TrafficRecorder {
     connection.messages.push({
       at: this.now().toISOString(),
       direction,
-      text: maskPasswords(text.replace(/[\r\n]+$/, ''), deviations),
+      text: (direction === 'in' ? keptClientText : keptServerText)(text.replace(/[\r\n]+$/, '')),
       deviations: [...deviations],
     });
     if (connection.messages.length > this.limits.messagesPerConnection) {

@@ -8,6 +8,7 @@
  * the simulator. Skipped, with the reason printed, only when chromium is not
  * installed (.ci/run installs it).
  */
+import { request as httpRequest } from 'node:http';
 import type { Browser, Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../sip2-simulator/src/server.js';
@@ -123,5 +124,34 @@ describe.skipIf(!HAVE_CHROMIUM)('the traffic page in headless chromium', () => {
     await page.locator('#result', { hasText: 'enable: done' }).waitFor();
     expect((await client.send(text.patronStatus('alice'))).fixed[0]).toBe(' ');
     await page.close();
+  });
+
+  it('answers a loopback host only, and takes changes from a browser only from a loopback origin', async () => {
+    const ask = (method: string, path: string, headers: Record<string, string>, body?: string) =>
+      new Promise<number>((resolve, reject) => {
+        const request = httpRequest(
+          { host: '127.0.0.1', port: sim.controlPort, method, path, headers, timeout: 5000 },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
+        request.on('timeout', () => request.destroy(new Error('control endpoint: no answer within 5 s')));
+        request.on('error', reject);
+        request.end(body);
+      });
+    const own = `127.0.0.1:${sim.controlPort}`;
+    // DNS rebinding: a name of the attacker's that resolves to 127.0.0.1.
+    expect(await ask('GET', '/traffic', { host: `rebound.example:${sim.controlPort}` })).toBe(403);
+    expect(await ask('GET', '/traffic', { host: `localhost:${sim.controlPort}` })).toBe(200);
+    // A page elsewhere posting plain text, which needs no preflight.
+    const block = JSON.stringify({ patron: 'alice' });
+    const fromElsewhere = { host: own, origin: 'https://elsewhere.example', 'content-type': 'text/plain' };
+    expect(await ask('POST', '/desk/block', fromElsewhere, block)).toBe(403);
+    expect(await ask('POST', '/conformance/reset', fromElsewhere)).toBe(403);
+    expect((await client.send(text.patronStatus('alice'))).fixed[0]).toBe(' ');
+    // curl and scripts send no Origin; the page sends its own.
+    expect(await ask('POST', '/conformance/reset', { host: own })).toBe(200);
+    expect(await ask('POST', '/conformance/reset', { host: own, origin: `http://${own}` })).toBe(200);
   });
 });

@@ -10,6 +10,8 @@ import type { Deviation } from './rules.js';
 export class ConnectionConformance {
   private previous: Trailer | null = null;
   private checksums: boolean;
+  /** The last message as received: its byte-for-byte repeat is a retransmission, not a second message. */
+  private last: Buffer | null = null;
 
   /** checksumsRequired: the ACS demands AY/AZ on every message (--strict-checksums). */
   constructor(checksumsRequired: boolean) {
@@ -18,9 +20,13 @@ export class ConnectionConformance {
 
   /** The deviations of a message as received (terminator included); the session says what it knows. */
   inspect(raw: Buffer, session: { loggedIn: boolean; outstanding: boolean }, charset: Charset): Deviation[] {
+    // "If the timer expires without a response, the message is re-transmitted" (SC System Error Handling):
+    // a repeat sent while the first waits for its answer is what the text asks for.
+    const outstanding = session.outstanding && !(this.last?.equals(raw) ?? false);
+    this.last = Buffer.from(raw);
     const { deviations, trailer } = inspectMessage(
       raw,
-      { ...session, previous: this.previous, checksums: this.checksums },
+      { loggedIn: session.loggedIn, outstanding, previous: this.previous, checksums: this.checksums },
       charset,
     );
     if (trailer) {

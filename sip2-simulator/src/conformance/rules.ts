@@ -15,7 +15,8 @@ export const CONFORMANCE_RULES = {
   },
   'unknown-message': {
     section: 'Commands',
-    fires: 'a command id that is not a command to the ACS (unknown, or a response id such as 24 or 96)',
+    fires:
+      'a message of the ACS sent to it (a response id such as 24 or 96); an id the catalogue does not know is not one, as the 3M text asks an ACS to ignore unrecognised commands',
   },
   'login-first': {
     section: 'Login',
@@ -23,7 +24,8 @@ export const CONFORMANCE_RULES = {
   },
   'one-at-a-time': {
     section: 'SC System Error Handling',
-    fires: 'a message that arrives before the answer to the previous one was sent',
+    fires:
+      "a message that arrives before the answer to the previous one was sent, unless it repeats that one byte for byte (the retransmission the text asks for when the SC's timer expires)",
   },
   checksum: {
     section: 'Checksums and Sequence Numbers',
@@ -48,7 +50,7 @@ export const CONFORMANCE_RULES = {
   'date-format': {
     section: 'Field Definitions',
     fires:
-      'an 18-char date (transaction date, nb due date, return date, BW) that is not YYYYMMDDZZZZHHMMSS with a real date and time (all zeros, the 3M "unsupported", is accepted)',
+      'an 18-char date (transaction date, nb due date, return date, BW) that is not YYYYMMDDZZZZHHMMSS with a real date and time (all zeros, the 3M "unsupported", is accepted; so is a blank nb due date with no block N: it is the off-line due date, which such a message has not, and most SCs, SIPServer\'s t/ suite among them, send blanks)',
   },
   'required-field': {
     section: 'Command Messages to the ACS',

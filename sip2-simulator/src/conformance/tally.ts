@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { redactSecrets } from '../../../src/sip2/index.js';
+import { keptClientText } from '../kept-text.js';
 import type { Deviation, RuleId } from './rules.js';
 
 /**
@@ -12,7 +12,7 @@ import type { Deviation, RuleId } from './rules.js';
 export interface OffendingMessage {
   /** When it arrived (ISO 8601). */
   readonly at: string;
-  /** The message as received, terminator included, with AC, AD and CO masked. */
+  /** The message as received, terminator included, as kept-text.ts keeps it (passwords and AZ masked, bounded). */
   readonly text: string;
   readonly deviations: readonly Deviation[];
 }
@@ -63,7 +63,7 @@ export class ConformanceTally {
         );
       }
     }
-    tally.messages.push({ at: now.toISOString(), text: maskPasswords(text, deviations), deviations });
+    tally.messages.push({ at: now.toISOString(), text: keptClientText(text), deviations });
     if (tally.messages.length > this.limits.messagesPerConnection) tally.messages.shift();
   }
 
@@ -94,19 +94,4 @@ export class ConformanceTally {
     }
     return tally;
   }
-}
-
-/**
- * AC, AD and CO masked. When the fixed part is off (or the command unknown),
- * where the tagged fields start is a guess, so every AC, AD or CO is masked
- * wherever it stands, a title's "CO" too. AZ is masked with them: the
- * checksum is the byte sum, and with the rest of the message known it tells
- * the sum of a password's characters.
- */
-export function maskPasswords(text: string, deviations: readonly Deviation[]): string {
-  const misaligned = deviations.some((d) => d.rule === 'fixed-length' || d.rule === 'unknown-message');
-  const masked = misaligned
-    ? text.slice(0, 2) + text.slice(2).replace(/(AC|AD|CO)[^|\r\n]*/g, '$1***')
-    : redactSecrets(text);
-  return masked === text ? text : masked.replace(/AZ[0-9A-Fa-f]{4}([\r\n]*)$/, 'AZ****$1');
 }

@@ -2,8 +2,10 @@ import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { checkMessage, FIRST_MESSAGE, type MessageContext } from '../../../sip2-simulator/src/conformance/check.js';
+import { ConnectionConformance } from '../../../sip2-simulator/src/conformance/connection.js';
 import { CONFORMANCE_RULES, RULE_IDS, type RuleId } from '../../../sip2-simulator/src/conformance/rules.js';
-import { ConformanceTally, maskPasswords } from '../../../sip2-simulator/src/conformance/tally.js';
+import { ConformanceTally } from '../../../sip2-simulator/src/conformance/tally.js';
+import { KEPT_CHARS, keptClientText } from '../../../sip2-simulator/src/kept-text.js';
 import { encodeMessage } from '../../../src/sip2/codec.js';
 import { SC_STATUS, Sip2Messages } from '../../../src/sip2/messages.js';
 import type { Sip2Message } from '../../../src/sip2/spec.js';
@@ -63,6 +65,26 @@ describe('checkMessage: silent on well-formed messages', () => {
     }
   });
 
+  it('a command the catalogue does not know: the 3M text asks an ACS to ignore it', () => {
+    expect(rulesOf('42hello|\r')).toEqual([]);
+  });
+
+  it('a checkout or renew with no block N and the nb due date blank, as most SCs send it', () => {
+    expect(rulesOf(`11NN${DATE}${' '.repeat(18)}AODEMO|AAalice|ABit-1|AC|\r`)).toEqual([]);
+    expect(rulesOf(`29NN${DATE}${' '.repeat(18)}AODEMO|AAalice|ABit-1|\r`)).toEqual([]);
+  });
+
+  it('a message repeated byte for byte while its answer is outstanding: the retransmission the 3M text asks for', () => {
+    const connection = new ConnectionConformance(false);
+    const raw = Buffer.from(`17${DATE}AODEMO|ABit-1|\r`, 'latin1');
+    expect(connection.inspect(raw, { loggedIn: true, outstanding: false }, 'cp850')).toEqual([]);
+    expect(connection.inspect(raw, { loggedIn: true, outstanding: true }, 'cp850')).toEqual([]);
+    const other = Buffer.from(`17${DATE}AODEMO|ABit-2|\r`, 'latin1');
+    expect(connection.inspect(other, { loggedIn: true, outstanding: true }, 'cp850').map((d) => d.rule)).toEqual([
+      'one-at-a-time',
+    ]);
+  });
+
   it('a retransmission (same AY and AZ) is no sequence break', () => {
     const raw = signed(`17${DATE}AODEMO|ABit-1|`, 4);
     const checksum = raw.slice(-5, -1);
@@ -75,7 +97,6 @@ describe('checkMessage: each rule fires on a message that breaks it', () => {
     ['terminator', 'LF instead of CR', `17${DATE}AODEMO|ABit-1|\n`],
     ['terminator', 'no terminator at all', `17${DATE}AODEMO|ABit-1|`],
     ['nul', 'a NUL byte', `17${DATE}AODEMO|ABit\u00001|\r`],
-    ['unknown-message', 'an unknown command', '42hello|\r'],
     ['unknown-message', 'a response id sent to the ACS', '941\r'],
     ['login-first', 'a patron read before login', `17${DATE}AODEMO|ABit-1|\r`, FIRST_MESSAGE],
     [
@@ -116,6 +137,11 @@ describe('checkMessage: each rule fires on a message that breaks it', () => {
     ['fixed-value', 'a hold mode outside + - *', `15x${DATE}AODEMO|AAalice|ABit-1|\r`],
     ['fixed-value', 'BO neither Y nor N', `65${DATE}AODEMO|AAalice|BOyes|\r`],
     ['date-format', 'a transaction date of 18 blanks', `17${' '.repeat(18)}AODEMO|ABit-1|\r`],
+    [
+      'date-format',
+      'an nb due date of 18 blanks with no block Y',
+      `11NY${DATE}${' '.repeat(18)}AODEMO|AAalice|ABit-1|AC|\r`,
+    ],
     ['date-format', 'a date in another form', `172026-01-15T10:30:00AODEMO|ABit-1|\r`],
     ['date-format', 'a BW that is no date', `15+${DATE}BW2026-02-01|AODEMO|AAalice|ABit-1|\r`],
     ['required-field', 'a checkout without AO', `11NN${DATE}${DATE}AAalice|ABit-1|AC|\r`],
@@ -154,12 +180,19 @@ describe('checkMessage: each rule fires on a message that breaks it', () => {
 });
 
 describe('the report', () => {
-  it('masks AC, AD and CO (and AZ, which gives away their byte sum), even with a broken fixed part', () => {
+  it('masks AC, AD and CO (and AZ, which gives away their byte sum), whatever the layout, and bounds the text', () => {
     const ok = signed(`23000${DATE}AODEMO|AAalice|ACterm|ADpin|`);
-    expect(maskPasswords(ok, [])).toBe(`23000${DATE}AODEMO|AAalice|AC***|AD***|AY0AZ****\r`);
-    const shifted = '93COhunter2|CNpaia|\r';
-    const masked = maskPasswords(shifted, checkMessage(shifted, FIRST_MESSAGE));
-    expect(masked).not.toContain('hunter2');
+    expect(keptClientText(ok)).toBe(`23000${DATE}AODEMO|AAalice|AC***|AD***|AY0AZ****\r`);
+    // A fixed part too short, one 18 characters too long (a date twice), a | missing before AD.
+    for (const broken of [
+      '93COhunter2|CNpaia|\r',
+      `23000${DATE}${DATE}ADhunter2|AODEMO|AAalice|ACterm|\r`,
+      `63000${DATE}Y         AODEMOADhunter2|AAalice|\r`,
+    ])
+      expect(keptClientText(broken)).not.toContain('hunter2');
+    const huge = `63000${DATE}Y         AODEMO|AA${'x'.repeat(300_000)}|\r`;
+    expect(keptClientText(huge).length).toBeLessThan(KEPT_CHARS + 40);
+    expect(keptClientText(huge)).toMatch(/… \(300\d{3} characters\)$/);
   });
 
   it('counts per rule and per connection, keeps the last messages, logs each rule once', () => {
