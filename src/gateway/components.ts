@@ -5,6 +5,7 @@ import type { ReadinessState } from '../http/routes/health.js';
 import type { Logger } from '../log.js';
 import { GatewayMetrics } from '../metrics/gateway.js';
 import type { Sip2Pool } from '../sip2/index.js';
+import type { StateStore } from '../state/index.js';
 import { appSettings, buildApp } from './parts/app.js';
 import { configuredOwnUrl } from './parts/http.js';
 import { sip2Services, startIls } from './parts/sip2.js';
@@ -37,8 +38,9 @@ export interface Components {
   readiness(): ReadinessState;
   /**
    * Once no request is in flight: the record source, the SIP2 pool (drained
-   * until `deadline`, epoch ms), the state store, the embedded simulator, in
-   * that order, logged on `log` as the shutdown's steps 2 and 3.
+   * until `deadline`, epoch ms), the state store (unless it was lent,
+   * BuildOptions.store), the embedded simulator, in that order, logged on
+   * `log` as the shutdown's steps 2 and 3.
    */
   close(deadline: number, log: Logger): Promise<void>;
   /** Drops everything now, in the same order (a forced stop). */
@@ -101,6 +103,19 @@ export interface BuildOptions {
    * the gateway's, reported once (metrics/libraries.ts).
    */
   processMetrics?: boolean | undefined;
+  /**
+   * A pool whose first login fails fails the build (default false: it keeps
+   * trying, as at start). True for a library a reload puts in: the running
+   * library, or none, is kept instead of one that cannot serve.
+   */
+  requireLogin?: boolean | undefined;
+  /**
+   * A state store the parts use but do not close: its owner does. A
+   * library's memory store (libraries.ts) outlives its parts, since it holds
+   * `{state.dir}/{id}` and its sessions for the parts built after them.
+   * Default: the parts open their own from the configuration and close it.
+   */
+  store?: StateStore | undefined;
 }
 
 export async function buildComponents(config: Config, logger: Logger, options: BuildOptions = {}): Promise<Components> {
@@ -112,15 +127,23 @@ export async function buildComponents(config: Config, logger: Logger, options: B
 
   // One registry per gateway (never prom-client's global one); nothing is recorded when metrics are off.
   const metrics = web.metrics ? new GatewayMetrics({ defaultMetrics: options.processMetrics ?? true }) : null;
-  const ils = await startIls(sip2, { logger, metrics, sharedSimulator: options.sharedSimulator });
+  const ils = await startIls(sip2, {
+    logger,
+    metrics,
+    sharedSimulator: options.sharedSimulator,
+    requireLogin: options.requireLogin,
+  });
+  const lent = options.store ?? null;
   // A part that does not start after the pool is up must not leave its sessions open: with several
   // libraries the process lives on (a reload) or has other pools to close.
-  let store: Awaited<ReturnType<typeof openStore>> | null = null;
+  let store: StateStore | null = lent;
   let records: ReturnType<typeof recordSource> = null;
   let services: ReturnType<typeof sip2Services>;
   let auth: Awaited<ReturnType<typeof authParts>>;
   try {
-    store = await openStore(state.store, logger, metrics);
+    store ??= await openStore(state.store, logger);
+    // A lent store reports to these parts' metrics from now on (one observer).
+    store.observe((operation, seconds, ok) => metrics?.state.operation(operation, seconds, ok));
     // Read now: a mapping file that cannot serve stops the start.
     records = recordSource(recordsFrom, logger.child({ component: 'daia-records' }));
     services = sip2Services(sip2, ils.pool, { store, records, logger });
@@ -128,7 +151,7 @@ export async function buildComponents(config: Config, logger: Logger, options: B
   } catch (error) {
     records?.close();
     ils.pool.destroy();
-    await store?.close().catch(() => {});
+    if (lent === null) await store?.close().catch(() => {});
     await ils.demo?.stop().catch(() => {});
     throw error;
   }
@@ -159,13 +182,13 @@ export async function buildComponents(config: Config, logger: Logger, options: B
       records?.close();
       await pool.close(Math.max(1, deadline - Date.now()));
       log.info('shutdown 3/4: SIP2 connections closed');
-      await store.close();
+      if (lent === null) await store.close();
       await demo?.stop();
     },
     destroy() {
       records?.close();
       pool.destroy();
-      store.close().catch(() => {});
+      if (lent === null) store.close().catch(() => {});
       // The process exits next; the embedded simulator's sockets go with it.
       demo?.stop().catch(() => {});
     },

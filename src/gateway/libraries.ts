@@ -4,9 +4,12 @@ import type { Config } from '../config/index.js';
 import { librariesFetch } from '../http/libraries.js';
 import type { Logger } from '../log.js';
 import { LibrariesMetrics } from '../metrics/libraries.js';
+import type { StateStore } from '../state/index.js';
 import { buildComponents, type Components, type Served } from './components.js';
 import { planReload } from './libraries-reload.js';
+import { LibraryStores } from './library-stores.js';
 import { appSettings, clientAddressOf } from './parts/app.js';
+import { openStore, stateStoreSettings } from './parts/state.js';
 
 /**
  * Several libraries behind one gateway (issue 29): each library's parts are
@@ -74,10 +77,10 @@ export async function buildLibraries(
   logger: Logger,
   ownUrl: string,
 ): Promise<ServedLibraries> {
-  const build = libraryBuilder(logger, ownUrl);
+  const build = libraryBuilder(config, logger, ownUrl);
   const parts = await allOrNone(
     libraries.map(({ id, config: own }) =>
-      build(id, own).catch((error: Error) => {
+      build(id, own, { requireLogin: false }).catch((error: Error) => {
         throw new Error(`library ${id}: ${error.message}`, { cause: error });
       }),
     ),
@@ -91,12 +94,25 @@ export async function buildLibraries(
   );
 }
 
-function libraryBuilder(logger: Logger, ownUrl: string): (id: string, config: Config) => Promise<Components> {
-  return (id, own) =>
-    buildComponents(libraryPlace(own, id), logger.child({ library: id }), {
-      ownUrl: `${ownUrl}/${id}`,
-      processMetrics: false,
-    });
+/**
+ * Builds one library's parts. At start a pool that cannot log in yet keeps
+ * trying, as a single library's does (the start-up line says why, /readyz
+ * lists it as not ready); a reload puts a library in only once its pool has
+ * logged in (`requireLogin`), since it has the running library, or none, to
+ * keep instead. With the memory store a library's parts share its store
+ * (library-stores.ts).
+ */
+type LibraryBuild = (id: string, config: Config, options: { requireLogin: boolean }) => Promise<Components>;
+
+function libraryBuilder(config: Config, logger: Logger, ownUrl: string): LibraryBuild {
+  const stores = config.state.store === 'memory' ? new LibraryStores() : null;
+  return (id, own, { requireLogin }) => {
+    const place = libraryPlace(own, id);
+    const log = logger.child({ library: id });
+    const build = (store?: StateStore) =>
+      buildComponents(place, log, { ownUrl: `${ownUrl}/${id}`, processMetrics: false, requireLogin, store });
+    return stores === null ? build() : stores.build(id, () => openStore(stateStoreSettings(place), log), build);
+  };
 }
 
 function running(id: string, config: Config, parts: Components): Running {
@@ -140,12 +156,7 @@ export function allOrNone<T>(promises: readonly Promise<T>[], drop: (value: T) =
  * parts in the map when they arrive, and each library counts its calls in
  * flight, so that one replaced or removed finishes them before its pool closes.
  */
-function served(
-  config: Config,
-  initial: readonly Running[],
-  logger: Logger,
-  build: (id: string, config: Config) => Promise<Components>,
-): ServedLibraries {
+function served(config: Config, initial: readonly Running[], logger: Logger, build: LibraryBuild): ServedLibraries {
   const current = new Map(initial.map((library) => [library.id, library]));
   const draining = new Set<Running>();
   let stopping = false;
@@ -235,14 +246,24 @@ function served(
         { settings: plan.notApplied },
         `reload: not applied (these settings take effect at the next start): ${plan.notApplied.join(', ')}`,
       );
-    const toStart = [...plan.added, ...plan.replaced];
-    const started = await Promise.allSettled(toStart.map(({ id, config: own }) => build(id, own)));
     const outcome = {
       added: [] as string[],
       replaced: [] as string[],
       removed: [] as string[],
       failed: [] as string[],
     };
+    // A removed library takes no new call from now on, not once the new ones have started.
+    for (const id of plan.removed) {
+      const old = current.get(id);
+      if (old === undefined || stopping) continue;
+      current.delete(id);
+      outcome.removed.push(id);
+      void retire(old);
+    }
+    const toStart = [...plan.added, ...plan.replaced];
+    const started = await Promise.allSettled(
+      toStart.map(({ id, config: own }) => build(id, own, { requireLogin: true })),
+    );
     toStart.forEach(({ id, config: own }, index) => {
       const result = started[index] as PromiseSettledResult<Components>;
       if (result.status === 'rejected') {
@@ -264,13 +285,6 @@ function served(
       (old === undefined ? outcome.added : outcome.replaced).push(id);
       if (old !== undefined) void retire(old);
     });
-    for (const id of plan.removed) {
-      const old = current.get(id);
-      if (old === undefined || stopping) continue;
-      current.delete(id);
-      outcome.removed.push(id);
-      void retire(old);
-    }
     log.info(
       { ...outcome, unchanged: plan.unchanged, kept: plan.kept, libraries: [...current.keys()] },
       'reload: libraries reloaded',

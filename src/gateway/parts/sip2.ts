@@ -32,11 +32,21 @@ export interface Ils {
 /**
  * Starts the embedded simulator (demo mode, unless `sharedSimulator` is the
  * primary's) and the pool towards the ILS. A pool that cannot log in yet is
- * no failure: it keeps trying, and the log says why at once.
+ * no failure at start: it keeps trying, and the log says why at once. With
+ * `requireLogin` (a library put in by a reload, which has a running one to
+ * keep instead) it is: the pool is dropped and the start fails with the why.
+ * Either way the pool's first attempt decides (bounded by
+ * sip2.timeouts.connectMs and responseMs); in a maintenance window, or with
+ * pool.min 0, there is none, and nothing says the settings are wrong.
  */
 export async function startIls(
   options: Sip2Options,
-  parts: { logger: Logger; metrics: GatewayMetrics | null; sharedSimulator?: Sip2Target | null | undefined },
+  parts: {
+    logger: Logger;
+    metrics: GatewayMetrics | null;
+    sharedSimulator?: Sip2Target | null | undefined;
+    requireLogin?: boolean | undefined;
+  },
 ): Promise<Ils> {
   const { logger, metrics } = parts;
   const shared = options.demo ? (parts.sharedSimulator ?? null) : null;
@@ -58,6 +68,11 @@ export async function startIls(
   if (!pool.hasReadyConnection && pool.openFailure !== null) {
     const { settings, dialect } = options;
     const advice = explainOpen(pool.openFailure, { settings, dialect, tls: settings.tls, target }, new Set());
+    if (parts.requireLogin) {
+      pool.destroy();
+      await demo?.stop();
+      throw new Error(`cannot log in to the ILS at ${target.host}:${target.port}: ${advice}`);
+    }
     sip2Logger.error(
       { ils: `${target.host}:${target.port}`, problem: openProblem(pool.openFailure, target) },
       `cannot log in to the ILS at start: ${advice}. The gateway keeps trying; until it succeeds /readyz answers 503 and calls get 503 or 502. \`paia-sip2 doctor\` checks the connection step by step`,

@@ -10,7 +10,6 @@ import { type ClientSettings, TrustedClients } from '../../auth/trusted-clients.
 import type { Backend } from '../../backend/types.js';
 import { type Config, sentinelAddresses } from '../../config/index.js';
 import type { Logger } from '../../log.js';
-import type { GatewayMetrics } from '../../metrics/gateway.js';
 import { createStateStore, type StateStore, type StateStoreSettings } from '../../state/index.js';
 
 /**
@@ -107,11 +106,7 @@ export function stateStoreSettings(config: Config): StateStoreSettings {
  * in /readyz, answers calls that need it with 503, and is ready as soon as
  * the store comes back (ioredis keeps reconnecting).
  */
-export async function openStore(
-  settings: StateStoreSettings,
-  logger: Logger,
-  metrics: GatewayMetrics | null,
-): Promise<StateStore> {
+export async function openStore(settings: StateStoreSettings, logger: Logger): Promise<StateStore> {
   const store = await createStateStore(settings, logger.child({ component: 'state' }));
   if (store.kind === 'redis') {
     try {
@@ -127,7 +122,6 @@ export async function openStore(
       );
     }
   }
-  store.observe((operation, seconds, ok) => metrics?.state.operation(operation, seconds, ok));
   return store;
 }
 
