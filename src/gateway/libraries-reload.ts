@@ -32,7 +32,7 @@ export interface ReloadPlan {
   readonly unchanged: readonly string[];
   /** Running, and its new entry is invalid: it keeps running as it is. */
   readonly kept: readonly string[];
-  /** Settings of the process that the file changed and a reload does not apply (dotted paths, no values). */
+  /** Settings the file changed and a reload does not apply (dotted paths, no values): the process's, and a running library's paia.patronIdSecret. */
   readonly notApplied: readonly string[];
 }
 
@@ -52,9 +52,12 @@ export function planReload(
   const added: LibraryEntry[] = [];
   const replaced: LibraryEntry[] = [];
   const unchanged: string[] = [];
+  const notApplied: string[] = [];
   for (const { id, config } of wanted) {
-    const entry = { id, config: onTopOf(running, config) };
     const now = currentById.get(id);
+    const entry = { id, config: onTopOf(running, now === undefined ? config : keepingSecret(now.config, config)) };
+    if (now !== undefined && entry.config.paia.patronIdSecret !== config.paia.patronIdSecret)
+      notApplied.push(`libraries[${id}].paia.patronIdSecret`);
     if (now === undefined) added.push(entry);
     else if (sameLibrary(now.config, entry.config)) unchanged.push(id);
     else replaced.push(entry);
@@ -62,7 +65,17 @@ export function planReload(
   const inFile = new Set(wanted.map(({ id }) => id));
   const kept = current.filter(({ id }) => !inFile.has(id) && refused.includes(id)).map(({ id }) => id);
   const removed = current.filter(({ id }) => !inFile.has(id) && !refused.includes(id)).map(({ id }) => id);
-  return { added, replaced, removed, unchanged, kept, notApplied: processChanges(running, next) };
+  return { added, replaced, removed, unchanged, kept, notApplied: [...processChanges(running, next), ...notApplied] };
+}
+
+/**
+ * A running library's new settings with its running paia.patronIdSecret: the
+ * key of the patron URIs its tokens were issued with and of the hashed names
+ * in its state store (which a replacement takes over), so a new key waits
+ * for a restart, as the process's settings do.
+ */
+function keepingSecret(running: Config, library: Config): Config {
+  return { ...library, paia: { ...library.paia, patronIdSecret: running.paia.patronIdSecret } };
 }
 
 /** A library's sections from the file on the running top level. */

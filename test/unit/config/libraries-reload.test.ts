@@ -71,6 +71,26 @@ describe('planReload', () => {
     expect(plan.notApplied).toEqual([]);
   });
 
+  it("keeps a running library's paia.patronIdSecret until a restart, naming it, and applies the rest", () => {
+    const key = (k: string) => `paia: { patronIdSecret: "${k.repeat(40)}" }`;
+    const withKey = (k: string, port: number) => `  DE-A:\n    sip2: { port: ${port} }\n    ${key(k)}\n`;
+    const running = reloadConfig(file(`${TOP}libraries:\n${withKey('a', 6001)}`)).config;
+    const first = running.libraries ?? [];
+    const onlyKey = planReload(
+      running,
+      first,
+      reloadConfig(file(`${TOP}libraries:\n${withKey('b', 6001)}`)).config,
+      [],
+    );
+    expect(onlyKey.notApplied).toEqual(['libraries[DE-A].paia.patronIdSecret']);
+    expect(onlyKey.unchanged).toEqual(['DE-A']);
+    const both = planReload(running, first, reloadConfig(file(`${TOP}libraries:\n${withKey('b', 7001)}`)).config, []);
+    expect(both.replaced[0]?.config.sip2.port).toBe(7001);
+    expect(both.replaced[0]?.config.paia.patronIdSecret).toBe('a'.repeat(40));
+    const added = planReload(running, [], reloadConfig(file(`${TOP}libraries:\n${withKey('b', 6001)}`)).config, []);
+    expect(added.added[0]?.config.paia.patronIdSecret).toBe('b'.repeat(40));
+  });
+
   it("names the process's settings that changed and builds new libraries on the running ones", () => {
     const next = reloadConfig(
       file(`${TOP}http:\n  port: 9999\nauth:\n  maxSessions: 7\nlibraries:\n${lib('DE-A', '{ port: 6001 }')}`),
