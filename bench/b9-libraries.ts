@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { B1_LOANS, describe, type Measured, measureTranslated, median, spread } from './b1-throughput.js';
+import { isolationRow, measureIsolation } from './b9-isolation.js';
 import { type GeneratedLibrary, generateLibrary } from './data.js';
 import { mapConcurrent } from './driver.js';
 import {
@@ -28,6 +29,7 @@ import type { Settings } from './settings.js';
  * warm-up and window); then, over the same simulator, a fresh single-library
  * gateway with the same pool under the same load. CPU from /proc (utime +
  * stime), as B1 measures it; the ratio is median ÷ median of the rounds.
+ * Then, on a fresh gateway with every library, B9 isolation (b9-isolation.ts).
  */
 
 const START_TARGET_S = 10;
@@ -161,7 +163,20 @@ export async function runB9(settings: Settings): Promise<Row[]> {
     const rounds: Round[] = [];
     for (let r = 0; r < settings.b9Rounds; r++)
       rounds.push(await round(settings, r, configFile, simulators, measured, library));
-    return rows(settings, rounds, { count, measured, simulatorsS, simulatorRss, loadAtStart });
+    const ids = { a: libraryId(measured - 1), b: libraryId(measured) };
+    const gateway = await startGateway(gatewayEnv(simulators[0]!.port, { PAIA_CONFIG: configFile }));
+    let isolation: Row;
+    try {
+      await untilReady(gateway);
+      isolation = isolationRow(
+        await measureIsolation(settings, gateway, ids, simulators[measured - 1]!, library),
+        ids,
+        count,
+      );
+    } finally {
+      await gateway.stop();
+    }
+    return [...rows(settings, rounds, { count, measured, simulatorsS, simulatorRss, loadAtStart }), isolation];
   } finally {
     await Promise.all(started.map((entry) => (entry instanceof Error ? undefined : entry.stop())));
     rmSync(dir, { recursive: true, force: true });
