@@ -12,8 +12,8 @@
  * - the same short values ("MAIN", a due date, a field tag) are a string each.
  *
  * JSON.parse builds every array and object at its exact size, with strings of
- * their own, and shares short ones: about a third of what the item cache and
- * the account window held in B4 (bench/README.md). It costs a few
+ * their own, and shares short ones: in bench B4 the item cache and the
+ * account window of 10,000 patrons took 21 MB of heap instead of 29. It costs a few
  * microseconds per answer kept, once per ILS read, never per hit. Properties
  * whose value is undefined are left out, as a JSON answer leaves them out.
  */
