@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { entryBound } from '../lru-bound.js';
+import { keptCopy } from './kept-copy.js';
 
 export interface FreshAnswersOptions {
   /** How long an answer is used, counted from when it was asked for. */
@@ -24,6 +25,9 @@ const MAX_TRACKED_KEYS = 10_000;
  * is passed on but not kept. An answer is kept for the TTL counted from when
  * it was asked for, so nothing is shown longer than the TTL after the ILS
  * gave it (a read that took longer than the TTL is not kept at all).
+ *
+ * Answers are plain data (what JSON holds): what is kept is a compact copy
+ * (kept-copy.ts), so later callers get an equal answer, not the same object.
  */
 export class FreshAnswers<V> {
   private readonly entries: LRUCache<string, V & {}>;
@@ -70,7 +74,7 @@ export class FreshAnswers<V> {
     return read().then((answer) => {
       const ttl = this.ttlMs - (this.now() - startedAt);
       if (answer != null && ttl > 0 && !this.invalidatedSince(key, asked) && !this.isQuiet(key)) {
-        this.entries.set(key, answer as V & {}, { ttl });
+        this.entries.set(key, keptCopy(answer) as V & {}, { ttl });
         this.sweepLater();
       }
       return answer;

@@ -26,4 +26,12 @@ describe('FreshAnswers', () => {
     expect(answers.size).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
   });
+
+  it('keeps a compact copy of an answer: equal to it, not the object the read returned', async () => {
+    const answers = new FreshAnswers<{ items: string[] }>({ ttlMs: 1_000, maxEntries: 10 });
+    const answer = { items: ['bi-00001-7'] };
+    expect(await answers.read('a', async () => answer)).toBe(answer);
+    expect(answers.cached('a')).toEqual(answer);
+    expect(answers.cached('a')).not.toBe(answer);
+  });
 });
