@@ -14,9 +14,10 @@ import type { Settings } from './settings.js';
  * library A's simulator is healthy, then stopped with SIGSTOP (a paused ILS:
  * its TCP connections stay open and nothing answers, the worst case for a
  * pool), while A's own patrons keep calling at a steady pace, then continued
- * again. B's p50 with A paused ÷ B's p50 with A healthy (the phases before
- * and after, whose difference is this run's noise); every answer of B must
- * be 200.
+ * again. B's p50 with A paused ÷ B's p50 before, which must be within the
+ * run's noise (how far the phase after, A healthy again, lies from the one
+ * before) or 10 %, whichever is larger, as issue 29 asks ("within noise of
+ * before"); every answer of B must be 200.
  */
 
 const LOAD_CONNECTIONS = 4;
@@ -129,20 +130,21 @@ async function untilLibraryReady(gateway: Gateway, id: string): Promise<void> {
 
 export function isolationRow(isolation: Isolation, ids: { a: string; b: string }, libraries: number): Row {
   const [before, paused, after] = isolation.phases.map((phase) => phase.result) as [LoopResult, LoopResult, LoopResult];
-  const healthy = (before.p50 + after.p50) / 2;
-  const ratio = paused.p50 / healthy;
-  const noise = Math.abs(before.p50 - after.p50) / healthy;
+  const ratio = paused.p50 / before.p50;
+  // Two phases with A healthy differ by this much: what the machine alone moves B's p50 by in this run.
+  const noise = Math.abs(after.p50 - before.p50) / before.p50;
+  const allowed = 1 + Math.max(RATIO_TARGET - 1, noise);
   const failuresOfB = isolation.phases.reduce((sum, phase) => sum + phase.result.failures, 0);
   const valid = failuresOfB === 0 && isolation.phases.every((phase) => phase.result.completed > 0);
   const aCalls = Object.values(isolation.aOutcomes).reduce((sum, n) => sum + n, 0);
   return {
     id: 'B9 isolation',
-    what: `p50 of GET /core at library B of ${libraries} while library A's ILS is paused (SIGSTOP) ÷ while it is healthy; B's answers all 200`,
-    result: `${ratio.toFixed(2)} (${ms(paused.p50)} ÷ ${ms(healthy)})`,
-    target: `<= ${RATIO_TARGET}`,
-    met: metOf(ratio <= RATIO_TARGET, valid),
+    what: `p50 of GET /core at library B of ${libraries} while library A's ILS is paused (SIGSTOP) ÷ before, with A healthy; B's answers all 200`,
+    result: `${ratio.toFixed(2)} (${ms(paused.p50)} ÷ ${ms(before.p50)})`,
+    target: `within noise: <= 1 + max(${(RATIO_TARGET - 1).toFixed(1)}, noise) = ${allowed.toFixed(2)}`,
+    met: metOf(ratio <= allowed, valid),
     notes: [
-      `result = B's p50 with A paused ÷ the mean of B's p50 with A healthy before and after (${ms(before.p50)}, ${ms(after.p50)}: their difference, ${(noise * 100).toFixed(0)} % of the mean, is this run's noise); B = ${ids.b}, A = ${ids.a}; B under a closed loop of ${LOAD_CONNECTIONS} patrons per phase (warm-up + ${before.durationS.toFixed(0)} s window), A's patrons calling every ${A_PACE_MS} ms while A is paused`,
+      `result = B's p50 with A paused ÷ B's p50 before, with A healthy (${ms(before.p50)}); noise = how far B's p50 with A healthy again after (${ms(after.p50)}) lies from the one before: ${(noise * 100).toFixed(0)} %; B = ${ids.b}, A = ${ids.a}; B under a closed loop of ${LOAD_CONNECTIONS} patrons per phase (warm-up + ${before.durationS.toFixed(0)} s window), A's patrons calling every ${A_PACE_MS} ms while A is paused`,
       ...isolation.phases.map(
         (phase) =>
           `${phase.name}: B ${phase.result.completed} answers in the window, p50 ${ms(phase.result.p50)}, p99 ${ms(phase.result.p99)}, outcomes ${JSON.stringify(phase.result.outcomes)}`,
