@@ -10,18 +10,17 @@ import type { Settings } from './settings.js';
 /**
  * B9 isolation (issue 29): does one library's ILS going silent cost another
  * library anything? On the gateway with every library, library B is kept
- * under a steady load (a closed loop of LOAD_CONNECTIONS patrons) while
- * library A's simulator is healthy, then stopped with SIGSTOP (a paused ILS:
- * its TCP connections stay open and nothing answers, the worst case for a
- * pool), while A's own patrons keep calling at a steady pace, then continued
- * again. B's p50 with A paused ÷ B's p50 before, which must be within the
+ * under a steady load (a closed loop of LOAD_CONNECTIONS patrons), and A's
+ * own patrons call at a steady pace, while library A's simulator is healthy,
+ * then stopped with SIGSTOP (a paused ILS: its TCP connections stay open and
+ * nothing answers, the worst case for a pool), then continued again. B's p50 with A paused ÷ B's p50 before, which must be within the
  * run's noise (how far the phase after, A healthy again, lies from the one
  * before) or 10 %, whichever is larger, as issue 29 asks ("within noise of
  * before"); every answer of B must be 200.
  */
 
 const LOAD_CONNECTIONS = 4;
-/** A's patrons call once per this many ms while A is paused: a library's traffic, not a flood. */
+/** A's patrons call once per this many ms, in every phase: a library's traffic, not a flood. */
 const A_PACE_MS = 25;
 /** Every call to A ends by then: the gateway answers 504 after sip2.timeouts.responseMs (5 s by default). */
 const A_CALL_TIMEOUT_MS = 15_000;
@@ -35,8 +34,8 @@ interface Phase {
 
 export interface Isolation {
   phases: Phase[];
-  /** What A's patrons' calls sent while A was paused got, by HTTP status (or error). */
-  aOutcomes: Record<string, number>;
+  /** What A's patrons' calls got, by HTTP status (or error), per phase (by when each was sent). */
+  aOutcomes: Record<string, number>[];
 }
 
 /** The three phases on `gateway`, B = library `b`, A = library `a` (ids), `simulatorA` the process paused. */
@@ -58,37 +57,44 @@ export async function measureIsolation(
       warmupMs: settings.warmupMs,
       durationMs: settings.b1WindowMs,
     });
-  const phases: Phase[] = [{ name: 'A healthy, before', result: await loadB() }];
-  const aOutcomes: Record<string, number> = {};
-  process.kill(simulatorA.pid, 'SIGSTOP');
+  // A's patrons call at the same pace in every phase, so that the phases differ in A's ILS alone.
+  const outcomes: Record<string, number>[] = [{}, {}, {}];
+  let phase = 0;
+  const paced = paceCalls(gateway.url, onA, () => outcomes[phase]!);
+  const phases: Phase[] = [];
   try {
-    const paced = paceCalls(gateway.url, onA, aOutcomes);
+    phases.push({ name: 'A healthy, before', result: await loadB() });
+    phase = 1;
+    process.kill(simulatorA.pid, 'SIGSTOP');
     try {
       phases.push({ name: 'A paused (SIGSTOP)', result: await loadB() });
     } finally {
-      paced.stop();
       process.kill(simulatorA.pid, 'SIGCONT');
     }
+    phase = 2;
+    await untilLibraryReady(gateway, ids.a);
+    phases.push({ name: 'A healthy again, after', result: await loadB() });
+  } finally {
+    paced.stop();
     await paced.done;
-  } catch (error) {
-    process.kill(simulatorA.pid, 'SIGCONT');
-    throw error;
   }
-  await untilLibraryReady(gateway, ids.a);
-  phases.push({ name: 'A healthy again, after', result: await loadB() });
-  return { phases, aOutcomes };
+  return { phases, aOutcomes: outcomes };
 }
 
-/** A's patrons calling at a steady pace (not waiting for answers), until stopped; done when every call has ended. */
+/**
+ * A's patrons calling at a steady pace (not waiting for answers), until stopped; done when every call has
+ * ended. Each call's outcome counts in the bucket current when it was sent.
+ */
 function paceCalls(
   origin: string,
   requestFor: NonNullable<HttpLoopOptions['requestFor']>,
-  outcomes: Record<string, number>,
+  bucket: () => Record<string, number>,
 ): { stop(): void; done: Promise<void> } {
   const calls: Promise<void>[] = [];
   let worker = 0;
   const timer = setInterval(() => {
     const { path, headers } = requestFor(worker++ % LOAD_CONNECTIONS);
+    const outcomes = bucket();
     calls.push(
       fetch(`${origin}${path}`, { headers, signal: AbortSignal.timeout(A_CALL_TIMEOUT_MS) }).then(
         async (response) => {
@@ -136,7 +142,6 @@ export function isolationRow(isolation: Isolation, ids: { a: string; b: string }
   const allowed = 1 + Math.max(RATIO_TARGET - 1, noise);
   const failuresOfB = isolation.phases.reduce((sum, phase) => sum + phase.result.failures, 0);
   const valid = failuresOfB === 0 && isolation.phases.every((phase) => phase.result.completed > 0);
-  const aCalls = Object.values(isolation.aOutcomes).reduce((sum, n) => sum + n, 0);
   return {
     id: 'B9 isolation',
     what: `p50 of GET /core at library B of ${libraries} while library A's ILS is paused (SIGSTOP) ÷ before, with A healthy; B's answers all 200`,
@@ -144,12 +149,12 @@ export function isolationRow(isolation: Isolation, ids: { a: string; b: string }
     target: `within noise: <= 1 + max(${(RATIO_TARGET - 1).toFixed(1)}, noise) = ${allowed.toFixed(2)}`,
     met: metOf(ratio <= allowed, valid),
     notes: [
-      `result = B's p50 with A paused ÷ B's p50 before, with A healthy (${ms(before.p50)}); noise = how far B's p50 with A healthy again after (${ms(after.p50)}) lies from the one before: ${(noise * 100).toFixed(0)} %; B = ${ids.b}, A = ${ids.a}; B under a closed loop of ${LOAD_CONNECTIONS} patrons per phase (warm-up + ${before.durationS.toFixed(0)} s window), A's patrons calling every ${A_PACE_MS} ms while A is paused`,
+      `result = B's p50 with A paused ÷ B's p50 before, with A healthy (${ms(before.p50)}); noise = how far B's p50 with A healthy again after (${ms(after.p50)}) lies from the one before: ${(noise * 100).toFixed(0)} %; B = ${ids.b}, A = ${ids.a}; B under a closed loop of ${LOAD_CONNECTIONS} patrons per phase (warm-up + ${before.durationS.toFixed(0)} s window), A's patrons calling every ${A_PACE_MS} ms throughout`,
       ...isolation.phases.map(
         (phase) =>
           `${phase.name}: B ${phase.result.completed} answers in the window, p50 ${ms(phase.result.p50)}, p99 ${ms(phase.result.p99)}, outcomes ${JSON.stringify(phase.result.outcomes)}`,
       ),
-      `A's patrons, calls sent while A was paused: ${aCalls}, answered ${JSON.stringify(isolation.aOutcomes)} (a call still waiting when A continued is answered then; one waiting longer than sip2.timeouts.responseMs gets 504, and 503 comes from a full pool or an open circuit)`,
+      `A's patrons, calling every ${A_PACE_MS} ms in every phase, answered (by when each call was sent): ${isolation.phases.map((phase, i) => `${phase.name} ${JSON.stringify(isolation.aOutcomes[i])}`).join('; ')} (a call still waiting when A continued is answered then; one waiting longer than sip2.timeouts.responseMs gets 504, and 503 comes from a full pool or an open circuit)`,
       ...(valid ? [] : [`INVALID: ${failuresOfB} of B's answers were not 200, or a phase completed none`]),
     ],
   };
