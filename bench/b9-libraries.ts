@@ -164,7 +164,11 @@ export async function runB9(settings: Settings): Promise<Row[]> {
     for (let r = 0; r < settings.b9Rounds; r++)
       rounds.push(await round(settings, r, configFile, simulators, measured, library));
     const ids = { a: libraryId(measured - 1), b: libraryId(measured) };
-    const gateway = await startGateway(gatewayEnv(simulators[0]!.port, { PAIA_CONFIG: configFile }));
+    // Every client here is 127.0.0.1, where a consortium's have many addresses: A's calls held by its paused ILS
+    // would otherwise fill the one address's connection cap (100) and refuse B's connections (503) for that reason.
+    const gateway = await startGateway(
+      gatewayEnv(simulators[0]!.port, { PAIA_CONFIG: configFile, PAIA_HTTP_MAX_CONNECTIONS_PER_ADDRESS: 'null' }),
+    );
     let isolation: Row;
     try {
       await untilReady(gateway);
