@@ -20,8 +20,9 @@ import { CONFORMANCE_RULES, type Deviation, type RuleId } from './rules.js';
  * The conformance check of one message a client (SC) sent, read from its raw
  * bytes before any lenient parsing: what the codec forgives (a missing |, an
  * AZ left out, a short fixed part) is what this names. Pure: the state of the
- * connection comes in as MessageContext, so the traffic page can ask about
- * any recorded message too.
+ * connection comes in as MessageContext (connection.ts keeps it per
+ * connection; the session records each message's deviations for the traffic
+ * page and the report).
  *
  * The message catalogue of src/sip2/spec.ts is the one source of the layouts:
  * fixed-field lengths and kinds, the values 3M allows (`values`, `format`),
@@ -47,26 +48,12 @@ export interface Trailer {
   readonly checksum: string;
 }
 
-/**
- * A fresh connection: nothing sent yet, not logged in.
- * @public For the traffic page, as checkMessage.
- */
-export const FIRST_MESSAGE: MessageContext = { loggedIn: false, previous: null, checksums: false, outstanding: false };
-
 const CR = 0x0d;
 const LF = 0x0a;
 /** Commands an SC sends: the requests of the catalogue and 97. */
 const COMMANDS: ReadonlySet<string> = new Set([...Object.keys(RESPONSE_CODE), '97']);
 const FIELD_ID = /^[A-Za-z0-9]{2}$/;
 const UNSUPPORTED_DATE = formatSip2Date(null);
-
-/**
- * The deviations of one message (terminator included, as received). Use this unless the trailer is needed.
- * @public The function the traffic page marks deviations with (the session uses inspectMessage).
- */
-export function checkMessage(raw: Buffer | string, context: MessageContext, charset: Charset = 'cp850'): Deviation[] {
-  return inspectMessage(raw, context, charset).deviations;
-}
 
 /** The deviations of one message, and its AY/AZ trailer (when it has a sound one) for the next message's context. */
 export function inspectMessage(

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { checkMessage, FIRST_MESSAGE, type MessageContext } from '../../../sip2-simulator/src/conformance/check.js';
+import { inspectMessage, type MessageContext } from '../../../sip2-simulator/src/conformance/check.js';
 import { ConnectionConformance } from '../../../sip2-simulator/src/conformance/connection.js';
 import { CONFORMANCE_RULES, RULE_IDS, type RuleId } from '../../../sip2-simulator/src/conformance/rules.js';
 import { ConformanceTally } from '../../../sip2-simulator/src/conformance/tally.js';
@@ -10,6 +10,10 @@ import { encodeMessage } from '../../../src/sip2/codec.js';
 import { SC_STATUS, Sip2Messages } from '../../../src/sip2/messages.js';
 import type { Sip2Message } from '../../../src/sip2/spec.js';
 import { sign } from '../../helpers/sip2-text-client.js';
+
+/** A fresh connection: nothing sent yet, not logged in. */
+const FIRST_MESSAGE: MessageContext = { loggedIn: false, previous: null, checksums: false, outstanding: false };
+const checkMessage = (raw: Buffer | string, context: MessageContext) => inspectMessage(raw, context).deviations;
 
 /**
  * The conformance check, rule by rule: each fires on a message that breaks it,
