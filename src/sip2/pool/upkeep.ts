@@ -12,6 +12,11 @@ const KEEPALIVE_FLOOR_MS = 1000;
 const KEEPALIVE_SHARE = 0.5;
 /** ... and never later than this share of it (the floor may not fit below a short one: then no adaptation). */
 const KEEPALIVE_MAX_SHARE = 0.75;
+/**
+ * An adapted keepalive is rounded down to this grain: a close measured a few milliseconds late (a busy event
+ * loop) still gives the interval the advice can name as a setting (1000, not 1001).
+ */
+const KEEPALIVE_GRAIN_MS = 100;
 /** Two idle closes measure the same timeout when they differ by at most this share ... */
 const SAME_TIMEOUT_SHARE = 0.2;
 /** ... and came at moments at least this far apart (an ILS restart ends every session at once). */
@@ -152,7 +157,7 @@ export class Upkeep {
     const current = this.#intervalMs;
     // Keepalives off (the sysadmin's choice), or the keepalive was due: the two crossed.
     if (current <= 0 || idleMs >= current) return false;
-    const adapted = Math.max(KEEPALIVE_FLOOR_MS, Math.floor(idleMs * KEEPALIVE_SHARE));
+    const adapted = adaptedInterval(idleMs);
     if (adapted > idleMs * KEEPALIVE_MAX_SHARE || adapted >= current) return false;
     // Not the ILS's idle timeout: a session idle longer was kept open before.
     if (idleMs <= this.#longestSurvivedIdleMs) return true;
@@ -167,7 +172,7 @@ export class Upkeep {
   }
 
   #adapt(idleTimeoutMs: number): void {
-    const adapted = Math.max(KEEPALIVE_FLOOR_MS, Math.floor(idleTimeoutMs * KEEPALIVE_SHARE));
+    const adapted = adaptedInterval(idleTimeoutMs);
     this.#intervalMs = adapted;
     this.#idleCloseReported = true;
     const configured = this.#options.keepaliveIntervalMs;
@@ -225,6 +230,12 @@ export class Upkeep {
 }
 
 /** Milliseconds as seconds for a log line: 2 for 2000, 1.5 for 1500. */
+/** The keepalive interval for an ILS that closes sessions idle for `idleTimeoutMs`. */
+function adaptedInterval(idleTimeoutMs: number): number {
+  const share = Math.floor((idleTimeoutMs * KEEPALIVE_SHARE) / KEEPALIVE_GRAIN_MS) * KEEPALIVE_GRAIN_MS;
+  return Math.max(KEEPALIVE_FLOOR_MS, share);
+}
+
 function seconds(ms: number): string {
   return String(Math.round(ms / 100) / 10);
 }

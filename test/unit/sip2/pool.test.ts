@@ -545,6 +545,20 @@ describe('an ILS that closes idle sessions sooner than the keepalive', () => {
     expect(log.warnings()).toEqual([]);
   });
 
+  it('rounds a learned keepalive down to whole tenths of a second: closes measured a few ms late still give 1500', async () => {
+    // What a busy event loop measures: the ILS's 3 s, and a few milliseconds of its own.
+    ils.idleTimeoutMs = 3007;
+    const pool = makePool({ min: 2, max: 2, keepaliveIntervalMs: 20_000 });
+    await pool.start();
+    await vi.advanceTimersByTimeAsync(1000);
+    const call = settle(pool.send(ITEM));
+    await vi.advanceTimersByTimeAsync(ANSWER_MS);
+    expect((await call).status).toBe('fulfilled');
+    await vi.advanceTimersByTimeAsync(3300);
+    expect(pool.stats().keepaliveIntervalMs).toBe(1500);
+    expect(learned()[0]!.msg).toContain('Set sip2.pool.keepaliveMs to 1500 (PAIA_SIP2_POOL_KEEPALIVE_MS)');
+  });
+
   it('learns nothing from sessions ended at one moment, each idle for another while (an ILS restart)', async () => {
     const pool = makePool({ min: 3, max: 3, keepaliveIntervalMs: 20_000 });
     await pool.start();
