@@ -229,13 +229,13 @@ export class Upkeep {
   }
 }
 
-/** Milliseconds as seconds for a log line: 2 for 2000, 1.5 for 1500. */
 /** The keepalive interval for an ILS that closes sessions idle for `idleTimeoutMs`. */
 function adaptedInterval(idleTimeoutMs: number): number {
   const share = Math.floor((idleTimeoutMs * KEEPALIVE_SHARE) / KEEPALIVE_GRAIN_MS) * KEEPALIVE_GRAIN_MS;
   return Math.max(KEEPALIVE_FLOOR_MS, share);
 }
 
+/** Milliseconds as seconds for a log line: 2 for 2000, 1.5 for 1500. */
 function seconds(ms: number): string {
   return String(Math.round(ms / 100) / 10);
 }
