@@ -1,5 +1,6 @@
 import { type Logger, type LoggerOptions, pino } from 'pino';
 import { prettyLine } from './log-pretty.js';
+import { perTurn } from './log-turn.js';
 
 /**
  * Paths pino blanks out wherever they appear in a log object. Secrets must
@@ -40,11 +41,15 @@ export function createLogger(
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };
-  // Asynchronous stdout: under load, lines written while a write is under way go out together in one
-  // system call instead of one each; when idle, each line goes out at once. pino flushes it on exit.
+  // Asynchronous stdout: under load, the lines of one turn of the event loop, and those logged while a
+  // write is under way, go out together in one system call instead of one each (log-turn.ts); when idle,
+  // each line goes out within its turn. pino flushes stdout on exit, log-turn.ts the turn's lines.
   // If stdout stops taking lines (a stuck pipe), lines beyond 16 MiB waiting are dropped rather than filling memory.
   if (options.format !== 'pretty')
-    return pino(config, options.destination ?? pino.destination({ dest: 1, sync: false, maxLength: 16 * 1024 * 1024 }));
+    return pino(
+      config,
+      options.destination ?? perTurn(pino.destination({ dest: 1, sync: false, maxLength: 16 * 1024 * 1024 })),
+    );
   // Pretty lines are made from the JSON pino wrote, after redaction: what is masked in JSON is masked here.
   // Synchronous: a terminal reads few lines, and none is lost when the process exits.
   const destination = options.destination ?? pino.destination({ dest: 1, sync: true });
