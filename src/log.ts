@@ -2,6 +2,8 @@ import { type Logger, type LoggerOptions, pino } from 'pino';
 import { prettyLine } from './log-pretty.js';
 import { perTurn } from './log-turn.js';
 
+export { writeHeldLines } from './log-turn.js';
+
 /**
  * Paths pino blanks out wherever they appear in a log object. Secrets must
  * never reach a log line: patron passwords, tokens, SIP2 terminal passwords.

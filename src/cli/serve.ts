@@ -4,7 +4,7 @@ import type { WorkerCommand } from '../gateway/cluster/messages.js';
 import { startWorkers } from '../gateway/cluster/primary.js';
 import { startWorker } from '../gateway/cluster/worker.js';
 import { gatewayLogger, type Serving, startGateway } from '../gateway/index.js';
-import type { Logger } from '../log.js';
+import { type Logger, writeHeldLines } from '../log.js';
 import { missingNodeFlags } from '../node-flags.js';
 
 /**
@@ -32,6 +32,8 @@ export async function serve(config: Config, loadOptions: LoadOptions = {}): Prom
       'node runs without some of the gateway\'s heap options (npm start, the container and the systemd unit pass them): after a burst of requests memory stays higher until V8 trims it (docs/operations.md, "Memory")',
     );
   }
+  // Whoever reads the listening line takes start-up as done: what was logged before it comes first.
+  writeHeldLines();
   process.stdout.write(`paia-sip2 listening on ${gateway.baseUrl}\n`);
   if (gateway.demo) {
     process.stdout.write(
