@@ -10,6 +10,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { Logger } from '../log.js';
+import { LiveList } from '../live-list.js';
 import {
   type ConnectionLimits,
   guardServer,
@@ -70,7 +71,7 @@ export interface HandedServer extends ListeningServer {
 interface ServerCore {
   /** https.Server is an http.Server for everything but the certificate. */
   readonly server: HttpServer;
-  readonly inFlight: ReadonlySet<ServerResponse>;
+  readonly inFlight: Pick<LiveList<ServerResponse>, 'size'>;
   /** From now on every response carries Connection: close, and a connection goes once its response is done. */
   startDraining(): void;
   reloadTls(): boolean;
@@ -107,13 +108,14 @@ function createServerCore(options: HttpServerOptions): ServerCore {
   guardServer(httpServer, limits, { refused, closeRefusedAtOnce: tls !== null });
 
   // Responses in flight, so that a shutdown can tell their clients to close the connection afterwards.
-  const inFlight = new Set<ServerResponse>();
+  // A LiveList, not a Set: one in and out per request (live-list.ts).
+  const inFlight = new LiveList<ServerResponse>();
   let draining = false;
   httpServer.on('request', (_request: IncomingMessage, response: ServerResponse) => {
-    inFlight.add(response);
+    const leave = inFlight.add(response);
     if (draining) response.setHeader('Connection', 'close');
     response.once('close', () => {
-      inFlight.delete(response);
+      leave();
       if (draining) setImmediate(() => httpServer.closeIdleConnections());
     });
   });
@@ -124,7 +126,7 @@ function createServerCore(options: HttpServerOptions): ServerCore {
     startDraining() {
       draining = true;
       // Clients of requests in flight are told to close the connection after the answer.
-      for (const response of inFlight) if (!response.headersSent) response.setHeader('Connection', 'close');
+      for (const response of inFlight.values()) if (!response.headersSent) response.setHeader('Connection', 'close');
     },
     reloadTls() {
       if (!tls) {
@@ -209,7 +211,7 @@ export function serveHandedConnections(options: HttpServerOptions & { url: strin
   httpServer.emit('listening');
 
   // server.close() waits only for connections the server accepted itself, so a drain waits for these.
-  const open = new Set<Socket>();
+  const open = new LiveList<Socket>();
   let state: 'serving' | 'draining' | 'drained' = 'serving';
   let drained: () => void = () => {};
   const done = new Promise<void>((resolve) => {
@@ -234,9 +236,9 @@ export function serveHandedConnections(options: HttpServerOptions & { url: strin
         return;
       }
       // One handed over while the drain runs (the primary had not heard of it yet) is served, with Connection: close.
-      open.add(socket);
+      const leave = open.add(socket);
       socket.once('close', () => {
-        open.delete(socket);
+        leave();
         settle();
       });
       httpServer.emit('connection', socket);
@@ -256,7 +258,7 @@ export function serveHandedConnections(options: HttpServerOptions & { url: strin
         state = 'draining';
         core.startDraining();
       }
-      for (const socket of open) socket.destroy();
+      for (const socket of open.values()) socket.destroy();
       settle();
     },
     reloadTls: () => core.reloadTls(),

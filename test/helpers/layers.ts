@@ -14,6 +14,7 @@ export const SHARED = [
   'node-flags.ts',
   'cancel-signal.ts',
   'timeout-line.ts',
+  'live-list.ts',
 ];
 
 /**
