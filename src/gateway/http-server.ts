@@ -9,8 +9,8 @@ import {
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
-import type { Logger } from '../log.js';
 import { LiveList } from '../live-list.js';
+import type { Logger } from '../log.js';
 import {
   type ConnectionLimits,
   guardServer,

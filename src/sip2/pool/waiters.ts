@@ -1,5 +1,5 @@
 import type { CancelSignal } from '../../cancel-signal.js';
-import { TimeoutLine } from '../../timeout-line.js';
+import { TimeoutLine, type Wait } from '../../timeout-line.js';
 import { cancelled } from '../errors.js';
 
 export interface WaitOptions<T> {
@@ -47,12 +47,12 @@ export interface WaitersOptions {
  * it. JavaScript runs one of the two first, never both halfway.
  */
 export class Waiters<R> {
-  readonly #line: TimeoutLine<Waiter<R>, Waiter<R>>;
+  readonly #line: TimeoutLine<Waiter<R>>;
   readonly #onLeave: (() => void) | undefined;
 
   constructor(options: WaitersOptions) {
     this.#onLeave = options.onLeave;
-    this.#line = new TimeoutLine(options.timeoutMs, (waiter) => {
+    this.#line = new TimeoutLine<Waiter<R>>(options.timeoutMs, (waiter) => {
       waiter.refuse(options.onTimeout());
       this.#onLeave?.();
     });
@@ -72,6 +72,7 @@ export class Waiters<R> {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(cancelled(signal, false));
     return new Promise<T>((resolve, reject) => {
+      let place: Wait | undefined;
       const waiter: Waiter<R> = {
         grant: (resource) => {
           signal?.removeEventListener('abort', onAbort);
@@ -84,12 +85,12 @@ export class Waiters<R> {
       };
       // Still in the line: leave it (a listener may run after its removal, see Cancellation; end() says whether it waited).
       const onAbort = () => {
-        if (!this.#line.end(waiter)) return;
+        if (place === undefined || !place.end()) return;
         reject(cancelled(signal!, false));
         this.#onLeave?.();
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#line.start(waiter, waiter);
+      place = this.#line.start(waiter);
     });
   }
 

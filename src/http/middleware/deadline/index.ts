@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { Cancellation, type CancelSignal } from '../../../cancel-signal.js';
-import { TimeoutLine } from '../../../timeout-line.js';
+import { TimeoutLine, type Wait } from '../../../timeout-line.js';
 import type { RequestLayer } from '../request-steps/index.js';
 
 /**
@@ -41,6 +41,8 @@ class BoundCall {
   // Not an AbortController: one per request, with the listeners the pool and the backend add and remove on it,
   // cost CPU on every call (figures: bench/README.md); Cancellation does the same for the gateway's own layers (cancel-signal.ts).
   readonly signal = new Cancellation();
+  /** Its place in the line of calls timed for their deadline. */
+  wait: Wait | null = null;
   /**
    * Under @hono/node-server the response's 'close' before it finished is the client going away, the same test
    * the server uses to abort c.req.raw.signal. Listening there spares every request the AbortController and
@@ -76,17 +78,17 @@ export function deadline(options: DeadlineOptions): RequestLayer {
   if (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1)
     throw new RangeError('timeoutMs must be a positive integer');
   // Every call has the same bound: one timer for all of them, not one each (timeout-line.ts).
-  const calls = new TimeoutLine<Cancellation, Cancellation>(options.timeoutMs, (call) => call.abort('deadline'));
+  const calls = new TimeoutLine<Cancellation>(options.timeoutMs, (call) => call.abort('deadline'));
   return {
     start(c: Context) {
       const call = new BoundCall(c);
-      calls.start(call.signal, call.signal);
+      call.wait = calls.start(call.signal);
       c.set('deadlineCall', call);
       c.set('callSignal', call.signal);
     },
     finish(c: Context) {
       const call = c.get('deadlineCall');
-      calls.end(call.signal);
+      call.wait?.end();
       call.end();
     },
   };
