@@ -5,9 +5,9 @@
  * equally long, so the oldest ends first, and a list in the order they
  * started is the whole schedule. A linked list, not a Map: every call goes in
  * and out, and a Map that every request went in and out of made V8 promote
- * the requests' objects to the old generation (the same as the Set in
- * live-list.ts; bench/README.md, "CPU per request, fifth round"). An ended
- * wait lets go of its value and its neighbours.
+ * the requests' objects to the old generation, as the server's Set of
+ * responses did (live-list.ts; bench/README.md, "CPU per request, fifth
+ * round"). An ended wait lets go of its value and its neighbours.
  *
  * Why not a timer each: every call would set one for its deadline and clear
  * it again, and each setTimeout/clearTimeout pair allocates a Timeout and
