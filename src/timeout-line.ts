@@ -1,13 +1,12 @@
+import { LiveList, type Place } from './live-list.js';
+
 /**
  * Many waits of one same length, timed by one timer: the pool's waiting
  * requests (sip2.pool.acquireTimeoutMs; the line is also the order they are
  * served in) and the calls in flight (http.requestTimeoutMs). All last
  * equally long, so the oldest ends first, and a list in the order they
- * started is the whole schedule. A linked list, not a Map: every call goes in
- * and out, and a Map that every request went in and out of made V8 promote
- * the requests' objects to the old generation, as the server's Set of
- * responses did (live-list.ts; bench/README.md, "CPU per request, fifth
- * round"). An ended wait lets go of its value and its neighbours.
+ * started is the whole schedule: a LiveList, not a Map, since every call goes
+ * in and out (live-list.ts says why).
  *
  * Why not a timer each: every call would set one for its deadline and clear
  * it again, and each setTimeout/clearTimeout pair allocates a Timeout and
@@ -18,27 +17,18 @@
  * set back must not make anything wait longer. The timer is unref'd: what
  * keeps the process alive for a wait is the call behind it (its socket).
  */
-/** One wait in the line; `end()` takes it out before its time. */
-export interface Wait {
-  /** Ends the wait before its time; false when it was not waiting any more (it ended already, or timed out). */
-  end(): boolean;
-}
+/** One wait in the line; `leave()` ends it before its time (false when it had ended already, or timed out). */
+export type Wait = Place;
 
-interface Entry<V> extends Wait {
-  value: V | undefined;
+interface Timed<V> {
+  value: V;
   since: number;
-  previous: Entry<V> | null;
-  next: Entry<V> | null;
-  waiting: boolean;
 }
 
 export class TimeoutLine<V> {
   readonly #timeoutMs: number;
   readonly #onTimeout: (value: V) => void;
-  /** The oldest wait and the newest. */
-  #first: Entry<V> | null = null;
-  #last: Entry<V> | null = null;
-  #size = 0;
+  readonly #waits = new LiveList<Timed<V>>();
   #timer: NodeJS.Timeout | null = null;
 
   /** `onTimeout` is told each wait that lasted `timeoutMs`, once, after it has left the line; it must not throw. */
@@ -50,62 +40,31 @@ export class TimeoutLine<V> {
 
   /** Starts a wait for `value`, last in line. */
   start(value: V): Wait {
-    const entry: Entry<V> = {
-      value,
-      since: performance.now(),
-      previous: this.#last,
-      next: null,
-      waiting: true,
-      end: () => this.#remove(entry),
-    };
-    if (this.#last !== null) this.#last.next = entry;
-    else this.#first = entry;
-    this.#last = entry;
-    this.#size += 1;
+    const wait = this.#waits.add({ value, since: performance.now() });
     this.#timer ??= this.#arm(this.#timeoutMs);
-    return entry;
+    return wait;
   }
 
   /** How many waits are in the line. */
   get size(): number {
-    return this.#size;
+    return this.#waits.size;
   }
 
   /** Ends the oldest wait before its time and returns its value; undefined when none waits. */
   shift(): V | undefined {
-    const entry = this.#first;
-    if (entry === null) return undefined;
-    const value = entry.value;
-    this.#remove(entry);
-    return value;
+    return this.#waits.shift()?.value;
   }
 
   /** The values of the waits in the line, oldest first. */
   values(): V[] {
-    const values: V[] = [];
-    for (let entry = this.#first; entry !== null; entry = entry.next) values.push(entry.value as V);
-    return values;
+    return this.#waits.values().map((wait) => wait.value);
   }
 
   /** Ends every wait at once, without telling onTimeout, and stops the timer. */
   clear(): void {
-    while (this.#first !== null) this.#remove(this.#first);
+    this.#waits.clear();
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
-  }
-
-  #remove(entry: Entry<V>): boolean {
-    if (!entry.waiting) return false;
-    entry.waiting = false;
-    if (entry.previous !== null) entry.previous.next = entry.next;
-    else this.#first = entry.next;
-    if (entry.next !== null) entry.next.previous = entry.previous;
-    else this.#last = entry.previous;
-    entry.previous = null;
-    entry.next = null;
-    entry.value = undefined;
-    this.#size -= 1;
-    return true;
   }
 
   #arm(ms: number): NodeJS.Timeout {
@@ -114,22 +73,20 @@ export class TimeoutLine<V> {
     return timer;
   }
 
-  /** Times out the waits that have lasted timeoutMs, then sleeps until the next one will have. */
+  /**
+   * Times out the waits that have lasted timeoutMs, oldest first, then sleeps until the next one will have.
+   * onTimeout may end later waits or start new ones: each is looked at only when it is the oldest left.
+   */
   #expire(): void {
     this.#timer = null;
     const now = performance.now();
-    const due: Entry<V>[] = [];
-    for (let entry = this.#first; entry !== null; entry = entry.next) {
-      if (now - entry.since < this.#timeoutMs) {
-        this.#timer = this.#arm(entry.since + this.#timeoutMs - now);
-        break;
+    for (let oldest = this.#waits.first(); oldest !== undefined; oldest = this.#waits.first()) {
+      if (now - oldest.since < this.#timeoutMs) {
+        this.#timer = this.#arm(oldest.since + this.#timeoutMs - now);
+        return;
       }
-      due.push(entry);
-    }
-    for (const entry of due) {
-      // onTimeout may have ended or cleared a later one of them: only a wait still in the line is told.
-      const value = entry.value as V;
-      if (this.#remove(entry)) this.#onTimeout(value);
+      this.#waits.shift();
+      this.#onTimeout(oldest.value);
     }
   }
 }

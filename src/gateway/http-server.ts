@@ -112,10 +112,10 @@ function createServerCore(options: HttpServerOptions): ServerCore {
   const inFlight = new LiveList<ServerResponse>();
   let draining = false;
   httpServer.on('request', (_request: IncomingMessage, response: ServerResponse) => {
-    const leave = inFlight.add(response);
+    const place = inFlight.add(response);
     if (draining) response.setHeader('Connection', 'close');
     response.once('close', () => {
-      leave();
+      place.leave();
       if (draining) setImmediate(() => httpServer.closeIdleConnections());
     });
   });
@@ -236,9 +236,9 @@ export function serveHandedConnections(options: HttpServerOptions & { url: strin
         return;
       }
       // One handed over while the drain runs (the primary had not heard of it yet) is served, with Connection: close.
-      const leave = open.add(socket);
+      const place = open.add(socket);
       socket.once('close', () => {
-        leave();
+        place.leave();
         settle();
       });
       httpServer.emit('connection', socket);

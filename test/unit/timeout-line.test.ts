@@ -13,7 +13,7 @@ describe('TimeoutLine', () => {
     const b = line.start('B');
     line.start('C');
     vi.advanceTimersByTime(10);
-    expect(b.end()).toBe(true);
+    expect(b.leave()).toBe(true);
     vi.advanceTimersByTime(59);
     expect(told).toEqual([]);
     vi.advanceTimersByTime(1);
@@ -25,8 +25,8 @@ describe('TimeoutLine', () => {
     vi.advanceTimersByTime(1000);
     expect(told).toEqual(['A', 'C']);
     expect(line.values()).toEqual([]);
-    expect(a.end()).toBe(false);
-    expect(b.end()).toBe(false);
+    expect(a.leave()).toBe(false);
+    expect(b.leave()).toBe(false);
   });
 
   it('keeps one timer for any number of waits', () => {
@@ -37,7 +37,7 @@ describe('TimeoutLine', () => {
       vi.advanceTimersByTime(1);
     }
     expect(vi.getTimerCount()).toBe(1);
-    for (const wait of waits) wait.end();
+    for (const wait of waits) wait.leave();
     vi.advanceTimersByTime(100);
     expect(vi.getTimerCount()).toBe(0);
   });
@@ -47,11 +47,11 @@ describe('TimeoutLine', () => {
     line.start('a');
     const b = line.start('b');
     line.start('c');
-    b.end();
+    b.leave();
     expect(line.values()).toEqual(['a', 'c']);
     expect(line.size).toBe(2);
     const d = line.start('d');
-    d.end();
+    d.leave();
     expect(line.values()).toEqual(['a', 'c']);
     expect(line.shift()).toBe('a');
     expect(line.shift()).toBe('c');
@@ -65,7 +65,7 @@ describe('TimeoutLine', () => {
     const line: TimeoutLine<string> = new TimeoutLine(100, (value) => {
       told.push(value);
       if (value === 'a') {
-        b?.end();
+        b?.leave();
         line.start('retry');
       }
     });
@@ -89,7 +89,7 @@ describe('TimeoutLine', () => {
     line.clear();
     expect(vi.getTimerCount()).toBe(0);
     expect(line.size).toBe(0);
-    expect(x.end()).toBe(false);
+    expect(x.leave()).toBe(false);
     vi.advanceTimersByTime(1000);
     expect(onTimeout).not.toHaveBeenCalled();
   });
@@ -102,8 +102,8 @@ describe('TimeoutLine', () => {
     line.start('C');
     expect(line.size).toBe(3);
     expect(line.shift()).toBe('A');
-    expect(a.end()).toBe(false);
-    b.end();
+    expect(a.leave()).toBe(false);
+    b.leave();
     expect(line.shift()).toBe('C');
     expect(line.shift()).toBeUndefined();
     expect(line.size).toBe(0);

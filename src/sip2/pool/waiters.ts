@@ -83,9 +83,9 @@ export class Waiters<R> {
           reject(error);
         },
       };
-      // Still in the line: leave it (a listener may run after its removal, see Cancellation; end() says whether it waited).
+      // Still in the line: leave it (a listener may run after its removal, see Cancellation; leave() says whether it waited).
       const onAbort = () => {
-        if (place === undefined || !place.end()) return;
+        if (place === undefined || !place.leave()) return;
         reject(cancelled(signal!, false));
         this.#onLeave?.();
       };

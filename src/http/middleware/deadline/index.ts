@@ -88,7 +88,7 @@ export function deadline(options: DeadlineOptions): RequestLayer {
     },
     finish(c: Context) {
       const call = c.get('deadlineCall');
-      call.wait?.end();
+      call.wait?.leave();
       call.end();
     },
   };
