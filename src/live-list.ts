@@ -5,12 +5,13 @@
  *
  * Why not a Set or a Map: one item entering and leaving a long-lived Set on
  * every request made V8 promote nearly every request's objects to the old
- * generation and collect them there (bench/README.md, "CPU per request,
- * fifth round"): the gateway's Set of responses in flight alone took B1's
- * HTTP layer, with a wait in each call, from 4 KB to 700 KB promoted per
- * scavenge and from 2 to 31 mark-compacts in a run. A removed entry lets go
- * of its item, its neighbours and the list, so it keeps nothing alive however
- * long it lingers.
+ * generation and collect them there (a replaced hash table keeps its
+ * successor alive: dictionary.ts; bench/README.md, "CPU per request, fifth
+ * round"): the gateway's Set of responses in flight alone took B1's HTTP
+ * layer, with a wait in each call, from 4 KB to 700 KB promoted per scavenge
+ * and from 2 to 31 mark-compacts in a run. A removed entry lets go of its
+ * item, its neighbours and the list, so it keeps nothing alive however long
+ * it lingers.
  */
 export class LiveList<T> {
   #first: Entry<T> | null = null;

@@ -1,4 +1,5 @@
 import { Cancellation, type CancelSignal } from '../cancel-signal.js';
+import { Dictionary } from '../dictionary.js';
 import { cancelled } from '../sip2/index.js';
 import { abortable } from './abortable.js';
 
@@ -17,18 +18,20 @@ interface Call<V> {
  * cancelled (its signal aborted) only when no caller waits for it any more.
  * A caller without a signal cannot give up, so it keeps the work alive.
  * Only work in flight is shared: once settled, the next caller starts anew.
- * Used by SharedReads (identical SIP2 reads of concurrent calls).
+ * Used by SharedReads (identical SIP2 reads of concurrent calls) and by
+ * DAIA's HTTP record source (one lookup per record in flight).
  */
-export class SharedCalls<K, V> {
-  private readonly calls = new Map<K, Call<V>>();
+export class SharedCalls<V> {
+  // Not a Map: an entry goes in and out for every read (dictionary.ts says why that matters).
+  private readonly calls = new Dictionary<Call<V>>();
 
   /** Whether work for `key` is in flight (a run() now would join it). */
-  has(key: K): boolean {
+  has(key: string): boolean {
     return this.calls.has(key);
   }
 
   /** The outcome of the work in flight for `key`, else of `start(signal)`, started now. */
-  run(key: K, start: (signal: CancelSignal) => Promise<V>, signal?: CancelSignal): Promise<V> {
+  run(key: string, start: (signal: CancelSignal) => Promise<V>, signal?: CancelSignal): Promise<V> {
     if (signal?.aborted) return Promise.reject(cancelled(signal, false));
     let call = this.calls.get(key);
     if (call === undefined) call = this.start(key, start);
@@ -36,16 +39,16 @@ export class SharedCalls<K, V> {
   }
 
   /** The next run() for `key` starts new work; callers of the work in flight still get its outcome. */
-  forget(key: K): void {
+  forget(key: string): void {
     this.calls.delete(key);
   }
 
   /** forget() for every key in flight that `test` accepts (a handful at any time: the calls in flight). */
-  forgetWhere(test: (key: K) => boolean): void {
-    for (const key of [...this.calls.keys()]) if (test(key)) this.calls.delete(key);
+  forgetWhere(test: (key: string) => boolean): void {
+    for (const key of this.calls.keys()) if (test(key)) this.calls.delete(key);
   }
 
-  private start(key: K, start: (signal: CancelSignal) => Promise<V>): Call<V> {
+  private start(key: string, start: (signal: CancelSignal) => Promise<V>): Call<V> {
     const cancellation = new Cancellation();
     let promise: Promise<V>;
     try {
@@ -64,7 +67,7 @@ export class SharedCalls<K, V> {
     return call;
   }
 
-  private wait(key: K, call: Call<V>, signal: CancelSignal | undefined): Promise<V> {
+  private wait(key: string, call: Call<V>, signal: CancelSignal | undefined): Promise<V> {
     if (signal === undefined) {
       call.waiters = Number.POSITIVE_INFINITY;
       return call.promise;

@@ -18,7 +18,7 @@ type Send = <M extends RequestMessage>(message: M, options?: CallOptions) => Pro
  * logs), and one login must never be answered by another's check.
  */
 export class SharedReads {
-  private readonly calls = new SharedCalls<string, unknown>();
+  private readonly calls = new SharedCalls<unknown>();
 
   /**
    * `send(message, options)`, or the identical read in flight in the same

@@ -15,6 +15,7 @@ export const SHARED = [
   'cancel-signal.ts',
   'timeout-line.ts',
   'live-list.ts',
+  'dictionary.ts',
 ];
 
 /**

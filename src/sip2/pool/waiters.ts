@@ -39,7 +39,7 @@ export interface WaitersOptions {
  * in between, and no count of free resources has to be kept in step with the
  * line.
  *
- * The line is one TimeoutLine (a Map in insertion order, one timer for
+ * The line is one TimeoutLine (a list in arrival order, one timer for
  * every wait: all wait equally long, so the oldest gives up first). A caller
  * that gives up (timed out, signal aborted) is taken out of the line at
  * once, so `hand` can never reach it: a resource freed at the same moment

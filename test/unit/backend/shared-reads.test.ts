@@ -245,7 +245,7 @@ describe('SharedReads after a write', () => {
 
 describe('SharedCalls', () => {
   it('after forget starts new work, while the forgotten work still answers its callers and leaves the new work in place', async () => {
-    const calls = new SharedCalls<string, string>();
+    const calls = new SharedCalls<string>();
     const releases: Array<(value: string) => void> = [];
     const work = () => new Promise<string>((resolve) => releases.push(resolve));
     const first = calls.run('k', work);
@@ -267,7 +267,7 @@ describe('SharedCalls', () => {
   });
 
   it('turns a start that throws into a rejection', async () => {
-    const calls = new SharedCalls<string, string>();
+    const calls = new SharedCalls<string>();
     await expect(
       calls.run('k', () => {
         throw new Error('cannot build');

@@ -84,7 +84,7 @@ export class HttpRecordSource implements RecordSource {
   readonly #path: FieldPath;
   readonly #headers: Headers;
   readonly #cache: LRUCache<string, readonly string[]>;
-  readonly #inFlight = new SharedCalls<string, readonly string[]>();
+  readonly #inFlight = new SharedCalls<readonly string[]>();
   readonly #slots: ReturnType<typeof limiter>;
   #failures = 0;
   #lastLogAt = Number.NEGATIVE_INFINITY;
