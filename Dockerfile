@@ -63,4 +63,4 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PAIA_HTTP_PORT || 8080) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=60", "dist/src/cli/main.js", "serve"]
+CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=60", "--expose-gc", "dist/src/cli/main.js", "serve"]

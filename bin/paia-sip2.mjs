@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=60
+#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=60 --expose-gc
 // The paia-sip2 command (package.json "bin"): the compiled command line
 // (npm run build writes dist/), in this one process, so SIGTERM, SIGINT and
 // SIGHUP reach the gateway itself. `paia-sip2 doctor --patron NAME` checks the ILS.

@@ -17,6 +17,8 @@
 export const GATEWAY_NODE_FLAGS: readonly string[] = Object.freeze([
   '--max-semi-space-size=8',
   '--heap-growing-percent=60',
+  // gc() for the trim once idle after a burst (idle-trim.ts): V8's own memory reducer may wait minutes.
+  '--expose-gc',
 ]);
 
 /** The flags of GATEWAY_NODE_FLAGS this process was started without (for a note in the log). */

@@ -49,6 +49,8 @@ export interface ListeningServer {
   readonly url: string;
   /** Requests in flight right now. */
   readonly inFlight: number;
+  /** Requests received since the server started. */
+  readonly requests: number;
   /**
    * Stops taking connections: the listener closes, idle keep-alive
    * connections go now, requests in flight finish (their responses carry
@@ -72,6 +74,8 @@ interface ServerCore {
   /** https.Server is an http.Server for everything but the certificate. */
   readonly server: HttpServer;
   readonly inFlight: Pick<LiveList<ServerResponse>, 'size'>;
+  /** Requests received so far. */
+  readonly requests: number;
   /** From now on every response carries Connection: close, and a connection goes once its response is done. */
   startDraining(): void;
   reloadTls(): boolean;
@@ -111,7 +115,9 @@ function createServerCore(options: HttpServerOptions): ServerCore {
   // A LiveList, not a Set: one in and out per request (live-list.ts).
   const inFlight = new LiveList<ServerResponse>();
   let draining = false;
+  let requests = 0;
   httpServer.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    requests += 1;
     const place = inFlight.add(response);
     if (draining) response.setHeader('Connection', 'close');
     response.once('close', () => {
@@ -123,6 +129,9 @@ function createServerCore(options: HttpServerOptions): ServerCore {
   return {
     server: httpServer,
     inFlight,
+    get requests() {
+      return requests;
+    },
     startDraining() {
       draining = true;
       // Clients of requests in flight are told to close the connection after the answer.
@@ -181,6 +190,9 @@ export async function listenHttp(options: ListenOptions): Promise<ListeningServe
     get inFlight() {
       return core.inFlight.size;
     },
+    get requests() {
+      return core.requests;
+    },
     drain() {
       core.startDraining();
       const done = closeListener();
@@ -228,6 +240,9 @@ export function serveHandedConnections(options: HttpServerOptions & { url: strin
     url: options.url,
     get inFlight() {
       return core.inFlight.size;
+    },
+    get requests() {
+      return core.requests;
     },
     accept(socket) {
       // The drain is over and the process exits next: the client sees the connection close, as with a closed listener.

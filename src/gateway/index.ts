@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import type { Config } from '../config/index.js';
+import { startIdleTrim } from '../idle-trim.js';
 import { createLogger, type Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/gateway.js';
 import { type BuildOptions, buildComponents, type Served, servedParts } from './components.js';
@@ -162,9 +163,14 @@ function running(
   baseUrl: string,
 ): RunningGateway {
   logger.info({ url: baseUrl, ...parts.started }, 'paia-sip2 started');
+  const trim = startIdleTrim({
+    activity: () => ({ requests: server.requests, inFlight: server.inFlight }),
+    logger: logger.child({ component: 'memory' }),
+  });
 
   const log = logger.child({ component: 'shutdown' });
   const drain = async (deadline: number): Promise<void> => {
+    trim?.stop();
     parts.markShuttingDown();
     const httpDone = server.drain();
     log.info(
@@ -176,6 +182,7 @@ function running(
     log.info('shutdown 4/4: done');
   };
   const forceStop = (reason: string): void => {
+    trim?.stop();
     parts.markShuttingDown();
     log.warn(
       { reason, inFlight: server.inFlight, sip2: parts.sip2Stats() },

@@ -16,6 +16,7 @@ export const SHARED = [
   'timeout-line.ts',
   'live-list.ts',
   'dictionary.ts',
+  'idle-trim.ts',
 ];
 
 /**

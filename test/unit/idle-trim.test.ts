@@ -1,0 +1,107 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { startIdleTrim } from '../../src/idle-trim.js';
+
+const INTERVAL = 1000;
+const MB = 1024 * 1024;
+
+/** A server's counters and a heap the test moves, with a trim that records its calls. */
+function fixture(collect = vi.fn()) {
+  const state = { requests: 0, inFlight: 0, heap: 40 * MB };
+  const trim = startIdleTrim({
+    activity: () => ({ requests: state.requests, inFlight: state.inFlight }),
+    idleMs: INTERVAL,
+    collect: () => {
+      collect();
+      state.heap = 45 * MB;
+    },
+    heapSize: () => state.heap,
+  });
+  return { state, trim, collect };
+}
+
+describe('startIdleTrim', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('collects once after a whole interval without requests follows a burst that grew the heap, then not again while idle', () => {
+    const { state, trim, collect } = fixture();
+    state.requests = 500;
+    state.heap = 80 * MB;
+    vi.advanceTimersByTime(INTERVAL);
+    expect(collect).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(INTERVAL);
+    expect(collect).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(10 * INTERVAL);
+    expect(collect).toHaveBeenCalledTimes(1);
+    trim?.stop();
+  });
+
+  it('waits while requests keep coming or one is still in flight', () => {
+    const { state, trim, collect } = fixture();
+    state.heap = 80 * MB;
+    for (let i = 0; i < 5; i++) {
+      state.requests += 10;
+      vi.advanceTimersByTime(INTERVAL);
+    }
+    expect(collect).not.toHaveBeenCalled();
+    state.inFlight = 1;
+    vi.advanceTimersByTime(3 * INTERVAL);
+    expect(collect).not.toHaveBeenCalled();
+    state.inFlight = 0;
+    vi.advanceTimersByTime(INTERVAL);
+    expect(collect).toHaveBeenCalledTimes(1);
+    trim?.stop();
+  });
+
+  it('leaves a heap alone that grew by less than an eighth since the last trim', () => {
+    const { state, trim, collect } = fixture();
+    state.requests = 1;
+    state.heap = 44 * MB;
+    vi.advanceTimersByTime(2 * INTERVAL);
+    expect(collect).not.toHaveBeenCalled();
+    state.requests = 2;
+    state.heap = 46 * MB;
+    vi.advanceTimersByTime(2 * INTERVAL);
+    expect(collect).toHaveBeenCalledTimes(1);
+    trim?.stop();
+  });
+
+  it('stops checking once stopped', () => {
+    const { state, trim, collect } = fixture();
+    trim?.stop();
+    state.requests = 100;
+    state.heap = 80 * MB;
+    vi.advanceTimersByTime(5 * INTERVAL);
+    expect(collect).not.toHaveBeenCalled();
+  });
+
+  it('does not start without a collection to run (node without --expose-gc)', () => {
+    expect(startIdleTrim({ activity: () => ({ requests: 0, inFlight: 0 }), collect: null })).toBeNull();
+  });
+
+  it("uses node's gc() when it is there: the collection for memory pressure on Node 22 and later, a plain full one on Node 20", () => {
+    const gc = vi.fn();
+    vi.stubGlobal('gc', gc);
+    try {
+      let heap = 10 * MB;
+      let requests = 0;
+      const trim = startIdleTrim({
+        activity: () => ({ requests, inFlight: 0 }),
+        idleMs: INTERVAL,
+        heapSize: () => heap,
+      });
+      requests = 1;
+      heap = 20 * MB;
+      vi.advanceTimersByTime(2 * INTERVAL);
+      trim?.stop();
+      const v8Major = Number(process.versions.v8.split('.')[0]);
+      expect(gc.mock.calls).toEqual(v8Major >= 12 ? [[{ type: 'major', flavor: 'last-resort' }]] : [[]]);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});
