@@ -18,6 +18,7 @@
 export class Dictionary<V> {
   /** No prototype: "constructor" or "__proto__" is a key like any other, and V8 keeps the object in dictionary mode. */
   readonly #entries: Record<string, V> = Object.create(null) as Record<string, V>;
+
   get(key: string): V | undefined {
     return this.#entries[key];
   }
