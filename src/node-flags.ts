@@ -11,13 +11,13 @@
  * keeps the resident size close to what the gateway holds. Measured with the
  * bench (B4: 10,000 sessions and 10,000 cached items; B1: CPU per request):
  * 121 MB right after the load instead of 173-177 MB, the same 86-88 MB once
- * settled, for 5-10 % more CPU per request. Both are V8 options node passes
- * on; they exist in node 20, 22 and 24.
+ * settled, for 5-10 % more CPU per request. --expose-gc gives the gateway
+ * gc(), for one collection once it is idle after a burst (idle-trim.ts).
+ * All three are V8 options node passes on; they exist in node 20, 22 and 24.
  */
 export const GATEWAY_NODE_FLAGS: readonly string[] = Object.freeze([
   '--max-semi-space-size=8',
   '--heap-growing-percent=60',
-  // gc() for the trim once idle after a burst (idle-trim.ts): V8's own memory reducer may wait minutes.
   '--expose-gc',
 ]);
 
