@@ -2,7 +2,7 @@
 // The paia-sip2 command (package.json "bin"): the compiled command line
 // (npm run build writes dist/), in this one process, so SIGTERM, SIGINT and
 // SIGHUP reach the gateway itself. `paia-sip2 doctor --patron NAME` checks the ILS.
-// The shebang passes the gateway's heap options (src/node-flags.ts); `env -S`
+// The shebang passes the gateway's memory options (src/node-flags.ts); `env -S`
 // splits them (GNU coreutils 8.30+, BSD and macOS env).
 import { existsSync } from 'node:fs';
 

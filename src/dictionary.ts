@@ -16,7 +16,10 @@
  * table points to nothing, so at most the entries it held outlive it.
  */
 export class Dictionary<V> {
-  /** No prototype: "constructor" or "__proto__" is a key like any other, and V8 keeps the object in dictionary mode. */
+  /**
+   * No prototype: "constructor" or "__proto__" is a key like any other, and V8 keeps the object in dictionary
+   * mode (keys that read as array indices, "17", go to its elements instead, also a table of their own).
+   */
   readonly #entries: Record<string, V> = Object.create(null) as Record<string, V>;
 
   get(key: string): V | undefined {

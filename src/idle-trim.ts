@@ -2,14 +2,16 @@ import { getHeapStatistics } from 'node:v8';
 import type { Logger } from './log.js';
 
 /**
- * Gives the memory of a burst back once the gateway has fallen idle: when a
- * whole check interval (10 s) went by without a request and none is in
- * flight, after requests that left the heap larger than the last trim did,
- * one full collection that also shrinks the young generation and returns
- * free pages to the system.
+ * Gives the memory of a burst back once the gateway has fallen quiet: after
+ * a whole check interval (10 s) with at most a request a second and nothing
+ * in flight at either end, when the heap has grown by an eighth since the
+ * last trim, one full collection of the kind V8 runs under memory pressure.
+ * A few requests are allowed in a quiet interval because load balancers and
+ * orchestrators probe /healthz and /readyz every few seconds: an interval
+ * without any request would never come behind one.
  *
  * Why not leave it to V8: its memory reducer does so only once it judges the
- * allocation rate low, from its last ten collections' figures, and after a
+ * allocation rate low, from its last collections' figures, and after a
  * burst with little garbage for the old generation (the case since
  * SharedCalls left its Map) that took Node 22 longer than B4's 30 s of rest:
  * the gateway stayed at its peak, 146 MB against 117-119 MB with the Map
@@ -24,7 +26,7 @@ import type { Logger } from './log.js';
 export interface IdleTrimOptions {
   /** Requests received so far and those in flight now (the HTTP server's). */
   activity: () => { requests: number; inFlight: number };
-  /** The check interval: a trim follows the last request after one to two of them. */
+  /** The check interval: a trim follows the end of a burst after one to two of them. */
   idleMs?: number;
   /** The collection that gives memory back; the default needs node --expose-gc (null without it: no trim). */
   collect?: (() => void) | null;
@@ -38,25 +40,28 @@ export interface IdleTrim {
 }
 
 const DEFAULT_IDLE_MS = 10_000;
+/** Requests per second a quiet interval may carry (probes, a patron now and then). */
+const QUIET_PER_SECOND = 1;
 /** The heap must have grown by this share over what the last trim left, or there is nothing worth a full collection. */
 const GROWTH = 1.125;
 
 export function startIdleTrim(options: IdleTrimOptions): IdleTrim | null {
   const collect = options.collect === undefined ? heapCollector() : options.collect;
   if (collect === null) return null;
+  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+  const quietRequests = Math.ceil((QUIET_PER_SECOND * idleMs) / 1000);
   const heapSize = options.heapSize ?? (() => getHeapStatistics().total_heap_size);
   let seen = options.activity().requests;
-  let trimmedAt = seen;
+  // A call running at a check (a slow ILS) makes the interval after it a busy one, however few requests it brings.
+  let nothingInFlight = true;
   let heapAfterTrim = heapSize();
 
   const check = () => {
     const { requests, inFlight } = options.activity();
-    if (requests !== seen) {
-      seen = requests;
-      return;
-    }
-    if (inFlight > 0 || requests === trimmedAt) return;
-    trimmedAt = requests;
+    const quiet = requests - seen <= quietRequests && inFlight === 0 && nothingInFlight;
+    seen = requests;
+    nothingInFlight = inFlight === 0;
+    if (!quiet) return;
     const before = heapSize();
     if (before < heapAfterTrim * GROWTH) return;
     const started = performance.now();
@@ -71,7 +76,7 @@ export function startIdleTrim(options: IdleTrimOptions): IdleTrim | null {
       'idle: heap trimmed',
     );
   };
-  const timer = setInterval(check, options.idleMs ?? DEFAULT_IDLE_MS);
+  const timer = setInterval(check, idleMs);
   // The process lives for its server and its connections, not for this.
   timer.unref();
   return { stop: () => clearInterval(timer) };
@@ -81,8 +86,8 @@ export function startIdleTrim(options: IdleTrimOptions): IdleTrim | null {
 function heapCollector(): (() => void) | null {
   const gc = (globalThis as { gc?: (options?: { type: string; flavor?: string }) => void }).gc;
   if (typeof gc !== 'function') return null;
-  // Node 22 and later (V8 12+) take the kind of collection; Node 20's V8 reads an options object as a minor
-  // collection, so there a plain gc(): a full collection that leaves the young generation's size alone.
+  // Node 22 and later (V8 12+) take the kind of collection. On Node 20, gc({ type: 'major' }) ran a scavenge
+  // when tried, so there a plain gc(): a full collection that leaves the young generation's size alone.
   if (Number(process.versions.v8.split('.')[0]) >= 12) return () => gc({ type: 'major', flavor: 'last-resort' });
   return () => gc();
 }

@@ -29,7 +29,7 @@ export async function serve(config: Config, loadOptions: LoadOptions = {}): Prom
   if (missing.length > 0) {
     logger.info(
       { missing },
-      'node runs without some of the gateway\'s heap options (npm start, the container and the systemd unit pass them): after a burst of requests memory stays higher until V8 trims it (docs/operations.md, "Memory")',
+      'node runs without some of the gateway\'s memory options (npm start, the container and the systemd unit pass them): after a burst of requests memory stays higher until V8 trims it (docs/operations.md, "Memory")',
     );
   }
   // Whoever reads the listening line takes start-up as done: what was logged before it comes first.

@@ -4,7 +4,7 @@
  * ARCHITECTURE.md to. One source for both.
  */
 
-/** Top-level modules of src/ anyone may import: the logger, where the package's files are, the version, the caches' bound, node's flags, the cancellation signal, why a file cannot be read. */
+/** Top-level modules of src/ anyone may import: the logger, where the package's files are, the version, the caches' bound, node's flags, the cancellation signal, why a file cannot be read, the timeout line, the live list, the dictionary, the idle trim. */
 export const SHARED = [
   'log.ts',
   'file-problem.ts',

@@ -27,7 +27,7 @@ describe('startIdleTrim', () => {
     vi.useRealTimers();
   });
 
-  it('collects once after a whole interval without requests follows a burst that grew the heap, then not again while idle', () => {
+  it('collects once after a whole quiet interval follows a burst that grew the heap, then not again while idle', () => {
     const { state, trim, collect } = fixture();
     state.requests = 500;
     state.heap = 80 * MB;
@@ -51,8 +51,33 @@ describe('startIdleTrim', () => {
     state.inFlight = 1;
     vi.advanceTimersByTime(3 * INTERVAL);
     expect(collect).not.toHaveBeenCalled();
+    // The call that was running at the last check ended in this interval: a whole quiet one must follow.
     state.inFlight = 0;
     vi.advanceTimersByTime(INTERVAL);
+    expect(collect).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(INTERVAL);
+    expect(collect).toHaveBeenCalledTimes(1);
+    trim?.stop();
+  });
+
+  it('counts an interval with a few probes as quiet: a load balancer checking /readyz every 2 s does not keep it from trimming', () => {
+    const collect = vi.fn();
+    let requests = 0;
+    let heap = 40 * MB;
+    const trim = startIdleTrim({
+      activity: () => ({ requests, inFlight: 0 }),
+      idleMs: 10_000,
+      collect,
+      heapSize: () => heap,
+    });
+    requests += 1000;
+    heap = 80 * MB;
+    vi.advanceTimersByTime(10_000);
+    expect(collect).not.toHaveBeenCalled();
+    for (let second = 0; second < 10; second += 2) {
+      requests += 1;
+      vi.advanceTimersByTime(2000);
+    }
     expect(collect).toHaveBeenCalledTimes(1);
     trim?.stop();
   });
