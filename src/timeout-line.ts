@@ -1,5 +1,13 @@
 import { LiveList, type Place } from './live-list.js';
 
+/** One wait in the line; `leave()` ends it before its time (false when it had ended already, or timed out). */
+export type Wait = Place;
+
+interface Timed<V> {
+  value: V;
+  since: number;
+}
+
 /**
  * Many waits of one same length, timed by one timer: the pool's waiting
  * requests (sip2.pool.acquireTimeoutMs; the line is also the order they are
@@ -17,14 +25,6 @@ import { LiveList, type Place } from './live-list.js';
  * set back must not make anything wait longer. The timer is unref'd: what
  * keeps the process alive for a wait is the call behind it (its socket).
  */
-/** One wait in the line; `leave()` ends it before its time (false when it had ended already, or timed out). */
-export type Wait = Place;
-
-interface Timed<V> {
-  value: V;
-  since: number;
-}
-
 export class TimeoutLine<V> {
   readonly #timeoutMs: number;
   readonly #onTimeout: (value: V) => void;
