@@ -1,8 +1,11 @@
 import { type Logger, type LoggerOptions, pino } from 'pino';
 import { prettyLine } from './log-pretty.js';
-import { perTurn } from './log-turn.js';
+import { perTurn, streamLines } from './log-turn.js';
 
-export { writeHeldLines } from './log-turn.js';
+export { writeHeldLines, written } from './log-turn.js';
+
+/** Log lines waiting for a stdout that does not take them (a reader that hangs) beyond this are dropped. */
+const WAITING_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /**
  * Paths pino blanks out wherever they appear in a log object. Secrets must
@@ -43,15 +46,11 @@ export function createLogger(
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };
-  // Asynchronous stdout: under load, the lines of one turn of the event loop, and those logged while a
-  // write is under way, go out together in one system call instead of one each (log-turn.ts); when idle,
-  // each line goes out within its turn. pino flushes stdout on exit, log-turn.ts the turn's lines.
-  // If stdout stops taking lines (a stuck pipe), lines beyond 16 MiB waiting are dropped rather than filling memory.
+  // Under load the lines of one turn of the event loop go out together in one system call instead of one
+  // each; when idle, each line goes out within its turn (log-turn.ts). process.stdout writes a file
+  // synchronously and a pipe or socket without blocking; the lines of the last turn are handed over on exit.
   if (options.format !== 'pretty')
-    return pino(
-      config,
-      options.destination ?? perTurn(pino.destination({ dest: 1, sync: false, maxLength: 16 * 1024 * 1024 })),
-    );
+    return pino(config, options.destination ?? perTurn(streamLines(process.stdout, WAITING_LIMIT_BYTES)));
   // Pretty lines are made from the JSON pino wrote, after redaction: what is masked in JSON is masked here.
   // Synchronous: a terminal reads few lines, and none is lost when the process exits.
   const destination = options.destination ?? pino.destination({ dest: 1, sync: true });

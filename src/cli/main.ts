@@ -31,8 +31,12 @@ import {
   secretFileVariables,
 } from '../config/index.js';
 import { checkStateStore, type Sip2Setup, sip2Setup } from '../gateway/index.js';
+import { writeHeldLines, written } from '../log.js';
 import { VERSION } from '../version.js';
 import { serve, serveWorker } from './serve.js';
+
+/** How long an ending command waits for stdout to take what was written: a reader that hangs must not keep it alive. */
+const EXIT_FLUSH_MS = 2000;
 
 const USAGE = `usage: paia-sip2 [serve|check-config|doctor] [--config FILE] [--workers N] [--library ID] [--patron NAME] [--quick]
        paia-sip2 hash-secret < secret.txt
@@ -228,8 +232,13 @@ function librariesProblem(command: string, config: Config): string | null {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => {
-    if (code !== 'running') process.exit(code);
+  async (code) => {
+    if (code === 'running') return;
+    // stdout as a pipe (journald, a container runtime, `| less`) takes writes asynchronously: what it has not
+    // taken yet, the log's last lines included, would be lost by exiting at once.
+    writeHeldLines();
+    await written(process.stdout, EXIT_FLUSH_MS);
+    process.exit(code);
   },
   (error: unknown) => {
     process.stderr.write(

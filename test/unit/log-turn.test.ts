@@ -1,22 +1,38 @@
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { perTurn, writeHeldLines } from '../../src/log-turn.js';
+import { perTurn, streamLines, writeHeldLines, written } from '../../src/log-turn.js';
 
 function recorder() {
   const writes: string[] = [];
-  const calls: string[] = [];
   return {
     writes,
-    calls,
     write(lines: string) {
       writes.push(lines);
-      calls.push('write');
     },
-    flushSync() {
-      calls.push('flushSync');
+  };
+}
+
+/** A stream whose reader takes nothing until told to: each write waits for `takeAll()`. */
+function hangingReader() {
+  const waiting: Array<() => void> = [];
+  let taken = '';
+  const stream = new Writable({
+    highWaterMark: 16,
+    write(chunk: Buffer, _encoding, done) {
+      waiting.push(() => {
+        taken += chunk.toString();
+        done();
+      });
+    },
+  });
+  return {
+    stream,
+    taken: () => taken,
+    takeAll() {
+      while (waiting.length > 0) waiting.shift()!();
     },
   };
 }
@@ -43,22 +59,100 @@ describe('the log destination that writes once per turn of the event loop', () =
     expect(out.writes).toEqual(['{"n":1}\n', '{"n":2}\n']);
   });
 
-  it('writes the waiting lines synchronously at exit, after what the output still held, and only once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'log-turn-'));
-    const fd = openSync(join(dir, 'out.log'), 'w');
-    try {
-      const out = { ...recorder(), fd };
-      const destination = perTurn(out);
-      destination.write('{"last":1}\n');
-      destination.write('{"last":2}\n');
-      writeHeldLines();
-      expect(out.calls).toEqual(['flushSync']);
-      expect(readFileSync(join(dir, 'out.log'), 'utf8')).toBe('{"last":1}\n{"last":2}\n');
+  it('hands the waiting lines over at once when asked (exit, the listening line), and only once', async () => {
+    const out = recorder();
+    const destination = perTurn(out);
+    destination.write('{"last":1}\n');
+    destination.write('{"last":2}\n');
+    writeHeldLines();
+    expect(out.writes).toEqual(['{"last":1}\n{"last":2}\n']);
+    await nextTurn();
+    expect(out.writes).toEqual(['{"last":1}\n{"last":2}\n']);
+  });
+});
+
+describe('log lines to a stream (stdout)', () => {
+  it('passes the lines on in order', async () => {
+    const reader = hangingReader();
+    const out = streamLines(reader.stream, 1024);
+    out.write('{"n":1}\n');
+    out.write('{"n":2}\n');
+    reader.takeAll();
+    await nextTurn();
+    reader.takeAll();
+    expect(reader.taken()).toBe('{"n":1}\n{"n":2}\n');
+  });
+
+  it('drops lines beyond the limit while the reader takes nothing, and passes them on again once it does', async () => {
+    const reader = hangingReader();
+    const out = streamLines(reader.stream, 100);
+    const line = `${'x'.repeat(49)}\n`;
+    for (let i = 0; i < 10; i++) out.write(line);
+    // 50 bytes each: the third line finds 100 waiting and no more than that are taken in.
+    expect(reader.stream.writableLength).toBe(150);
+    for (let i = 0; i < 5; i++) {
+      reader.takeAll();
       await nextTurn();
-      expect(out.writes).toEqual([]);
-    } finally {
-      closeSync(fd);
-      rmSync(dir, { recursive: true, force: true });
     }
+    expect(reader.stream.writableLength).toBe(0);
+    out.write('{"after":1}\n');
+    for (let i = 0; i < 3; i++) {
+      reader.takeAll();
+      await nextTurn();
+    }
+    expect(reader.taken()).toBe(`${line}${line}${line}{"after":1}\n`);
+  });
+
+  it('keeps the process alive when the reader goes away (EPIPE): the lines have nowhere to go and are dropped', async () => {
+    // A child logs through the real stdout into a pipe whose reader closes after the first chunk,
+    // then keeps logging for 300 ms and exits by itself with 0.
+    const source = pathToFileURL(fileURLToPath(new URL('../../src/log.ts', import.meta.url))).href;
+    const script = `
+      const { createLogger } = await import(${JSON.stringify(source)});
+      const logger = createLogger({ level: 'info' });
+      const timer = setInterval(() => { for (let i = 0; i < 50; i++) logger.info({ i }, 'a line'); }, 5);
+      setTimeout(() => { clearInterval(timer); process.stderr.write('done\\n'); }, 300);
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const firstLine = await new Promise<string>((resolve) => child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+    child.stdout.destroy();
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(JSON.parse(firstLine.split('\n')[0]!)).toMatchObject({ level: 'info', msg: 'a line' });
+    expect(stderr).toBe('done\n');
+    expect(code).toBe(0);
+  }, 20_000);
+});
+
+describe('waiting until a stream took what was written', () => {
+  it('resolves once the reader took everything written before', async () => {
+    const reader = hangingReader();
+    reader.stream.write('{"n":1}\n');
+    let done = false;
+    const taken = written(reader.stream, 10_000).then(() => {
+      done = true;
+    });
+    await nextTurn();
+    expect(done).toBe(false);
+    for (let i = 0; i < 3 && !done; i++) {
+      reader.takeAll();
+      await nextTurn();
+    }
+    await taken;
+    expect(reader.taken()).toBe('{"n":1}\n');
+  });
+
+  it('gives up after the timeout when the reader hangs', async () => {
+    const reader = hangingReader();
+    reader.stream.write('{"n":1}\n');
+    const started = performance.now();
+    await written(reader.stream, 50);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(45);
+    expect(reader.taken()).toBe('');
   });
 });

@@ -22,6 +22,7 @@
  * itself. Secrets (terminal and patron passwords) are never printed.
  */
 import type { Sip2Setup } from '../../gateway/index.js';
+import { written } from '../../log.js';
 import {
   acsStatus,
   type CheckContext,
@@ -36,12 +37,14 @@ import {
   withTimeout,
 } from './checks.js';
 import { type DoctorOptions, type TestPatron, testPatronOf } from './input.js';
-import { Abort, flush, Report } from './report.js';
+import { Abort, Report } from './report.js';
 
 export { type DoctorOptions, librariesToCheck } from './input.js';
 
 /** Bound on each cleanup at the end (closing sessions, the pool, the embedded simulator). */
 const CLEANUP_MS = 5_000;
+/** How long the report may wait for a pipe to take it: a reader that hangs must not keep the doctor alive. */
+const FLUSH_MS = 1000;
 
 /** One library of a libraries section, with its SIP2 side as the gateway would build it. */
 export interface DoctorLibrary {
@@ -101,7 +104,7 @@ export async function runLibrariesDoctor(libraries: readonly DoctorLibrary[], op
   if (shared.failures > 0) outcomes.push('state store failed');
   shared.line('');
   shared.line(`libraries: ${outcomes.join(', ')}`);
-  await flush(options.out);
+  await written(options.out, FLUSH_MS);
   if (shared.failures > 0) return Math.max(code, await failed(shared, options, null));
   return code;
 }
@@ -150,11 +153,11 @@ async function summary(report: Report, options: DoctorOptions, library: string |
     report.line('all checks passed');
     if (report.warnings > 0)
       report.line(`${report.warnings} warning${report.warnings === 1 ? '' : 's'}: see the lines marked "!"`);
-    await flush(options.out);
+    await written(options.out, FLUSH_MS);
     return 0;
   }
   report.line(failedChecks(report));
-  await flush(options.out);
+  await written(options.out, FLUSH_MS);
   return failed(report, options, library);
 }
 
@@ -165,7 +168,7 @@ async function failed(report: Report, options: DoctorOptions, library: string | 
   options.err.write(
     `paia-sip2 doctor: ${library === null ? '' : `library ${library}: `}${failedChecks(report)}, the first: ${report.firstFailedStep} (its FAIL line in the report says why)\n`,
   );
-  await flush(options.err);
+  await written(options.err, FLUSH_MS);
   return 1;
 }
 

@@ -127,14 +127,3 @@ export function librarySettings(text: string, library: string, settingPaths: Rea
 export function formatMs(ms: number): string {
   return ms < 10 ? ms.toFixed(1) : String(Math.round(ms));
 }
-
-/** Resolves once what was written to the stream is out (bounded: a stuck pipe must not keep the doctor alive). */
-export function flush(stream: NodeJS.WritableStream): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, 1000);
-    stream.write('', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}
