@@ -152,9 +152,13 @@ How each number is computed (more in bench/README.md):
 - **B3 at low load** (target <= 2): one request at a time, simulator at 0 ms.
   p50 of \`GET /core/alice\` through the gateway ÷ p50 of the same 63
   sent straight to the simulator over one persistent SIP2 connection from the
-  bench process (a ratio: both move with the machine); 2000 warm-up calls
-  each, then 1000 samples each, the two alternating in batches of 100. The
-  notes give both p50s and their difference in milliseconds.
+  bench process (a ratio: both move with the machine); 10,000 warm-up calls
+  each (a fresh gateway on Node 22 settles only after 6,000-7,000 calls one
+  at a time; the notes give its warm-up curve), then 1000 samples each, the
+  two alternating in batches of 100 with a third: the raw relay of B1
+  answering the same call (row "B3 raw relay", for information: the floor
+  of any HTTP-to-SIP2 relay on Hono and Node). The notes give the p50s and
+  the gateway's difference in milliseconds.
 - **B4 memory** (targets <= 120 MB right after the load, <= 100 MB settled): 10,000 patrons with
   one loan each = 10,000 distinct items (generated data), one login per
   patron whose token stays valid, then \`GET core\`, \`items\` and \`fees\`
