@@ -15,6 +15,7 @@ function fixture(collect = vi.fn()) {
       state.heap = 45 * MB;
     },
     heapSize: () => state.heap,
+    afterStartMs: null,
   });
   return { state, trim, collect };
 }
@@ -69,6 +70,7 @@ describe('startIdleTrim', () => {
       idleMs: 10_000,
       collect,
       heapSize: () => heap,
+      afterStartMs: null,
     });
     requests += 1000;
     heap = 80 * MB;
@@ -95,6 +97,51 @@ describe('startIdleTrim', () => {
     trim?.stop();
   });
 
+  it('trims what start-up left once, soon after the start, when nothing is in flight; then only after bursts', () => {
+    const collect = vi.fn();
+    let heap = 40 * MB;
+    const trim = startIdleTrim({
+      activity: () => ({ requests: 0, inFlight: 0 }),
+      idleMs: 10_000,
+      collect: () => {
+        collect();
+        heap = 20 * MB;
+      },
+      heapSize: () => heap,
+      afterStartMs: 1000,
+    });
+    vi.advanceTimersByTime(999);
+    expect(collect).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(collect).toHaveBeenCalledTimes(1);
+    // The heap the checks compare against is what that trim left: 22 MB is not an eighth more than 20.
+    heap = 22 * MB;
+    vi.advanceTimersByTime(30_000);
+    expect(collect).toHaveBeenCalledTimes(1);
+    trim?.stop();
+  });
+
+  it('leaves start-up alone while a call is in flight then, and trims nothing once stopped before it', () => {
+    const collect = vi.fn();
+    const busy = startIdleTrim({
+      activity: () => ({ requests: 0, inFlight: 1 }),
+      idleMs: 10_000,
+      collect,
+      heapSize: () => 40 * MB,
+    });
+    vi.advanceTimersByTime(5000);
+    busy?.stop();
+    const stopped = startIdleTrim({
+      activity: () => ({ requests: 0, inFlight: 0 }),
+      idleMs: 10_000,
+      collect,
+      heapSize: () => 40 * MB,
+    });
+    stopped?.stop();
+    vi.advanceTimersByTime(5000);
+    expect(collect).not.toHaveBeenCalled();
+  });
+
   it('stops checking once stopped', () => {
     const { state, trim, collect } = fixture();
     trim?.stop();
@@ -118,6 +165,7 @@ describe('startIdleTrim', () => {
         activity: () => ({ requests, inFlight: 0 }),
         idleMs: INTERVAL,
         heapSize: () => heap,
+        afterStartMs: null,
       });
       requests = 1;
       heap = 20 * MB;
