@@ -120,7 +120,9 @@ describe('log lines to a stream (stdout)', () => {
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
     });
-    const firstLine = await new Promise<string>((resolve) => child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+    const firstLine = await new Promise<string>((resolve) =>
+      child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString())),
+    );
     child.stdout.destroy();
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(JSON.parse(firstLine.split('\n')[0]!)).toMatchObject({ level: 'info', msg: 'a line' });
