@@ -82,10 +82,14 @@ async function rawSession() {
     answer = null;
     settle?.(frame);
   });
-  const ask = (bytes) =>
+  // AY counts 0-9 as every SIP2 client's does: a request repeating the last one's AY and checksum is a
+  // retransmission, which the ACS answers with its last response without executing it again.
+  let sequence = 0;
+  const ask = (message) =>
     new Promise((resolve) => {
       answer = resolve;
-      socket.write(bytes);
+      socket.write(encodeMessage(message, { ...wire, sequence }));
+      sequence = (sequence + 1) % 10;
     });
   const login = {
     code: '93',
@@ -95,9 +99,9 @@ async function rawSession() {
     loginPassword: session.loginPassword,
     locationCode: session.locationCode,
   };
-  if (!(await ask(encodeMessage(login, { ...wire, sequence: 0 }))).startsWith('941'))
+  if (!(await ask(login)).startsWith('941'))
     throw new Error('the simulator refused the 93 login');
-  return { ask, wire };
+  return { ask };
 }
 
 if (mode === 'raw') {
@@ -105,9 +109,8 @@ if (mode === 'raw') {
   for (let id = 1; id <= config.sip2.pool.max; id++) sessions.push(await rawSession());
   const withSession = slotted(sessions);
   app.get('/core/:id', (c) =>
-    withSession(async ({ ask, wire }) => {
-      const bytes = encodeMessage(setup.messages.patronInformation(c.req.param('id')), { ...wire, sequence: 0 });
-      const answer = await ask(bytes);
+    withSession(async ({ ask }) => {
+      const answer = await ask(setup.messages.patronInformation(c.req.param('id')));
       return c.json({ name: /\|AE([^|]*)/.exec(answer)?.[1] ?? '', status: answer.slice(2, 16) });
     }),
   );
