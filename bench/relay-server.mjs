@@ -99,8 +99,7 @@ async function rawSession() {
     loginPassword: session.loginPassword,
     locationCode: session.locationCode,
   };
-  if (!(await ask(login)).startsWith('941'))
-    throw new Error('the simulator refused the 93 login');
+  if (!(await ask(login)).startsWith('941')) throw new Error('the simulator refused the 93 login');
   return { ask };
 }
 
