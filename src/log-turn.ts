@@ -46,26 +46,36 @@ export function perTurn(out: LineOutput): { write(line: string): void } {
   };
 }
 
+/** Errors that say the reader is gone for good: nothing written to the stream will be read again. */
+const READER_GONE = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED']);
+/** One output per stream, whatever the number of loggers writing to it: one error listener each. */
+const outputs = new WeakMap<Writable, LineOutput>();
+
 /**
  * Lines to a stream as Node opened it, stdout: a file or a terminal takes them synchronously, a pipe or
  * a socket (journald, a container runtime) without blocking, what it cannot take at once waiting in
  * memory. No thread pool is involved: pino's asynchronous destination handed every write to one, and
  * waking its thread cost about 12 % of the gateway's CPU per request writing to a file (B1) and 5 %
  * writing to a pipe. If the stream stops taking lines (a reader that hangs), lines beyond `limitBytes`
- * waiting are dropped rather than filling memory; if it fails (the reader went away: EPIPE), the log
- * has nowhere left to go and its lines are dropped instead of crashing the process.
+ * waiting are dropped rather than filling memory. If the reader went away (EPIPE), the log has nowhere
+ * left to go and later lines are dropped instead of crashing the process; another failure (a full disk)
+ * loses the lines of that write, and the next ones are tried again.
  */
 export function streamLines(stream: Writable, limitBytes: number): LineOutput {
-  let failed = false;
-  stream.on('error', () => {
-    failed = true;
+  const known = outputs.get(stream);
+  if (known !== undefined) return known;
+  let readerGone = false;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (READER_GONE.has(error.code ?? '')) readerGone = true;
   });
-  return {
+  const output: LineOutput = {
     write(lines: string) {
-      if (failed || stream.writableLength > limitBytes) return;
+      if (readerGone || stream.writableLength > limitBytes) return;
       stream.write(lines);
     },
   };
+  outputs.set(stream, output);
+  return output;
 }
 
 /**

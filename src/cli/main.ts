@@ -231,19 +231,25 @@ function librariesProblem(command: string, config: Config): string | null {
   return null;
 }
 
+/**
+ * Exits once stdout took what was written: as a pipe (journald, a container runtime, `| less`) it takes
+ * writes asynchronously, and what it has not taken yet, the log's last lines included, would be lost by
+ * exiting at once.
+ */
+async function exitWhenWritten(code: number): Promise<never> {
+  writeHeldLines();
+  await written(process.stdout, EXIT_FLUSH_MS);
+  process.exit(code);
+}
+
 main(process.argv.slice(2)).then(
-  async (code) => {
-    if (code === 'running') return;
-    // stdout as a pipe (journald, a container runtime, `| less`) takes writes asynchronously: what it has not
-    // taken yet, the log's last lines included, would be lost by exiting at once.
-    writeHeldLines();
-    await written(process.stdout, EXIT_FLUSH_MS);
-    process.exit(code);
+  (code) => {
+    if (code !== 'running') void exitWhenWritten(code);
   },
   (error: unknown) => {
     process.stderr.write(
       `paia-sip2 failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
     );
-    process.exit(1);
+    void exitWhenWritten(1);
   },
 );

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -104,14 +105,15 @@ describe('log lines to a stream (stdout)', () => {
   });
 
   it('keeps the process alive when the reader goes away (EPIPE): the lines have nowhere to go and are dropped', async () => {
-    // A child logs through the real stdout into a pipe whose reader closes after the first chunk,
-    // then keeps logging for 300 ms and exits by itself with 0.
+    // A child logs through the real stdout into a pipe; the parent closes its end after the first chunk and
+    // then tells the child (SIGUSR2), which logs on for 100 ms, so that lines surely meet the closed pipe.
     const source = pathToFileURL(fileURLToPath(new URL('../../src/log.ts', import.meta.url))).href;
     const script = `
       const { createLogger } = await import(${JSON.stringify(source)});
       const logger = createLogger({ level: 'info' });
       const timer = setInterval(() => { for (let i = 0; i < 50; i++) logger.info({ i }, 'a line'); }, 5);
-      setTimeout(() => { clearInterval(timer); process.stderr.write('done\\n'); }, 300);
+      process.once('SIGUSR2', () => setTimeout(() => { clearInterval(timer); process.stderr.write('done\\n'); }, 100));
+      setTimeout(() => { clearInterval(timer); process.stderr.write('no signal\\n'); }, 10_000).unref();
     `;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -120,15 +122,50 @@ describe('log lines to a stream (stdout)', () => {
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
     });
-    const firstLine = await new Promise<string>((resolve) =>
-      child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString())),
-    );
+    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+    const firstLine = await Promise.race([
+      new Promise<string>((resolve) => child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString()))),
+      closed.then(() => {
+        throw new Error(`the child ended before logging: ${stderr}`);
+      }),
+    ]);
     child.stdout.destroy();
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGUSR2');
+    const code = await closed;
     expect(JSON.parse(firstLine.split('\n')[0]!)).toMatchObject({ level: 'info', msg: 'a line' });
     expect(stderr).toBe('done\n');
     expect(code).toBe(0);
   }, 20_000);
+
+  it('after another failure (a full disk) drops that write only, and tries the next lines again', () => {
+    // process.stdout stays writable after a failed write (Node never destroys it): a stand-in that fails once.
+    const taken: string[] = [];
+    const stdout = Object.assign(new EventEmitter(), { writableLength: 0, write: (_lines: string): boolean => true });
+    let failNext = true;
+    stdout.write = (lines: string) => {
+      if (failNext) {
+        failNext = false;
+        stdout.emit('error', Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+        return false;
+      }
+      taken.push(lines);
+      return true;
+    };
+    const out = streamLines(stdout as unknown as Writable, 1024);
+    out.write('{"lost":1}\n');
+    out.write('{"after":1}\n');
+    stdout.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    out.write('{"reader gone":1}\n');
+    expect(taken).toEqual(['{"after":1}\n']);
+  });
+
+  it('adds one error listener to a stream, however many loggers write to it', () => {
+    const reader = hangingReader();
+    const before = reader.stream.listenerCount('error');
+    const first = streamLines(reader.stream, 1024);
+    expect(streamLines(reader.stream, 1024)).toBe(first);
+    expect(reader.stream.listenerCount('error')).toBe(before + 1);
+  });
 });
 
 describe('waiting until a stream took what was written', () => {
