@@ -121,7 +121,7 @@ describe('startIdleTrim', () => {
     trim?.stop();
   });
 
-  it('leaves start-up alone while a call is in flight then, and trims nothing once stopped before it', () => {
+  it('leaves start-up alone while a call is in flight or requests keep coming then, and trims nothing once stopped before it', () => {
     const collect = vi.fn();
     const busy = startIdleTrim({
       activity: () => ({ requests: 0, inFlight: 1 }),
@@ -131,6 +131,17 @@ describe('startIdleTrim', () => {
     });
     vi.advanceTimersByTime(5000);
     busy?.stop();
+    // Already serving a second after the start (a worker replaced behind a load balancer): left to the checks.
+    let requests = 0;
+    const serving = startIdleTrim({
+      activity: () => ({ requests, inFlight: 0 }),
+      idleMs: 10_000,
+      collect,
+      heapSize: () => 40 * MB,
+    });
+    requests = 50;
+    vi.advanceTimersByTime(5000);
+    serving?.stop();
     const stopped = startIdleTrim({
       activity: () => ({ requests: 0, inFlight: 0 }),
       idleMs: 10_000,
