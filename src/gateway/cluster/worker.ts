@@ -1,5 +1,5 @@
 import { Socket } from 'node:net';
-import type { Logger } from '../../log.js';
+import { type Logger, writeHeldLines } from '../../log.js';
 import { gatewayLogger, type Serving, startWorkerGateway, type WorkerGateway } from '../index.js';
 import { GroupScrapes } from './group-metrics.js';
 import { type FromWorker, isToWorker, type ToWorker, type WorkerCommand } from './messages.js';
@@ -135,6 +135,8 @@ export async function startWorker(): Promise<StartedWorker> {
     logger,
     announce(listener) {
       onCommand = listener;
+      // The primary prints the listening line once every worker is ready: what was logged before comes first.
+      writeHeldLines();
       send({ type: 'paia-sip2:ready' });
     },
   };
