@@ -37,12 +37,11 @@ export interface AccessLogOptions {
  * line too.
  *
  * The line is made when the response is, and written on the next turn of the
- * event loop (setImmediate), after the response has gone to the socket: with
- * the asynchronous log destination, handing a line over wakes a libuv pool
- * thread, and doing that before the response made every request slower at
- * low load (B3; bench/README.md, CPU profile). The lines of one turn go
- * out together on the next, in the order their responses were made: one
- * setImmediate per turn, not one per request.
+ * event loop (setImmediate), after the response has gone to the socket: the
+ * log's write is a system call, and making it before the response made every
+ * request slower at low load (B3; bench/README.md, CPU profile). The lines of
+ * one turn go out together on the next, in the order their responses were
+ * made: one setImmediate per turn, not one per request.
  *
  * @example
  * app.use(requestFrame([accessLog({ logger }), requestIdStep({ logger })], onError))
