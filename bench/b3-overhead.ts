@@ -61,10 +61,16 @@ export async function runB3(settings: Settings): Promise<Row[]> {
   try {
     const env = gatewayEnv(simulator.port, { PAIA_SIP2_POOL_MIN: POOL, PAIA_SIP2_POOL_MAX: POOL });
     const gateway = await startGateway(env);
-    const relay = await startLayer('raw', env);
+    const relay = await startLayer('raw', env).catch(async (error: unknown) => {
+      await gateway.stop();
+      throw error;
+    });
     const http = httpClient(gateway.url);
     const relayHttp = httpClient(relay.url);
-    const direct = await openDirect(simulator.port);
+    const direct = await openDirect(simulator.port).catch(async (error: unknown) => {
+      await Promise.all([relay.stop(), gateway.stop()]);
+      throw error;
+    });
     try {
       const token = await login(http, 'alice', 'alice-pass');
       const statuses: Record<string, number> = {};
